@@ -1,0 +1,197 @@
+// Package models trains many tiny classifiers f(x) -> K logits at once, either with
+// cross-entropy (the baseline) or as Joint Energy-based Models (JEM), where the logits
+// are read as negative energies and q(x,y) = exp(f(x)[y]) / Z with Z computed exactly by
+// enumerating all X*K cells.
+//
+// It is the only package of the project that imports GoMLX. All runs of one Train call
+// that share a Shape are stacked into one computation graph: every parameter has a
+// leading run axis (or, on the fast path, one [R] tensor per scalar parameter), the
+// loss is summed over runs so each run's gradient is its own, and a vectorised Adam
+// with a per-run learning rate updates them. A run's result depends only on its own
+// Run (counts, samples, learning rate, px weight and seed), never on its batch-mates.
+//
+// # Loss
+//
+// For one run with cell weights c[x,y] (W = sum of c) and logits f(x)[y]:
+//
+//	CE      = -(1/W) sum_{x,y} c[x,y] log softmax_y f(x)[y]
+//	JEMterm = (1/W) sum_x c(x) (-LSE_y f(x)[y]) + log Z,   log Z = LSE over all X*K cells
+//	loss    = CE + PxWeight * JEMterm
+//
+// PxWeight = 1 gives exactly the joint negative log-likelihood -(1/W) sum c log q(x,y).
+// On counts this equals the mean per-sample loss over the samples the counts came from.
+//
+// # Models
+//
+//   - "linear": f(x) = e(x) W + b.
+//   - "mlp:H1,H2,...": tanh hidden layers of the given widths, then a linear output layer.
+//
+// e(x) is the encoding of x: "scalar" feeds the float value x (a 1-dimensional input, as
+// the seed notebook does), "onehot" feeds the one-hot vector of length X.
+//
+// # Initialisation
+//
+// Parameters are drawn on the host from Run.Seed only: uniform(-1,1) for every weight
+// and bias of the linear model (as the hand-fused peer does); for an MLP, weights are
+// Glorot-uniform, uniform(-a,a) with a = sqrt(6/(fan_in+fan_out)), and biases are 0.
+//
+// # Numerics
+//
+// Training runs in float32 (results are returned as float64). Adam uses beta1=0.9,
+// beta2=0.999, eps=1e-8 with bias correction, in the algebraically equivalent form
+// m' = m/(1-beta1), v' = v/(1-beta2) that saves operations per step.
+//
+// # Divergence
+//
+// A run whose parameters (or Adam moments) become non-finite is masked: its state is
+// restored to the last finite values checked (the start of the unrolled block of steps
+// in which it went non-finite; see Trainer) and frozen there, and its Outcome has
+// Diverged=true. The other runs of the batch are unaffected. A run whose final loss is
+// non-finite is also reported as diverged.
+package models
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Encodings of x.
+const (
+	EncodingScalar = "scalar" // x fed as the float value x
+	EncodingOneHot = "onehot" // x fed as the one-hot vector of length XValues
+)
+
+// Limits that keep a single graph reasonable.
+const (
+	maxXValues   = 1 << 16
+	maxClasses   = 1 << 12
+	maxCells     = 1 << 20
+	maxHidden    = 1 << 12
+	maxLayers    = 16
+	maxStepsEver = 1 << 24
+)
+
+// Shape is what all runs in one batch share; runs are grouped by it.
+type Shape struct {
+	XValues, Classes int
+	Encoding         string // "scalar" or "onehot"
+	Model            string // "linear" or "mlp:H1,H2,..." (tanh hidden layers)
+	Steps            int    // Adam steps
+	BatchSize        int    // 0 = full batch on cell counts; >0 = minibatch SGD over the samples
+}
+
+// String is a compact description used in error messages.
+func (s Shape) String() string {
+	return fmt.Sprintf("X=%d K=%d enc=%s model=%s steps=%d batch=%d",
+		s.XValues, s.Classes, s.Encoding, s.Model, s.Steps, s.BatchSize)
+}
+
+// Validate reports the first problem with s, or nil.
+func (s Shape) Validate() error {
+	if s.XValues < 1 || s.XValues > maxXValues {
+		return fmt.Errorf("models: XValues must be in [1, %d], got %d", maxXValues, s.XValues)
+	}
+	if s.Classes < 2 || s.Classes > maxClasses {
+		return fmt.Errorf("models: Classes must be in [2, %d], got %d", maxClasses, s.Classes)
+	}
+	if s.XValues*s.Classes > maxCells {
+		return fmt.Errorf("models: XValues*Classes = %d cells exceeds the limit %d", s.XValues*s.Classes, maxCells)
+	}
+	switch s.Encoding {
+	case EncodingScalar, EncodingOneHot:
+	default:
+		return fmt.Errorf("models: unknown encoding %q (want %q or %q)", s.Encoding, EncodingScalar, EncodingOneHot)
+	}
+	if _, err := ParseModel(s.Model); err != nil {
+		return err
+	}
+	if s.Steps < 1 || s.Steps > maxStepsEver {
+		return fmt.Errorf("models: Steps must be in [1, %d], got %d", maxStepsEver, s.Steps)
+	}
+	if s.BatchSize < 0 {
+		return fmt.Errorf("models: BatchSize must be >= 0 (0 = full batch), got %d", s.BatchSize)
+	}
+	return nil
+}
+
+// ParseModel returns the hidden layer sizes of a model spec: "linear" gives nil,
+// "mlp:H1,H2,..." gives [H1, H2, ...].
+func ParseModel(s string) ([]int, error) {
+	if s == "linear" {
+		return nil, nil
+	}
+	rest, ok := strings.CutPrefix(s, "mlp:")
+	if !ok {
+		return nil, fmt.Errorf("models: unknown model %q (want \"linear\" or \"mlp:H1,H2,...\")", s)
+	}
+	parts := strings.Split(rest, ",")
+	if len(parts) > maxLayers {
+		return nil, fmt.Errorf("models: model %q has %d hidden layers, at most %d allowed", s, len(parts), maxLayers)
+	}
+	hidden := make([]int, len(parts))
+	for i, p := range parts {
+		h, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || h < 1 || h > maxHidden {
+			return nil, fmt.Errorf("models: model %q: hidden size %q must be an integer in [1, %d]", s, p, maxHidden)
+		}
+		hidden[i] = h
+	}
+	return hidden, nil
+}
+
+// Run is one training run: its data, learning rate, px weight and seed.
+type Run struct {
+	Counts   []float64 // len X*K, row-major x*K+y: cell weights (sample counts, or the true p for the oracle). Full-batch loss uses these.
+	Samples  []int32   // cell indices x*K+y of the N samples, in draw order; required only when BatchSize>0
+	LR       float64   // per-run Adam learning rate
+	PxWeight float64   // 0 = baseline CE; 1 = JEM joint NLL; general w: CE + w*(-log p(x) term)
+	Seed     uint64    // parameter init and minibatch order derive only from this
+}
+
+// Outcome is the result of one run.
+type Outcome struct {
+	Logits   []float64 // X*K, learned f(x)[y], row-major x*K+y
+	Loss     float64   // final per-example training loss (on Counts; on the histogram of Samples in minibatch mode)
+	Diverged bool      // the run went non-finite and was frozen at its last finite state
+}
+
+// validateRuns checks runs against a valid shape.
+func validateRuns(s Shape, runs []Run) error {
+	cells := s.XValues * s.Classes
+	for i, r := range runs {
+		if !(r.LR > 0) || math.IsInf(r.LR, 0) {
+			return fmt.Errorf("models: run %d: LR must be finite and > 0, got %v", i, r.LR)
+		}
+		if !(r.PxWeight >= 0) || math.IsInf(r.PxWeight, 0) {
+			return fmt.Errorf("models: run %d: PxWeight must be finite and >= 0, got %v", i, r.PxWeight)
+		}
+		if s.BatchSize == 0 || r.Counts != nil {
+			if len(r.Counts) != cells {
+				return fmt.Errorf("models: run %d: len(Counts)=%d, want X*K=%d", i, len(r.Counts), cells)
+			}
+			w := 0.0
+			for j, c := range r.Counts {
+				if !(c >= 0) || math.IsInf(c, 0) {
+					return fmt.Errorf("models: run %d: Counts[%d]=%v must be finite and >= 0", i, j, c)
+				}
+				w += c
+			}
+			if !(w > 0) {
+				return fmt.Errorf("models: run %d: Counts sum to %v, need > 0", i, w)
+			}
+		}
+		if s.BatchSize > 0 {
+			if len(r.Samples) == 0 {
+				return fmt.Errorf("models: run %d: minibatch mode (BatchSize=%d) needs Samples", i, s.BatchSize)
+			}
+			for j, c := range r.Samples {
+				if c < 0 || int(c) >= cells {
+					return fmt.Errorf("models: run %d: Samples[%d]=%d out of range [0,%d)", i, j, c, cells)
+				}
+			}
+		}
+	}
+	return nil
+}

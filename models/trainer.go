@@ -1,0 +1,712 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/gomlx/gomlx/backends"
+	_ "github.com/gomlx/gomlx/backends/simplego" // the pure-Go backend, always compiled in
+	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+)
+
+// DefaultBackend is the backend configuration used when NewTrainer gets "": the pure-Go
+// SimpleGo backend executing ops sequentially. The research measured it about 2x faster
+// than the parallel executor for tiny graphs, and the parallel executor can deadlock.
+// Several Trainers in separate goroutines use several cores.
+const DefaultBackend = "go:ops_sequential"
+
+// Defaults of the tunables (measured with BenchmarkTrain on the 2x2 linear sweep; see
+// the package README in the report).
+const (
+	// DefaultRunsPerBatch is the largest number of runs stacked into one graph; longer
+	// Train calls are split into batches of this size.
+	DefaultRunsPerBatch = 4096
+	// defaultUnrollFast is the number of Adam steps unrolled per graph call on the fast path.
+	defaultUnrollFast = 25
+	// defaultUnrollGeneral is the same for the autodiff path.
+	defaultUnrollGeneral = 5
+	// maxCachedGraphs bounds the compiled-graph cache; it is cleared when full.
+	maxCachedGraphs = 64
+)
+
+// Backends returns the names of the GoMLX backends compiled into this binary, sorted.
+// "go" (SimpleGo) is always present; "xla" (and its aliases) only with -tags xla.
+func Backends() []string {
+	names := backends.List()
+	slices.Sort(names)
+	return names
+}
+
+// Trainer trains batches of runs and caches the compiled graphs per (shape, batch size,
+// px mode, unroll). A Trainer is safe for use by one goroutine at a time.
+type Trainer struct {
+	backend backends.Backend
+	config  string
+	cache   map[any]*graph.Graph
+
+	// Tunables (unexported; tests and benchmarks adjust them).
+	runsPerBatch  int  // max runs per graph
+	unrollFast    int  // steps per call, fast path
+	unrollGeneral int  // steps per call, autodiff path
+	noFast        bool // force the autodiff path (tests)
+}
+
+// NewTrainer creates a Trainer on the given GoMLX backend configuration
+// ("<name>[:<options>]", e.g. "go:ops_sequential" or "xla:cuda"); "" means
+// DefaultBackend. Unknown or unavailable backends give an error, never a panic.
+func NewTrainer(backend string) (tr *Trainer, err error) {
+	if backend == "" {
+		backend = DefaultBackend
+	}
+	name, _, _ := strings.Cut(backend, ":")
+	switch {
+	case name == "":
+		return nil, fmt.Errorf("models: empty backend name in %q", backend)
+	case slices.Contains(Backends(), name):
+	case !xlaCompiledIn && slices.Contains([]string{"xla", "stablehlo", "hlo", "shlo"}, name):
+		return nil, fmt.Errorf("models: backend %s not compiled in; build with -tags xla", name)
+	default:
+		return nil, fmt.Errorf("models: unknown backend %q (compiled in: %s)", name, strings.Join(Backends(), ", "))
+	}
+	var b backends.Backend
+	err = catch(func() error {
+		var err error
+		b, err = backends.NewWithConfig(backend) // typed-nil on error: test err, not b.
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("models: backend %q unavailable: %w", backend, err)
+	}
+	return &Trainer{
+		backend:       b,
+		config:        backend,
+		cache:         make(map[any]*graph.Graph),
+		runsPerBatch:  DefaultRunsPerBatch,
+		unrollFast:    defaultUnrollFast,
+		unrollGeneral: defaultUnrollGeneral,
+	}, nil
+}
+
+// Backend returns the backend configuration the Trainer runs on.
+func (t *Trainer) Backend() string { return t.config }
+
+// Close releases the compiled graphs and the backend. The Trainer is unusable afterwards.
+func (t *Trainer) Close() {
+	if t == nil || t.backend == nil {
+		return
+	}
+	t.clearCache()
+	b := t.backend
+	t.backend = nil
+	_ = catch(func() error { b.Finalize(); return nil })
+}
+
+func (t *Trainer) clearCache() {
+	for k, g := range t.cache {
+		_ = catch(func() error { g.Finalize(); return nil })
+		delete(t.cache, k)
+	}
+}
+
+// catch runs fn and turns a panic (GoMLX reports most errors by panicking) into an error.
+func catch(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(error); ok {
+				err = fmt.Errorf("gomlx: %w", e)
+			} else {
+				err = fmt.Errorf("gomlx: %v", r)
+			}
+		}
+	}()
+	return fn()
+}
+
+// Train trains every run for shape.Steps Adam steps and returns one Outcome per run, in
+// order. Runs are grouped by px weight (0, 1, other) and stacked into graphs of at most
+// DefaultRunsPerBatch runs; a smaller last batch is padded with inert runs (learning
+// rate 0) to a size bucket so that few distinct graphs get compiled. The context is
+// checked between graph calls.
+func (t *Trainer) Train(ctx context.Context, shape Shape, runs []Run) ([]Outcome, error) {
+	if t == nil || t.backend == nil {
+		return nil, errors.New("models: Train on a closed or nil Trainer")
+	}
+	if err := shape.Validate(); err != nil {
+		return nil, err
+	}
+	if err := validateRuns(shape, runs); err != nil {
+		return nil, err
+	}
+	hidden, _ := ParseModel(shape.Model)
+	out := make([]Outcome, len(runs))
+	// Group the runs by px mode (baseline, JEM, other weights): a mode-pure graph skips
+	// the softmax it does not need. Results do not depend on the grouping.
+	for _, idx := range groupByMode(runs) {
+		for start := 0; start < len(idx); start += t.runsPerBatch {
+			part := idx[start:min(start+t.runsPerBatch, len(idx))]
+			batch := make([]Run, len(part))
+			for i, k := range part {
+				batch[i] = runs[k]
+			}
+			var res []Outcome
+			err := catch(func() error {
+				var err error
+				res, err = t.trainBatch(ctx, shape, hidden, batch)
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+			for i, k := range part {
+				out[k] = res[i]
+			}
+		}
+	}
+	return out, nil
+}
+
+// groupByMode returns the indices of the runs with PxWeight 0, 1 and anything else
+// (empty groups omitted), each in input order.
+func groupByMode(runs []Run) [][]int {
+	var groups [3][]int
+	for i := range runs {
+		m := pxModeOf(runs[i : i+1])
+		groups[m] = append(groups[m], i)
+	}
+	var out [][]int
+	for _, g := range groups {
+		if len(g) > 0 {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// bucketSize rounds n up so that few distinct graph sizes are compiled: powers of two up
+// to 64, then multiples of an eighth of the next power of two (at most 12.5% padding),
+// never above limit (n <= limit).
+func bucketSize(n, limit int) int {
+	p := 1
+	for p < n {
+		p *= 2
+	}
+	if p <= 64 {
+		return min(p, max(limit, n))
+	}
+	step := p / 8
+	return min((n+step-1)/step*step, max(limit, n))
+}
+
+// batchState is the host-side state of one batch of R (padded) runs.
+type batchState struct {
+	shape    Shape
+	ls       []layer
+	R        int
+	runs     []Run       // padded
+	theta    [][]float32 // per run, canonical layout (W row-major then b, per layer)
+	diverged []bool
+	chat     [][]float32 // per run normalised counts (full batch: Counts; minibatch: Samples histogram)
+	lr, w    []float32
+	mode     pxMode
+	samplers []*sampler // minibatch only
+}
+
+// pxModeOf classifies the px weights of the real runs.
+func pxModeOf(runs []Run) pxMode {
+	ce, jem := true, true
+	for _, r := range runs {
+		ce = ce && r.PxWeight == 0
+		jem = jem && r.PxWeight == 1
+	}
+	switch {
+	case ce:
+		return pxCE
+	case jem:
+		return pxJEM
+	}
+	return pxMix
+}
+
+func (t *Trainer) trainBatch(ctx context.Context, shape Shape, hidden []int, real []Run) ([]Outcome, error) {
+	n := len(real)
+	R := bucketSize(n, t.runsPerBatch)
+	X, K := shape.XValues, shape.Classes
+	XK := X * K
+	st := &batchState{shape: shape, ls: layerDims(shape, hidden), R: R, mode: pxModeOf(real)}
+	st.runs = append(slices.Clone(real), make([]Run, R-n)...)
+	dummyW := 0.0
+	if st.mode == pxJEM {
+		dummyW = 1
+	}
+	st.theta = make([][]float32, R)
+	st.diverged = make([]bool, R)
+	st.chat = make([][]float32, R)
+	st.lr = make([]float32, R)
+	st.w = make([]float32, R)
+	if shape.BatchSize > 0 {
+		st.samplers = make([]*sampler, R)
+	}
+	for i := range R {
+		r := &st.runs[i]
+		if i >= n { // inert padding run: uniform counts, lr 0, parameters 0.
+			r.PxWeight = dummyW
+			r.Counts = nil
+			r.Samples = []int32{0}
+			st.theta[i] = make([]float32, numParams(st.ls))
+			c := make([]float32, XK)
+			for j := range c {
+				c[j] = 1 / float32(XK)
+			}
+			st.chat[i] = c
+		} else {
+			st.theta[i] = initTheta(r.Seed, st.ls)
+			st.lr[i] = float32(r.LR)
+			if shape.BatchSize > 0 {
+				st.chat[i] = histogram(r.Samples, XK)
+			} else {
+				st.chat[i] = normalise(r.Counts)
+			}
+		}
+		st.w[i] = float32(r.PxWeight)
+		if shape.BatchSize > 0 {
+			st.samplers[i] = newSampler(r.Samples, r.Seed)
+		}
+	}
+
+	var err error
+	if len(hidden) == 0 && XK <= fastMaxCells && !t.noFast {
+		err = t.runFast(ctx, st)
+	} else {
+		err = t.runGeneral(ctx, st)
+	}
+	if err != nil {
+		return nil, err
+	}
+	logits, loss, err := t.evaluate(st)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Outcome, n)
+	for i := range n {
+		lg := make([]float64, XK)
+		for j := range XK {
+			lg[j] = float64(logits[i*XK+j])
+		}
+		l := float64(loss[i])
+		out[i] = Outcome{Logits: lg, Loss: l, Diverged: st.diverged[i] || math.IsNaN(l) || math.IsInf(l, 0)}
+	}
+	return out, nil
+}
+
+// chunks splits steps into graph calls of at most u steps.
+func chunks(steps, u int) []int {
+	var out []int
+	for steps > 0 {
+		c := min(u, steps)
+		out = append(out, c)
+		steps -= c
+	}
+	return out
+}
+
+// stepScalars returns the 2u scalar inputs for Adam steps t0+1..t0+u, in the graphs'
+// parameter order: lrScale_0, epsT_0, lrScale_1, epsT_1, ...
+func stepScalars(t0, u int) []any {
+	out := make([]any, 0, 2*u)
+	for i := range u {
+		a, b := adamScalars(t0 + i + 1)
+		out = append(out, float32(a), float32(b))
+	}
+	return out
+}
+
+// graphFor returns the cached compiled graph for key, building it with build if needed.
+func (t *Trainer) graphFor(key any, name string, build func(g *graph.Graph)) (*graph.Graph, error) {
+	if g, ok := t.cache[key]; ok {
+		return g, nil
+	}
+	if len(t.cache) >= maxCachedGraphs {
+		t.clearCache()
+	}
+	g := graph.NewGraph(t.backend, name)
+	if err := catch(func() error { build(g); return nil }); err != nil {
+		return nil, fmt.Errorf("models: building graph %s: %w", name, err)
+	}
+	t.cache[key] = g
+	return g, nil
+}
+
+// runGraph executes g, turning panics into errors.
+func runGraph(g *graph.Graph, inputs []any) (outs []*tensors.Tensor, err error) {
+	err = catch(func() error {
+		outs = g.Run(inputs...)
+		return nil
+	})
+	return
+}
+
+// donate wraps state tensors from a previous call so the backend may reuse their buffers.
+func (t *Trainer) donate(ts []*tensors.Tensor) ([]any, error) {
+	out := make([]any, len(ts))
+	for i, x := range ts {
+		d, err := graph.DonateTensorBuffer(x, t.backend, 0)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = d
+	}
+	return out, nil
+}
+
+func finalizeAll(ts []*tensors.Tensor) {
+	for _, x := range ts {
+		if x != nil {
+			_ = x.FinalizeAll()
+		}
+	}
+}
+
+// runFast trains st on the split-form fast path.
+func (t *Trainer) runFast(ctx context.Context, st *batchState) error {
+	X, K, R := st.shape.XValues, st.shape.Classes, st.R
+	XK := X * K
+	onehot := st.shape.Encoding == EncodingOneHot
+	P := fastNumParams(X, K, onehot)
+	minibatch := st.shape.BatchSize > 0
+
+	// Initial state: theta (transposed to split form), zero moments, diverged flags.
+	var state []any
+	for j := range P {
+		col := make([]float32, R)
+		for i := range R {
+			col[i] = st.theta[i][j]
+		}
+		state = append(state, tensors.FromFlatDataAndDimensions(col, R))
+	}
+	for range 2 * P {
+		state = append(state, tensors.FromFlatDataAndDimensions(make([]float32, R), R))
+	}
+	state = append(state, tensors.FromFlatDataAndDimensions(slices.Clone(st.diverged), R))
+
+	fixed := []*tensors.Tensor{tensors.FromFlatDataAndDimensions(st.lr, R)}
+	if st.mode == pxMix {
+		fixed = append(fixed, tensors.FromFlatDataAndDimensions(st.w, R))
+	}
+	var fullCells []*tensors.Tensor
+	if !minibatch {
+		fullCells = cellColumns(st.chat, XK)
+	}
+	defer finalizeAll(fixed)
+	defer func() { finalizeAll(fullCells) }()
+
+	var last []*tensors.Tensor
+	t0 := 0
+	for _, u := range chunks(st.shape.Steps, t.unrollFast) {
+		if err := ctx.Err(); err != nil {
+			finalizeAll(last)
+			return err
+		}
+		key := fastKey{X: X, K: K, onehot: onehot, mode: st.mode, R: R, U: u, minibatch: minibatch}
+		g, err := t.graphFor(key, fmt.Sprintf("fast_%dx%d_%s_R%d_U%d", X, K, st.mode, R, u),
+			func(g *graph.Graph) { buildFastTrain(g, key) })
+		if err != nil {
+			return err
+		}
+		if last != nil { // state from the previous call: donate its buffers.
+			if state, err = t.donate(last); err != nil {
+				return err
+			}
+		}
+		inputs := make([]any, 0, len(state)+len(fixed)+XK*u+2*u)
+		inputs = append(inputs, state...)
+		for _, f := range fixed {
+			inputs = append(inputs, f)
+		}
+		var stepCells []*tensors.Tensor
+		if minibatch {
+			for range u {
+				stepCells = append(stepCells, cellColumns(st.minibatchHistograms(), XK)...)
+			}
+		} else {
+			stepCells = fullCells
+		}
+		for _, c := range stepCells {
+			inputs = append(inputs, c)
+		}
+		inputs = append(inputs, stepScalars(t0, u)...)
+		outs, err := runGraph(g, inputs)
+		if minibatch {
+			finalizeAll(stepCells)
+		}
+		if err != nil {
+			return err
+		}
+		last = outs
+		t0 += u
+	}
+	// Read back theta and the diverged flags.
+	for j := range P {
+		col := tensors.MustCopyFlatData[float32](last[j])
+		for i := range R {
+			st.theta[i][j] = col[i]
+		}
+	}
+	copy(st.diverged, tensors.MustCopyFlatData[bool](last[3*P]))
+	finalizeAll(last)
+	return nil
+}
+
+// cellColumns turns per-run cell vectors into XK [R] tensors (split form).
+func cellColumns(perRun [][]float32, XK int) []*tensors.Tensor {
+	R := len(perRun)
+	out := make([]*tensors.Tensor, XK)
+	for c := range XK {
+		col := make([]float32, R)
+		for i := range R {
+			col[i] = perRun[i][c]
+		}
+		out[c] = tensors.FromFlatDataAndDimensions(col, R)
+	}
+	return out
+}
+
+// minibatchHistograms draws the next minibatch of every run and returns its normalised
+// cell histogram.
+func (st *batchState) minibatchHistograms() [][]float32 {
+	XK := st.shape.XValues * st.shape.Classes
+	out := make([][]float32, st.R)
+	for i, s := range st.samplers {
+		out[i] = histogram(s.next(st.shape.BatchSize), XK)
+	}
+	return out
+}
+
+// packTensor converts per-run canonical parameters to the [R,in,out], [R,1,out] tensors.
+func packTensor(theta [][]float32, ls []layer) []*tensors.Tensor {
+	R := len(theta)
+	var out []*tensors.Tensor
+	off := 0
+	for _, l := range ls {
+		nw, nb := l.in*l.out, l.out
+		W := make([]float32, R*nw)
+		b := make([]float32, R*nb)
+		for i := range R {
+			copy(W[i*nw:(i+1)*nw], theta[i][off:off+nw])
+			copy(b[i*nb:(i+1)*nb], theta[i][off+nw:off+nw+nb])
+		}
+		out = append(out, tensors.FromFlatDataAndDimensions(W, R, l.in, l.out),
+			tensors.FromFlatDataAndDimensions(b, R, 1, l.out))
+		off += nw + nb
+	}
+	return out
+}
+
+// unpackTensor is the inverse of packTensor.
+func unpackTensor(ts []*tensors.Tensor, theta [][]float32, ls []layer) {
+	R := len(theta)
+	off := 0
+	for k, l := range ls {
+		nw, nb := l.in*l.out, l.out
+		W := tensors.MustCopyFlatData[float32](ts[2*k])
+		b := tensors.MustCopyFlatData[float32](ts[2*k+1])
+		for i := range R {
+			copy(theta[i][off:off+nw], W[i*nw:(i+1)*nw])
+			copy(theta[i][off+nw:off+nw+nb], b[i*nb:(i+1)*nb])
+		}
+		off += nw + nb
+	}
+}
+
+// countsTensor stacks per-run normalised counts into [R,X,K].
+func countsTensor(perRun [][]float32, X, K int) *tensors.Tensor {
+	R := len(perRun)
+	flat := make([]float32, 0, R*X*K)
+	for _, c := range perRun {
+		flat = append(flat, c...)
+	}
+	return tensors.FromFlatDataAndDimensions(flat, R, X, K)
+}
+
+// runGeneral trains st on the autodiff path.
+func (t *Trainer) runGeneral(ctx context.Context, st *batchState) error {
+	X, K, R := st.shape.XValues, st.shape.Classes, st.R
+	onehot := st.shape.Encoding == EncodingOneHot
+	minibatch := st.shape.BatchSize > 0
+	np := 2 * len(st.ls)
+
+	var state []any
+	for _, p := range packTensor(st.theta, st.ls) {
+		state = append(state, p)
+	}
+	for range 2 {
+		for _, s := range paramShapes(st.ls, R) {
+			state = append(state, tensors.FromShape(s)) // zeros
+		}
+	}
+	state = append(state, tensors.FromFlatDataAndDimensions(slices.Clone(st.diverged), R))
+	fixed := []*tensors.Tensor{
+		tensors.FromFlatDataAndDimensions(st.lr, R),
+		tensors.FromFlatDataAndDimensions(st.w, R),
+	}
+	var full *tensors.Tensor
+	if !minibatch {
+		full = countsTensor(st.chat, X, K)
+		fixed = append(fixed, full)
+	}
+	defer finalizeAll(fixed)
+
+	var last []*tensors.Tensor
+	t0 := 0
+	for _, u := range chunks(st.shape.Steps, t.unrollGeneral) {
+		if err := ctx.Err(); err != nil {
+			finalizeAll(last)
+			return err
+		}
+		key := generalKey{X: X, K: K, onehot: onehot, model: st.shape.Model, R: R, U: u, minibatch: minibatch}
+		g, err := t.graphFor(key, fmt.Sprintf("general_%dx%d_%s_R%d_U%d", X, K, st.shape.Model, R, u),
+			func(g *graph.Graph) { buildGeneralTrain(g, key, st.ls) })
+		if err != nil {
+			return err
+		}
+		if last != nil { // state from the previous call: donate its buffers.
+			if state, err = t.donate(last); err != nil {
+				return err
+			}
+		}
+		inputs := slices.Clone(state)
+		for _, f := range fixed {
+			inputs = append(inputs, f)
+		}
+		var stepCounts []*tensors.Tensor
+		if minibatch {
+			for range u {
+				stepCounts = append(stepCounts, countsTensor(st.minibatchHistograms(), X, K))
+			}
+			for _, c := range stepCounts {
+				inputs = append(inputs, c)
+			}
+		}
+		inputs = append(inputs, stepScalars(t0, u)...)
+		outs, err := runGraph(g, inputs)
+		finalizeAll(stepCounts)
+		if err != nil {
+			return err
+		}
+		last = outs
+		t0 += u
+	}
+	unpackTensor(last[:np], st.theta, st.ls)
+	copy(st.diverged, tensors.MustCopyFlatData[bool](last[3*np]))
+	finalizeAll(last)
+	return nil
+}
+
+// evaluate computes the final logits [R*X*K] and per-run loss [R] on st.chat.
+func (t *Trainer) evaluate(st *batchState) (logits, loss []float32, err error) {
+	X, K, R := st.shape.XValues, st.shape.Classes, st.R
+	onehot := st.shape.Encoding == EncodingOneHot
+	key := generalKey{X: X, K: K, onehot: onehot, model: st.shape.Model, R: R, eval: true}
+	g, err := t.graphFor(key, fmt.Sprintf("eval_%dx%d_%s_R%d", X, K, st.shape.Model, R),
+		func(g *graph.Graph) { buildEval(g, key, st.ls) })
+	if err != nil {
+		return nil, nil, err
+	}
+	ins := packTensor(st.theta, st.ls)
+	ins = append(ins, countsTensor(st.chat, X, K), tensors.FromFlatDataAndDimensions(st.w, R))
+	inputs := make([]any, len(ins))
+	for i, x := range ins {
+		inputs[i] = x
+	}
+	outs, err := runGraph(g, inputs)
+	finalizeAll(ins)
+	if err != nil {
+		return nil, nil, err
+	}
+	logits = tensors.MustCopyFlatData[float32](outs[0])
+	loss = tensors.MustCopyFlatData[float32](outs[1])
+	finalizeAll(outs)
+	return logits, loss, nil
+}
+
+// initTheta draws one run's canonical parameters from its seed: uniform(-1,1) for the
+// linear model; Glorot-uniform weights and zero biases for an MLP.
+func initTheta(seed uint64, ls []layer) []float32 {
+	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	theta := make([]float32, 0, numParams(ls))
+	linear := len(ls) == 1
+	for _, l := range ls {
+		a := 1.0
+		if !linear {
+			a = math.Sqrt(6 / float64(l.in+l.out))
+		}
+		for range l.in * l.out {
+			theta = append(theta, float32((rng.Float64()*2-1)*a))
+		}
+		for range l.out {
+			if linear {
+				theta = append(theta, float32(rng.Float64()*2-1))
+			} else {
+				theta = append(theta, 0)
+			}
+		}
+	}
+	return theta
+}
+
+// normalise returns c / sum(c) in float32.
+func normalise(c []float64) []float32 {
+	s := 0.0
+	for _, v := range c {
+		s += v
+	}
+	out := make([]float32, len(c))
+	for i, v := range c {
+		out[i] = float32(v / s)
+	}
+	return out
+}
+
+// histogram returns the normalised cell histogram of samples.
+func histogram(samples []int32, XK int) []float32 {
+	h := make([]float64, XK)
+	for _, s := range samples {
+		h[s]++
+	}
+	return normalise(h)
+}
+
+// sampler yields minibatches: the run's samples shuffled per epoch (RNG seeded from the
+// run's seed), taken in consecutive chunks of B (the last chunk of an epoch may be
+// smaller), reshuffled at the end of each epoch.
+type sampler struct {
+	perm []int32
+	pos  int
+	rng  *rand.Rand
+}
+
+func newSampler(samples []int32, seed uint64) *sampler {
+	s := &sampler{perm: slices.Clone(samples), rng: rand.New(rand.NewPCG(seed, 0x6a09e667f3bcc909))}
+	s.shuffle()
+	return s
+}
+
+func (s *sampler) shuffle() {
+	s.rng.Shuffle(len(s.perm), func(i, j int) { s.perm[i], s.perm[j] = s.perm[j], s.perm[i] })
+	s.pos = 0
+}
+
+func (s *sampler) next(B int) []int32 {
+	if s.pos >= len(s.perm) {
+		s.shuffle()
+	}
+	end := min(s.pos+B, len(s.perm))
+	out := s.perm[s.pos:end]
+	s.pos = end
+	return out
+}

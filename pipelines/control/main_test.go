@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
+	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/stages"
+)
+
+// TestMain runs the pipelines on prism in-process; with JEMCHECK_RUN_MAIN set, the
+// test binary is the control command itself (for exit-status tests).
+func TestMain(m *testing.M) {
+	if args := os.Getenv("JEMCHECK_RUN_MAIN"); args != "" {
+		os.Args = append([]string{"control"}, strings.Fields(args)...)
+		main()
+		os.Exit(0)
+	}
+	stages.Quiet = true
+	ptest.Main(m)
+}
+
+// tiny is a small configuration that runs in a few seconds.
+func tiny(out string) launch.Config {
+	return launch.Config{
+		Pipeline: "control", Runner: "prism",
+		Options: stages.Options{Seed: 7, Out: out, TrainBatch: 16, WriteSamples: true, ReportTables: 2,
+			Thresholds: stages.DefaultThresholds()},
+		Points: []stages.Point{{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform", Samples: 500,
+			Model: "linear", LR: 0.05, Steps: 300, Tables: 24, Methods: []string{"baseline", "jem", "oracle"}, PxWeight: 1}},
+	}
+}
+
+func TestControlPipelineMem(t *testing.T) {
+	ctx := context.Background()
+	out := "mem://control-test"
+	var buf bytes.Buffer
+	if err := run(ctx, tiny(out), &buf); err != nil {
+		t.Fatalf("run: %v\n%s", err, buf.String())
+	}
+	if !strings.Contains(buf.String(), "verdict: HOLDS") {
+		t.Errorf("want the claim to hold on the tiny run, got:\n%s", buf.String())
+	}
+	b, err := schemas.OpenBucket(ctx, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for _, key := range []string{"config.json", "tables.parquet", stages.SamplePath(0, 0), "results.parquet",
+		"learned.parquet", "summary.json", "report.html"} {
+		if ok, err := b.Exists(ctx, key); err != nil || !ok {
+			t.Errorf("output %s missing (err %v)", key, err)
+		}
+	}
+	results, err := schemas.ReadParquet[schemas.ResultRow](ctx, b, "results.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(results), 24*3; got != want {
+		t.Fatalf("results rows = %d, want %d", got, want)
+	}
+	learned, err := schemas.ReadParquet[schemas.LearnedRow](ctx, b, "learned.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(learned), 24*3*4; got != want {
+		t.Errorf("learned rows = %d, want %d", got, want)
+	}
+	samples, err := schemas.ReadParquet[schemas.SampleRow](ctx, b, stages.SamplePath(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(samples), 24*500; got != want {
+		t.Errorf("sample rows = %d, want %d", got, want)
+	}
+	var sum schemas.Summary
+	raw, err := b.ReadAll(ctx, "summary.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &sum); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range sum.Points[0].Methods {
+		t.Logf("%-8s mean joint KL %.5f (%.2f× floor %.5f)", m.Method, m.KLJoint.Mean, m.FloorRatio, sum.Points[0].Floor)
+	}
+}
+
+// TestControlDeterministic runs twice into two directories and compares every Parquet
+// file byte for byte.
+func TestControlDeterministic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: two pipeline runs")
+	}
+	ctx := context.Background()
+	dirs := []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")}
+	for _, d := range dirs {
+		cfg := tiny(d)
+		cfg.Points[0].Tables = 8
+		if err := run(ctx, cfg, &bytes.Buffer{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dirs[0], "*.parquet"))
+	more, _ := filepath.Glob(filepath.Join(dirs[0], "samples", "*.parquet"))
+	files = append(files, more...)
+	if len(files) < 4 {
+		t.Fatalf("found only %v", files)
+	}
+	for _, f := range files {
+		rel, _ := filepath.Rel(dirs[0], f)
+		a, _ := os.ReadFile(f)
+		b, err := os.ReadFile(filepath.Join(dirs[1], rel))
+		if err != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s differs between runs with the same seed (err %v)", rel, err)
+		}
+		if _, err := parquet.OpenFile(bytes.NewReader(a), int64(len(a))); err != nil {
+			t.Errorf("%s: not a valid Parquet file: %v", rel, err)
+		}
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	ctx := context.Background()
+	tmp := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(tmp, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	okCSV := "table_id,x,y,p\n0,0,0,0.1\n0,0,1,0.2\n0,1,0,0.3\n0,1,1,0.4\n"
+	tests := []struct {
+		name   string
+		mutate func(c *launch.Config)
+		want   string
+	}{
+		{"zero tables", func(c *launch.Config) { c.Points[0].Tables = 0 }, "tables must be >= 1"},
+		{"negative samples", func(c *launch.Config) { c.Points[0].Samples = -3 }, "samples must be >= 1"},
+		{"zero steps", func(c *launch.Config) { c.Points[0].Steps = 0 }, "steps must be >= 1"},
+		{"one class", func(c *launch.Config) { c.Points[0].Classes = 1 }, "classes must be >= 2"},
+		{"zero lr", func(c *launch.Config) { c.Points[0].LR = 0 }, "lr must be"},
+		{"nan lr", func(c *launch.Config) { c.Points[0].LR = nan() }, "lr must be"},
+		{"unknown model", func(c *launch.Config) { c.Points[0].Model = "resnet" }, "model"},
+		{"bad mlp", func(c *launch.Config) { c.Points[0].Model = "mlp:8,x" }, "model"},
+		{"unknown generator", func(c *launch.Config) { c.Points[0].Generator = "gauss" }, "generator"},
+		{"bad dirichlet", func(c *launch.Config) { c.Points[0].Generator = "dirichlet:-1" }, "generator"},
+		{"unknown encoding", func(c *launch.Config) { c.Points[0].Encoding = "binary" }, "unknown encoding"},
+		{"unknown method", func(c *launch.Config) { c.Points[0].Methods = []string{"jem", "vae"} }, "unknown method"},
+		{"batch over samples", func(c *launch.Config) { c.Points[0].BatchSize = 10000 }, "batch_size"},
+		{"zero train batch", func(c *launch.Config) { c.Options.TrainBatch = 0 }, "train_batch"},
+		{"unknown scheme", func(c *launch.Config) { c.Options.Out = "ftp://host/x" }, "ftp"},
+		{"unwritable out", func(c *launch.Config) { c.Options.Out = filepath.Join(write("afile", "x"), "sub") }, "out"},
+		{"tables missing", func(c *launch.Config) { c.Options.TablesFrom = filepath.Join(tmp, "nope.csv") }, "nope.csv"},
+		{"tables unnormalised", func(c *launch.Config) {
+			c.Options.TablesFrom = write("unnorm.csv", "table_id,x,y,p\n0,0,0,0.2\n0,0,1,0.2\n0,1,0,0.3\n0,1,1,0.4\n")
+		}, "sums to"},
+		{"tables negative", func(c *launch.Config) {
+			c.Options.TablesFrom = write("neg.csv", "table_id,x,y,p\n0,0,0,-0.1\n0,0,1,0.4\n0,1,0,0.3\n0,1,1,0.4\n")
+		}, "negative"},
+		{"tables NaN", func(c *launch.Config) {
+			c.Options.TablesFrom = write("nan.csv", "table_id,x,y,p\n0,0,0,NaN\n0,0,1,0.2\n0,1,0,0.3\n0,1,1,0.4\n")
+		}, "NaN"},
+		{"tables incomplete", func(c *launch.Config) {
+			c.Options.TablesFrom = write("inc.csv", okCSV+"1,0,0,0.5\n1,1,1,0.5\n")
+		}, "table 1"},
+		{"tables malformed", func(c *launch.Config) { c.Options.TablesFrom = write("bad.csv", "table_id,x,y,p\n0,0,zero,1\n") }, "bad.csv"},
+		{"tables corrupted parquet", func(c *launch.Config) {
+			c.Options.TablesFrom = write("bad.parquet", "PAR1 this is not parquet PAR1")
+		}, "bad.parquet"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(tmp, "out-"+strings.ReplaceAll(tt.name, " ", "-"))
+			cfg := tiny(out)
+			tt.mutate(&cfg)
+			err := run(ctx, cfg, &bytes.Buffer{})
+			if err == nil {
+				t.Fatalf("run succeeded, want an error mentioning %q", tt.want)
+			}
+			if !errors.Is(err, launch.ErrBadInput) {
+				t.Errorf("error %v is not marked bad input", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not mention %q", err, tt.want)
+			}
+			if _, statErr := os.Stat(out); !os.IsNotExist(statErr) && cfg.Options.Out == out {
+				t.Errorf("output %s was created for bad input", out)
+			}
+		})
+	}
+}
+
+// TestExitStatus runs the command itself with bad flags: status 2, a message naming
+// the problem, nothing written.
+func TestExitStatus(t *testing.T) {
+	tests := []struct{ name, args, want string }{
+		{"negative tables", "--tables=-5", "tables must be >= 1"},
+		{"nan lr", "--lr=NaN", "lr must be"},
+		{"unknown method", "--methods=baseline,magic", "unknown method"},
+		{"unknown model", "--model=transformer", "model"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append(os.Environ(), "JEMCHECK_RUN_MAIN="+tt.args+" --out="+out)
+			msg, err := cmd.CombinedOutput()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+				t.Fatalf("exit = %v, want status 2; output:\n%s", err, msg)
+			}
+			if !strings.Contains(string(msg), tt.want) {
+				t.Errorf("output %q does not mention %q", msg, tt.want)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("output directory was created")
+			}
+		})
+	}
+}
+
+func nan() float64 { var z float64; return z / z }

@@ -1,0 +1,221 @@
+// Package launch holds what every pipeline's main does around its DAG: validate the
+// resolved configuration before anything runs, write config.json, run the pipeline on
+// the runner chosen by Beam's --runner flag (prism in-process by default), print the
+// per-stage progress lines and read back the verdict.
+package launch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
+
+	// Storage drivers for every bucket URL a user may pass.
+	_ "gocloud.dev/blob/fileblob"
+	_ "gocloud.dev/blob/gcsblob"
+	_ "gocloud.dev/blob/memblob"
+	_ "gocloud.dev/blob/s3blob"
+
+	// Beam filesystems for gs:// and s3:// staging on distributed runners.
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/s3"
+
+	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/stages"
+)
+
+// ErrBadInput marks errors in the user's input (flags, spec, tables, output location):
+// mains exit with status 2 and nothing has been written.
+var ErrBadInput = errors.New("bad input")
+
+// BadInput wraps err as a bad-input error.
+func BadInput(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrBadInput, fmt.Sprintf(format, args...))
+}
+
+// Config is the resolved configuration of one pipeline run, written as config.json.
+type Config struct {
+	Pipeline string         `json:"pipeline"`
+	Options  stages.Options `json:"options"`
+	Points   []stages.Point `json:"points"`
+	Extra    map[string]any `json:"extra,omitempty"` // pipeline-specific settings (the sweep spec, regress thresholds)
+	Runner   string         `json:"runner"`
+}
+
+// Prepare validates a configuration completely without writing anything: the options,
+// every point, the output location, and the user's tables (whose shape it copies into
+// the points). It also assigns each point's batch offset.
+func Prepare(ctx context.Context, cfg *Config) error {
+	if err := cfg.Options.Validate(); err != nil {
+		return BadInput("%v", err)
+	}
+	if len(cfg.Points) == 0 {
+		return BadInput("no grid points")
+	}
+	if cfg.Options.TablesFrom != "" {
+		ts, err := schemas.ReadTables(ctx, cfg.Options.TablesFrom)
+		if err != nil {
+			return BadInput("tables_from: %v", err)
+		}
+		if len(ts) == 0 {
+			return BadInput("tables_from %s: no tables", cfg.Options.TablesFrom)
+		}
+		for i := range cfg.Points {
+			p := &cfg.Points[i]
+			p.XValues, p.Classes, p.Tables, p.Generator = ts[0].X, ts[0].K, len(ts), stages.GeneratorFile
+		}
+	}
+	offsets := map[string]int64{}
+	for i := range cfg.Points {
+		p := &cfg.Points[i]
+		if err := p.Validate(); err != nil {
+			if len(cfg.Points) > 1 {
+				return BadInput("grid point %d: %v", p.ID, err)
+			}
+			return BadInput("%v", err)
+		}
+		key := fmt.Sprint(p.Shape(stages.MethodJEM))
+		p.Offset = offsets[key]
+		offsets[key] += int64(p.Tables)
+	}
+	if err := schemas.CheckWritable(ctx, cfg.Options.Out); err != nil {
+		return BadInput("out: %v", err)
+	}
+	return nil
+}
+
+// JSON is the configuration as written to config.json.
+func (c *Config) JSON() string {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		panic(fmt.Sprintf("config is not JSON-encodable: %v", err)) // programmer error
+	}
+	return string(b)
+}
+
+// Source is the pipeline's input: one element per grid point.
+func Source(s beam.Scope, points []stages.Point) beam.PCollection {
+	s = s.Scope("launch.Points")
+	return beam.CreateList(s, points)
+}
+
+// Execute writes config.json and runs the pipeline on the --runner flag's runner.
+// It returns the summary read back from the output (nil for runs that do not wait,
+// such as a Dataflow dry run or --async).
+func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*schemas.Summary, error) {
+	quietLogs()
+	b, err := schemas.OpenBucket(ctx, cfg.Options.Out)
+	if err != nil {
+		return nil, fmt.Errorf("open output %s: %w", cfg.Options.Out, err)
+	}
+	defer b.Close()
+	if err := b.WriteAll(ctx, "config.json", []byte(cfg.JSON()+"\n"), nil); err != nil {
+		return nil, fmt.Errorf("write config.json: %w", err)
+	}
+	fmt.Fprintf(w, "%s: %d grid point(s), %d tables, runner %s, output %s\n", cfg.Pipeline, len(cfg.Points),
+		totalTables(cfg.Points), cfg.Runner, cfg.Options.Out)
+	start := time.Now()
+	pr, err := beamx.RunWithMetrics(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("run %s pipeline: %w", cfg.Pipeline, err)
+	}
+	if pr == nil || boolFlag("dry_run") || boolFlag("async") {
+		fmt.Fprintf(w, "%s: submitted (the runner does not wait for results)\n", cfg.Pipeline)
+		return nil, nil
+	}
+	printStages(w, pr)
+	var sum schemas.Summary
+	r, err := b.ReadAll(ctx, "summary.json")
+	if err != nil {
+		return nil, fmt.Errorf("read summary.json: %w", err)
+	}
+	if err := json.Unmarshal(r, &sum); err != nil {
+		return nil, fmt.Errorf("decode summary.json: %w", err)
+	}
+	fmt.Fprintf(w, "%s: finished in %v\n", cfg.Pipeline, time.Since(start).Round(10*time.Millisecond))
+	return &sum, nil
+}
+
+// quietLogs keeps the runner's INFO chatter (job server, loopback worker) off the
+// terminal: the progress lines and the verdict are the output.
+func quietLogs() {
+	log.LogLevel = "error"
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+}
+
+// printStages prints one line per stage from the pipeline's counters.
+func printStages(w io.Writer, pr beam.PipelineResult) {
+	got := map[string]int64{}
+	for _, c := range pr.Metrics().AllMetrics().Counters() {
+		if c.Namespace() == "jemcheck" {
+			got[c.Name()] += c.Result()
+		}
+	}
+	lines := []struct{ stage, text string }{
+		{"GenerateTables", fmt.Sprintf("%d tables", got["tables_generated"])},
+		{"SampleDatasets", fmt.Sprintf("%d datasets, %d samples", got["datasets_sampled"], got["samples_drawn"])},
+		{"Train", fmt.Sprintf("%d runs, %d diverged", got["runs_trained"], got["runs_diverged"])},
+		{"Evaluate", fmt.Sprintf("%d runs evaluated", got["runs_trained"])},
+	}
+	for _, l := range lines {
+		fmt.Fprintf(w, "  stage %-15s %s\n", l.stage, l.text)
+	}
+	var rest []string
+	for k := range got {
+		if !strings.Contains("tables_generated datasets_sampled samples_drawn runs_trained runs_diverged", k) {
+			rest = append(rest, fmt.Sprintf("%s=%d", k, got[k]))
+		}
+	}
+	sort.Strings(rest)
+	if len(rest) > 0 {
+		fmt.Fprintf(w, "  counters %s\n", strings.Join(rest, " "))
+	}
+}
+
+func totalTables(ps []stages.Point) int {
+	n := 0
+	for _, p := range ps {
+		n += p.Tables
+	}
+	return n
+}
+
+func boolFlag(name string) bool {
+	f := flag.Lookup(name)
+	return f != nil && f.Value.String() == "true"
+}
+
+// RunnerName is the runner the --runner flag selects.
+func RunnerName() string {
+	if f := flag.Lookup("runner"); f != nil && f.Value.String() != "" {
+		return f.Value.String()
+	}
+	return "prism"
+}
+
+// Exit prints err and exits: 2 for any error (bad input or a failed run).
+func Exit(name string, err error) {
+	if err == nil {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "%s: error: %v\n", name, err)
+	os.Exit(2)
+}
+
+// Location joins an output location and a key for printing.
+func Location(out, key string) string {
+	if i := strings.Index(out, "?"); i >= 0 {
+		out = out[:i]
+	}
+	return strings.TrimSuffix(out, "/") + "/" + key
+}

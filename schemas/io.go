@@ -1,0 +1,168 @@
+package schemas
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+	"gocloud.dev/blob"
+)
+
+// rowsPerGroup caps row groups at about a million rows: large enough for good
+// compression and few footers, small enough to stream.
+const rowsPerGroup = 1 << 20
+
+// parquetOptions are the writer options of every file the pipeline writes: ZSTD
+// compression, version-1 data pages (the most widely readable), capped row groups. The
+// output holds no timestamps, so equal rows give equal bytes.
+func parquetOptions() []parquet.WriterOption {
+	return []parquet.WriterOption{
+		parquet.Compression(&parquet.Zstd),
+		parquet.DataPageVersion(1),
+		parquet.MaxRowsPerRowGroup(rowsPerGroup),
+	}
+}
+
+// EncodeParquet returns rows as the bytes of a Parquet file, as WriteParquet writes it.
+func EncodeParquet[T any](rows []T) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := encodeParquet(&buf, rows); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func encodeParquet[T any](w io.Writer, rows []T) error {
+	pw := parquet.NewGenericWriter[T](w, parquetOptions()...)
+	if _, err := pw.Write(rows); err != nil {
+		pw.Close()
+		return err
+	}
+	return pw.Close()
+}
+
+// WriteParquet writes rows as a Parquet file at key in b, with the schema given by T's
+// parquet struct tags (int64 → INT64, float64 → DOUBLE, string → BYTE_ARRAY STRING,
+// bool → BOOLEAN: all readable by DuckDB, Arrow and Spark). The object appears only if
+// everything succeeded: on an error the upload is aborted.
+func WriteParquet[T any](ctx context.Context, b *blob.Bucket, key string, rows []T) (err error) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := b.NewWriter(wctx, key, &blob.WriterOptions{ContentType: "application/vnd.apache.parquet"})
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", key, err)
+	}
+	defer func() {
+		if err != nil {
+			cancel() // abort: no partial object
+		}
+		if cerr := w.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("writing %s: %w", key, cerr)
+		}
+	}()
+	if err := encodeParquet(w, rows); err != nil {
+		return fmt.Errorf("writing %s: %w", key, err)
+	}
+	return nil
+}
+
+// ReadParquet reads all rows of the Parquet file at key in b. Every column of T must be
+// in the file (extra file columns are ignored); errors name the key.
+func ReadParquet[T any](ctx context.Context, b *blob.Bucket, key string) ([]T, error) {
+	data, err := b.ReadAll(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", key, err)
+	}
+	rows, err := DecodeParquet[T](data)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", key, err)
+	}
+	return rows, nil
+}
+
+// DecodeParquet decodes the bytes of a Parquet file into rows of T; every column of T
+// must be in the file.
+func DecodeParquet[T any](data []byte) (rows []T, err error) {
+	f, err := openParquet(data)
+	if err != nil {
+		return nil, err
+	}
+	want := parquet.SchemaOf(new(T))
+	var missing []string
+	for _, field := range want.Fields() {
+		if _, ok := f.Schema().Lookup(field.Name()); !ok {
+			missing = append(missing, field.Name())
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("missing column(s) %s (has %s)", strings.Join(missing, ", "), columnNames(f.Schema()))
+	}
+	defer func() {
+		// parquet-go may panic on data that passed the footer checks but is damaged.
+		if r := recover(); r != nil {
+			rows, err = nil, fmt.Errorf("corrupt Parquet data: %v", r)
+		}
+	}()
+	rows = make([]T, f.NumRows())
+	r := parquet.NewGenericReader[T](f)
+	defer r.Close()
+	// Read in batches: one huge Read makes parquet-go grow a row buffer of that size.
+	const batch = 8192
+	n := 0
+	for n < len(rows) {
+		m, err := r.Read(rows[n:min(n+batch, len(rows))])
+		n += m
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("corrupt Parquet data: %w", err)
+		}
+		if m == 0 {
+			break
+		}
+	}
+	if int64(n) != f.NumRows() {
+		return nil, fmt.Errorf("corrupt Parquet data: read %d of %d rows", n, f.NumRows())
+	}
+	return rows, nil
+}
+
+func openParquet(data []byte) (f *parquet.File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, err = nil, fmt.Errorf("not a valid Parquet file: %v", r)
+		}
+	}()
+	f, err = parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, fmt.Errorf("not a valid Parquet file: %w", err)
+	}
+	return f, nil
+}
+
+func columnNames(s *parquet.Schema) string {
+	var names []string
+	for _, f := range s.Fields() {
+		names = append(names, f.Name())
+	}
+	return strings.Join(names, ", ")
+}
+
+// WriteJSON writes v as indented JSON with a trailing newline at key in b.
+func WriteJSON(ctx context.Context, b *blob.Bucket, key string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", key, err)
+	}
+	data = append(data, '\n')
+	if err := b.WriteAll(ctx, key, data, &blob.WriterOptions{ContentType: "application/json"}); err != nil {
+		return fmt.Errorf("writing %s: %w", key, err)
+	}
+	return nil
+}

@@ -1,0 +1,64 @@
+package schemas
+
+// TableRow is one cell of a true joint table p(x,y): the rows of tables.parquet.
+// A complete table has one row for every (x, y) with x in [0, X) and y in [0, K).
+type TableRow struct {
+	TableID int64   `parquet:"table_id" json:"table_id"`
+	X       int64   `parquet:"x" json:"x"`
+	Y       int64   `parquet:"y" json:"y"`
+	P       float64 `parquet:"p" json:"p"`
+}
+
+// SampleRow is one i.i.d. draw (x, y) from a table: the rows of samples/*.parquet.
+type SampleRow struct {
+	TableID int64 `parquet:"table_id" json:"table_id"`
+	X       int64 `parquet:"x" json:"x"`
+	Y       int64 `parquet:"y" json:"y"`
+}
+
+// ResultRow is one training run and its evaluation: the rows of results.parquet.
+// The grid-point columns (point_id .. replicate) are constant in the control pipeline
+// and vary in sweeps.
+type ResultRow struct {
+	RunID   string `parquet:"run_id" json:"run_id"`
+	TableID int64  `parquet:"table_id" json:"table_id"`
+	Method  string `parquet:"method" json:"method"`
+
+	// Grid point: the configuration this run was trained under.
+	PointID   int64   `parquet:"point_id" json:"point_id"`
+	XValues   int64   `parquet:"x_values" json:"x_values"`
+	Classes   int64   `parquet:"classes" json:"classes"`
+	Encoding  string  `parquet:"encoding" json:"encoding"`
+	Generator string  `parquet:"generator" json:"generator"`
+	Model     string  `parquet:"model" json:"model"`
+	Samples   int64   `parquet:"samples" json:"samples"`
+	Steps     int64   `parquet:"steps" json:"steps"`
+	LR        float64 `parquet:"lr" json:"lr"`
+	BatchSize int64   `parquet:"batch_size" json:"batch_size"`
+	PxWeight  float64 `parquet:"px_weight" json:"px_weight"`
+	Replicate int64   `parquet:"replicate" json:"replicate"`
+
+	// Evaluation against the true table.
+	KLJoint       float64 `parquet:"kl_joint" json:"kl_joint"`
+	KLMarginal    float64 `parquet:"kl_marginal" json:"kl_marginal"`
+	KLConditional float64 `parquet:"kl_conditional" json:"kl_conditional"`
+	Accuracy      float64 `parquet:"accuracy" json:"accuracy"`
+	BayesAccuracy float64 `parquet:"bayes_accuracy" json:"bayes_accuracy"`
+	Floor         float64 `parquet:"floor" json:"floor"`
+	KLEmpirical   float64 `parquet:"kl_empirical" json:"kl_empirical"`
+	FinalLoss     float64 `parquet:"final_loss" json:"final_loss"`
+	Diverged      bool    `parquet:"diverged" json:"diverged"`
+	TrainMS       float64 `parquet:"train_ms" json:"train_ms"`
+}
+
+// LearnedRow is one cell of a learned joint: the rows of learned.parquet.
+type LearnedRow struct {
+	RunID   string  `parquet:"run_id" json:"run_id"`
+	TableID int64   `parquet:"table_id" json:"table_id"`
+	Method  string  `parquet:"method" json:"method"`
+	PointID int64   `parquet:"point_id" json:"point_id"`
+	X       int64   `parquet:"x" json:"x"`
+	Y       int64   `parquet:"y" json:"y"`
+	Logit   float64 `parquet:"logit" json:"logit"`
+	Q       float64 `parquet:"q" json:"q"`
+}

@@ -1,0 +1,208 @@
+package schemas
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/fileblob"
+)
+
+// A storage location (loc) names a directory-like place for the pipeline's files:
+//
+//   - a plain path, relative or absolute ("out", "/data/run1"): a local directory,
+//     created on open if missing;
+//   - a file:// URL ("file:///data/run1", "file://./out" for a relative path): the same,
+//     unless the URL has a query, which then goes to gocloud.dev's fileblob opener as
+//     written (e.g. "file:///data?metadata=skip" does not create the directory);
+//   - any other URL whose scheme is registered with gocloud.dev's blob.DefaultURLMux:
+//     "mem://", "gs://bucket", "s3://bucket?region=...", and so on. Drivers other than
+//     fileblob are registered by blank imports in main packages (gcsblob, s3blob,
+//     memblob); this package imports only fileblob.
+//
+// Local directories are opened with fileblob options that suit output directories:
+// no ".attrs" sidecar files beside each object, and temporary files written next to
+// their final names (so that the final rename never crosses file systems).
+
+// localOptions are the fileblob options for plain paths and query-less file URLs.
+func localOptions(create bool) *fileblob.Options {
+	return &fileblob.Options{
+		CreateDir: create,
+		NoTempDir: true,
+		Metadata:  fileblob.MetadataDontWrite,
+	}
+}
+
+// parsedLoc is a location taken apart: either a local directory (dir != "") or a URL
+// for blob.DefaultURLMux.
+type parsedLoc struct {
+	dir       string // local directory, when the location is local and opened by us
+	url       string // otherwise, the URL to open through the mux
+	scheme    string
+	fileQuery bool // a file:// URL with a query: opened by fileblob's URL opener
+}
+
+// isURL reports whether loc looks like scheme://...; everything else is a path.
+func isURL(loc string) bool {
+	i := strings.Index(loc, "://")
+	if i <= 0 {
+		return false
+	}
+	for _, c := range loc[:i] {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// knownSchemes describes the schemes this binary can open, for error messages.
+func knownSchemes() string {
+	s := slices.Clone(blob.DefaultURLMux().BucketSchemes())
+	slices.Sort(s)
+	return fmt.Sprintf("registered here: %s (gs and s3 work only where their drivers are linked in)",
+		strings.Join(s, ", "))
+}
+
+// fileURLPath returns the local path of a file:// URL (host "." marks a relative path).
+func fileURLPath(u *url.URL) (string, error) {
+	switch u.Host {
+	case "", "localhost":
+		if u.Path == "" {
+			return "", fmt.Errorf("storage location %q: file URL without a path", u.Redacted())
+		}
+		return filepath.FromSlash(u.Path), nil
+	case ".":
+		p := strings.TrimPrefix(u.Path, "/")
+		if p == "" {
+			p = "."
+		}
+		return filepath.FromSlash(p), nil
+	default:
+		return "", fmt.Errorf("storage location %q: file URL with host %q (want file:///abs/path or file://./rel/path)", u.Redacted(), u.Host)
+	}
+}
+
+func parseLoc(loc string) (parsedLoc, error) {
+	if strings.TrimSpace(loc) == "" {
+		return parsedLoc{}, errors.New("empty storage location")
+	}
+	if !isURL(loc) {
+		return parsedLoc{dir: loc, scheme: fileblob.Scheme}, nil
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		return parsedLoc{}, fmt.Errorf("storage location %q: %w", loc, err)
+	}
+	scheme := strings.ToLower(u.Scheme)
+	if !blob.DefaultURLMux().ValidBucketScheme(scheme) {
+		return parsedLoc{}, fmt.Errorf("storage location %q: unknown scheme %q; %s", loc, u.Scheme, knownSchemes())
+	}
+	if scheme == fileblob.Scheme {
+		p, err := fileURLPath(u)
+		if err != nil {
+			return parsedLoc{}, err
+		}
+		if u.RawQuery != "" {
+			return parsedLoc{dir: p, url: loc, scheme: scheme, fileQuery: true}, nil
+		}
+		return parsedLoc{dir: p, scheme: scheme}, nil
+	}
+	return parsedLoc{url: loc, scheme: scheme}, nil
+}
+
+// OpenBucket opens the storage location loc (see the package's description of
+// locations). A plain path or query-less file:// URL is a local directory that is
+// created (with its parents) if it does not exist. An unknown scheme is an error that
+// names it and the schemes registered in this binary.
+func OpenBucket(ctx context.Context, loc string) (*blob.Bucket, error) {
+	return openBucket(ctx, loc, true)
+}
+
+// openBucket opens loc; create says whether a missing local directory is created
+// (false when only reading).
+func openBucket(ctx context.Context, loc string, create bool) (*blob.Bucket, error) {
+	pl, err := parseLoc(loc)
+	if err != nil {
+		return nil, err
+	}
+	if pl.url != "" {
+		b, err := blob.OpenBucket(ctx, pl.url)
+		if err != nil {
+			return nil, fmt.Errorf("opening storage location %q: %w", loc, err)
+		}
+		return b, nil
+	}
+	abs, err := filepath.Abs(pl.dir)
+	if err != nil {
+		return nil, fmt.Errorf("storage location %q: %w", loc, err)
+	}
+	b, err := fileblob.OpenBucket(abs, localOptions(create))
+	if err != nil {
+		return nil, fmt.Errorf("opening storage location %q: %w", loc, err)
+	}
+	return b, nil
+}
+
+// CheckWritable validates loc as an output location without writing or creating
+// anything, so that a run fails at once rather than after hours of work. It checks that
+// loc parses and that its scheme is registered. For a local location (a plain path or a
+// file:// URL) the path, if it exists, must be a directory, and the nearest existing
+// ancestor must be a writable directory (access(2) with W_OK|X_OK where available);
+// for a file:// URL with a query but no create_dir, the directory must already exist.
+// For other schemes only the scheme is checked: credentials and permissions show on
+// the first write.
+func CheckWritable(ctx context.Context, loc string) error {
+	pl, err := parseLoc(loc)
+	if err != nil {
+		return err
+	}
+	if pl.dir == "" {
+		return nil
+	}
+	mustExist := false
+	if pl.fileQuery {
+		u, _ := url.Parse(pl.url) // parsed before
+		mustExist = u.Query().Get("create_dir") == ""
+	}
+	abs, err := filepath.Abs(pl.dir)
+	if err != nil {
+		return fmt.Errorf("output location %q: %w", loc, err)
+	}
+	for p := abs; ; {
+		fi, err := os.Stat(p)
+		switch {
+		case err == nil:
+			if !fi.IsDir() {
+				if p == abs {
+					return fmt.Errorf("output location %q: %s exists and is not a directory", loc, p)
+				}
+				return fmt.Errorf("output location %q: cannot create %s: %s is not a directory", loc, abs, p)
+			}
+			if p != abs && mustExist {
+				return fmt.Errorf("output location %q: directory %s does not exist (add create_dir=true to the URL, or drop its query)", loc, abs)
+			}
+			if err := accessWritable(p); err != nil {
+				return fmt.Errorf("output location %q: directory %s is not writable: %w", loc, p, err)
+			}
+			return nil
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			// Missing, or under a non-directory: look further up.
+		default:
+			return fmt.Errorf("output location %q: %w", loc, err)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return fmt.Errorf("output location %q: no existing ancestor of %s", loc, abs)
+		}
+		p = parent
+	}
+}

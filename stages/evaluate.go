@@ -1,0 +1,80 @@
+package stages
+
+import (
+	"math"
+	"reflect"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/schemas"
+)
+
+func init() {
+	beam.RegisterType(reflect.TypeOf((*schemas.ResultRow)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*Learned)(nil)).Elem())
+	register.Function3x0[Trained, func(schemas.ResultRow), func(Learned)](evaluateFn)
+	register.Emitter1[schemas.ResultRow]()
+	register.Emitter1[Learned]()
+}
+
+// Evaluate compares every learned joint with its true table: from the logits f(x)[y]
+// over all cells, q(x,y) = softmax over all cells, q(x) and q(y|x); exact
+// KL(p‖q) of the joint, of the marginal p(x), the conditional E_{x~p} KL(p(y|x)‖q(y|x)),
+// the accuracy of argmax q(y|x) under p against the table's Bayes accuracy, the
+// statistical floor (X·K−1)/(2N) and the KL of the empirical table (the plug-in
+// estimate) for reference.
+//
+// In: PCollection<Trained>. Out: PCollection<schemas.ResultRow>, PCollection<Learned>.
+func Evaluate(s beam.Scope, trained beam.PCollection) (results, learned beam.PCollection) {
+	s = s.Scope("stages.Evaluate")
+	return beam.ParDo2(s, evaluateFn, trained)
+}
+
+func evaluateFn(t Trained, emitRow func(schemas.ResultRow), emitLearned func(Learned)) {
+	row, l := EvaluateRun(t)
+	emitRow(row)
+	emitLearned(l)
+}
+
+// EvaluateRun computes one run's result row and learned joint.
+func EvaluateRun(t Trained) (schemas.ResultRow, Learned) {
+	d := t.Job.Dataset
+	p := d.Table.Point
+	x, k := p.XValues, p.Classes
+	truth := d.Table.P
+	q := prob.Softmax(t.Logits)
+	row := schemas.ResultRow{
+		RunID: t.Job.RunID, TableID: d.Table.ID, Method: t.Job.Method,
+		PointID: p.ID, XValues: int64(x), Classes: int64(k), Encoding: p.Encoding, Generator: p.Generator,
+		Model: p.Model, Samples: int64(p.Samples), Steps: int64(p.Steps), LR: p.LR, BatchSize: int64(p.BatchSize),
+		PxWeight: p.PxWeight, Replicate: int64(p.Replicate),
+		KLJoint:       prob.KL(truth, q),
+		KLMarginal:    prob.KL(prob.Marginal(truth, x, k), prob.Marginal(q, x, k)),
+		KLConditional: prob.KLConditional(truth, q, x, k),
+		Accuracy:      prob.Accuracy(truth, q, x, k),
+		BayesAccuracy: prob.BayesAccuracy(truth, x, k),
+		Floor:         prob.Floor(x*k, int64(p.Samples)),
+		KLEmpirical:   prob.KL(truth, prob.Empirical(d.Counts)),
+		FinalLoss:     t.Loss,
+		TrainMS:       t.TrainMS,
+	}
+	// A run whose logits are non-finite, or so extreme that q underflows to 0 where p > 0,
+	// is recorded as diverged.
+	row.Diverged = t.Diverged || !finite(t.Logits) || !finite([]float64{row.KLJoint, row.KLMarginal, row.KLConditional})
+	if t.Job.Method == MethodBaseline {
+		row.PxWeight = 0
+	}
+	return row, Learned{RunID: t.Job.RunID, PointID: p.ID, TableID: d.Table.ID, Method: t.Job.Method,
+		X: x, K: k, Logits: t.Logits, Q: q, P: truth}
+}
+
+func finite(xs []float64) bool {
+	for _, v := range xs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}

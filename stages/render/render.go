@@ -1,0 +1,488 @@
+// Package render turns a run's results into a human-readable report: report.html and
+// the SVG figures it shows. Everything here is a pure function of its Input: the same
+// Input gives the same bytes.
+package render
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/jemcheck/jemcheck/schemas"
+)
+
+// Triple is one table with its true joint and the joints the methods learned on it.
+type Triple struct {
+	TableID int64
+	PointID int64
+	X, K    int
+	True    []float64            // true joint p(x,y), row-major x*K+y
+	Learned map[string][]float64 // method → learned joint q(x,y), row-major
+}
+
+// Input is everything the report shows.
+type Input struct {
+	Title   string
+	Config  any // resolved configuration, shown as a JSON block in the report
+	Summary schemas.Summary
+	Results []schemas.ResultRow // all runs
+	Triples []Triple            // the first few tables of (each) point, for the triple plot
+}
+
+// Figure names (files are figures/<name>.svg). Triple plots are triple_p<point>_t<table>,
+// sweep plots kl_vs_<axis> and the heat map heatmap_<axis>_<axis>, with the axis keys
+// of Axes.
+const (
+	FigKLDist         = "kl_dist"
+	FigBaselineVsJEM  = "baseline_vs_jem"
+	figSweepPrefix    = "kl_vs_"
+	figHeatmapPrefix  = "heatmap_"
+	figTriplePrefix   = "triple_"
+	maxScatterPoints  = 20000
+	klEpsilon         = 1e-9 // KL values at or below this are drawn at it on log axes
+	maxPointTableRows = 40   // points in the summary table before it is collapsed
+)
+
+// Axes are the grid axes the sweep figures can follow, in the order the heat map picks
+// them from.
+var Axes = []string{"size", "samples", "lr", "steps", "batch_size", "model", "encoding", "generator", "px_weight"}
+
+// Render draws every figure and the report. The keys of the result are "report.html"
+// and "figures/<name>.svg".
+func Render(in Input) (map[string][]byte, error) {
+	d := prepare(in)
+	out := map[string][]byte{}
+	var figs []figure
+	var warnings []string
+
+	add := func(name, title string, build func() (svg []byte, caption string, err error)) {
+		svg, caption, err := safeBuild(build)
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("figure %s could not be drawn: %v", name, err))
+			return
+		}
+		if svg == nil {
+			return
+		}
+		file := "figures/" + name + ".svg"
+		out[file] = svg
+		figs = append(figs, figure{Name: name, File: file, Title: title, Caption: caption})
+	}
+
+	for _, f := range d.figurePlan() {
+		add(f.name, f.title, f.build)
+	}
+	for i, name := range tripleNames(in.Triples) {
+		t := &in.Triples[i]
+		title := fmt.Sprintf("Table %d (point %d): true joint, marginal and conditional vs learned", t.TableID, t.PointID)
+		add(name, title, func() ([]byte, string, error) { return tripleFigure(t, d.methods) })
+	}
+
+	html, err := renderHTML(in, d, figs, warnings)
+	if err != nil {
+		return nil, err
+	}
+	out["report.html"] = html
+	return out, nil
+}
+
+// FigureNames lists the figure names Render draws for the input, in report order,
+// without drawing them (triple plots included).
+func FigureNames(in Input) []string {
+	d := prepare(in)
+	var names []string
+	for _, f := range d.figurePlan() {
+		names = append(names, f.name)
+	}
+	return append(names, tripleNames(in.Triples)...)
+}
+
+// tripleNames names the triple figures: triple_p<point>_t<table>, with the triple's
+// index appended when a (point, table) repeats.
+func tripleNames(ts []Triple) []string {
+	seen := map[string]bool{}
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		name := fmt.Sprintf("%sp%d_t%d", figTriplePrefix, t.PointID, t.TableID)
+		if seen[name] {
+			name = fmt.Sprintf("%s_%d", name, i)
+		}
+		seen[name] = true
+		names[i] = name
+	}
+	return names
+}
+
+func safeBuild(build func() ([]byte, string, error)) (svg []byte, caption string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			svg, caption, err = nil, "", fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return build()
+}
+
+type figure struct {
+	Name, File, Title, Caption string
+}
+
+type plannedFigure struct {
+	name, title string
+	build       func() ([]byte, string, error)
+}
+
+// figurePlan decides which figures the data supports.
+func (d *data) figurePlan() []plannedFigure {
+	var plan []plannedFigure
+	if d.cleanRuns > 0 {
+		plan = append(plan, plannedFigure{FigKLDist, "Distribution of the joint KL per method", d.klDistFigure})
+	}
+	if len(d.pairs) > 0 {
+		plan = append(plan, plannedFigure{FigBaselineVsJEM, "Baseline vs JEM joint KL, table by table", d.scatterFigure})
+	}
+	for _, ax := range d.varying {
+		plan = append(plan, plannedFigure{figSweepPrefix + ax.key, "Joint KL vs " + ax.label, func() ([]byte, string, error) { return d.sweepFigure(ax) }})
+	}
+	if len(d.varying) >= 2 && slices.Contains(d.methods, "jem") {
+		a, b := d.varying[0], d.varying[1]
+		plan = append(plan, plannedFigure{figHeatmapPrefix + a.key + "_" + b.key,
+			"Mean JEM joint KL over " + a.label + " × " + b.label,
+			func() ([]byte, string, error) { return d.heatmapFigure(a, b) }})
+	}
+	return plan
+}
+
+// axisValue is one value of a grid axis; values sort by (a, b, s).
+type axisValue struct {
+	a, b  float64
+	s     string
+	label string
+}
+
+func (v axisValue) less(w axisValue) bool {
+	if v.a != w.a {
+		return v.a < w.a
+	}
+	if v.b != w.b {
+		return v.b < w.b
+	}
+	return v.s < w.s
+}
+
+type axisDef struct {
+	key, label string
+	value      func(r *schemas.ResultRow) axisValue
+	numeric    bool // x coordinate is the value itself (else the category's index)
+	log        bool // numeric on a log axis
+
+	values []axisValue // distinct values, sorted
+}
+
+func numVal(v float64) axisValue { return axisValue{a: v, label: fmtNum(v)} }
+func intVal(v int64) axisValue   { return axisValue{a: float64(v), label: fmt.Sprint(v)} }
+func strVal(s string) axisValue  { return axisValue{s: s, label: s} }
+
+func axisDefs() []*axisDef {
+	return []*axisDef{
+		{key: "size", label: "table size X×K", value: func(r *schemas.ResultRow) axisValue {
+			return axisValue{a: float64(r.XValues * r.Classes), b: float64(r.XValues), label: fmt.Sprintf("%d×%d", r.XValues, r.Classes)}
+		}},
+		{key: "samples", label: "samples N", numeric: true, value: func(r *schemas.ResultRow) axisValue { return intVal(r.Samples) }},
+		{key: "lr", label: "learning rate", numeric: true, value: func(r *schemas.ResultRow) axisValue { return numVal(r.LR) }},
+		{key: "steps", label: "optimiser steps", numeric: true, value: func(r *schemas.ResultRow) axisValue { return intVal(r.Steps) }},
+		{key: "batch_size", label: "batch size", numeric: true, value: func(r *schemas.ResultRow) axisValue {
+			if r.BatchSize == 0 {
+				return axisValue{a: 0, label: "full"}
+			}
+			return intVal(r.BatchSize)
+		}},
+		{key: "model", label: "model", value: func(r *schemas.ResultRow) axisValue { return strVal(r.Model) }},
+		{key: "encoding", label: "encoding", value: func(r *schemas.ResultRow) axisValue { return strVal(r.Encoding) }},
+		{key: "generator", label: "generator", value: func(r *schemas.ResultRow) axisValue { return strVal(r.Generator) }},
+		{key: "px_weight", label: "JEM p(x) weight", numeric: true, value: func(r *schemas.ResultRow) axisValue { return numVal(r.PxWeight) }},
+	}
+}
+
+// point is one grid point as seen in the results.
+type point struct {
+	id     int64
+	first  *schemas.ResultRow // its first row (sorted order): the grid values
+	floor  float64            // mean floor of its rows (0 if unknown)
+	rows   int
+	vals   []int                 // index into axisDef.values, per axis
+	kl     map[string][]float64  // method → clean joint KLs (clamped), table order
+	byTab  map[string][]tableKL  // method → (table, KL) for pairing
+	emp    float64               // mean empirical KL
+	counts map[string]*runCounts // method → counts
+}
+
+type tableKL struct {
+	table int64
+	kl    float64
+}
+
+type runCounts struct {
+	total, diverged, nonFinite, clamped int
+}
+
+type pair struct {
+	baseline, jem, floor float64
+}
+
+type data struct {
+	methods   []string
+	points    []*point
+	axes      []*axisDef
+	varying   []*axisDef
+	pairs     []pair
+	counts    map[string]*runCounts // over all points
+	cleanRuns int
+	oneFloor  bool    // every point has the same (positive) floor
+	floor     float64 // that floor
+}
+
+func methodRank(m string) int {
+	switch m {
+	case "baseline":
+		return 0
+	case "jem":
+		return 1
+	case "oracle":
+		return 2
+	}
+	return 3
+}
+
+func sortMethods(ms []string) {
+	sort.Slice(ms, func(i, j int) bool {
+		ri, rj := methodRank(ms[i]), methodRank(ms[j])
+		if ri != rj {
+			return ri < rj
+		}
+		return ms[i] < ms[j]
+	})
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// rowFloor is the floor of a row: its floor column, or (X·K−1)/(2N) when that is unset.
+func rowFloor(r *schemas.ResultRow) float64 {
+	if finite(r.Floor) && r.Floor > 0 {
+		return r.Floor
+	}
+	if r.Samples > 0 && r.XValues*r.Classes > 1 {
+		return float64(r.XValues*r.Classes-1) / (2 * float64(r.Samples))
+	}
+	return 0
+}
+
+func prepare(in Input) *data {
+	rs := in.Results
+	idx := make([]int32, len(rs))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	sort.Slice(idx, func(i, j int) bool {
+		a, b := &rs[idx[i]], &rs[idx[j]]
+		if a.PointID != b.PointID {
+			return a.PointID < b.PointID
+		}
+		if a.TableID != b.TableID {
+			return a.TableID < b.TableID
+		}
+		if a.Method != b.Method {
+			return a.Method < b.Method
+		}
+		return a.RunID < b.RunID
+	})
+
+	d := &data{counts: map[string]*runCounts{}, axes: axisDefs()}
+	methodSet := map[string]bool{}
+	var cur *point
+	var floorSum, empSum float64
+	var floorN, empN int
+	finish := func() {
+		if cur == nil {
+			return
+		}
+		if floorN > 0 {
+			cur.floor = floorSum / float64(floorN)
+		}
+		if empN > 0 {
+			cur.emp = empSum / float64(empN)
+		}
+		d.points = append(d.points, cur)
+	}
+	for _, i := range idx {
+		r := &rs[i]
+		if cur == nil || cur.id != r.PointID {
+			finish()
+			cur = &point{id: r.PointID, first: r, kl: map[string][]float64{}, byTab: map[string][]tableKL{}, counts: map[string]*runCounts{}}
+			floorSum, empSum, floorN, empN = 0, 0, 0, 0
+		}
+		cur.rows++
+		if f := rowFloor(r); f > 0 {
+			floorSum += f
+			floorN++
+		}
+		if finite(r.KLEmpirical) && r.KLEmpirical > 0 {
+			empSum += r.KLEmpirical
+			empN++
+		}
+		methodSet[r.Method] = true
+		c := cur.counts[r.Method]
+		if c == nil {
+			c = &runCounts{}
+			cur.counts[r.Method] = c
+		}
+		c.total++
+		switch {
+		case r.Diverged:
+			c.diverged++
+			continue
+		case !finite(r.KLJoint):
+			c.nonFinite++
+			continue
+		}
+		v := r.KLJoint
+		if v <= klEpsilon {
+			v = klEpsilon
+			c.clamped++
+		}
+		cur.kl[r.Method] = append(cur.kl[r.Method], v)
+		cur.byTab[r.Method] = append(cur.byTab[r.Method], tableKL{r.TableID, v})
+		d.cleanRuns++
+	}
+	finish()
+
+	for m := range methodSet {
+		d.methods = append(d.methods, m)
+	}
+	sortMethods(d.methods)
+
+	// Totals.
+	for _, p := range d.points {
+		for m, c := range p.counts {
+			t := d.counts[m]
+			if t == nil {
+				t = &runCounts{}
+				d.counts[m] = t
+			}
+			t.total += c.total
+			t.diverged += c.diverged
+			t.nonFinite += c.nonFinite
+			t.clamped += c.clamped
+		}
+	}
+
+	// Floors.
+	d.oneFloor = len(d.points) > 0
+	for i, p := range d.points {
+		if p.floor <= 0 || (i > 0 && math.Abs(p.floor-d.points[0].floor) > 1e-12*d.points[0].floor) {
+			d.oneFloor = false
+		}
+	}
+	if d.oneFloor {
+		d.floor = d.points[0].floor
+	}
+
+	// Pairs (both runs clean, same point and table).
+	for _, p := range d.points {
+		bs, js := p.byTab["baseline"], p.byTab["jem"]
+		i, j := 0, 0
+		for i < len(bs) && j < len(js) {
+			switch {
+			case bs[i].table < js[j].table:
+				i++
+			case bs[i].table > js[j].table:
+				j++
+			default:
+				d.pairs = append(d.pairs, pair{bs[i].kl, js[j].kl, p.floor})
+				i++
+				j++
+			}
+		}
+	}
+
+	// Axes.
+	for _, ax := range d.axes {
+		for _, p := range d.points {
+			v := ax.value(p.first)
+			k, found := sort.Find(len(ax.values), func(i int) int {
+				switch {
+				case v.less(ax.values[i]):
+					return -1
+				case ax.values[i].less(v):
+					return 1
+				}
+				return 0
+			})
+			if !found {
+				ax.values = slices.Insert(ax.values, k, v)
+			}
+		}
+		if len(ax.values) < 2 {
+			continue
+		}
+		if ax.key == "batch_size" && ax.values[0].a == 0 {
+			ax.numeric = false // "full" has no position on a numeric axis
+		}
+		if ax.numeric {
+			lo, hi := ax.values[0].a, ax.values[len(ax.values)-1].a
+			ax.log = lo > 0 && (ax.key == "samples" || hi/lo >= 5)
+		}
+		d.varying = append(d.varying, ax)
+	}
+	for _, p := range d.points {
+		p.vals = make([]int, len(d.axes))
+		for a, ax := range d.axes {
+			v := ax.value(p.first)
+			p.vals[a] = sort.Search(len(ax.values), func(i int) bool { return !ax.values[i].less(v) })
+		}
+	}
+	return d
+}
+
+func (d *data) axisIndex(ax *axisDef) int {
+	for i, a := range d.axes {
+		if a == ax {
+			return i
+		}
+	}
+	return -1
+}
+
+// describeClean says what was left out of or clamped on a log-axis figure.
+func (d *data) describeClean() string {
+	var div, nf, cl int
+	for _, c := range d.counts {
+		div += c.diverged
+		nf += c.nonFinite
+		cl += c.clamped
+	}
+	var parts []string
+	if div > 0 {
+		parts = append(parts, fmt.Sprintf("%d diverged run(s) are left out", div))
+	}
+	if nf > 0 {
+		parts = append(parts, fmt.Sprintf("%d run(s) with a non-finite KL are left out", nf))
+	}
+	if cl > 0 {
+		parts = append(parts, fmt.Sprintf("%d KL value(s) ≤ %s (zero or round-off) are drawn at %s", cl, fmtNum(klEpsilon), fmtNum(klEpsilon)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " " + strings.ToUpper(parts[0][:1]) + parts[0][1:] + joinTail(parts[1:]) + "."
+}
+
+func joinTail(parts []string) string {
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString("; ")
+		b.WriteString(p)
+	}
+	return b.String()
+}

@@ -1,0 +1,453 @@
+package render
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/jemcheck/jemcheck/schemas"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// grid is one fixture grid point.
+type grid struct {
+	id               int64
+	x, k             int64
+	samples, steps   int64
+	lr               float64
+	batch            int64
+	model, enc, gen  string
+	tables           int
+	methods          []string
+	jemScale, bScale float64 // KL as a multiple of the floor
+}
+
+func (g grid) floor() float64 { return float64(g.x*g.k-1) / (2 * float64(g.samples)) }
+
+func (g grid) params() schemas.PointParams {
+	return schemas.PointParams{XValues: g.x, Classes: g.k, Samples: g.samples, Steps: g.steps, LR: g.lr, BatchSize: g.batch,
+		Model: g.model, Encoding: g.enc, Generator: g.gen, PxWeight: 1}
+}
+
+// fixture builds results and a matching hand-made summary for the grid points.
+func fixture(title string, pts []grid) Input {
+	r := rand.New(rand.NewPCG(7, 11))
+	in := Input{Title: title, Config: map[string]any{"seed": 42, "tables": pts[0].tables, "note": "<b>escaped</b> & fine"}}
+	in.Summary = schemas.Summary{Pipeline: "control", Seed: 42}
+	for _, g := range pts {
+		fl := g.floor()
+		ps := schemas.PointSummary{PointID: g.id, Params: g.params(), Tables: g.tables, Floor: fl}
+		var jemKL, baseKL []float64
+		for _, m := range g.methods {
+			ms := schemas.MethodSummary{Method: m}
+			var kls []float64
+			for t := 0; t < g.tables; t++ {
+				scale := g.jemScale
+				switch m {
+				case "baseline":
+					scale = g.bScale
+				case "oracle":
+					scale = 0.05
+				}
+				kl := fl * scale * math.Exp(0.6*r.NormFloat64())
+				row := schemas.ResultRow{
+					RunID: fmt.Sprintf("p%04d-t%07d-%s", g.id, t, m), TableID: int64(t), Method: m, PointID: g.id,
+					XValues: g.x, Classes: g.k, Encoding: g.enc, Generator: g.gen, Model: g.model,
+					Samples: g.samples, Steps: g.steps, LR: g.lr, BatchSize: g.batch, PxWeight: 1,
+					KLJoint: kl, KLMarginal: kl * 0.6, KLConditional: kl * 0.4,
+					Accuracy: 0.7 + 0.1*r.Float64(), BayesAccuracy: 0.8, Floor: fl,
+					KLEmpirical: fl * math.Exp(0.3*r.NormFloat64()), FinalLoss: 1.2,
+				}
+				in.Results = append(in.Results, row)
+				kls = append(kls, kl)
+				switch m {
+				case "jem":
+					jemKL = append(jemKL, kl)
+				case "baseline":
+					baseKL = append(baseKL, kl)
+				}
+			}
+			ms.Runs = len(kls)
+			d := describe(kls)
+			ms.KLJoint = schemas.Dist{Count: d.n, Mean: d.mean, Median: d.median, P10: d.p10, P90: d.p90}
+			ms.KLMarginal = schemas.Dist{Count: d.n, Mean: d.mean * 0.6, Median: d.median * 0.6}
+			ms.KLConditional = schemas.Dist{Count: d.n, Mean: d.mean * 0.4, Median: d.median * 0.4}
+			ms.Accuracy = schemas.Dist{Count: d.n, Mean: 0.75}
+			ms.BayesAccuracy = schemas.Dist{Count: d.n, Mean: 0.8}
+			ms.KLEmpirical = schemas.Dist{Count: d.n, Mean: fl}
+			ms.FloorRatio = d.mean / fl
+			ps.Methods = append(ps.Methods, ms)
+		}
+		if len(jemKL) > 0 && len(baseKL) > 0 {
+			var wins float64
+			for i := range jemKL {
+				if jemKL[i] < baseKL[i] {
+					wins++
+				}
+			}
+			ps.Comparison = &schemas.Comparison{Pairs: len(jemKL), JEMWinShare: wins / float64(len(jemKL)),
+				MeanDiff: 0.01, DiffCILow: 0.005, DiffCIHigh: 0.015, WilcoxonW: 50, WilcoxonZ: 2.5, WilcoxonP: 0.012, BaselineToJEM: g.bScale / g.jemScale}
+		}
+		ps.Verdict = schemas.Verdict{Holds: g.jemScale < 2 && g.bScale > 3, Reason: fmt.Sprintf("JEM at %.1f× floor, baseline at %.1f×", g.jemScale, g.bScale)}
+		in.Summary.Points = append(in.Summary.Points, ps)
+	}
+	in.Summary.Verdict = schemas.Verdict{Holds: true, Reason: "JEM's joint KL is within 2× of the floor at every point; the baseline's is not."}
+	return in
+}
+
+func triple(r *rand.Rand, point, table int64, x, k int, methods []string) Triple {
+	norm := func(n int, noise float64, base []float64) []float64 {
+		v := make([]float64, n)
+		var s float64
+		for i := range v {
+			if base != nil {
+				v[i] = base[i] * math.Exp(noise*r.NormFloat64())
+			} else {
+				v[i] = r.ExpFloat64()
+			}
+			s += v[i]
+		}
+		for i := range v {
+			v[i] /= s
+		}
+		return v
+	}
+	p := norm(x*k, 0, nil)
+	t := Triple{TableID: table, PointID: point, X: x, K: k, True: p, Learned: map[string][]float64{}}
+	for _, m := range methods {
+		noise := 0.1
+		if m == "baseline" {
+			noise = 0.8
+		}
+		t.Learned[m] = norm(x*k, noise, p)
+	}
+	return t
+}
+
+func singleInput() Input {
+	in := fixture("JEM control: 4×2 tables", []grid{{
+		id: 0, x: 4, k: 2, samples: 200, steps: 500, lr: 0.05, model: "linear", enc: "onehot", gen: "uniform",
+		tables: 10, methods: []string{"baseline", "jem"}, jemScale: 1.1, bScale: 6,
+	}})
+	r := rand.New(rand.NewPCG(3, 5))
+	in.Triples = []Triple{triple(r, 0, 0, 4, 2, []string{"baseline", "jem"}), triple(r, 0, 1, 3, 3, []string{"baseline", "jem"})}
+	return in
+}
+
+func sweepInput() Input {
+	var pts []grid
+	id := int64(0)
+	for _, n := range []int64{100, 1000} {
+		for _, lr := range []float64{0.01, 0.1} {
+			pts = append(pts, grid{id: id, x: 3, k: 2, samples: n, steps: 300, lr: lr, model: "linear", enc: "onehot", gen: "uniform",
+				tables: 5, methods: []string{"baseline", "jem", "oracle"}, jemScale: 1 + 10*lr, bScale: 8})
+			id++
+		}
+	}
+	in := fixture("Sweep: samples × lr", pts)
+	in.Summary.Pipeline = "sweep"
+	r := rand.New(rand.NewPCG(9, 9))
+	in.Triples = []Triple{triple(r, 3, 0, 3, 2, []string{"baseline", "jem", "oracle"})}
+	return in
+}
+
+func TestGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   Input
+	}{{"single", singleInput()}, {"sweep", sweepInput()}} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := Render(tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(out["report.html"], []byte("could not be drawn")) {
+				t.Errorf("report has figure warnings")
+			}
+			dir := filepath.Join("testdata", tc.name)
+			if *update {
+				if err := os.RemoveAll(dir); err != nil {
+					t.Fatal(err)
+				}
+				for k, v := range out {
+					p := filepath.Join(dir, filepath.FromSlash(k))
+					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(p, v, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			var golden []string
+			err = filepath.WalkDir(dir, func(p string, de os.DirEntry, err error) error {
+				if err != nil || de.IsDir() {
+					return err
+				}
+				rel, _ := filepath.Rel(dir, p)
+				golden = append(golden, filepath.ToSlash(rel))
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("reading goldens (run with -update to create them): %v", err)
+			}
+			if got := sortedKeys(out); !slices.Equal(got, golden) {
+				t.Fatalf("files: got %v, golden %v", got, golden)
+			}
+			for _, k := range golden {
+				want, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(k)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(out[k], want) {
+					t.Errorf("%s differs from its golden file (run go test -update after checking the change)", k)
+				}
+			}
+		})
+	}
+}
+
+func sortedKeys(m map[string][]byte) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func TestDeterministic(t *testing.T) {
+	in := sweepInput()
+	a, err := Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same rows in another order render the same bytes.
+	shuffled := in
+	shuffled.Results = slices.Clone(in.Results)
+	rand.New(rand.NewPCG(1, 1)).Shuffle(len(shuffled.Results), func(i, j int) {
+		shuffled.Results[i], shuffled.Results[j] = shuffled.Results[j], shuffled.Results[i]
+	})
+	for _, x := range []Input{in, shuffled} {
+		b, err := Render(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(sortedKeys(a), sortedKeys(b)) {
+			t.Fatalf("keys differ: %v vs %v", sortedKeys(a), sortedKeys(b))
+		}
+		for k := range a {
+			if !bytes.Equal(a[k], b[k]) {
+				t.Errorf("%s differs between renders", k)
+			}
+		}
+	}
+}
+
+func figureSet(out map[string][]byte) []string {
+	var names []string
+	for k := range out {
+		if n, ok := strings.CutPrefix(k, "figures/"); ok {
+			n = strings.TrimSuffix(n, ".svg")
+			if !strings.HasPrefix(n, figTriplePrefix) {
+				names = append(names, n)
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+func TestFigureSelection(t *testing.T) {
+	base := grid{x: 4, k: 2, samples: 100, steps: 200, lr: 0.01, model: "linear", enc: "onehot", gen: "uniform",
+		tables: 3, methods: []string{"baseline", "jem"}, jemScale: 1, bScale: 5}
+	vary := func(f ...func(g *grid)) []grid {
+		var out []grid
+		for i, fn := range f {
+			g := base
+			g.id = int64(i)
+			fn(&g)
+			out = append(out, g)
+		}
+		return out
+	}
+	same := func(g *grid) {}
+	for _, tc := range []struct {
+		name string
+		pts  []grid
+		want []string
+	}{
+		{"single point", vary(same), []string{"baseline_vs_jem", "kl_dist"}},
+		{"replicates only", vary(same, same), []string{"baseline_vs_jem", "kl_dist"}},
+		{"samples", vary(same, func(g *grid) { g.samples = 1000 }, func(g *grid) { g.samples = 10000 }),
+			[]string{"baseline_vs_jem", "kl_dist", "kl_vs_samples"}},
+		{"lr", vary(same, func(g *grid) { g.lr = 0.1 }), []string{"baseline_vs_jem", "kl_dist", "kl_vs_lr"}},
+		{"steps and model", vary(same, func(g *grid) { g.steps = 2000 }, func(g *grid) { g.model = "mlp:16" }),
+			[]string{"baseline_vs_jem", "heatmap_steps_model", "kl_dist", "kl_vs_model", "kl_vs_steps"}},
+		{"size and batch", vary(same, func(g *grid) { g.x, g.k = 8, 3; g.batch = 32 }),
+			[]string{"baseline_vs_jem", "heatmap_size_batch_size", "kl_dist", "kl_vs_batch_size", "kl_vs_size"}},
+		{"encoding and generator", vary(same, func(g *grid) { g.enc = "scalar" }, func(g *grid) { g.gen = "dirichlet:0.5" }),
+			[]string{"baseline_vs_jem", "heatmap_encoding_generator", "kl_dist", "kl_vs_encoding", "kl_vs_generator"}},
+		{"no jem", vary(func(g *grid) { g.methods = []string{"baseline"} }, func(g *grid) { g.methods = []string{"baseline"}; g.samples = 1000 }),
+			[]string{"kl_dist", "kl_vs_samples"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := fixture(tc.name, tc.pts)
+			out, err := Render(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := figureSet(out); !slices.Equal(got, tc.want) {
+				t.Errorf("figures %v, want %v", got, tc.want)
+			}
+			names := FigureNames(in)
+			sort.Strings(names)
+			if !slices.Equal(names, tc.want) {
+				t.Errorf("FigureNames %v, want %v", names, tc.want)
+			}
+			if bytes.Contains(out["report.html"], []byte("could not be drawn")) {
+				t.Errorf("report has figure warnings")
+			}
+		})
+	}
+}
+
+func TestBadValues(t *testing.T) {
+	in := sweepInput()
+	rows := in.Results
+	rows[0].KLJoint = math.NaN()
+	rows[1].KLJoint = math.Inf(1)
+	rows[2].KLJoint = 0
+	rows[3].KLJoint = -1e-17
+	rows[4].Diverged = true
+	rows[4].KLJoint = math.NaN()
+	rows[5].Floor = math.NaN()
+	rows[6].KLEmpirical = math.Inf(1)
+	in.Summary.Points[0].Methods[0].KLJoint.Mean = math.NaN()
+	in.Summary.Points[0].Comparison.WilcoxonP = math.Inf(1)
+	in.Triples[0].Learned["jem"][0] = math.NaN()
+	in.Triples[0].Learned["oracle"] = []float64{1} // wrong size: left out
+	in.Config = map[string]any{"bad": math.NaN()}  // not JSON: reported, not fatal
+	out, err := Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(out["report.html"])
+	if strings.Contains(html, "could not be drawn") {
+		t.Errorf("figure warnings in report")
+	}
+	for _, want := range []string{"baseline: 1 of 20 runs diverged, 2 had a non-finite joint KL, 2 joint KL values", "were clamped", "could not be encoded"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+
+	// Every run bad: no KL figures, still a report.
+	for i := range rows {
+		rows[i].KLJoint = math.NaN()
+	}
+	out, err = Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := figureSet(out); len(got) != 0 {
+		t.Errorf("figures from all-NaN results: %v", got)
+	}
+
+	// All KL zero (clamped to one value) still draws.
+	for i := range rows {
+		rows[i].KLJoint = 0
+		rows[i].Diverged = false
+	}
+	out, err = Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out["report.html"]), "could not be drawn") {
+		t.Errorf("figure warnings with all-zero KL:\n%s", out["report.html"])
+	}
+}
+
+func TestEmptyInput(t *testing.T) {
+	out, err := Render(Input{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 1 || out["report.html"] == nil {
+		t.Errorf("keys %v", sortedKeys(out))
+	}
+}
+
+func TestEscaping(t *testing.T) {
+	in := singleInput()
+	in.Title = `<script>alert("x")</script>`
+	in.Summary.Verdict.Reason = "<img src=x onerror=alert(1)>"
+	out, err := Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(out["report.html"])
+	if strings.Contains(html, "<script>alert") || strings.Contains(html, "<img src=x") {
+		t.Errorf("unescaped input in report")
+	}
+}
+
+func TestBadTriple(t *testing.T) {
+	in := singleInput()
+	in.Triples = append(in.Triples, Triple{TableID: 9, X: 2, K: 2, True: []float64{1}})
+	out, err := Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out["report.html"]), "triple_p0_t9 could not be drawn") {
+		t.Errorf("malformed triple not reported")
+	}
+}
+
+func TestLogTicks(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi  float64
+		minLabs int
+	}{{1e-4, 1e-1, 3}, {0.002, 0.009, 2}, {0.0031, 0.0039, 2}, {1e-12, 1e3, 2}, {10, 10000, 3}} {
+		labs := 0
+		for _, tk := range (logTicks{}).Ticks(tc.lo, tc.hi) {
+			if tk.Value < tc.lo*(1-1e-9) || tk.Value > tc.hi*(1+1e-9) {
+				t.Errorf("[%g,%g]: tick %g out of range", tc.lo, tc.hi, tk.Value)
+			}
+			if tk.Label != "" {
+				labs++
+			}
+		}
+		if labs < tc.minLabs {
+			t.Errorf("[%g,%g]: %d labels", tc.lo, tc.hi, labs)
+		}
+	}
+}
+
+// TestLarge renders many runs quickly, with the scatter downsampled.
+func TestLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	in := fixture("large", []grid{{id: 0, x: 4, k: 2, samples: 100, steps: 10, lr: 0.1, model: "linear", enc: "onehot", gen: "uniform",
+		tables: 30000, methods: []string{"baseline", "jem"}, jemScale: 1, bScale: 5}})
+	out, err := Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(out["figures/baseline_vs_jem.svg"], []byte("<path")); n > maxScatterPoints+500 {
+		t.Errorf("scatter has %d paths", n)
+	}
+	if !strings.Contains(string(out["report.html"]), "one table in every 2 is drawn") {
+		t.Errorf("downsampling not mentioned")
+	}
+}

@@ -1,0 +1,95 @@
+package render
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// dist is mean and quantiles of a sample.
+type dist struct {
+	n                      int
+	mean, median, p10, p90 float64
+}
+
+// describe summarises vs (which it sorts).
+func describe(vs []float64) dist {
+	if len(vs) == 0 {
+		return dist{mean: math.NaN(), median: math.NaN(), p10: math.NaN(), p90: math.NaN()}
+	}
+	slices.Sort(vs)
+	var s float64
+	for _, v := range vs {
+		s += v
+	}
+	return dist{
+		n:      len(vs),
+		mean:   s / float64(len(vs)),
+		median: quantile(vs, 0.5),
+		p10:    quantile(vs, 0.1),
+		p90:    quantile(vs, 0.9),
+	}
+}
+
+// quantile of sorted vs, linear interpolation between order statistics.
+func quantile(sorted []float64, q float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return math.NaN()
+	}
+	pos := q * float64(n-1)
+	lo := int(math.Floor(pos))
+	if lo >= n-1 {
+		return sorted[n-1]
+	}
+	f := pos - float64(lo)
+	return sorted[lo] + f*(sorted[lo+1]-sorted[lo])
+}
+
+// fmtNum formats a number compactly: "0.001", "250", "3e-05" → "3e-5".
+func fmtNum(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "NaN"
+	case math.IsInf(v, 1):
+		return "∞"
+	case math.IsInf(v, -1):
+		return "−∞"
+	}
+	return tidyExp(strconv.FormatFloat(v, 'g', -1, 64))
+}
+
+// fmtSig formats with n significant digits.
+func fmtSig(v float64, n int) string {
+	switch {
+	case math.IsNaN(v):
+		return "—"
+	case math.IsInf(v, 1):
+		return "∞"
+	case math.IsInf(v, -1):
+		return "−∞"
+	}
+	return tidyExp(strconv.FormatFloat(v, 'g', n, 64))
+}
+
+// tidyExp turns "1e-05" into "1e-5" and "1e+06" into "1e6".
+func tidyExp(s string) string {
+	i := strings.IndexByte(s, 'e')
+	if i < 0 {
+		return s
+	}
+	mant, exp := s[:i], s[i+1:]
+	sign := ""
+	if exp[0] == '-' || exp[0] == '+' {
+		if exp[0] == '-' {
+			sign = "-"
+		}
+		exp = exp[1:]
+	}
+	exp = strings.TrimLeft(exp, "0")
+	if exp == "" {
+		exp = "0"
+	}
+	return mant + "e" + sign + exp
+}

@@ -1,0 +1,101 @@
+package stages
+
+import (
+	"fmt"
+
+	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/schemas"
+)
+
+// Table is one true joint table p(x,y) drawn (or read) for a grid point.
+type Table struct {
+	Point Point
+	ID    int64
+	P     []float64 // row-major x*Classes+y
+}
+
+// Dataset is a table with its N sampled draws, summarised as cell counts.
+// The draws themselves are a deterministic function of the counts and the seed
+// (see Samples), so they never travel through the pipeline.
+type Dataset struct {
+	Table  Table
+	Counts []int64 // row-major x*Classes+y, summing to Point.Samples
+}
+
+// Job is one training run: a dataset and a method.
+type Job struct {
+	Dataset Dataset
+	Method  string
+	RunID   string
+}
+
+// Trained is a job with its learned logits.
+type Trained struct {
+	Job      Job
+	Logits   []float64 // f(x)[y], row-major
+	Loss     float64   // final training loss
+	Diverged bool
+	TrainMS  float64 // wall time per run (batch time / runs), 0 unless timings are on
+}
+
+// Learned is one run's learned joint, with the truth beside it (for the report).
+type Learned struct {
+	RunID   string
+	PointID int64
+	TableID int64
+	Method  string
+	X, K    int
+	Logits  []float64
+	Q       []float64 // learned joint softmax(f) over all cells
+	P       []float64 // true joint
+}
+
+// ResultSet is every result row of a run, sorted by RunID: a single element.
+type ResultSet struct {
+	Rows []schemas.ResultRow
+}
+
+// Methods.
+const (
+	MethodBaseline = "baseline"
+	MethodJEM      = "jem"
+	MethodOracle   = "oracle"
+)
+
+// Seed tags: every random draw derives from (run seed, tag, identity of the element).
+var (
+	tagTable  = prob.SeedString("table")
+	tagSample = prob.SeedString("sample")
+	tagOrder  = prob.SeedString("order")
+	tagTrain  = prob.SeedString("train")
+)
+
+// tableSeed identifies a table independently of N, lr, steps and method, so sweeps over
+// those axes are paired on the same tables.
+func tableSeed(runSeed uint64, t Table) uint64 {
+	p := t.Point
+	return prob.Seed(runSeed, tagTable, uint64(p.XValues), uint64(p.Classes),
+		prob.SeedString(p.Generator), uint64(p.Replicate), uint64(t.ID))
+}
+
+// sampleSeed drives the multinomial counts of a table's dataset.
+func sampleSeed(runSeed uint64, t Table) uint64 {
+	return prob.Seed(tableSeed(runSeed, t), tagSample, uint64(t.Point.Samples))
+}
+
+// Samples returns the dataset's N draws as cell indices x*K+y in draw order. Given the
+// counts, i.i.d. draws are a uniformly random ordering of the multiset, which is what
+// this returns; it is what samples/*.parquet holds and what minibatch training uses.
+func Samples(runSeed uint64, d Dataset) []int32 {
+	return prob.SamplesFromCounts(prob.NewRand(prob.Seed(sampleSeed(runSeed, d.Table), tagOrder)), d.Counts)
+}
+
+// trainSeed drives a run's initialisation and minibatch order.
+func trainSeed(runSeed uint64, t Table, method string) uint64 {
+	return prob.Seed(tableSeed(runSeed, t), tagTrain, prob.SeedString(method))
+}
+
+// RunID names a run: point, table and method.
+func RunID(pointID, tableID int64, method string) string {
+	return fmt.Sprintf("p%04d-t%07d-%s", pointID, tableID, method)
+}

@@ -1,0 +1,158 @@
+package stages
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/jemcheck/jemcheck/models"
+	"github.com/jemcheck/jemcheck/models/prob"
+)
+
+// Options are the run-wide settings every stage shares.
+type Options struct {
+	Seed         uint64     `json:"seed"`
+	Out          string     `json:"out"`
+	TablesFrom   string     `json:"tables_from,omitempty"`
+	TrainBatch   int        `json:"train_batch"`
+	Backend      string     `json:"backend"`
+	WriteSamples bool       `json:"write_samples"`
+	Timings      bool       `json:"timings"`
+	ReportTables int        `json:"report_tables"`
+	Thresholds   Thresholds `json:"thresholds"`
+}
+
+// Thresholds decide the verdict: the JEM claim holds at a point when JEM's mean joint
+// KL is within FloorFactor of the floor, the baseline's mean joint KL is at least
+// MinRatio times JEM's, and the paired Wilcoxon test's p-value is below MaxP.
+type Thresholds struct {
+	FloorFactor float64 `json:"floor_factor"`
+	MinRatio    float64 `json:"min_ratio"`
+	MaxP        float64 `json:"max_p"`
+}
+
+// DefaultThresholds are the documented defaults.
+func DefaultThresholds() Thresholds {
+	return Thresholds{FloorFactor: 2, MinRatio: 2, MaxP: 0.01}
+}
+
+// Encodings and methods the trainer knows.
+var (
+	Encodings  = []string{"scalar", "onehot"}
+	AllMethods = []string{MethodBaseline, MethodJEM, MethodOracle}
+)
+
+// ParseMethods parses a comma-separated method list.
+func ParseMethods(s string) ([]string, error) {
+	var out []string
+	for _, m := range strings.Split(s, ",") {
+		m = strings.TrimSpace(m)
+		if m == "" {
+			continue
+		}
+		if !slices.Contains(AllMethods, m) {
+			return nil, fmt.Errorf("unknown method %q (known: %s)", m, strings.Join(AllMethods, ", "))
+		}
+		if slices.Contains(out, m) {
+			return nil, fmt.Errorf("method %q listed twice", m)
+		}
+		out = append(out, m)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no methods given")
+	}
+	return out, nil
+}
+
+// Shape is the training shape of a point's runs for a method (the oracle always
+// trains full batch on the true table).
+func (p Point) Shape(method string) models.Shape {
+	sh := models.Shape{XValues: p.XValues, Classes: p.Classes, Encoding: p.Encoding,
+		Model: p.Model, Steps: p.Steps, BatchSize: p.BatchSize}
+	if method == MethodOracle {
+		sh.BatchSize = 0
+	}
+	return sh
+}
+
+// Validate checks every field of a point; the error names the offending field.
+func (p Point) Validate() error {
+	switch {
+	case p.XValues < 1:
+		return fmt.Errorf("x_values must be >= 1, got %d", p.XValues)
+	case p.Classes < 2:
+		return fmt.Errorf("classes must be >= 2, got %d", p.Classes)
+	case p.XValues*p.Classes > 1<<16:
+		return fmt.Errorf("x_values*classes = %d cells is too many (max 65536)", p.XValues*p.Classes)
+	case p.Samples < 1:
+		return fmt.Errorf("samples must be >= 1, got %d", p.Samples)
+	case p.Steps < 1:
+		return fmt.Errorf("steps must be >= 1, got %d", p.Steps)
+	case p.Tables < 1:
+		return fmt.Errorf("tables must be >= 1, got %d", p.Tables)
+	case p.BatchSize < 0:
+		return fmt.Errorf("batch_size must be >= 0 (0 = full batch), got %d", p.BatchSize)
+	case p.BatchSize > p.Samples:
+		return fmt.Errorf("batch_size %d exceeds samples %d", p.BatchSize, p.Samples)
+	case p.Replicate < 0:
+		return fmt.Errorf("replicate must be >= 0, got %d", p.Replicate)
+	case math.IsNaN(p.LR) || math.IsInf(p.LR, 0) || p.LR <= 0:
+		return fmt.Errorf("lr must be a finite number > 0, got %v", p.LR)
+	case math.IsNaN(p.PxWeight) || math.IsInf(p.PxWeight, 0) || p.PxWeight < 0:
+		return fmt.Errorf("jem_px_weight must be a finite number >= 0, got %v", p.PxWeight)
+	case !slices.Contains(Encodings, p.Encoding):
+		return fmt.Errorf("unknown encoding %q (known: %s)", p.Encoding, strings.Join(Encodings, ", "))
+	}
+	if p.Generator != GeneratorFile {
+		if _, err := prob.ParseGenerator(p.Generator); err != nil {
+			return fmt.Errorf("generator: %w", err)
+		}
+	}
+	if _, err := models.ParseModel(p.Model); err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	if len(p.Methods) == 0 {
+		return errors.New("no methods given")
+	}
+	for _, m := range p.Methods {
+		if !slices.Contains(AllMethods, m) {
+			return fmt.Errorf("unknown method %q (known: %s)", m, strings.Join(AllMethods, ", "))
+		}
+		if err := p.Shape(m).Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Validate checks the run-wide options.
+func (o Options) Validate() error {
+	switch {
+	case o.Out == "":
+		return errors.New("out: no output location given")
+	case o.TrainBatch < 1:
+		return fmt.Errorf("train_batch must be >= 1, got %d", o.TrainBatch)
+	case o.ReportTables < 0:
+		return fmt.Errorf("report_tables must be >= 0, got %d", o.ReportTables)
+	}
+	t := o.Thresholds
+	for _, c := range []struct {
+		name string
+		v    float64
+		ok   bool
+	}{
+		{"floor_factor", t.FloorFactor, t.FloorFactor > 0},
+		{"min_ratio", t.MinRatio, t.MinRatio > 0},
+		{"max_p", t.MaxP, t.MaxP > 0 && t.MaxP <= 1},
+	} {
+		if math.IsNaN(c.v) || math.IsInf(c.v, 0) || !c.ok {
+			return fmt.Errorf("%s: invalid value %v", c.name, c.v)
+		}
+	}
+	return nil
+}
+
+// GeneratorFile marks tables read from --tables_from.
+const GeneratorFile = "file"
