@@ -48,21 +48,16 @@ func adamSplit(theta, m, v, grad []*Node, lrT, epsT *Node) (theta2, m2, v2 []*No
 	return
 }
 
-// adamTensor is adamSplit for [R, ...] tensors; lrT is [R].
-func adamTensor(theta, m, v, grad []*Node, lrT, epsT *Node) (theta2, m2, v2 []*Node) {
+// adamTensor is adamSplit for [R, ...] tensors; lrT[j] is the per-run learning rate
+// times lrScale(t), already broadcast to the shape of theta[j].
+func adamTensor(theta, m, v, grad, lrT []*Node, epsT *Node) (theta2, m2, v2 []*Node) {
 	n := len(theta)
 	theta2, m2, v2 = make([]*Node, n), make([]*Node, n), make([]*Node, n)
 	for j := range n {
 		g := grad[j]
 		m2[j] = Add(MulScalar(m[j], adamBeta1), g)
 		v2[j] = Add(MulScalar(v[j], adamBeta2), Mul(g, g))
-		dims := make([]int, theta[j].Rank())
-		for k := range dims {
-			dims[k] = 1
-		}
-		dims[0] = theta[j].Shape().Dimensions[0]
-		lrB := Reshape(lrT, dims...)
-		theta2[j] = Sub(theta[j], Div(Mul(lrB, m2[j]), Add(Sqrt(v2[j]), epsT)))
+		theta2[j] = Sub(theta[j], Div(Mul(lrT[j], m2[j]), Add(Sqrt(v2[j]), epsT)))
 	}
 	return
 }

@@ -9,8 +9,11 @@ import (
 )
 
 // The general path: parameters as [R, in, out] / [R, 1, out] tensors, any model and
-// encoding, loss on [R, X, K] normalised counts, gradients by GoMLX autodiff. It is the
-// reference against which the fast path is tested, and the path for MLPs.
+// encoding, loss on [R, X, K] normalised counts. The gradient of the loss with respect
+// to the logits comes from GoMLX autodiff; by default it is back-propagated through the
+// dense layers by hand (backprop), or, with generalKey.autodiff, by GoMLX autodiff all
+// the way to the parameters. The full-autodiff variant is the reference against which
+// both the hand backprop and the fast path are tested.
 
 // layer is one dense layer's fan-in and fan-out.
 type layer struct{ in, out int }
@@ -45,6 +48,7 @@ type generalKey struct {
 	model     string
 	R, U      int
 	minibatch bool
+	autodiff  bool // gradients w.r.t. the parameters by GoMLX autodiff (else backprop by hand)
 	eval      bool // the evaluation graph (logits and loss); U and minibatch unused
 }
 
@@ -60,34 +64,65 @@ func paramShapes(ls []layer, R int) []shapes.Shape {
 // forward computes the logits [R, X, K] of the model with tensor parameters
 // (W_0, b_0, W_1, b_1, ...); hidden layers use tanh.
 func forward(params []*Node, X int, onehot bool) *Node {
+	logits, _ := forwardActs(params, X, onehot)
+	return logits
+}
+
+// forwardActs is forward that also returns the input of every layer: acts[0] is the
+// encoded x ([R, X, 1] for scalar; nil for one-hot, whose first layer is a row lookup)
+// and acts[l] the tanh output of hidden layer l.
+func forwardActs(params []*Node, X int, onehot bool) (logits *Node, acts []*Node) {
 	g := params[0].Graph()
 	R := params[0].Shape().Dimensions[0]
 	nl := len(params) / 2
 	var h *Node
+	if !onehot {
+		xs := make([]float32, X)
+		for x := range X {
+			xs[x] = float32(x)
+		}
+		h = BroadcastToDims(Const(g, [][][]float32{toColumn(xs)}), R, X, 1)
+	}
 	for l := range nl {
 		W, b := params[2*l], params[2*l+1]
+		acts = append(acts, h)
 		var z *Node
-		if l == 0 {
-			if onehot {
-				z = W // one-hot(x) · W selects row x of W: [R, X, out].
-			} else {
-				xs := make([]float32, X)
-				for x := range X {
-					xs[x] = float32(x)
-				}
-				feat := BroadcastToDims(Const(g, [][][]float32{toColumn(xs)}), R, X, 1)
-				z = Einsum("rxi,rio->rxo", feat, W)
-			}
+		if h == nil {
+			z = W // one-hot(x) · W selects row x of W: [R, X, out].
 		} else {
 			z = Einsum("rxi,rio->rxo", h, W)
 		}
-		z = Add(z, b)
+		z = Add(z, BroadcastToDims(b, z.Shape().Dimensions...)) // same-shape Add: no broadcasting iterator
 		if l < nl-1 {
 			z = Tanh(z)
 		}
 		h = z
 	}
-	return h
+	return h, acts
+}
+
+// backprop maps dLoss/dlogits [R,X,K] to the parameter gradients of forwardActs by
+// hand, with Einsum (DotGeneral) for the batched matrix products. GoMLX's own VJP of
+// Einsum materialises broadcast [R,X,in,out] products, several times slower on
+// SimpleGo.
+func backprop(params, acts []*Node, delta *Node) []*Node {
+	nl := len(params) / 2
+	grads := make([]*Node, len(params))
+	for l := nl - 1; l >= 0; l-- {
+		W := params[2*l]
+		R, out := delta.Shape().Dimensions[0], delta.Shape().Dimensions[2]
+		grads[2*l+1] = Reshape(ReduceSum(delta, 1), R, 1, out)
+		h := acts[l]
+		if h == nil {
+			grads[2*l] = delta // one-hot input: dW[x,:] = delta[x,:]
+		} else {
+			grads[2*l] = Einsum("rxi,rxo->rio", h, delta)
+		}
+		if l > 0 { // through W and the tanh of the previous layer
+			delta = Mul(Einsum("rxo,rio->rxi", delta, W), OneMinus(Mul(h, h)))
+		}
+	}
+	return grads
 }
 
 func toColumn(xs []float32) [][]float32 {
@@ -101,7 +136,7 @@ func toColumn(xs []float32) [][]float32 {
 // logSumExp reduces axis (removed) stably; its gradient is the softmax.
 func logSumExp(x *Node, axis int) *Node {
 	m := StopGradient(ReduceAndKeep(x, ReduceMax, axis))
-	return Add(Squeeze(m, axis), Log(ReduceSum(Exp(Sub(x, m)), axis)))
+	return Add(Squeeze(m, axis), Log(ReduceSum(Exp(Sub(x, BroadcastToDims(m, x.Shape().Dimensions...))), axis)))
 }
 
 // countsLoss is the per-run loss [R] on normalised counts chat [R,X,K] (each run's
@@ -156,15 +191,37 @@ func buildGeneralTrain(g *Graph, key generalKey, ls []layer) {
 		epsT[i] = Parameter(g, fmt.Sprintf("epst%d", i), shapes.Make(f32))
 	}
 
+	// Per-run learning rates broadcast once per call to every parameter shape; each step
+	// then scales them by its scalar lrScale_i (no broadcasting iterator per step).
+	lrFull := make([]*Node, np)
+	for j, s := range ps {
+		dims := make([]int, s.Rank())
+		for k := range dims {
+			dims[k] = 1
+		}
+		dims[0] = R
+		lrFull[j] = BroadcastToDims(Reshape(lr, dims...), s.Dimensions...)
+	}
 	theta, m, v := state[0], state[1], state[2]
 	for i := range U {
 		c := chat[0]
 		if key.minibatch {
 			c = chat[i]
 		}
-		loss := ReduceAllSum(countsLoss(forward(theta, key.X, key.onehot), c, w))
-		grads := Gradient(loss, theta...)
-		theta, m, v = adamTensor(theta, m, v, grads, Mul(lr, lrScale[i]), epsT[i])
+		var grads []*Node
+		if key.autodiff {
+			loss := ReduceAllSum(countsLoss(forward(theta, key.X, key.onehot), c, w))
+			grads = Gradient(loss, theta...)
+		} else {
+			logits, acts := forwardActs(theta, key.X, key.onehot)
+			loss := ReduceAllSum(countsLoss(logits, c, w))
+			grads = backprop(theta, acts, Gradient(loss, logits)[0])
+		}
+		lrT := make([]*Node, np)
+		for j := range np {
+			lrT[j] = Mul(lrFull[j], lrScale[i])
+		}
+		theta, m, v = adamTensor(theta, m, v, grads, lrT, epsT[i])
 	}
 
 	// Divergence: a run is finite iff sum(0*s) over all its state is 0 (NaN otherwise).

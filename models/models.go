@@ -142,9 +142,14 @@ func ParseModel(s string) ([]int, error) {
 }
 
 // Run is one training run: its data, learning rate, px weight and seed.
+//
+// With Shape.BatchSize = 0 the run trains full-batch on Counts. With BatchSize > 0 it
+// trains on minibatches of Samples (Counts is then only checked if given); a run with
+// no Samples (e.g. the oracle, whose Counts are the true table) trains full-batch on
+// its Counts at every step even in a minibatch batch.
 type Run struct {
 	Counts   []float64 // len X*K, row-major x*K+y: cell weights (sample counts, or the true p for the oracle). Full-batch loss uses these.
-	Samples  []int32   // cell indices x*K+y of the N samples, in draw order; required only when BatchSize>0
+	Samples  []int32   // cell indices x*K+y of the N samples, in draw order; used only when BatchSize>0 (see below)
 	LR       float64   // per-run Adam learning rate
 	PxWeight float64   // 0 = baseline CE; 1 = JEM joint NLL; general w: CE + w*(-log p(x) term)
 	Seed     uint64    // parameter init and minibatch order derive only from this
@@ -153,7 +158,7 @@ type Run struct {
 // Outcome is the result of one run.
 type Outcome struct {
 	Logits   []float64 // X*K, learned f(x)[y], row-major x*K+y
-	Loss     float64   // final per-example training loss (on Counts; on the histogram of Samples in minibatch mode)
+	Loss     float64   // final per-example training loss: on Counts (on the histogram of Samples for a minibatch run)
 	Diverged bool      // the run went non-finite and was frozen at its last finite state
 }
 
@@ -167,7 +172,10 @@ func validateRuns(s Shape, runs []Run) error {
 		if !(r.PxWeight >= 0) || math.IsInf(r.PxWeight, 0) {
 			return fmt.Errorf("models: run %d: PxWeight must be finite and >= 0, got %v", i, r.PxWeight)
 		}
-		if s.BatchSize == 0 || r.Counts != nil {
+		if s.BatchSize > 0 && len(r.Samples) == 0 && len(r.Counts) == 0 {
+			return fmt.Errorf("models: run %d: minibatch mode (BatchSize=%d) needs Samples (or Counts to train full-batch)", i, s.BatchSize)
+		}
+		if s.BatchSize == 0 || len(r.Samples) == 0 || r.Counts != nil {
 			if len(r.Counts) != cells {
 				return fmt.Errorf("models: run %d: len(Counts)=%d, want X*K=%d", i, len(r.Counts), cells)
 			}
@@ -183,9 +191,6 @@ func validateRuns(s Shape, runs []Run) error {
 			}
 		}
 		if s.BatchSize > 0 {
-			if len(r.Samples) == 0 {
-				return fmt.Errorf("models: run %d: minibatch mode (BatchSize=%d) needs Samples", i, s.BatchSize)
-			}
 			for j, c := range r.Samples {
 				if c < 0 || int(c) >= cells {
 					return fmt.Errorf("models: run %d: Samples[%d]=%d out of range [0,%d)", i, j, c, cells)

@@ -149,7 +149,7 @@ func TestTrainBadInput(t *testing.T) {
 		{"zero counts", shape, Run{Counts: []float64{0, 0, 0, 0}, LR: 0.1}, "sum"},
 		{"zero lr", shape, Run{Counts: ok.Counts}, "LR"},
 		{"nan px weight", shape, Run{Counts: ok.Counts, LR: 0.1, PxWeight: math.NaN()}, "PxWeight"},
-		{"minibatch without samples", mb, Run{LR: 0.1}, "Samples"},
+		{"minibatch with neither samples nor counts", mb, Run{LR: 0.1}, "needs Samples"},
 		{"sample out of range", mb, Run{Samples: []int32{0, 4}, LR: 0.1}, "out of range"},
 	}
 	for _, c := range cases {
@@ -260,9 +260,9 @@ func TestBatchedEqualsAlone(t *testing.T) {
 	}
 }
 
-// TestFastEqualsAutodiff: the hand-derived split-form path trains the same as the
-// autodiff tensor path.
-func TestFastEqualsAutodiff(t *testing.T) {
+// TestPathsAgree: the hand-derived split-form fast path and the hand backprop of the
+// tensor path train the same as GoMLX autodiff all the way to the parameters.
+func TestPathsAgree(t *testing.T) {
 	tr := newTestTrainer(t)
 	cases := []struct {
 		name  string
@@ -274,7 +274,14 @@ func TestFastEqualsAutodiff(t *testing.T) {
 		{"3x3 scalar mixed", Shape{XValues: 3, Classes: 3, Encoding: "scalar", Model: "linear", Steps: 50}, -1},
 		{"3x4 onehot mixed", Shape{XValues: 3, Classes: 4, Encoding: "onehot", Model: "linear", Steps: 50}, -1},
 		{"3x2 scalar minibatch mixed", Shape{XValues: 3, Classes: 2, Encoding: "scalar", Model: "linear", Steps: 30, BatchSize: 8}, -1},
+		{"mlp scalar mixed", Shape{XValues: 4, Classes: 2, Encoding: "scalar", Model: "mlp:6,5", Steps: 30}, -1},
+		{"mlp onehot minibatch", Shape{XValues: 3, Classes: 3, Encoding: "onehot", Model: "mlp:7", Steps: 30, BatchSize: 8}, -1},
 	}
+	type variant struct {
+		name                 string
+		noFast, fullAutodiff bool
+	}
+	variants := []variant{{"default", false, false}, {"tensor hand backprop", true, false}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			runs := mixedRuns(c.shape, 6, 5)
@@ -283,22 +290,25 @@ func TestFastEqualsAutodiff(t *testing.T) {
 					runs[i].PxWeight = c.w
 				}
 			}
-			fast, err := tr.Train(context.Background(), c.shape, runs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr.noFast = true
-			slow, err := tr.Train(context.Background(), c.shape, runs)
-			tr.noFast = false
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range runs {
-				if d := maxAbsDiff(fast[i].Logits, slow[i].Logits); d > 1e-4 {
-					t.Errorf("run %d: fast vs autodiff max |diff| = %.3g", i, d)
+			train := func(v variant) []Outcome {
+				tr.noFast, tr.fullAutodiff = v.noFast, v.fullAutodiff
+				defer func() { tr.noFast, tr.fullAutodiff = false, false }()
+				out, err := tr.Train(context.Background(), c.shape, runs)
+				if err != nil {
+					t.Fatalf("%s: %v", v.name, err)
 				}
-				if math.Abs(fast[i].Loss-slow[i].Loss) > 1e-5 {
-					t.Errorf("run %d: loss fast %v autodiff %v", i, fast[i].Loss, slow[i].Loss)
+				return out
+			}
+			ref := train(variant{"full autodiff", true, true})
+			for _, v := range variants {
+				got := train(v)
+				for i := range runs {
+					if d := maxAbsDiff(got[i].Logits, ref[i].Logits); d > 1e-4 {
+						t.Errorf("%s run %d: max |logit diff| vs full autodiff = %.3g", v.name, i, d)
+					}
+					if math.Abs(got[i].Loss-ref[i].Loss) > 1e-5 {
+						t.Errorf("%s run %d: loss %v, full autodiff %v", v.name, i, got[i].Loss, ref[i].Loss)
+					}
 				}
 			}
 		})
@@ -497,6 +507,84 @@ func TestSampler(t *testing.T) {
 			other := newSampler(samples, 43).next(len(samples))
 			if fmt.Sprint(other) == fmt.Sprint(epochs[0]) {
 				t.Errorf("different seeds gave the same order")
+			}
+		})
+	}
+}
+
+// TestConcurrentTrainers: Trainers in separate goroutines (how a caller uses several
+// cores) do not interfere and give the same results as one Trainer.
+func TestConcurrentTrainers(t *testing.T) {
+	shapes := []Shape{
+		{XValues: 2, Classes: 2, Encoding: "scalar", Model: "linear", Steps: 40},
+		{XValues: 3, Classes: 2, Encoding: "onehot", Model: "mlp:4", Steps: 10},
+	}
+	want := make([][]Outcome, len(shapes))
+	tr := newTestTrainer(t)
+	for i, s := range shapes {
+		var err error
+		if want[i], err = tr.Train(context.Background(), s, mixedRuns(s, 5, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const workers = 3
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			tr, err := NewTrainer("")
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer tr.Close()
+			for k := range len(shapes) * 2 {
+				i := (k + w) % len(shapes)
+				got, err := tr.Train(context.Background(), shapes[i], mixedRuns(shapes[i], 5, 1))
+				if err != nil {
+					errs <- err
+					return
+				}
+				for r := range got {
+					if d := maxAbsDiff(got[r].Logits, want[i][r].Logits); d != 0 {
+						errs <- fmt.Errorf("worker %d shape %d run %d: differs by %.3g", w, i, r, d)
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestMinibatchRunWithoutSamples: in a minibatch batch, a run without Samples (the
+// pipeline's oracle) trains full-batch on its Counts, exactly as in a full-batch shape.
+func TestMinibatchRunWithoutSamples(t *testing.T) {
+	tr := newTestTrainer(t)
+	for _, model := range []string{"linear", "mlp:5"} {
+		t.Run(model, func(t *testing.T) {
+			full := Shape{XValues: 3, Classes: 2, Encoding: "onehot", Model: model, Steps: 30}
+			mb := full
+			mb.BatchSize = 8
+			runs := mixedRuns(mb, 4, 17)
+			oracle := Run{Counts: []float64{0.1, 0.2, 0.05, 0.25, 0.3, 0.1}, LR: 0.05, PxWeight: 1, Seed: 5}
+			got, err := tr.Train(context.Background(), mb, append(runs, oracle))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := tr.Train(context.Background(), full, []Run{oracle})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := maxAbsDiff(got[len(runs)].Logits, want[0].Logits); d > 1e-6 {
+				t.Errorf("sample-less run in a minibatch batch differs from full batch by %.3g", d)
+			}
+			if math.Abs(got[len(runs)].Loss-want[0].Loss) > 1e-6 {
+				t.Errorf("loss %v, full batch %v", got[len(runs)].Loss, want[0].Loss)
 			}
 		})
 	}

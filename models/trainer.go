@@ -54,7 +54,8 @@ type Trainer struct {
 	runsPerBatch  int  // max runs per graph
 	unrollFast    int  // steps per call, fast path
 	unrollGeneral int  // steps per call, autodiff path
-	noFast        bool // force the autodiff path (tests)
+	noFast        bool // force the general (tensor) path (tests)
+	fullAutodiff  bool // on the general path, autodiff to the parameters, no hand backprop (tests)
 }
 
 // NewTrainer creates a Trainer on the given GoMLX backend configuration
@@ -256,8 +257,6 @@ func (t *Trainer) trainBatch(ctx context.Context, shape Shape, hidden []int, rea
 		r := &st.runs[i]
 		if i >= n { // inert padding run: uniform counts, lr 0, parameters 0.
 			r.PxWeight = dummyW
-			r.Counts = nil
-			r.Samples = []int32{0}
 			st.theta[i] = make([]float32, numParams(st.ls))
 			c := make([]float32, XK)
 			for j := range c {
@@ -267,16 +266,14 @@ func (t *Trainer) trainBatch(ctx context.Context, shape Shape, hidden []int, rea
 		} else {
 			st.theta[i] = initTheta(r.Seed, st.ls)
 			st.lr[i] = float32(r.LR)
-			if shape.BatchSize > 0 {
+			if shape.BatchSize > 0 && len(r.Samples) > 0 {
 				st.chat[i] = histogram(r.Samples, XK)
+				st.samplers[i] = newSampler(r.Samples, r.Seed)
 			} else {
-				st.chat[i] = normalise(r.Counts)
+				st.chat[i] = normalise(r.Counts) // full batch (also a minibatch-shape run without Samples)
 			}
 		}
 		st.w[i] = float32(r.PxWeight)
-		if shape.BatchSize > 0 {
-			st.samplers[i] = newSampler(r.Samples, r.Seed)
-		}
 	}
 
 	var err error
@@ -477,12 +474,16 @@ func cellColumns(perRun [][]float32, XK int) []*tensors.Tensor {
 }
 
 // minibatchHistograms draws the next minibatch of every run and returns its normalised
-// cell histogram.
+// cell histogram; runs without samples (and padding) get their full-batch weights.
 func (st *batchState) minibatchHistograms() [][]float32 {
 	XK := st.shape.XValues * st.shape.Classes
 	out := make([][]float32, st.R)
 	for i, s := range st.samplers {
-		out[i] = histogram(s.next(st.shape.BatchSize), XK)
+		if s == nil {
+			out[i] = st.chat[i]
+		} else {
+			out[i] = histogram(s.next(st.shape.BatchSize), XK)
+		}
 	}
 	return out
 }
@@ -568,8 +569,9 @@ func (t *Trainer) runGeneral(ctx context.Context, st *batchState) error {
 			finalizeAll(last)
 			return err
 		}
-		key := generalKey{X: X, K: K, onehot: onehot, model: st.shape.Model, R: R, U: u, minibatch: minibatch}
-		g, err := t.graphFor(key, fmt.Sprintf("general_%dx%d_%s_R%d_U%d", X, K, st.shape.Model, R, u),
+		key := generalKey{X: X, K: K, onehot: onehot, model: st.shape.Model, R: R, U: u, minibatch: minibatch,
+			autodiff: t.fullAutodiff}
+		g, err := t.graphFor(key, fmt.Sprintf("general_%dx%d_%s_R%d_U%d_ad%v", X, K, st.shape.Model, R, u, t.fullAutodiff),
 			func(g *graph.Graph) { buildGeneralTrain(g, key, st.ls) })
 		if err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"gocloud.dev/blob"
@@ -134,6 +135,9 @@ func openBucket(ctx context.Context, loc string, create bool) (*blob.Bucket, err
 	if err != nil {
 		return nil, err
 	}
+	if strings.HasPrefix(pl.url, "mem://") {
+		return sharedMem(ctx, pl.url)
+	}
 	if pl.url != "" {
 		b, err := blob.OpenBucket(ctx, pl.url)
 		if err != nil {
@@ -150,6 +154,31 @@ func openBucket(ctx context.Context, loc string, create bool) (*blob.Bucket, err
 		return nil, fmt.Errorf("opening storage location %q: %w", loc, err)
 	}
 	return b, nil
+}
+
+var (
+	memMu    sync.Mutex
+	memRoots = map[string]*blob.Bucket{}
+)
+
+// sharedMem opens a mem:// bucket shared by everything in this process that opens the
+// same URL: the launcher, every DoFn of an in-process runner and the tests see the same
+// objects (memblob alone gives every OpenBucket call a fresh, empty bucket). Each call
+// returns its own *blob.Bucket, which the caller closes as usual.
+func sharedMem(ctx context.Context, u string) (*blob.Bucket, error) {
+	memMu.Lock()
+	defer memMu.Unlock()
+	root, ok := memRoots[u]
+	if !ok {
+		b, err := blob.OpenBucket(ctx, u)
+		if err != nil {
+			return nil, fmt.Errorf("opening storage location %q: %w", u, err)
+		}
+		memRoots[u], root = b, b
+	}
+	// PrefixedBucket wraps root's driver in a new Bucket; closing that one closes the
+	// memblob driver, which is a no-op, so the objects survive.
+	return blob.PrefixedBucket(root, ""), nil
 }
 
 // CheckWritable validates loc as an output location without writing or creating

@@ -128,3 +128,34 @@ func TestCheckWritable(t *testing.T) {
 		}
 	}
 }
+
+func TestMemBucketShared(t *testing.T) {
+	ctx := context.Background()
+	a, err := OpenBucket(ctx, "mem://shared-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.WriteAll(ctx, "k", []byte("v"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := OpenBucket(ctx, "mem://shared-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	got, err := b.ReadAll(ctx, "k")
+	if err != nil || string(got) != "v" {
+		t.Fatalf("second open read %q, %v; want the object written through the first", got, err)
+	}
+	c, err := OpenBucket(ctx, "mem://other-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if ok, _ := c.Exists(ctx, "k"); ok {
+		t.Errorf("a different mem:// URL sees the object")
+	}
+}

@@ -4,9 +4,13 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 )
 
-var progressMu sync.Mutex
+var (
+	progressMu sync.Mutex
+	started    = time.Now()
+)
 
 // Quiet silences progress lines (tests set it).
 var Quiet bool
@@ -20,5 +24,5 @@ func progress(format string, args ...any) {
 	}
 	progressMu.Lock()
 	defer progressMu.Unlock()
-	fmt.Fprintf(os.Stderr, "  · "+format+"\n", args...)
+	fmt.Fprintf(os.Stderr, "  %6.2fs "+format+"\n", append([]any{time.Since(started).Seconds()}, args...)...)
 }

@@ -1,0 +1,15 @@
+module github.com/jemcheck/jemcheck/infra/docker/pjrt-install
+
+go 1.26.8
+
+require github.com/gomlx/go-xla v0.1.4
+
+require (
+	github.com/go-logr/logr v1.4.3 // indirect
+	github.com/pkg/errors v0.9.1 // indirect
+	github.com/x448/float16 v0.8.4 // indirect
+	golang.org/x/sys v0.39.0 // indirect
+	golang.org/x/term v0.38.0 // indirect
+	google.golang.org/protobuf v1.36.10 // indirect
+	k8s.io/klog/v2 v2.130.1 // indirect
+)
