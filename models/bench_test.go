@@ -158,7 +158,7 @@ func BenchmarkTrainOther(b *testing.B) {
 		R     int
 	}{
 		{"linear_minibatch32", Shape{XValues: 2, Classes: 2, Encoding: EncodingScalar, Model: "linear", Steps: 300, BatchSize: 32}, 1024},
-		{"linear_2x2_autodiff", Shape{XValues: 2, Classes: 2, Encoding: EncodingScalar, Model: "linear", Steps: 300}, 1024},
+		{"linear_2x2_tensorpath", Shape{XValues: 2, Classes: 2, Encoding: EncodingScalar, Model: "linear", Steps: 300}, 1024},
 		{"mlp16_2x2", Shape{XValues: 2, Classes: 2, Encoding: EncodingScalar, Model: "mlp:16", Steps: 300}, 1024},
 		{"linear_onehot_16x8", Shape{XValues: 16, Classes: 8, Encoding: EncodingOneHot, Model: "linear", Steps: 300}, 1024},
 	}
@@ -169,7 +169,7 @@ func BenchmarkTrainOther(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer tr.Close()
-			tr.noFast = strings.HasSuffix(c.name, "autodiff")
+			tr.noFast = strings.HasSuffix(c.name, "tensorpath")
 			rng := rand.New(rand.NewPCG(3, 3))
 			XK := c.shape.XValues * c.shape.Classes
 			runs := make([]Run, c.R)

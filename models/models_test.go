@@ -234,7 +234,8 @@ func TestBatchedEqualsAlone(t *testing.T) {
 		{"linear scalar minibatch", Shape{XValues: 3, Classes: 2, Encoding: "scalar", Model: "linear", Steps: 40, BatchSize: 16}, 5},
 		{"mlp scalar full", Shape{XValues: 3, Classes: 2, Encoding: "scalar", Model: "mlp:8,4", Steps: 20}, 5},
 		{"mlp onehot minibatch", Shape{XValues: 4, Classes: 3, Encoding: "onehot", Model: "mlp:6", Steps: 20, BatchSize: 10}, 4},
-		{"linear large table (autodiff path)", Shape{XValues: 20, Classes: 4, Encoding: "onehot", Model: "linear", Steps: 15}, 4},
+		{"linear 20x4 onehot", Shape{XValues: 20, Classes: 4, Encoding: "onehot", Model: "linear", Steps: 15}, 4},
+		{"linear 70x4 onehot (tensor path)", Shape{XValues: 70, Classes: 4, Encoding: "onehot", Model: "linear", Steps: 10}, 4},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -274,6 +275,7 @@ func TestPathsAgree(t *testing.T) {
 		{"3x3 scalar mixed", Shape{XValues: 3, Classes: 3, Encoding: "scalar", Model: "linear", Steps: 50}, -1},
 		{"3x4 onehot mixed", Shape{XValues: 3, Classes: 4, Encoding: "onehot", Model: "linear", Steps: 50}, -1},
 		{"3x2 scalar minibatch mixed", Shape{XValues: 3, Classes: 2, Encoding: "scalar", Model: "linear", Steps: 30, BatchSize: 8}, -1},
+		{"12x8 onehot mixed", Shape{XValues: 12, Classes: 8, Encoding: "onehot", Model: "linear", Steps: 30}, -1},
 		{"mlp scalar mixed", Shape{XValues: 4, Classes: 2, Encoding: "scalar", Model: "mlp:6,5", Steps: 30}, -1},
 		{"mlp onehot minibatch", Shape{XValues: 3, Classes: 3, Encoding: "onehot", Model: "mlp:7", Steps: 30, BatchSize: 8}, -1},
 	}

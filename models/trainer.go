@@ -21,15 +21,16 @@ import (
 // Several Trainers in separate goroutines use several cores.
 const DefaultBackend = "go:ops_sequential"
 
-// Defaults of the tunables (measured with BenchmarkTrain on the 2x2 linear sweep; see
-// the package README in the report).
+// Defaults of the tunables, chosen with BenchmarkTrain and BenchmarkUnroll (2x2 linear
+// sweep, one core): runs per CPU-second rise from ~37k at 256 runs per graph to ~50k at
+// 1024 and ~55k at 4096, flat beyond; unrolling 25 steps per call is within noise of 300.
 const (
 	// DefaultRunsPerBatch is the largest number of runs stacked into one graph; longer
 	// Train calls are split into batches of this size.
 	DefaultRunsPerBatch = 4096
 	// defaultUnrollFast is the number of Adam steps unrolled per graph call on the fast path.
 	defaultUnrollFast = 25
-	// defaultUnrollGeneral is the same for the autodiff path.
+	// defaultUnrollGeneral is the same for the tensor (MLP) path.
 	defaultUnrollGeneral = 5
 	// maxCachedGraphs bounds the compiled-graph cache; it is cleared when full.
 	maxCachedGraphs = 64
@@ -53,7 +54,7 @@ type Trainer struct {
 	// Tunables (unexported; tests and benchmarks adjust them).
 	runsPerBatch  int  // max runs per graph
 	unrollFast    int  // steps per call, fast path
-	unrollGeneral int  // steps per call, autodiff path
+	unrollGeneral int  // steps per call, tensor path
 	noFast        bool // force the general (tensor) path (tests)
 	fullAutodiff  bool // on the general path, autodiff to the parameters, no hand backprop (tests)
 }
@@ -234,13 +235,13 @@ func pxModeOf(runs []Run) pxMode {
 	return pxMix
 }
 
-func (t *Trainer) trainBatch(ctx context.Context, shape Shape, hidden []int, real []Run) ([]Outcome, error) {
-	n := len(real)
+func (t *Trainer) trainBatch(ctx context.Context, shape Shape, hidden []int, batch []Run) ([]Outcome, error) {
+	n := len(batch)
 	R := bucketSize(n, t.runsPerBatch)
 	X, K := shape.XValues, shape.Classes
 	XK := X * K
-	st := &batchState{shape: shape, ls: layerDims(shape, hidden), R: R, mode: pxModeOf(real)}
-	st.runs = append(slices.Clone(real), make([]Run, R-n)...)
+	st := &batchState{shape: shape, ls: layerDims(shape, hidden), R: R, mode: pxModeOf(batch)}
+	st.runs = append(slices.Clone(batch), make([]Run, R-n)...)
 	dummyW := 0.0
 	if st.mode == pxJEM {
 		dummyW = 1
@@ -404,7 +405,7 @@ func (t *Trainer) runFast(ctx context.Context, st *batchState) error {
 
 	var last []*tensors.Tensor
 	t0 := 0
-	for _, u := range chunks(st.shape.Steps, t.unrollFast) {
+	for _, u := range chunks(st.shape.Steps, fastUnroll(t.unrollFast, XK)) {
 		if err := ctx.Err(); err != nil {
 			finalizeAll(last)
 			return err

@@ -10,13 +10,19 @@ import (
 // register them on their own FlagSet (normally flag.CommandLine) and call Config after
 // parsing; nothing here reads flags on its own.
 type Flags struct {
+	*OptionFlags
 	tables, xValues, classes, samples, steps, batchSize *int
-	trainBatch, reportTables                            *int
-	generator, tablesFrom, methods, model, encoding     *string
-	backend, out                                        *string
-	lr, pxWeight, floorFactor, minRatio, maxP           *float64
-	seed                                                *uint64
-	writeSamples, timings                               *bool
+	generator, methods, model, encoding                 *string
+	lr, pxWeight                                        *float64
+}
+
+// OptionFlags are the run-wide flags every pipeline has (stages.Options).
+type OptionFlags struct {
+	trainBatch, reportTables    *int
+	tablesFrom, backend, out    *string
+	floorFactor, minRatio, maxP *float64
+	seed                        *uint64
+	writeSamples, timings       *bool
 }
 
 // Defaults are a command's flag defaults that differ between commands.
@@ -28,23 +34,30 @@ type Defaults struct {
 
 // RegisterFlags defines the experiment flags on fs.
 func RegisterFlags(fs *flag.FlagSet, d Defaults) *Flags {
-	th := stages.DefaultThresholds()
 	return &Flags{
-		tables:       fs.Int("tables", d.Tables, "number of random joint tables"),
-		xValues:      fs.Int("x_values", 2, "number of x values |X|"),
-		classes:      fs.Int("classes", 2, "number of classes K"),
-		generator:    fs.String("generator", "uniform", "table generator: uniform (X·K uniforms in (0,1), normalised) or dirichlet:ALPHA"),
+		OptionFlags: RegisterOptionFlags(fs, d.Out),
+		tables:      fs.Int("tables", d.Tables, "number of random joint tables"),
+		xValues:     fs.Int("x_values", 2, "number of x values |X|"),
+		classes:     fs.Int("classes", 2, "number of classes K"),
+		generator:   fs.String("generator", "uniform", "table generator: uniform (X·K uniforms in (0,1), normalised) or dirichlet:ALPHA"),
+		samples:     fs.Int("samples", 1000, "N: i.i.d. samples drawn per table"),
+		methods:     fs.String("methods", d.Methods, "comma-separated methods: baseline, jem, oracle"),
+		model:       fs.String("model", "linear", "model: linear or mlp:H1,H2,..."),
+		encoding:    fs.String("x_encoding", "scalar", "how x enters the model: scalar or onehot"),
+		lr:          fs.Float64("lr", 0.05, "Adam learning rate"),
+		steps:       fs.Int("steps", 300, "optimiser steps"),
+		batchSize:   fs.Int("batch_size", 0, "minibatch size; 0 = full batch on cell counts"),
+		pxWeight:    fs.Float64("jem_px_weight", 1, "weight of the log p(x) term in the jem and oracle losses (0 turns jem into the baseline)"),
+	}
+}
+
+// RegisterOptionFlags defines the run-wide flags on fs.
+func RegisterOptionFlags(fs *flag.FlagSet, out string) *OptionFlags {
+	th := stages.DefaultThresholds()
+	return &OptionFlags{
 		tablesFrom:   fs.String("tables_from", "", "read the true tables from this Parquet or CSV file (path or URL) instead of generating them"),
-		samples:      fs.Int("samples", 1000, "N: i.i.d. samples drawn per table"),
-		methods:      fs.String("methods", d.Methods, "comma-separated methods: baseline, jem, oracle"),
-		model:        fs.String("model", "linear", "model: linear or mlp:H1,H2,..."),
-		encoding:     fs.String("x_encoding", "scalar", "how x enters the model: scalar or onehot"),
-		lr:           fs.Float64("lr", 0.05, "Adam learning rate"),
-		steps:        fs.Int("steps", 300, "optimiser steps"),
-		batchSize:    fs.Int("batch_size", 0, "minibatch size; 0 = full batch on cell counts"),
-		pxWeight:     fs.Float64("jem_px_weight", 1, "weight of the log p(x) term in the jem and oracle losses (0 turns jem into the baseline)"),
 		seed:         fs.Uint64("seed", 1, "run seed: every random draw derives from it"),
-		out:          fs.String("out", d.Out, "output location: a path or a gocloud.dev URL (file://, mem://, gs://, s3://)"),
+		out:          fs.String("out", out, "output location: a path or a gocloud.dev URL (file://, mem://, gs://, s3://)"),
 		trainBatch:   fs.Int("train_batch", stages.DefaultTrainBatch, "runs trained together in one GoMLX graph"),
 		backend:      fs.String("backend", "", `GoMLX backend: "" = pure Go (go:ops_sequential); xla:cuda or xla:cpu when built with -tags xla`),
 		writeSamples: fs.Bool("write_samples", true, "write the sampled datasets to samples/ as Parquet"),
@@ -53,6 +66,15 @@ func RegisterFlags(fs *flag.FlagSet, d Defaults) *Flags {
 		floorFactor:  fs.Float64("floor_factor", th.FloorFactor, "verdict: JEM's mean joint KL must be ≤ this × the floor (k−1)/(2N)"),
 		minRatio:     fs.Float64("min_ratio", th.MinRatio, "verdict: baseline-to-JEM ratio of mean joint KL must be ≥ this"),
 		maxP:         fs.Float64("max_p", th.MaxP, "verdict: the paired Wilcoxon signed-rank p-value must be < this"),
+	}
+}
+
+// Options resolves the parsed run-wide flags.
+func (f *OptionFlags) Options() stages.Options {
+	return stages.Options{
+		Seed: *f.seed, Out: *f.out, TablesFrom: *f.tablesFrom, TrainBatch: *f.trainBatch, Backend: *f.backend,
+		WriteSamples: *f.writeSamples, Timings: *f.timings, ReportTables: *f.reportTables,
+		Thresholds: stages.Thresholds{FloorFactor: *f.floorFactor, MinRatio: *f.minRatio, MaxP: *f.maxP},
 	}
 }
 
@@ -65,11 +87,7 @@ func (f *Flags) Config(pipeline string) (Config, error) {
 	return Config{
 		Pipeline: pipeline,
 		Runner:   RunnerName(),
-		Options: stages.Options{
-			Seed: *f.seed, Out: *f.out, TablesFrom: *f.tablesFrom, TrainBatch: *f.trainBatch, Backend: *f.backend,
-			WriteSamples: *f.writeSamples, Timings: *f.timings, ReportTables: *f.reportTables,
-			Thresholds: stages.Thresholds{FloorFactor: *f.floorFactor, MinRatio: *f.minRatio, MaxP: *f.maxP},
-		},
+		Options:  f.Options(),
 		Points: []stages.Point{{
 			XValues: *f.xValues, Classes: *f.classes, Encoding: *f.encoding, Generator: *f.generator,
 			Samples: *f.samples, Model: *f.model, LR: *f.lr, Steps: *f.steps, BatchSize: *f.batchSize,

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+
+	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
+	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/stages"
+)
+
+func TestMain(m *testing.M) {
+	if args := os.Getenv("JEMCHECK_RUN_MAIN"); args != "" {
+		os.Args = append([]string{"regress"}, strings.Fields(args)...)
+		main()
+		os.Exit(0)
+	}
+	stages.Quiet = true
+	ptest.Main(m)
+}
+
+func small(out string, pxWeight float64) launch.Config {
+	return launch.Config{
+		Pipeline: "regress", Runner: "prism",
+		Options: stages.Options{Seed: 3, Out: out, TrainBatch: 4096, ReportTables: 1, Thresholds: stages.DefaultThresholds()},
+		Points: []stages.Point{{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform", Samples: 1000,
+			Model: "linear", LR: 0.05, Steps: 300, Tables: 200, Methods: []string{"baseline", "jem"}, PxWeight: pxWeight}},
+	}
+}
+
+// TestRegressVerdict: the claim holds with the JEM loss and fails when the log p(x)
+// term is switched off (JEM becomes the baseline).
+func TestRegressVerdict(t *testing.T) {
+	tests := []struct {
+		name     string
+		pxWeight float64
+		want     bool
+	}{
+		{"jem holds", 1, true},
+		{"px weight 0 fails", 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			out := "mem://regress-" + strings.ReplaceAll(tt.name, " ", "-")
+			var buf bytes.Buffer
+			holds, err := run(ctx, small(out, tt.pxWeight), &buf)
+			if err != nil {
+				t.Fatalf("run: %v\n%s", err, buf.String())
+			}
+			if holds != tt.want {
+				t.Fatalf("holds = %v, want %v\n%s", holds, tt.want, buf.String())
+			}
+			b, err := schemas.OpenBucket(ctx, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			raw, err := b.ReadAll(ctx, "verdict.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v Verdict
+			if err := json.Unmarshal(raw, &v); err != nil {
+				t.Fatal(err)
+			}
+			if v.Holds != tt.want || v.Tables != 200 || v.PxWeight != tt.pxWeight {
+				t.Errorf("verdict.json = %+v", v)
+			}
+			t.Logf("%s", v.Reason)
+		})
+	}
+}
+
+// TestExitStatus runs the command: 0 when the claim holds, 1 when it fails, 2 on bad input.
+func TestExitStatus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the command three times")
+	}
+	tests := []struct {
+		name string
+		args string
+		code int
+	}{
+		{"holds", "--tables=200", 0},
+		{"px weight 0 fails", "--tables=200 --jem_px_weight=0", 1},
+		{"bad input", "--tables=0", 2},
+		{"needs jem", "--tables=10 --methods=baseline,oracle", 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append(os.Environ(), "JEMCHECK_RUN_MAIN="+tt.args+" --report_tables=0 --write_samples=false --out="+out)
+			msg, err := cmd.CombinedOutput()
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tt.code {
+				t.Fatalf("exit status %d, want %d; output:\n%s", code, tt.code, msg)
+			}
+			if tt.code < 2 && !bytes.Contains(msg, []byte("verdict: ")) {
+				t.Errorf("no verdict line in output:\n%s", msg)
+			}
+			if _, err := os.Stat(filepath.Join(out, "verdict.json")); (err == nil) != (tt.code < 2) {
+				t.Errorf("verdict.json present = %v, want %v", err == nil, tt.code < 2)
+			}
+		})
+	}
+}
