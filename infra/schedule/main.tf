@@ -29,17 +29,16 @@ locals {
   scheduler_sa = var.create_service_accounts ? google_service_account.scheduler[0].email : var.scheduler_service_account
   worker_sa    = var.create_service_accounts ? google_service_account.worker[0].email : var.worker_service_account
 
-  # The launch request body (projects.locations.flexTemplates.launch). Each run
-  # writes to its own folder: Cloud Scheduler does not template the body, so the
-  # job name and output folder carry the schedule's fixed suffix "latest"; the
-  # regress pipeline overwrites the previous day's outputs there. Use
-  # output_prefix with a bucket that has object versioning to keep history.
+  # The launch request body (projects.locations.flexTemplates.launch). Cloud
+  # Scheduler sends the same body every day; the launcher image's entry script
+  # (infra/docker/flex-entry.sh) replaces {DATE} in every parameter with the UTC
+  # date, so each run writes to its own folder.
   launch_body = {
     launchParameter = {
       jobName              = "jemcheck-regress"
       containerSpecGcsPath = var.template_gcs_path
       parameters = merge({
-        out    = "${trimsuffix(var.output_prefix, "/")}/latest"
+        out    = "${trimsuffix(var.output_prefix, "/")}/{DATE}"
         tables = tostring(var.tables)
       }, var.parameters)
       environment = {

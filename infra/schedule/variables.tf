@@ -20,7 +20,7 @@ variable "template_gcs_path" {
 }
 
 variable "output_prefix" {
-  description = "gs:// folder under which each daily run writes its outputs (one subfolder per run, named after the scheduled time)."
+  description = "gs:// folder under which each daily run writes its outputs (one subfolder per run: PREFIX/YYYYMMDD, expanded from {DATE} by the launcher)."
   type        = string
 
   validation {

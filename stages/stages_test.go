@@ -1,0 +1,236 @@
+package stages
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/schemas"
+)
+
+func point() Point {
+	return Point{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform", Samples: 1000, Model: "linear",
+		LR: 0.05, Steps: 300, Tables: 10, Methods: []string{MethodBaseline, MethodJEM, MethodOracle}, PxWeight: 1}
+}
+
+func TestEvaluateRun(t *testing.T) {
+	p := []float64{0.1, 0.2, 0.3, 0.4}
+	logits := func(q []float64) []float64 {
+		out := make([]float64, len(q))
+		for i, v := range q {
+			out[i] = math.Log(v) + 3 // any shift: the joint is softmax over all cells
+		}
+		return out
+	}
+	tests := []struct {
+		name         string
+		q            []float64
+		logits       []float64
+		diverged     bool
+		wantKL       float64
+		wantDiverged bool
+	}{
+		{"exact", p, nil, false, 0, false},
+		{"uniform", []float64{.25, .25, .25, .25}, nil, false, prob.KL(p, []float64{.25, .25, .25, .25}), false},
+		{"trainer diverged", p, nil, true, 0, true},
+		{"nan logits", nil, []float64{0, math.NaN(), 0, 0}, false, math.NaN(), true},
+		{"underflow", nil, []float64{0, 0, 0, -1e4}, false, math.Inf(1), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := tt.logits
+			if l == nil {
+				l = logits(tt.q)
+			}
+			d := Dataset{Table: Table{Point: point(), ID: 4, P: p}, Counts: []int64{100, 200, 300, 400}}
+			row, learned := EvaluateRun(Trained{Job: Job{Dataset: d, Method: MethodJEM, RunID: "r"}, Logits: l, Diverged: tt.diverged})
+			if row.Diverged != tt.wantDiverged {
+				t.Errorf("diverged = %v, want %v", row.Diverged, tt.wantDiverged)
+			}
+			if !math.IsNaN(tt.wantKL) && math.Abs(row.KLJoint-tt.wantKL) > 1e-12 && !(math.IsInf(tt.wantKL, 1) && math.IsInf(row.KLJoint, 1)) {
+				t.Errorf("kl_joint = %v, want %v", row.KLJoint, tt.wantKL)
+			}
+			if got, want := row.Floor, 3.0/2000; math.Abs(got-want) > 1e-15 {
+				t.Errorf("floor = %v, want %v", got, want)
+			}
+			if row.KLEmpirical > 1e-12 {
+				t.Errorf("kl_empirical = %v, want 0 (counts equal the truth)", row.KLEmpirical)
+			}
+			if math.Abs(row.BayesAccuracy-0.6) > 1e-12 { // max(.1,.2) + max(.3,.4)
+				t.Errorf("bayes accuracy = %v, want 0.6", row.BayesAccuracy)
+			}
+			if len(learned.Q) != 4 || learned.TableID != 4 || learned.K != 2 {
+				t.Errorf("learned = %+v", learned)
+			}
+		})
+	}
+}
+
+func TestSamplesMatchCounts(t *testing.T) {
+	tests := []struct {
+		name   string
+		counts []int64
+	}{
+		{"2x2", []int64{3, 0, 5, 2}},
+		{"empty cells", []int64{0, 0, 7, 0, 0, 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Dataset{Table: Table{Point: point(), ID: 1}, Counts: tt.counts}
+			s := Samples(9, d)
+			got := make([]int64, len(tt.counts))
+			for _, c := range s {
+				got[c]++
+			}
+			if !slices.Equal(got, tt.counts) {
+				t.Errorf("histogram of samples = %v, want %v", got, tt.counts)
+			}
+			if !slices.Equal(s, Samples(9, d)) {
+				t.Errorf("samples not deterministic")
+			}
+		})
+	}
+}
+
+func TestExpandJobsBatches(t *testing.T) {
+	tests := []struct {
+		name       string
+		batch      int64
+		tables     int
+		batchSize  int
+		wantGroups int
+	}{
+		{"one batch", 100, 10, 0, 1},
+		{"three runs per batch", 3, 10, 0, 10},
+		{"oracle trains full batch apart", 1000, 10, 50, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := point()
+			p.BatchSize = tt.batchSize
+			f := &expandJobsFn{TrainBatch: tt.batch}
+			groups := map[string][]string{}
+			for id := range int64(tt.tables) {
+				f.ProcessElement(Dataset{Table: Table{Point: p, ID: id}}, func(k string, j Job) {
+					groups[k] = append(groups[k], j.RunID)
+				})
+			}
+			if len(groups) != tt.wantGroups {
+				t.Errorf("%d batches, want %d: %v", len(groups), tt.wantGroups, groups)
+			}
+			for k, g := range groups {
+				if int64(len(g)) > tt.batch {
+					t.Errorf("batch %s has %d runs > %d", k, len(g), tt.batch)
+				}
+			}
+		})
+	}
+}
+
+// rows makes result rows for n tables with the given per-method joint KLs.
+func rows(n int, floor float64, kl map[string]func(i int) float64) []schemas.ResultRow {
+	var out []schemas.ResultRow
+	for i := range n {
+		for _, m := range []string{MethodBaseline, MethodJEM} {
+			out = append(out, schemas.ResultRow{RunID: RunID(0, int64(i), m), TableID: int64(i), Method: m,
+				KLJoint: kl[m](i), Floor: floor, PxWeight: 1})
+		}
+	}
+	return out
+}
+
+func TestSummarizeVerdict(t *testing.T) {
+	const floor = 0.0015
+	th := DefaultThresholds()
+	tests := []struct {
+		name     string
+		rows     []schemas.ResultRow
+		holds    bool
+		contains string
+	}{
+		{"claim holds", rows(100, floor, map[string]func(int) float64{
+			MethodBaseline: func(i int) float64 { return 0.1 + 0.001*float64(i) },
+			MethodJEM:      func(i int) float64 { return floor * (0.5 + float64(i%10)/10) },
+		}), true, "HOLDS"},
+		{"jem far from floor", rows(100, floor, map[string]func(int) float64{
+			MethodBaseline: func(i int) float64 { return 0.5 },
+			MethodJEM:      func(i int) float64 { return 10 * floor },
+		}), false, "FAILS"},
+		{"baseline as good", rows(100, floor, map[string]func(int) float64{
+			MethodBaseline: func(i int) float64 { return floor * (1 + float64(i%7)/10) },
+			MethodJEM:      func(i int) float64 { return floor * (1 + float64(i%5)/10) },
+		}), false, "FAILS"},
+		{"no baseline", rows(10, floor, map[string]func(int) float64{
+			MethodBaseline: func(i int) float64 { return 0.1 },
+			MethodJEM:      func(i int) float64 { return floor },
+		})[:0], false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if len(tt.rows) == 0 {
+				tt.rows = []schemas.ResultRow{{RunID: "j", Method: MethodJEM, KLJoint: floor, Floor: floor}}
+				tt.contains = "undecided"
+			}
+			s := Summarize(tt.rows, 1, th)
+			if s.Verdict.Holds != tt.holds || !strings.Contains(s.Verdict.Reason, tt.contains) {
+				t.Errorf("verdict = %+v, want holds=%v containing %q", s.Verdict, tt.holds, tt.contains)
+			}
+			if again := Summarize(tt.rows, 1, th); again.Verdict != s.Verdict {
+				t.Errorf("not deterministic")
+			}
+		})
+	}
+}
+
+func TestSummarizeStats(t *testing.T) {
+	rs := rows(5, 0.01, map[string]func(int) float64{
+		MethodBaseline: func(i int) float64 { return float64(i + 1) },     // 1..5
+		MethodJEM:      func(i int) float64 { return float64(i+1) / 100 }, // 0.01..0.05
+	})
+	rs[0].Diverged = true // baseline of table 0
+	s := Summarize(rs, 1, DefaultThresholds())
+	ps := s.Points[0]
+	if ps.Tables != 5 || len(ps.Methods) != 2 {
+		t.Fatalf("point summary = %+v", ps)
+	}
+	b := ps.Methods[0]
+	if b.Method != MethodBaseline || b.Runs != 5 || b.Diverged != 1 || b.KLJoint.Count != 4 || b.KLJoint.Mean != 3.5 || b.KLJoint.Median != 3.5 {
+		t.Errorf("baseline summary = %+v", b)
+	}
+	j := ps.Methods[1]
+	if math.Abs(j.FloorRatio-3) > 1e-12 { // mean 0.03 / floor 0.01
+		t.Errorf("jem floor ratio = %v, want 3", j.FloorRatio)
+	}
+	c := ps.Comparison
+	if c.Pairs != 4 || c.JEMWinShare != 1 || c.DiffCILow > c.MeanDiff || c.DiffCIHigh < c.MeanDiff {
+		t.Errorf("comparison = %+v", c)
+	}
+}
+
+func TestPointValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(p *Point)
+		want   string
+	}{
+		{"ok", func(p *Point) {}, ""},
+		{"mlp onehot", func(p *Point) { p.Model, p.Encoding = "mlp:8,8", "onehot" }, ""},
+		{"negative px weight", func(p *Point) { p.PxWeight = -1 }, "jem_px_weight"},
+		{"inf lr", func(p *Point) { p.LR = math.Inf(1) }, "lr"},
+		{"no methods", func(p *Point) { p.Methods = nil }, "no methods"},
+		{"huge table", func(p *Point) { p.XValues, p.Classes = 1000, 1000 }, "too many"},
+		{"negative batch", func(p *Point) { p.BatchSize = -1 }, "batch_size"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := point()
+			tt.mutate(&p)
+			err := p.Validate()
+			if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("Validate() = %v, want error containing %q", err, tt.want)
+			}
+		})
+	}
+}
