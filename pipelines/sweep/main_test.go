@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+
+	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
+	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/stages"
+)
+
+func TestMain(m *testing.M) {
+	stages.Quiet = true
+	ptest.Main(m)
+}
+
+func optionFlags(t *testing.T, args ...string) *launch.OptionFlags {
+	t.Helper()
+	fs := flagSet()
+	of := launch.RegisterOptionFlags(fs, "")
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return of
+}
+
+// TestSweepSmoke runs sweeps/smoke.yaml (4 grid points) on prism into mem://.
+func TestSweepSmoke(t *testing.T) {
+	ctx := context.Background()
+	out := "mem://sweep-smoke"
+	var buf bytes.Buffer
+	if err := run(ctx, "../../sweeps/smoke.yaml", optionFlags(t, "--out="+out), &buf); err != nil {
+		t.Fatalf("run: %v\n%s", err, buf.String())
+	}
+	b, err := schemas.OpenBucket(ctx, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	rs, err := schemas.ReadParquet[schemas.ResultRow](ctx, b, "results.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(rs), 4*3*3; got != want { // points × tables × methods
+		t.Fatalf("%d result rows, want %d", got, want)
+	}
+	grid := map[[3]int64]bool{}
+	for _, r := range rs {
+		grid[[3]int64{r.PointID, r.XValues, r.Samples}] = true
+	}
+	if len(grid) != 4 {
+		t.Errorf("grid columns give %d distinct points, want 4: %v", len(grid), grid)
+	}
+	for _, key := range []string{"tables/point-0000.parquet", "tables/point-0003.parquet", "summary.json",
+		"report.html", "figures/kl_vs_samples.svg", "config.json"} {
+		if ok, _ := b.Exists(ctx, key); !ok {
+			t.Errorf("%s missing", key)
+		}
+	}
+	if !strings.Contains(buf.String(), "grid points") {
+		t.Errorf("no overall verdict in output:\n%s", buf.String())
+	}
+}
+
+func TestSweepBadSpec(t *testing.T) {
+	tmp := t.TempDir()
+	tests := []struct {
+		name, spec, want string
+	}{
+		{"unknown key", "name: x\ntables: 2\ngrid:\n  lrr: [0.1]\n", "lrr"},
+		{"wrong type", "name: x\ntables: two\n", "tables"},
+		{"empty grid axis", "name: x\ntables: 2\ngrid:\n  lr: []\n", "lr"},
+		{"bad value", "name: x\ntables: 2\ngrid:\n  lr: [0.1, -1]\n", "lr"},
+		{"missing file", "", "nope.yaml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(tmp, "nope.yaml")
+			if tt.spec != "" {
+				p = filepath.Join(tmp, strings.ReplaceAll(tt.name, " ", "_")+".yaml")
+				if err := os.WriteFile(p, []byte(tt.spec), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out := filepath.Join(tmp, "out-"+strings.ReplaceAll(tt.name, " ", "_"))
+			err := run(context.Background(), p, optionFlags(t, "--out="+out), &bytes.Buffer{})
+			if err == nil || !errors.Is(err, launch.ErrBadInput) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("run = %v, want a bad-input error naming %q", err, tt.want)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("output written for a bad spec")
+			}
+		})
+	}
+}
+
+func flagSet() *flag.FlagSet { return flag.NewFlagSet("sweep", flag.ContinueOnError) }
