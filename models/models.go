@@ -63,7 +63,9 @@
 // restored to the last finite values checked (the start of the unrolled block of steps
 // in which it went non-finite; see Trainer) and frozen there, and its Outcome has
 // Diverged=true. The other runs of the batch are unaffected. A run whose final loss is
-// non-finite is also reported as diverged.
+// non-finite is also reported as diverged. Adam moves each parameter by at most about
+// LR per step, so in float32 this happens only on overflow (LR of order 1e36 and beyond,
+// or an LR that is itself +Inf in float32); huge but finite parameters are not flagged.
 package models
 
 import (

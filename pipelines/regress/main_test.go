@@ -121,3 +121,34 @@ func TestExitStatus(t *testing.T) {
 		})
 	}
 }
+
+// TestDataflowDryRun submits to the Dataflow runner with --dry_run: the job is printed
+// (environment, GPU resource hint, custom worker container) with no credentials, no
+// network and nothing written.
+func TestDataflowDryRun(t *testing.T) {
+	image := "us-docker.pkg.dev/my-proj/jemcheck/worker-gpu:2.77.0"
+	hint := "type:nvidia-tesla-t4;count:1;install-nvidia-driver"
+	args := strings.Join([]string{"--runner=dataflow", "--dry_run", "--project=my-proj", "--region=us-central1",
+		"--staging_location=gs://my-bucket/staging", "--out=gs://my-bucket/regress", "--tables=50",
+		"--resource_hints=accelerator=" + hint, "--sdk_container_image=" + image, "--backend=xla:cuda",
+		"--worker_machine_type=n1-standard-8", "--max_num_workers=4"}, " ")
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "JEMCHECK_RUN_MAIN="+args)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("dry run failed: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"Dry-run: not submitting job",
+		`beam:resources:accelerator:v1\" value:\"` + hint,
+		`"containerImage": "` + image,
+		`"machineType": "n1-standard-8"`,
+		`"maxNumWorkers": 4`,
+		"stages.Train/stages.trainBatchFn",
+		"dry run, nothing submitted or written",
+	} {
+		if !strings.Contains(string(out), want) && !strings.Contains(strings.ReplaceAll(string(out), `\"`, `"`), strings.ReplaceAll(want, `\"`, `"`)) {
+			t.Errorf("dry run output lacks %q", want)
+		}
+	}
+}

@@ -113,6 +113,14 @@ func Source(s beam.Scope, points []stages.Point) beam.PCollection {
 // It returns the summary read back from the output (nil for runs that do not wait,
 // such as a Dataflow dry run or --async).
 func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*schemas.Summary, error) {
+	if boolFlag("dry_run") {
+		// A Dataflow dry run prints the job and touches neither the cloud nor --out.
+		if _, err := beamx.RunWithMetrics(ctx, p); err != nil {
+			return nil, fmt.Errorf("dry run %s pipeline: %w", cfg.Pipeline, err)
+		}
+		fmt.Fprintf(w, "%s: dry run, nothing submitted or written\n", cfg.Pipeline)
+		return nil, nil
+	}
 	quietLogs()
 	b, err := schemas.OpenBucket(ctx, cfg.Options.Out)
 	if err != nil {
@@ -129,7 +137,7 @@ func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*
 	if err != nil {
 		return nil, fmt.Errorf("run %s pipeline: %w", cfg.Pipeline, err)
 	}
-	if pr == nil || boolFlag("dry_run") || boolFlag("async") {
+	if pr == nil || boolFlag("async") {
 		fmt.Fprintf(w, "%s: submitted (the runner does not wait for results)\n", cfg.Pipeline)
 		return nil, nil
 	}
