@@ -2,9 +2,10 @@ package render
 
 import (
 	"math"
-	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/jemcheck/jemcheck/models/prob"
 )
 
 // dist is mean and quantiles of a sample.
@@ -13,38 +14,13 @@ type dist struct {
 	mean, median, p10, p90 float64
 }
 
-// describe summarises vs (which it sorts).
+// describe summarises vs with the statistics summary.json uses (models/prob).
 func describe(vs []float64) dist {
 	if len(vs) == 0 {
 		return dist{mean: math.NaN(), median: math.NaN(), p10: math.NaN(), p90: math.NaN()}
 	}
-	slices.Sort(vs)
-	var s float64
-	for _, v := range vs {
-		s += v
-	}
-	return dist{
-		n:      len(vs),
-		mean:   s / float64(len(vs)),
-		median: quantile(vs, 0.5),
-		p10:    quantile(vs, 0.1),
-		p90:    quantile(vs, 0.9),
-	}
-}
-
-// quantile of sorted vs, linear interpolation between order statistics.
-func quantile(sorted []float64, q float64) float64 {
-	n := len(sorted)
-	if n == 0 {
-		return math.NaN()
-	}
-	pos := q * float64(n-1)
-	lo := int(math.Floor(pos))
-	if lo >= n-1 {
-		return sorted[n-1]
-	}
-	f := pos - float64(lo)
-	return sorted[lo] + f*(sorted[lo+1]-sorted[lo])
+	return dist{n: len(vs), mean: prob.Mean(vs), median: prob.Quantile(vs, 0.5),
+		p10: prob.Quantile(vs, 0.1), p90: prob.Quantile(vs, 0.9)}
 }
 
 // fmtNum formats a number compactly: "0.001", "250", "3e-05" → "3e-5".
