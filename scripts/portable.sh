@@ -43,10 +43,15 @@ command -v go >/dev/null || die "Go is not installed"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/jemcheck-portable.XXXXXX")"
 log="${PRISM_LOG:-$tmp/prism.log}"
 prism_pid=""
+child=""
 
 # shellcheck disable=SC2317 # cleanup runs from the EXIT trap
 cleanup() {
   local rc=$?
+  if [[ -n "$child" ]]; then
+    kill "$child" 2>/dev/null || true
+    wait "$child" 2>/dev/null || true
+  fi
   if [[ -n "$prism_pid" ]] && kill -0 "$prism_pid" 2>/dev/null; then
     kill "$prism_pid" 2>/dev/null || true
     for _ in 1 2 3 4 5 6 7 8 9 10; do
@@ -67,11 +72,23 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# run_child runs a command in the background and waits for it, so that INT/TERM
+# reach the traps at once (bash defers traps while a foreground command runs) and
+# cleanup can stop the command.
+run_child() {
+  "$@" &
+  child=$!
+  local rc=0
+  wait "$child" || rc=$?
+  child=""
+  return "$rc"
+}
+
 # Build first, so that compile time never counts against the waits below.
 echo "portable.sh: building prism and pipelines/$pipeline" >&2
 mkdir -p bin
-go build -o bin/prism github.com/apache/beam/sdks/v2/go/cmd/prism
-go build -o "$tmp/$pipeline" "./pipelines/$pipeline"
+run_child go build -o bin/prism github.com/apache/beam/sdks/v2/go/cmd/prism
+run_child go build -o "$tmp/$pipeline" "./pipelines/$pipeline"
 
 web_flags=(--serve_http=false)
 if [[ -n "${PRISM_WEB_PORT:-}" ]]; then
@@ -103,8 +120,6 @@ if [[ -n "${PRISM_WEB_PORT:-}" ]]; then
   echo "portable.sh: prism web UI on http://localhost:$PRISM_WEB_PORT" >&2
 fi
 
-set +e
-"$tmp/$pipeline" --runner=universal --endpoint="localhost:$port" --environment_type=LOOPBACK "$@"
-rc=$?
-set -e
+rc=0
+run_child "$tmp/$pipeline" --runner=universal --endpoint="localhost:$port" --environment_type=LOOPBACK "$@" || rc=$?
 exit "$rc"

@@ -233,3 +233,34 @@ func TestExitStatus(t *testing.T) {
 }
 
 func nan() float64 { var z float64; return z / z }
+
+// TestDivergedRunsRecorded: a learning rate that overflows float32 makes every run
+// diverge; the pipeline still finishes, records diverged=true and reports no verdict.
+func TestDivergedRunsRecorded(t *testing.T) {
+	ctx := context.Background()
+	out := "mem://control-diverged"
+	cfg := tiny(out)
+	cfg.Points[0].LR = 1e300
+	cfg.Points[0].Tables = 4
+	var buf bytes.Buffer
+	if err := run(ctx, cfg, &buf); err != nil {
+		t.Fatalf("run: %v\n%s", err, buf.String())
+	}
+	b, err := schemas.OpenBucket(ctx, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	rs, err := schemas.ReadParquet[schemas.ResultRow](ctx, b, "results.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if !r.Diverged {
+			t.Errorf("run %s not recorded as diverged: %+v", r.RunID, r)
+		}
+	}
+	if !strings.Contains(buf.String(), "verdict: undecided") {
+		t.Errorf("want an undecided verdict, got:\n%s", buf.String())
+	}
+}
