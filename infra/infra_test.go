@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -142,52 +146,108 @@ func TestTemplateParameterValues(t *testing.T) {
 	}
 }
 
-var flagDefRE = []*regexp.Regexp{
-	// flag.String("spec", ...), fs.Int("tables", ...)
-	regexp.MustCompile(`\.(?:String|Int|Int64|Uint|Uint64|Float64|Bool|Duration|Func|BoolFunc)\(\s*"([^"]+)"`),
-	// flag.StringVar(&x, "spec", ...), fs.TextVar(&x, "name", ...), flag.Var(v, "name", ...)
-	regexp.MustCompile(`\.(?:StringVar|IntVar|Int64Var|UintVar|Uint64Var|Float64Var|BoolVar|DurationVar|TextVar|Var)\([^,]+,\s*"([^"]+)"`),
+// Flag-defining methods of package flag and *flag.FlagSet: the flag name is argument
+// nameArg.
+var flagDefs = map[string]int{
+	"String": 0, "Int": 0, "Int64": 0, "Uint": 0, "Uint64": 0, "Float64": 0, "Bool": 0, "Duration": 0,
+	"Func": 0, "BoolFunc": 0,
+	"StringVar": 1, "IntVar": 1, "Int64Var": 1, "UintVar": 1, "Uint64Var": 1, "Float64Var": 1, "BoolVar": 1,
+	"DurationVar": 1, "TextVar": 1, "Var": 1,
+}
+
+// parseDir parses the non-test Go files of dir.
+func parseDir(t *testing.T, dir string) []*ast.File {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	var out []*ast.File
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatalf("parse %s: %v", f, err)
+		}
+		out = append(out, af)
+	}
+	return out
+}
+
+// flagCalls walks n and returns the names of the flags it defines (calls like
+// flag.String("spec", ...) or fs.IntVar(&v, "tables", ...)) and the functions it
+// calls as pkg.Fn (qualified) or Fn (unqualified).
+func flagCalls(n ast.Node) (flags []string, qualified, local []string) {
+	ast.Inspect(n, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		switch fn := call.Fun.(type) {
+		case *ast.SelectorExpr:
+			if i, ok := flagDefs[fn.Sel.Name]; ok && len(call.Args) > i {
+				if lit, ok := call.Args[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					if name, err := strconv.Unquote(lit.Value); err == nil {
+						flags = append(flags, name)
+					}
+				}
+			}
+			if x, ok := fn.X.(*ast.Ident); ok {
+				qualified = append(qualified, x.Name+"."+fn.Sel.Name)
+			}
+		case *ast.Ident:
+			local = append(local, fn.Name)
+		}
+		return true
+	})
+	return flags, qualified, local
 }
 
 // pipelineFlags returns the flags a pipeline's main package defines, read from its
-// source text: the main package's files plus, when it uses it, the shared
-// pipelines/internal/launch package. ok is false when the pipeline has no main.go yet.
+// source: its own flag definitions plus those of the pipelines/internal/launch
+// functions it calls (followed through launch's own calls). ok is false when the
+// pipeline has no main.go yet.
 func pipelineFlags(t *testing.T, pipeline string) (flags map[string]bool, ok bool) {
 	t.Helper()
 	dir := filepath.Join(root, "pipelines", pipeline)
 	if _, err := os.Stat(filepath.Join(dir, "main.go")); err != nil {
 		return nil, false
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
-	var src strings.Builder
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		src.Write(b)
-	}
-	if strings.Contains(src.String(), "launch.") {
-		lf, _ := filepath.Glob(filepath.Join(root, "pipelines", "internal", "launch", "*.go"))
-		for _, f := range lf {
-			if strings.HasSuffix(f, "_test.go") {
-				continue
+	launchFuncs := map[string]*ast.FuncDecl{}
+	for _, f := range parseDir(t, filepath.Join(root, "pipelines", "internal", "launch")) {
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
+				launchFuncs[fd.Name.Name] = fd
 			}
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			src.Write(b)
 		}
 	}
 	flags = map[string]bool{}
-	for _, re := range flagDefRE {
-		for _, m := range re.FindAllStringSubmatch(src.String(), -1) {
-			flags[m[1]] = true
+	var queue []string
+	for _, f := range parseDir(t, dir) {
+		names, qualified, _ := flagCalls(f)
+		for _, n := range names {
+			flags[n] = true
 		}
+		for _, q := range qualified {
+			if fn, found := strings.CutPrefix(q, "launch."); found {
+				queue = append(queue, fn)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for len(queue) > 0 {
+		fn := queue[0]
+		queue = queue[1:]
+		fd, found := launchFuncs[fn]
+		if seen[fn] || !found {
+			continue
+		}
+		seen[fn] = true
+		names, _, local := flagCalls(fd.Body)
+		for _, n := range names {
+			flags[n] = true
+		}
+		queue = append(queue, local...)
 	}
 	return flags, true
 }
@@ -350,8 +410,12 @@ func TestDockerfiles(t *testing.T) {
 			}
 		}
 	}
-	if _, err := os.Stat("docker/pjrt-install/go.mod"); err != nil {
-		t.Errorf("pjrt-install must be its own module: %v", err)
+	// pjrt-install is part of the main module, which must therefore require go-xla.
+	if _, err := os.Stat("docker/pjrt-install/go.mod"); err == nil {
+		t.Error("docker/pjrt-install has its own go.mod, but the Dockerfile builds it in the main module")
+	}
+	if !bytes.Contains(gomod, []byte("github.com/gomlx/go-xla ")) {
+		t.Error("go.mod does not require github.com/gomlx/go-xla, which docker/pjrt-install imports")
 	}
 }
 

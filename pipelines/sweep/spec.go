@@ -53,6 +53,8 @@ package main
 // the grid point's values. Parsing is strict: unknown keys, duplicate keys, values
 // of the wrong type, empty grid lists and out-of-range values are errors naming the
 // key (as a path, e.g. grid.lr[1]) and its line: "line 7: grid.lrr: unknown key; ...".
+// YAML anchors and aliases work; merge keys (<<) and multi-document files do not.
+// --spec takes a local path or a bucket URL (gs://, s3://, file://, mem://).
 
 import (
 	"bytes"

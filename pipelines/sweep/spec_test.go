@@ -209,6 +209,14 @@ func TestJSONSpecs(t *testing.T) {
 	if _, err := ReadSpec(context.Background(), filepath.Join(dir, "missing.yaml")); err == nil {
 		t.Error("missing file accepted")
 	}
+	// Bucket URLs go through gocloud.dev/blob (mem:// is registered by the launch package).
+	if _, err := ReadSpec(context.Background(), "mem://bucket/sweeps/none.yaml"); err == nil ||
+		!strings.Contains(err.Error(), "read mem://bucket/sweeps/none.yaml") {
+		t.Errorf("mem:// URL: %v", err)
+	}
+	if _, err := ReadSpec(context.Background(), "gs://bucket/"); err == nil || !strings.Contains(err.Error(), "no file name") {
+		t.Errorf("URL without a file name: %v", err)
+	}
 }
 
 func mustAbs(t *testing.T, p string) string {

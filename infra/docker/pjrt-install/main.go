@@ -1,10 +1,10 @@
 // Command pjrt-install installs the GoMLX XLA/PJRT plugins into a container image at
 // build time, so that workers never download anything at run time (Dataflow workers
-// often have no internet access). It is a separate module (its own go.mod) because
-// github.com/gomlx/go-xla is only an indirect dependency of jemcheck: the main
-// module's `go build ./...` and `go vet ./...` never see it.
+// often have no internet access). It is part of the main module: go.mod requires
+// github.com/gomlx/go-xla (GoMLX's XLA backend, linked with -tags xla), and this
+// program compiles with that pinned version.
 //
-//	go run . -plugin=cuda13 -version=latest -path=/usr/local/lib/go-xla
+//	go run ./infra/docker/pjrt-install -plugin=cuda13 -version=latest -path=/usr/local/lib/go-xla
 //
 // The CUDA plugin and the NVIDIA libraries it needs (from the JAX wheels on pypi.org)
 // land in PATH/nvidia; the CPU plugin (from github.com/gomlx/pjrt-cpu-binaries) in
