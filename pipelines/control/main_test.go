@@ -11,25 +11,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
+	"github.com/jemcheck/jemcheck/pipelines/internal/launchtest"
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages"
 )
 
-// TestMain runs the pipelines on prism in-process; with JEMCHECK_RUN_MAIN set, the
+// TestMain runs the pipelines on prism in-process; with launchtest.EnvArgs set, the
 // test binary is the control command itself (for exit-status tests).
-func TestMain(m *testing.M) {
-	if args := os.Getenv("JEMCHECK_RUN_MAIN"); args != "" {
-		os.Args = append([]string{"control"}, strings.Fields(args)...)
-		main()
-		os.Exit(0)
-	}
-	stages.Quiet = true
-	ptest.Main(m)
-}
+func TestMain(m *testing.M) { launchtest.Main(m, "control", main) }
 
 // tiny is a small configuration that runs in a few seconds.
 func tiny(out string) launch.Config {
@@ -52,17 +44,9 @@ func TestControlPipelineMem(t *testing.T) {
 	if !strings.Contains(buf.String(), "verdict: HOLDS") {
 		t.Errorf("want the claim to hold on the tiny run, got:\n%s", buf.String())
 	}
-	b, err := schemas.OpenBucket(ctx, out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	for _, key := range []string{"config.json", "tables.parquet", stages.SamplePath(0, 0), "results.parquet",
-		"learned.parquet", "summary.json", "report.html"} {
-		if ok, err := b.Exists(ctx, key); err != nil || !ok {
-			t.Errorf("output %s missing (err %v)", key, err)
-		}
-	}
+	launchtest.ExpectFiles(t, out, "config.json", "tables.parquet", stages.SamplePath(0, 0), "results.parquet",
+		"learned.parquet", "summary.json", "report.html")
+	b := launchtest.Bucket(t, out)
 	results, err := schemas.ReadParquet[schemas.ResultRow](ctx, b, "results.parquet")
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +200,7 @@ func TestExitStatus(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			cmd := exec.Command(os.Args[0])
-			cmd.Env = append(os.Environ(), "JEMCHECK_RUN_MAIN="+tt.args+" --out="+out)
+			cmd.Env = append(os.Environ(), launchtest.EnvArgs+"="+tt.args+" --out="+out)
 			msg, err := cmd.CombinedOutput()
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.ExitCode() != 2 {
@@ -246,16 +230,7 @@ func TestDivergedRunsRecorded(t *testing.T) {
 	if err := run(ctx, cfg, &buf); err != nil {
 		t.Fatalf("run: %v\n%s", err, buf.String())
 	}
-	b, err := schemas.OpenBucket(ctx, out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	rs, err := schemas.ReadParquet[schemas.ResultRow](ctx, b, "results.parquet")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range rs {
+	for _, r := range launchtest.Results(t, out) {
 		if !r.Diverged {
 			t.Errorf("run %s not recorded as diverged: %+v", r.RunID, r)
 		}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jemcheck/jemcheck/pipelines/internal/launchtest"
 )
 
 // TestPortableRunner runs scripts/portable.sh: a standalone prism job server on
@@ -42,7 +44,7 @@ func TestPortableRunner(t *testing.T) {
 
 	inproc := filepath.Join(t.TempDir(), "inproc")
 	cmd = exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "JEMCHECK_RUN_MAIN="+flags+" --out="+inproc)
+	cmd.Env = append(os.Environ(), launchtest.EnvArgs+"="+flags+" --out="+inproc)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("in-process run failed: %v\n%s", err, msg)
 	}

@@ -11,22 +11,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
-
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
-	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/pipelines/internal/launchtest"
 	"github.com/jemcheck/jemcheck/stages"
 )
 
-func TestMain(m *testing.M) {
-	if args := os.Getenv("JEMCHECK_RUN_MAIN"); args != "" {
-		os.Args = append([]string{"regress"}, strings.Fields(args)...)
-		main()
-		os.Exit(0)
-	}
-	stages.Quiet = true
-	ptest.Main(m)
-}
+func TestMain(m *testing.M) { launchtest.Main(m, "regress", main) }
 
 func small(out string, pxWeight float64) launch.Config {
 	return launch.Config{
@@ -60,12 +50,7 @@ func TestRegressVerdict(t *testing.T) {
 			if holds != tt.want {
 				t.Fatalf("holds = %v, want %v\n%s", holds, tt.want, buf.String())
 			}
-			b, err := schemas.OpenBucket(ctx, out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer b.Close()
-			raw, err := b.ReadAll(ctx, "verdict.json")
+			raw, err := launchtest.Bucket(t, out).ReadAll(ctx, "verdict.json")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +85,7 @@ func TestExitStatus(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			cmd := exec.Command(os.Args[0])
-			cmd.Env = append(os.Environ(), "JEMCHECK_RUN_MAIN="+tt.args+" --report_tables=0 --write_samples=false --out="+out)
+			cmd.Env = append(os.Environ(), launchtest.EnvArgs+"="+tt.args+" --report_tables=0 --write_samples=false --out="+out)
 			msg, err := cmd.CombinedOutput()
 			code := 0
 			var ee *exec.ExitError
@@ -139,7 +124,7 @@ func TestDataflowDryRun(t *testing.T) {
 		"--resource_hints=accelerator=" + hint, "--sdk_container_image=" + image, "--backend=xla:cuda",
 		"--worker_machine_type=n1-standard-8", "--max_num_workers=4"}, " ")
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "JEMCHECK_RUN_MAIN="+args)
+	cmd.Env = append(os.Environ(), launchtest.EnvArgs+"="+args)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("dry run failed: %v\n%s", err, out)

@@ -10,17 +10,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
-
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
-	"github.com/jemcheck/jemcheck/schemas"
-	"github.com/jemcheck/jemcheck/stages"
+	"github.com/jemcheck/jemcheck/pipelines/internal/launchtest"
 )
 
-func TestMain(m *testing.M) {
-	stages.Quiet = true
-	ptest.Main(m)
-}
+func TestMain(m *testing.M) { launchtest.Main(m, "sweep", main) }
 
 func optionFlags(t *testing.T, args ...string) *launch.OptionFlags {
 	t.Helper()
@@ -40,15 +34,7 @@ func TestSweepSmoke(t *testing.T) {
 	if err := run(ctx, "../../sweeps/smoke.yaml", optionFlags(t, "--out="+out), &buf); err != nil {
 		t.Fatalf("run: %v\n%s", err, buf.String())
 	}
-	b, err := schemas.OpenBucket(ctx, out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	rs, err := schemas.ReadParquet[schemas.ResultRow](ctx, b, "results.parquet")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs := launchtest.Results(t, out)
 	if got, want := len(rs), 4*3*3; got != want { // points × tables × methods
 		t.Fatalf("%d result rows, want %d", got, want)
 	}
@@ -59,12 +45,8 @@ func TestSweepSmoke(t *testing.T) {
 	if len(grid) != 4 {
 		t.Errorf("grid columns give %d distinct points, want 4: %v", len(grid), grid)
 	}
-	for _, key := range []string{"tables/point-0000.parquet", "tables/point-0003.parquet", "summary.json",
-		"report.html", "figures/kl_vs_samples.svg", "config.json"} {
-		if ok, _ := b.Exists(ctx, key); !ok {
-			t.Errorf("%s missing", key)
-		}
-	}
+	launchtest.ExpectFiles(t, out, "tables/point-0000.parquet", "tables/point-0003.parquet", "summary.json",
+		"report.html", "figures/kl_vs_samples.svg", "config.json")
 	if !strings.Contains(buf.String(), "grid points") {
 		t.Errorf("no overall verdict in output:\n%s", buf.String())
 	}
