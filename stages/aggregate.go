@@ -210,10 +210,18 @@ func verdict(ps schemas.PointSummary, th Thresholds) schemas.Verdict {
 	nearFloor := jem.KLJoint.Mean <= th.FloorFactor*ps.Floor
 	ratioOK := c.BaselineToJEM >= th.MinRatio
 	sig := c.WilcoxonP < th.MaxP && c.MeanDiff > 0
-	desc := fmt.Sprintf("JEM mean joint KL %.3g = %.2f× floor %.3g (need ≤ %g×); baseline/JEM = %.3g (need ≥ %g); Wilcoxon p = %.2g over %d tables (need < %g)",
-		jem.KLJoint.Mean, jem.FloorRatio, ps.Floor, th.FloorFactor, c.BaselineToJEM, th.MinRatio, c.WilcoxonP, c.Pairs, th.MaxP)
+	desc := fmt.Sprintf("JEM mean joint KL %.3g = %.2f× floor %.3g (need ≤ %g×); baseline/JEM = %.3g (need ≥ %g); Wilcoxon p %s over %d tables (need < %g)",
+		jem.KLJoint.Mean, jem.FloorRatio, ps.Floor, th.FloorFactor, c.BaselineToJEM, th.MinRatio, formatP(c.WilcoxonP), c.Pairs, th.MaxP)
 	if nearFloor && ratioOK && sig {
 		return schemas.Verdict{Holds: true, Reason: "HOLDS: " + desc}
 	}
 	return schemas.Verdict{Holds: false, Reason: "FAILS: " + desc}
+}
+
+// formatP prints a p-value; one that underflows float64 is shown as a bound, not as 0.
+func formatP(p float64) string {
+	if p < 1e-300 {
+		return "< 1e-300"
+	}
+	return fmt.Sprintf("= %.2g", p)
 }

@@ -126,7 +126,7 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 				CI:       "[" + fmtSig(c.DiffCILow, 3) + ", " + fmtSig(c.DiffCIHigh, 3) + "]",
 				W:        fmtSig(c.WilcoxonW, 6),
 				Z:        fmtSig(c.WilcoxonZ, 3),
-				P:        fmtSig(c.WilcoxonP, 3),
+				P:        fmtP(c.WilcoxonP),
 				Ratio:    fmtSig(c.BaselineToJEM, 3) + "×",
 				Holds:    ps.Verdict.Holds,
 				Verdict:  verdict,

@@ -49,6 +49,14 @@ func fmtSig(v float64, n int) string {
 	return tidyExp(strconv.FormatFloat(v, 'g', n, 64))
 }
 
+// fmtP prints a p-value; one that underflows float64 is shown as a bound, not as 0.
+func fmtP(p float64) string {
+	if p >= 0 && p < 1e-300 {
+		return "< 1e-300"
+	}
+	return fmtSig(p, 3)
+}
+
 // tidyExp turns "1e-05" into "1e-5" and "1e+06" into "1e6".
 func tidyExp(s string) string {
 	i := strings.IndexByte(s, 'e')
