@@ -190,7 +190,22 @@ func compare(base, jem []schemas.ResultRow, seed uint64) *schemas.Comparison {
 	return c
 }
 
+// verdict decides the claim at one grid point. When the oracle (the JEM loss on the
+// true table) itself misses the floor, the model family or the optimiser cannot reach
+// it on these tables, and the reason says so: JEM cannot be expected to reach it then.
 func verdict(ps schemas.PointSummary, th Thresholds) schemas.Verdict {
+	v := decide(ps, th)
+	for _, m := range ps.Methods {
+		if m.Method == MethodOracle && m.KLJoint.Count > 0 && m.KLJoint.Mean > th.FloorFactor*ps.Floor {
+			v.Reason += fmt.Sprintf("; note: the oracle's mean joint KL %.3g is itself above %g× the floor: model %q "+
+				"with %d steps cannot reach the floor on these tables (try more steps, --x_encoding=onehot or an mlp)",
+				m.KLJoint.Mean, th.FloorFactor, ps.Params.Model, ps.Params.Steps)
+		}
+	}
+	return v
+}
+
+func decide(ps schemas.PointSummary, th Thresholds) schemas.Verdict {
 	var jem, base *schemas.MethodSummary
 	for i := range ps.Methods {
 		switch ps.Methods[i].Method {

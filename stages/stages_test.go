@@ -133,7 +133,10 @@ func TestExpandJobsBatches(t *testing.T) {
 func rows(n int, floor float64, kl map[string]func(i int) float64) []schemas.ResultRow {
 	var out []schemas.ResultRow
 	for i := range n {
-		for _, m := range []string{MethodBaseline, MethodJEM} {
+		for _, m := range []string{MethodBaseline, MethodJEM, MethodOracle} {
+			if kl[m] == nil {
+				continue
+			}
 			out = append(out, schemas.ResultRow{RunID: RunID(0, int64(i), m), TableID: int64(i), Method: m,
 				KLJoint: kl[m](i), Floor: floor, PxWeight: 1})
 		}
@@ -162,6 +165,16 @@ func TestSummarizeVerdict(t *testing.T) {
 			MethodBaseline: func(i int) float64 { return floor * (1 + float64(i%7)/10) },
 			MethodJEM:      func(i int) float64 { return floor * (1 + float64(i%5)/10) },
 		}), false, "FAILS"},
+		{"oracle misses the floor too", rows(100, floor, map[string]func(int) float64{
+			MethodBaseline: func(i int) float64 { return 0.1 },
+			MethodJEM:      func(i int) float64 { return 20 * floor },
+			MethodOracle:   func(i int) float64 { return 19 * floor },
+		}), false, "oracle's mean joint KL"},
+		{"oracle at the floor adds no note", rows(100, floor, map[string]func(int) float64{
+			MethodBaseline: func(i int) float64 { return 0.1 + 0.001*float64(i) },
+			MethodJEM:      func(i int) float64 { return floor * (0.5 + float64(i%10)/10) },
+			MethodOracle:   func(i int) float64 { return floor / 100 },
+		}), true, "floor 0.0015 (need ≤ 2×); baseline/JEM"},
 		{"no baseline", rows(10, floor, map[string]func(int) float64{
 			MethodBaseline: func(i int) float64 { return 0.1 },
 			MethodJEM:      func(i int) float64 { return floor },
@@ -174,7 +187,8 @@ func TestSummarizeVerdict(t *testing.T) {
 				tt.contains = "undecided"
 			}
 			s := Summarize(tt.rows, 1, th)
-			if s.Verdict.Holds != tt.holds || !strings.Contains(s.Verdict.Reason, tt.contains) {
+			if s.Verdict.Holds != tt.holds || !strings.Contains(s.Verdict.Reason, tt.contains) ||
+				(tt.holds && strings.Contains(s.Verdict.Reason, "note:")) {
 				t.Errorf("verdict = %+v, want holds=%v containing %q", s.Verdict, tt.holds, tt.contains)
 			}
 			if again := Summarize(tt.rows, 1, th); again.Verdict != s.Verdict {
