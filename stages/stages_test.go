@@ -248,3 +248,35 @@ func TestPointValidate(t *testing.T) {
 		})
 	}
 }
+
+func TestOwnedOutput(t *testing.T) {
+	tests := []struct {
+		key  string
+		want bool
+	}{
+		{"config.json", true},
+		{"tables.parquet", true},
+		{"results.parquet", true},
+		{"learned.parquet", true},
+		{"summary.json", true},
+		{"report.html", true},
+		{"verdict.json", true},
+		{SamplePath(0, 0), true},
+		{SamplePath(12345, 3), true},
+		{TablesPath(7, true), true},
+		{"figures/kl_vs_samples.svg", true},
+		{"figures/triple_p0_t2.svg", true},
+		{"notes.txt", false},
+		{"my/results.parquet", false},
+		{"samples/mine.parquet", false},
+		{"figures/photo.jpg", false},
+		{"results.parquet.bak", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key, func(t *testing.T) {
+			if got := OwnedOutput(tt.key); got != tt.want {
+				t.Errorf("OwnedOutput(%q) = %v, want %v", tt.key, got, tt.want)
+			}
+		})
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
+	"gocloud.dev/blob"
 
 	// Storage drivers for every bucket URL a user may pass.
 	_ "gocloud.dev/blob/fileblob"
@@ -127,6 +128,11 @@ func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*
 		return nil, fmt.Errorf("open output %s: %w", cfg.Options.Out, err)
 	}
 	defer b.Close()
+	if n, err := clearPrevious(ctx, b); err != nil {
+		return nil, fmt.Errorf("remove the previous run's outputs under %s: %w", cfg.Options.Out, err)
+	} else if n > 0 {
+		fmt.Fprintf(w, "%s: replacing %d output files of an earlier run under %s\n", cfg.Pipeline, n, cfg.Options.Out)
+	}
 	if err := b.WriteAll(ctx, "config.json", []byte(cfg.JSON()+"\n"), nil); err != nil {
 		return nil, fmt.Errorf("write config.json: %w", err)
 	}
@@ -152,6 +158,33 @@ func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*
 	}
 	fmt.Fprintf(w, "%s: finished in %v\n", cfg.Pipeline, time.Since(start).Round(10*time.Millisecond))
 	return &sum, nil
+}
+
+// clearPrevious deletes the objects an earlier run left under the output location
+// (names stages.OwnedOutput recognises; nothing else), so a run's outputs are never
+// mixed with stale sample shards, tables or figures, and the summary read back at the
+// end is this run's. It returns how many objects it deleted.
+func clearPrevious(ctx context.Context, b *blob.Bucket) (int, error) {
+	var keys []string
+	it := b.List(nil)
+	for {
+		obj, err := it.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+		if !obj.IsDir && stages.OwnedOutput(obj.Key) {
+			keys = append(keys, obj.Key)
+		}
+	}
+	for _, k := range keys {
+		if err := b.Delete(ctx, k); err != nil {
+			return 0, fmt.Errorf("delete %s: %w", k, err)
+		}
+	}
+	return len(keys), nil
 }
 
 // quietLogs keeps the runner's INFO chatter (job server, loopback worker) off the
