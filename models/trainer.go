@@ -95,6 +95,17 @@ func NewTrainer(backend string) (tr *Trainer, err error) {
 	}, nil
 }
 
+// CheckBackend reports whether a Trainer can be created on backend in this process
+// (the backend is compiled in, its plugin loads, its options parse), without training.
+func CheckBackend(backend string) error {
+	tr, err := NewTrainer(backend)
+	if err != nil {
+		return err
+	}
+	tr.Close()
+	return nil
+}
+
 // Backend returns the backend configuration the Trainer runs on.
 func (t *Trainer) Backend() string { return t.config }
 

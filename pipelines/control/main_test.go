@@ -145,6 +145,8 @@ func TestBadInput(t *testing.T) {
 		{"unknown method", func(c *launch.Config) { c.Points[0].Methods = []string{"jem", "vae"} }, "unknown method"},
 		{"batch over samples", func(c *launch.Config) { c.Points[0].BatchSize = 10000 }, "batch_size"},
 		{"zero train batch", func(c *launch.Config) { c.Options.TrainBatch = 0 }, "train_batch"},
+		{"unknown backend", func(c *launch.Config) { c.Options.Backend = "tpu" }, `unknown backend "tpu"`},
+		{"bad backend option", func(c *launch.Config) { c.Options.Backend = "go:turbo" }, "turbo"},
 		{"unknown scheme", func(c *launch.Config) { c.Options.Out = "ftp://host/x" }, "ftp"},
 		{"unwritable out", func(c *launch.Config) { c.Options.Out = filepath.Join(write("afile", "x"), "sub") }, "out"},
 		{"tables missing", func(c *launch.Config) { c.Options.TablesFrom = filepath.Join(tmp, "nope.csv") }, "nope.csv"},

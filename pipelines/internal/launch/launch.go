@@ -31,6 +31,7 @@ import (
 	// Beam filesystems for gs:// and s3:// staging on distributed runners.
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/s3"
 
+	"github.com/jemcheck/jemcheck/models"
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages"
 )
@@ -89,10 +90,33 @@ func Prepare(ctx context.Context, cfg *Config) error {
 		p.Offset = offsets[key]
 		offsets[key] += int64(p.Tables)
 	}
+	if workersInProcess(cfg.Runner) {
+		if err := models.CheckBackend(cfg.Options.Backend); err != nil {
+			return BadInput("backend: %v", err)
+		}
+	}
 	if err := schemas.CheckWritable(ctx, cfg.Options.Out); err != nil {
 		return BadInput("out: %v", err)
 	}
 	return nil
+}
+
+// workersInProcess reports whether the DoFns will run in this process (prism or
+// direct in-process, or any runner with the LOOPBACK environment), so that what the
+// workers need, the GoMLX backend, can be checked before anything runs. Remote
+// workers (Dataflow, a container environment) may run another binary with another
+// backend compiled in, so their backend is not checked here.
+func workersInProcess(runner string) bool {
+	if strings.EqualFold(stringFlag("environment_type"), "loopback") {
+		return true
+	}
+	switch strings.ToLower(runner) {
+	case "", "prism":
+		return stringFlag("endpoint") == ""
+	case "direct":
+		return true
+	}
+	return false
 }
 
 // JSON is the configuration as written to config.json.
@@ -229,6 +253,13 @@ func totalTables(ps []stages.Point) int {
 		n += p.Tables
 	}
 	return n
+}
+
+func stringFlag(name string) string {
+	if f := flag.Lookup(name); f != nil {
+		return f.Value.String()
+	}
+	return ""
 }
 
 func boolFlag(name string) bool {
