@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
@@ -179,6 +181,31 @@ func sharedMem(ctx context.Context, u string) (*blob.Bucket, error) {
 	// PrefixedBucket wraps root's driver in a new Bucket; closing that one closes the
 	// memblob driver, which is a no-op, so the objects survive.
 	return blob.PrefixedBucket(root, ""), nil
+}
+
+// CheckReachable lists one object of a remote location (any scheme but file:// and
+// mem://), reading and writing nothing, so that missing credentials, a wrong bucket
+// name or region fail before the run instead of after its first stage. Local and
+// in-memory locations always pass.
+func CheckReachable(ctx context.Context, loc string) error {
+	pl, err := parseLoc(loc)
+	if err != nil {
+		return err
+	}
+	if pl.dir != "" || pl.scheme == fileblob.Scheme || pl.scheme == "mem" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	b, err := OpenBucket(ctx, loc)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	if _, err := b.List(&blob.ListOptions{}).Next(ctx); err != nil && err != io.EOF {
+		return fmt.Errorf("output location %q cannot be listed (credentials, bucket name, region?): %w", loc, err)
+	}
+	return nil
 }
 
 // CheckWritable validates loc as an output location without writing or creating

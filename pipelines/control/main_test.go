@@ -197,12 +197,21 @@ func TestExitStatus(t *testing.T) {
 		{"nan lr", "--lr=NaN", "lr must be"},
 		{"unknown method", "--methods=baseline,magic", "unknown method"},
 		{"unknown model", "--model=transformer", "model"},
+		// An S3 bucket behind a closed local port: the run stops before writing anything.
+		{"unreachable bucket", "--out=s3://bucket/run?region=us-east-1&endpoint=http://127.0.0.1:9&use_path_style=true",
+			"cannot be listed"},
 	}
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			cmd := exec.Command(os.Args[0])
-			cmd.Env = append(os.Environ(), launchtest.EnvArgs+"="+tt.args+" --out="+out)
+			args := tt.args
+			if !strings.Contains(args, "--out=") {
+				args += " --out=" + out
+			}
+			cmd.Env = append(os.Environ(), launchtest.EnvArgs+"="+args)
 			msg, err := cmd.CombinedOutput()
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.ExitCode() != 2 {

@@ -98,6 +98,11 @@ func Prepare(ctx context.Context, cfg *Config) error {
 	if err := schemas.CheckWritable(ctx, cfg.Options.Out); err != nil {
 		return BadInput("out: %v", err)
 	}
+	if !boolFlag("dry_run") { // a dry run must work without credentials or network
+		if err := schemas.CheckReachable(ctx, cfg.Options.Out); err != nil {
+			return BadInput("out: %v", err)
+		}
+	}
 	return nil
 }
 
