@@ -76,3 +76,22 @@ type PointParams struct {
 	Replicate int64   `json:"replicate"`
 	PxWeight  float64 `json:"jem_px_weight"`
 }
+
+// VerdictFile is verdict.json, written by the regression check next to summary.json:
+// the decision, the numbers it rests on and the thresholds it was taken under.
+type VerdictFile struct {
+	Holds         bool    `json:"holds"`
+	Reason        string  `json:"reason"`
+	Tables        int     `json:"tables"`
+	Floor         float64 `json:"floor"`
+	JEMMeanKL     float64 `json:"jem_mean_kl_joint"`
+	BaseMeanKL    float64 `json:"baseline_mean_kl_joint"`
+	FloorRatio    float64 `json:"jem_floor_ratio"`
+	BaselineToJEM float64 `json:"baseline_to_jem"`
+	WilcoxonP     float64 `json:"wilcoxon_p"`
+	FloorFactor   float64 `json:"floor_factor"`
+	MinRatio      float64 `json:"min_ratio"`
+	MaxP          float64 `json:"max_p"`
+	PxWeight      float64 `json:"jem_px_weight"`
+	Seed          uint64  `json:"seed"`
+}

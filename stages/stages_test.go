@@ -280,3 +280,36 @@ func TestOwnedOutput(t *testing.T) {
 		})
 	}
 }
+
+func TestVerdictOf(t *testing.T) {
+	th := DefaultThresholds()
+	one := Summarize(rows(30, 0.0015, map[string]func(int) float64{
+		MethodBaseline: func(i int) float64 { return 0.1 + 0.001*float64(i) },
+		MethodJEM:      func(i int) float64 { return 0.0015 },
+	}), 9, th)
+	tests := []struct {
+		name    string
+		sum     schemas.Summary
+		wantErr bool
+	}{
+		{"single point", one, false},
+		{"two points", schemas.Summary{Points: []schemas.PointSummary{{}, {}}}, true},
+		{"no points", schemas.Summary{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := VerdictOf(tt.sum, th)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if !v.Holds || v.Reason != tt.sum.Verdict.Reason || v.Tables != 30 || v.Seed != 9 ||
+				math.Abs(v.JEMMeanKL-0.0015) > 1e-12 || math.Abs(v.FloorRatio-1) > 1e-9 || v.BaselineToJEM <= 2 || v.FloorFactor != th.FloorFactor ||
+				v.MaxP != th.MaxP || v.PxWeight != 1 {
+				t.Errorf("verdict = %+v", v)
+			}
+		})
+	}
+}

@@ -20,7 +20,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
-	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/stages"
 )
 
 var flags = launch.RegisterFlags(flag.CommandLine, launch.Defaults{Tables: 10000, Methods: "baseline,jem", Out: "./out/regress"})
@@ -42,24 +42,6 @@ func main() {
 	}
 }
 
-// Verdict is verdict.json.
-type Verdict struct {
-	Holds         bool    `json:"holds"`
-	Reason        string  `json:"reason"`
-	Tables        int     `json:"tables"`
-	Floor         float64 `json:"floor"`
-	JEMMeanKL     float64 `json:"jem_mean_kl_joint"`
-	BaseMeanKL    float64 `json:"baseline_mean_kl_joint"`
-	FloorRatio    float64 `json:"jem_floor_ratio"`
-	BaselineToJEM float64 `json:"baseline_to_jem"`
-	WilcoxonP     float64 `json:"wilcoxon_p"`
-	FloorFactor   float64 `json:"floor_factor"`
-	MinRatio      float64 `json:"min_ratio"`
-	MaxP          float64 `json:"max_p"`
-	PxWeight      float64 `json:"jem_px_weight"`
-	Seed          uint64  `json:"seed"`
-}
-
 // run runs the check and reports whether the claim holds.
 func run(ctx context.Context, cfg launch.Config, w io.Writer) (bool, error) {
 	if err := launch.Prepare(ctx, &cfg); err != nil {
@@ -71,43 +53,20 @@ func run(ctx context.Context, cfg launch.Config, w io.Writer) (bool, error) {
 		}
 	}
 	p, s := beam.NewPipelineWithRoot()
-	launch.Experiment(s, &cfg, "JEM regression check")
+	build(s, &cfg)
 	sum, err := launch.Execute(ctx, &cfg, p, w)
 	if err != nil || sum == nil {
-		return true, err
+		return true, err // a dry run or an --async submission: the job writes verdict.json
 	}
-	v := verdict(sum, cfg)
-	b, err := schemas.OpenBucket(ctx, cfg.Options.Out)
-	if err != nil {
-		return false, err
-	}
-	defer b.Close()
-	if err := schemas.WriteJSON(ctx, b, "verdict.json", v); err != nil {
-		return false, fmt.Errorf("write verdict.json: %w", err)
-	}
-	fmt.Fprintf(w, "verdict: %s\n", v.Reason)
+	fmt.Fprintf(w, "verdict: %s\n", sum.Verdict.Reason)
 	fmt.Fprintf(w, "report: %s\n", launch.Location(cfg.Options.Out, "report.html"))
-	return v.Holds, nil
+	return sum.Verdict.Holds, nil
 }
 
-func verdict(sum *schemas.Summary, cfg launch.Config) Verdict {
-	th := cfg.Options.Thresholds
-	ps := sum.Points[0]
-	v := Verdict{Holds: sum.Verdict.Holds, Reason: sum.Verdict.Reason, Tables: ps.Tables, Floor: ps.Floor,
-		FloorFactor: th.FloorFactor, MinRatio: th.MinRatio, MaxP: th.MaxP, PxWeight: cfg.Points[0].PxWeight,
-		Seed: cfg.Options.Seed}
-	for _, m := range ps.Methods {
-		switch m.Method {
-		case "jem":
-			v.JEMMeanKL, v.FloorRatio = m.KLJoint.Mean, m.FloorRatio
-		case "baseline":
-			v.BaseMeanKL = m.KLJoint.Mean
-		}
-	}
-	if c := ps.Comparison; c != nil {
-		v.BaselineToJEM, v.WilcoxonP = c.BaselineToJEM, c.WilcoxonP
-	}
-	return v
+// build is the regression DAG: the control experiment's stages, then WriteVerdict.
+func build(s beam.Scope, cfg *launch.Config) {
+	summary := launch.Experiment(s, cfg, "JEM regression check")
+	stages.WriteVerdict(s, cfg.Options, summary)
 }
 
 func contains(xs []string, x string) bool {

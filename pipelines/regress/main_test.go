@@ -13,6 +13,7 @@ import (
 
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
 	"github.com/jemcheck/jemcheck/pipelines/internal/launchtest"
+	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages"
 )
 
@@ -54,7 +55,7 @@ func TestRegressVerdict(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var v Verdict
+			var v schemas.VerdictFile
 			if err := json.Unmarshal(raw, &v); err != nil {
 				t.Fatal(err)
 			}
@@ -136,6 +137,7 @@ func TestDataflowDryRun(t *testing.T) {
 		`"machineType": "n1-standard-8"`,
 		`"maxNumWorkers": 4`,
 		"stages.Train/stages.trainBatchFn",
+		"stages.WriteVerdict/stages.writeVerdictFn",
 		"dry run, nothing submitted or written",
 	} {
 		if !strings.Contains(squash(string(out)), squash(want)) {

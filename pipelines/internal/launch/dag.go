@@ -12,7 +12,9 @@ import (
 //	       → Evaluate → CollectResults → Aggregate → Report
 //
 // with the tables, samples, results and learned joints written as Parquet on the way.
-func Experiment(s beam.Scope, cfg *Config, title string) {
+// It returns the summary (PCollection<schemas.Summary>, one element) for pipelines that
+// add stages after Aggregate.
+func Experiment(s beam.Scope, cfg *Config, title string) beam.PCollection {
 	o := cfg.Options
 	tables := stages.GenerateTables(s, o, Source(s, cfg.Points))
 	stages.WriteTables(s, o, len(cfg.Points) > 1, tables)
@@ -24,4 +26,5 @@ func Experiment(s beam.Scope, cfg *Config, title string) {
 	stages.WriteLearned(s, o, learned)
 	summary := stages.Aggregate(s, o, cfg.Pipeline, set)
 	stages.Report(s, o, title, cfg.JSON(), summary, set, learned)
+	return summary
 }

@@ -1,0 +1,76 @@
+package stages
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"gocloud.dev/blob"
+
+	"github.com/jemcheck/jemcheck/schemas"
+)
+
+func init() {
+	register.DoFn3x1[context.Context, schemas.Summary, func(string), error](&writeVerdictFn{})
+}
+
+// VerdictPath is where WriteVerdict writes.
+const VerdictPath = "verdict.json"
+
+// WriteVerdict writes verdict.json for a single-point run (the regression check): the
+// verdict of the point, its numbers and the thresholds. It runs inside the pipeline, so
+// a job submitted with --async (a Flex Template launch) still leaves its verdict.
+//
+// In: PCollection<schemas.Summary> (one element). Out: PCollection<string> (the key written).
+func WriteVerdict(s beam.Scope, opts Options, summary beam.PCollection) beam.PCollection {
+	s = s.Scope("stages.WriteVerdict")
+	return beam.ParDo(s, &writeVerdictFn{Out: opts.Out, Thresholds: opts.Thresholds}, summary)
+}
+
+// VerdictOf builds verdict.json's content from a single-point summary decided under th.
+func VerdictOf(sum schemas.Summary, th Thresholds) (schemas.VerdictFile, error) {
+	if len(sum.Points) != 1 {
+		return schemas.VerdictFile{}, fmt.Errorf("verdict.json needs a single-point summary, got %d points", len(sum.Points))
+	}
+	ps := sum.Points[0]
+	v := schemas.VerdictFile{Holds: sum.Verdict.Holds, Reason: sum.Verdict.Reason, Tables: ps.Tables, Floor: ps.Floor,
+		FloorFactor: th.FloorFactor, MinRatio: th.MinRatio, MaxP: th.MaxP, PxWeight: ps.Params.PxWeight, Seed: sum.Seed}
+	for _, m := range ps.Methods {
+		switch m.Method {
+		case MethodJEM:
+			v.JEMMeanKL, v.FloorRatio = m.KLJoint.Mean, m.FloorRatio
+		case MethodBaseline:
+			v.BaseMeanKL = m.KLJoint.Mean
+		}
+	}
+	if c := ps.Comparison; c != nil {
+		v.BaselineToJEM, v.WilcoxonP = c.BaselineToJEM, c.WilcoxonP
+	}
+	return v, nil
+}
+
+type writeVerdictFn struct {
+	Out        string
+	Thresholds Thresholds
+	bucket     *blob.Bucket
+}
+
+func (f *writeVerdictFn) Setup(ctx context.Context) (err error) {
+	f.bucket, err = schemas.OpenBucket(ctx, f.Out)
+	return err
+}
+
+func (f *writeVerdictFn) Teardown() error { return f.bucket.Close() }
+
+func (f *writeVerdictFn) ProcessElement(ctx context.Context, sum schemas.Summary, emit func(string)) error {
+	v, err := VerdictOf(sum, f.Thresholds)
+	if err != nil {
+		return err
+	}
+	if err := schemas.WriteJSON(ctx, f.bucket, VerdictPath, v); err != nil {
+		return fmt.Errorf("write %s: %w", VerdictPath, err)
+	}
+	emit(VerdictPath)
+	return nil
+}
