@@ -196,16 +196,7 @@ func TestHandGradient(t *testing.T) {
 				}
 			}
 			inputs = append(inputs, tensors.FromFlatDataAndDimensions(wv, R))
-			res := g.Run(inputs...)
-			for j := range P {
-				h := tensors.MustCopyFlatData[float32](res[j])
-				a := tensors.MustCopyFlatData[float32](res[P+j])
-				for i := range R {
-					if math.Abs(float64(h[i]-a[i])) > 1e-6 {
-						t.Errorf("param %d run %d: hand gradient %.7g != autodiff %.7g", j, i, h[i], a[i])
-					}
-				}
-			}
+			expectSameGradients(t, g.Run(inputs...), P, "hand gradient")
 			g.Finalize()
 		})
 	}
@@ -255,18 +246,23 @@ func TestBackpropGradient(t *testing.T) {
 				inputs = append(inputs, p)
 			}
 			inputs = append(inputs, countsTensor(counts, X, K), tensors.FromFlatDataAndDimensions([]float32{0, 1, 0.4}, R))
-			res := g.Run(inputs...)
-			n := len(params)
-			for j := range n {
-				h := tensors.MustCopyFlatData[float32](res[j])
-				a := tensors.MustCopyFlatData[float32](res[n+j])
-				for k := range h {
-					if math.Abs(float64(h[k]-a[k])) > 1e-6 {
-						t.Errorf("param %d[%d]: backprop %.7g != autodiff %.7g", j, k, h[k], a[k])
-					}
-				}
-			}
+			expectSameGradients(t, g.Run(inputs...), len(params), "backprop")
 			g.Finalize()
 		})
+	}
+}
+
+// expectSameGradients compares the first n results of a graph (gradients computed by
+// hand, named what) with the next n (GoMLX autodiff), element by element, within 1e-6.
+func expectSameGradients(t *testing.T, res []*tensors.Tensor, n int, what string) {
+	t.Helper()
+	for j := range n {
+		h := tensors.MustCopyFlatData[float32](res[j])
+		a := tensors.MustCopyFlatData[float32](res[n+j])
+		for k := range h {
+			if math.Abs(float64(h[k]-a[k])) > 1e-6 {
+				t.Errorf("param %d[%d]: %s %.7g != autodiff %.7g", j, k, what, h[k], a[k])
+			}
+		}
 	}
 }

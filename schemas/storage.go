@@ -192,7 +192,7 @@ func CheckReachable(ctx context.Context, loc string) error {
 	if err != nil {
 		return err
 	}
-	if pl.dir != "" || pl.scheme == fileblob.Scheme || pl.scheme == "mem" {
+	if pl.dir != "" || pl.scheme == fileblob.Scheme || strings.HasPrefix(pl.url, "mem://") {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
@@ -48,7 +49,7 @@ func run(ctx context.Context, cfg launch.Config, w io.Writer) (bool, error) {
 		return false, err
 	}
 	for _, m := range []string{"baseline", "jem"} {
-		if !contains(cfg.Points[0].Methods, m) {
+		if !slices.Contains(cfg.Points[0].Methods, m) {
 			return false, launch.BadInput("methods: the regression check needs baseline and jem, got %v", cfg.Points[0].Methods)
 		}
 	}
@@ -67,13 +68,4 @@ func run(ctx context.Context, cfg launch.Config, w io.Writer) (bool, error) {
 func build(s beam.Scope, cfg *launch.Config) {
 	summary := launch.Experiment(s, cfg, "JEM regression check")
 	stages.WriteVerdict(s, cfg.Options, summary)
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }

@@ -267,10 +267,7 @@ func stringFlag(name string) string {
 	return ""
 }
 
-func boolFlag(name string) bool {
-	f := flag.Lookup(name)
-	return f != nil && f.Value.String() == "true"
-}
+func boolFlag(name string) bool { return stringFlag(name) == "true" }
 
 // RunnerName is the runner the --runner flag selects.
 func RunnerName() string {
