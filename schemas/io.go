@@ -108,15 +108,15 @@ func DecodeParquet[T any](data []byte) (rows []T, err error) {
 			rows, err = nil, fmt.Errorf("corrupt Parquet data: %v", r)
 		}
 	}()
-	rows = make([]T, f.NumRows())
+	// Never allocate from the footer's row count: append a batch at a time (one huge
+	// Read would also make parquet-go grow a row buffer of that size).
 	r := parquet.NewGenericReader[T](f)
 	defer r.Close()
-	// Read in batches: one huge Read makes parquet-go grow a row buffer of that size.
 	const batch = 8192
-	n := 0
-	for n < len(rows) {
-		m, err := r.Read(rows[n:min(n+batch, len(rows))])
-		n += m
+	buf := make([]T, min(batch, max(f.NumRows(), 1)))
+	for {
+		m, err := r.Read(buf)
+		rows = append(rows, buf[:m]...)
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -127,8 +127,8 @@ func DecodeParquet[T any](data []byte) (rows []T, err error) {
 			break
 		}
 	}
-	if int64(n) != f.NumRows() {
-		return nil, fmt.Errorf("corrupt Parquet data: read %d of %d rows", n, f.NumRows())
+	if int64(len(rows)) != f.NumRows() {
+		return nil, fmt.Errorf("corrupt Parquet data: read %d of %d rows", len(rows), f.NumRows())
 	}
 	return rows, nil
 }
@@ -139,7 +139,11 @@ func openParquet(data []byte) (f *parquet.File, err error) {
 			f, err = nil, fmt.Errorf("not a valid Parquet file: %v", r)
 		}
 	}()
-	f, err = parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err := checkParquetFooter(data); err != nil {
+		return nil, fmt.Errorf("not a valid Parquet file: %w", err)
+	}
+	f, err = parquet.OpenFile(bytes.NewReader(data), int64(len(data)),
+		parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
 		return nil, fmt.Errorf("not a valid Parquet file: %w", err)
 	}

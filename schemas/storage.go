@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -29,7 +30,10 @@ import (
 //   - any other URL whose scheme is registered with gocloud.dev's blob.DefaultURLMux:
 //     "mem://", "gs://bucket", "s3://bucket?region=...", and so on. Drivers other than
 //     fileblob are registered by blank imports in main packages (gcsblob, s3blob,
-//     memblob); this package imports only fileblob.
+//     memblob); this package imports only fileblob. A path after the bucket
+//     ("gs://bucket/runs/run1") is a folder inside the bucket: every key is prefixed
+//     with "runs/run1/" (after the URL's own "prefix" query parameter, if any), so
+//     a location never spills into the rest of its bucket.
 //
 // Local directories are opened with fileblob options that suit output directories:
 // no ".attrs" sidecar files beside each object, and temporary files written next to
@@ -50,7 +54,8 @@ type parsedLoc struct {
 	dir       string // local directory, when the location is local and opened by us
 	url       string // otherwise, the URL to open through the mux
 	scheme    string
-	fileQuery bool // a file:// URL with a query: opened by fileblob's URL opener
+	fileQuery bool   // a file:// URL with a query: opened by fileblob's URL opener
+	prefix    string // for bucket URLs, the key prefix (the "prefix" parameter, then the path)
 }
 
 // isURL reports whether loc looks like scheme://...; everything else is a path.
@@ -119,7 +124,55 @@ func parseLoc(loc string) (parsedLoc, error) {
 		}
 		return parsedLoc{dir: p, scheme: scheme}, nil
 	}
-	return parsedLoc{url: loc, scheme: scheme}, nil
+	// A bucket URL's path names a folder inside the bucket: fold it, after the URL's
+	// own prefix parameter, into the key prefix, and open the bare bucket.
+	q := u.Query()
+	prefix := q.Get("prefix")
+	if p := strings.Trim(u.Path, "/"); p != "" {
+		prefix += p + "/"
+	}
+	q.Del("prefix")
+	u.Path, u.RawPath, u.RawQuery = "", "", q.Encode()
+	return parsedLoc{url: u.String(), scheme: scheme, prefix: prefix}, nil
+}
+
+// SubLocation returns the location of the folder sub (a relative, slash-separated
+// name) inside loc, in loc's own form: a path for a local directory, a file URL with
+// its query kept, or a bucket URL whose "prefix" parameter names the folder.
+func SubLocation(loc, sub string) (string, error) {
+	pl, err := parseLoc(loc)
+	if err != nil {
+		return "", err
+	}
+	sub = strings.Trim(sub, "/")
+	switch {
+	case pl.fileQuery:
+		u, _ := url.Parse(pl.url) // parsed before
+		u.Path = path.Join(u.Path, sub)
+		return u.String(), nil
+	case pl.dir != "":
+		return filepath.Join(pl.dir, filepath.FromSlash(sub)), nil
+	}
+	u, _ := url.Parse(pl.url) // built by parseLoc
+	q := u.Query()
+	q.Set("prefix", pl.prefix+sub+"/")
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// localDir returns the directory of a local location opened by this package with the
+// default options (a plain path or a query-less file URL), where files can be renamed
+// and created exclusively with the operating system's calls.
+func localDir(loc string) (string, bool) {
+	pl, err := parseLoc(loc)
+	if err != nil || pl.dir == "" || pl.fileQuery {
+		return "", false
+	}
+	abs, err := filepath.Abs(pl.dir)
+	if err != nil {
+		return "", false
+	}
+	return abs, true
 }
 
 // OpenBucket opens the storage location loc (see the package's description of
@@ -137,10 +190,22 @@ func openBucket(ctx context.Context, loc string, create bool) (*blob.Bucket, err
 	if err != nil {
 		return nil, err
 	}
-	if strings.HasPrefix(pl.url, "mem://") {
-		return sharedMem(ctx, pl.url)
+	if pl.url != "" && !pl.fileQuery {
+		var b *blob.Bucket
+		if strings.HasPrefix(pl.url, "mem://") {
+			b, err = sharedMem(ctx, pl.url)
+		} else {
+			b, err = blob.OpenBucket(ctx, pl.url)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("opening storage location %q: %w", loc, err)
+		}
+		if pl.prefix != "" {
+			b = blob.PrefixedBucket(b, pl.prefix)
+		}
+		return b, nil
 	}
-	if pl.url != "" {
+	if pl.fileQuery {
 		b, err := blob.OpenBucket(ctx, pl.url)
 		if err != nil {
 			return nil, fmt.Errorf("opening storage location %q: %w", loc, err)

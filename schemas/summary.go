@@ -1,5 +1,10 @@
 package schemas
 
+import (
+	"encoding/json"
+	"math"
+)
+
 // Dist summarises one metric over the non-diverged runs of a group.
 type Dist struct {
 	Count  int     `json:"count"`
@@ -26,7 +31,8 @@ type MethodSummary struct {
 // Comparison is the paired JEM-vs-baseline comparison of joint KL over the tables
 // where both runs converged.
 type Comparison struct {
-	Pairs         int     `json:"pairs"`
+	Pairs         int     `json:"pairs"`           // tables compared: both runs converged
+	Excluded      int     `json:"excluded_pairs"`  // tables left out: the baseline or the jem run diverged (or is missing)
 	JEMWinShare   float64 `json:"jem_win_share"`   // share of tables with KL_jem < KL_baseline
 	MeanDiff      float64 `json:"mean_diff"`       // mean of KL_baseline - KL_jem
 	DiffCILow     float64 `json:"diff_ci_low"`     // bootstrap 95% CI of MeanDiff
@@ -49,9 +55,18 @@ type PointSummary struct {
 }
 
 // Verdict says whether the JEM claim holds: JEM's joint KL near the floor, the baseline's not.
+//
+// Decided is false when no decision was taken (undecided: a method is missing, every
+// pair diverged, or more than stages.MaxDivergedShare of the pairs diverged); Holds is
+// then false and the reason starts with "undecided". Pairs are the baseline/jem pairs
+// of tables the decision rests on, Excluded those left out as diverged (summed over the
+// points for a sweep's overall verdict, which is decided when every point is).
 type Verdict struct {
-	Holds  bool   `json:"holds"`
-	Reason string `json:"reason"`
+	Holds    bool   `json:"holds"`
+	Decided  bool   `json:"decided"`
+	Pairs    int    `json:"pairs"`
+	Excluded int    `json:"excluded_pairs"`
+	Reason   string `json:"reason"`
 }
 
 // Summary is summary.json.
@@ -79,10 +94,17 @@ type PointParams struct {
 
 // VerdictFile is verdict.json, written by the regression check next to summary.json:
 // the decision, the numbers it rests on and the thresholds it was taken under.
+//
+// A number that does not exist (a mean over no converged run, the comparison of no
+// pair) is NaN here and null in the JSON, never a made-up 0: JEMMeanKL, BaseMeanKL,
+// FloorRatio, BaselineToJEM and WilcoxonP.
 type VerdictFile struct {
 	Holds         bool    `json:"holds"`
+	Decided       bool    `json:"decided"`
 	Reason        string  `json:"reason"`
 	Tables        int     `json:"tables"`
+	Pairs         int     `json:"pairs"`          // tables the decision rests on
+	Excluded      int     `json:"excluded_pairs"` // tables left out as diverged
 	Floor         float64 `json:"floor"`
 	JEMMeanKL     float64 `json:"jem_mean_kl_joint"`
 	BaseMeanKL    float64 `json:"baseline_mean_kl_joint"`
@@ -94,4 +116,50 @@ type VerdictFile struct {
 	MaxP          float64 `json:"max_p"`
 	PxWeight      float64 `json:"jem_px_weight"`
 	Seed          uint64  `json:"seed"`
+}
+
+// MarshalJSON writes the numbers that do not exist (NaN) as null.
+func (v VerdictFile) MarshalJSON() ([]byte, error) {
+	type plain VerdictFile // no methods: no recursion
+	opt := func(f float64) *float64 {
+		if math.IsNaN(f) {
+			return nil
+		}
+		return &f
+	}
+	// The outer fields shadow plain's fields of the same JSON name.
+	return json.Marshal(struct {
+		plain
+		JEMMeanKL     *float64 `json:"jem_mean_kl_joint"`
+		BaseMeanKL    *float64 `json:"baseline_mean_kl_joint"`
+		FloorRatio    *float64 `json:"jem_floor_ratio"`
+		BaselineToJEM *float64 `json:"baseline_to_jem"`
+		WilcoxonP     *float64 `json:"wilcoxon_p"`
+	}{plain(v), opt(v.JEMMeanKL), opt(v.BaseMeanKL), opt(v.FloorRatio), opt(v.BaselineToJEM), opt(v.WilcoxonP)})
+}
+
+// UnmarshalJSON reads a null (or missing) number as NaN.
+func (v *VerdictFile) UnmarshalJSON(data []byte) error {
+	type plain VerdictFile
+	var in struct {
+		plain
+		JEMMeanKL     *float64 `json:"jem_mean_kl_joint"`
+		BaseMeanKL    *float64 `json:"baseline_mean_kl_joint"`
+		FloorRatio    *float64 `json:"jem_floor_ratio"`
+		BaselineToJEM *float64 `json:"baseline_to_jem"`
+		WilcoxonP     *float64 `json:"wilcoxon_p"`
+	}
+	if err := json.Unmarshal(data, &in); err != nil {
+		return err
+	}
+	val := func(f *float64) float64 {
+		if f == nil {
+			return math.NaN()
+		}
+		return *f
+	}
+	*v = VerdictFile(in.plain)
+	v.JEMMeanKL, v.BaseMeanKL, v.FloorRatio = val(in.JEMMeanKL), val(in.BaseMeanKL), val(in.FloorRatio)
+	v.BaselineToJEM, v.WilcoxonP = val(in.BaselineToJEM), val(in.WilcoxonP)
+	return nil
 }

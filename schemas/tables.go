@@ -2,12 +2,14 @@ package schemas
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"net/url"
 	"path"
 	"path/filepath"
@@ -15,12 +17,36 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/format"
+	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
 	"github.com/jemcheck/jemcheck/models/prob"
 )
+
+// Limits of a tables file (--tables_from), enforced while it is read so that a hostile
+// or absurd file fails fast, in bounded memory, with a message that names the limit.
+const (
+	// MaxTablesFileCells bounds the rows of a tables file, one row per cell: all its
+	// tables' X·K cells together. Validation holds 40 bytes a cell; reading a file
+	// at the limit peaks at about 1.3-1.7 GB of memory and takes seconds.
+	MaxTablesFileCells = 10_000_000
+	// MaxTablesFileBytes bounds the size of a tables file, which is read whole into
+	// memory: 1 GiB, ample for MaxTablesFileCells rows of CSV.
+	MaxTablesFileBytes = 1 << 30
+)
+
+// The limits in force: variables only so that tests can lower them.
+var (
+	maxTablesCells int64 = MaxTablesFileCells
+	maxTablesBytes int64 = MaxTablesFileBytes
+)
+
+// tooManyRows is the error for a file with more than MaxTablesFileCells rows; unit
+// and at say where the first row over the limit is ("line 10000002", "row 10000001").
+func tooManyRows(unit string, at int64) error {
+	return fmt.Errorf("%s %d: more than %d rows: a tables file holds at most %d cells (one row per cell)",
+		unit, at, maxTablesCells, maxTablesCells)
+}
 
 // tableColumns are the columns of a user tables file, in TableRow's order.
 var tableColumns = []string{"table_id", "x", "y", "p"}
@@ -85,7 +111,7 @@ func ReadTables(ctx context.Context, loc string) ([]prob.Table, error) {
 		return nil, fmt.Errorf("tables file %s: %w", loc, err)
 	}
 	defer b.Close()
-	data, err := b.ReadAll(ctx, key)
+	data, err := readBounded(ctx, b, key)
 	if err != nil {
 		if gcerrors.Code(err) == gcerrors.NotFound {
 			return nil, fmt.Errorf("tables file %s does not exist", loc)
@@ -97,6 +123,34 @@ func ReadTables(ctx context.Context, loc string) ([]prob.Table, error) {
 		return nil, fmt.Errorf("tables file %s: %w", loc, err)
 	}
 	return ts, nil
+}
+
+// readBounded reads the object key whole, refusing one over MaxTablesFileBytes
+// before reading it (and while reading, should it grow meanwhile).
+func readBounded(ctx context.Context, b *blob.Bucket, key string) ([]byte, error) {
+	attrs, err := b.Attributes(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	tooBig := func(size int64) error {
+		return fmt.Errorf("the file has %d bytes, more than the %d a tables file may have", size, maxTablesBytes)
+	}
+	if attrs.Size > maxTablesBytes {
+		return nil, tooBig(attrs.Size)
+	}
+	r, err := b.NewReader(ctx, key, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(io.LimitReader(r, maxTablesBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > maxTablesBytes {
+		return nil, tooBig(int64(len(data)))
+	}
+	return data, nil
 }
 
 func tablesFormat(name string) (string, error) {
@@ -111,28 +165,31 @@ func tablesFormat(name string) (string, error) {
 }
 
 // ParseTables parses and validates the bytes of a tables file as ReadTables does; the
-// extension of name (.csv or .parquet) chooses the format.
+// extension of name (.csv or .parquet) chooses the format. It never panics, and it
+// allocates in proportion to the rows it really reads, at most MaxTablesFileCells.
 func ParseTables(name string, data []byte) ([]prob.Table, error) {
 	format, err := tablesFormat(name)
 	if err != nil {
 		return nil, err
 	}
 	var cells []cell
+	unit := "line"
 	if format == "csv" {
 		cells, err = parseTablesCSV(data)
 	} else {
+		unit = "row"
 		cells, err = parseTablesParquet(data)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return assembleTables(cells)
+	return assembleTables(cells, unit)
 }
 
-// cell is one parsed row with where it came from ("line 4", "row 3").
+// cell is one parsed row with where it came from: its CSV line or Parquet row (from 1).
 type cell struct {
 	TableRow
-	where string
+	at int64
 }
 
 func parseTablesCSV(data []byte) ([]cell, error) {
@@ -172,166 +229,98 @@ func parseTablesCSV(data []byte) ([]cell, error) {
 			return nil, fmt.Errorf("malformed CSV: %w", err)
 		}
 		line, _ := r.FieldPos(0)
-		where := fmt.Sprintf("line %d", line)
-		var c cell
-		c.where = where
+		if int64(len(cells)) >= maxTablesCells {
+			return nil, tooManyRows("line", int64(line))
+		}
+		c := cell{at: int64(line)}
 		ints := []*int64{&c.TableID, &c.X, &c.Y}
 		for j, name := range tableColumns[:3] {
 			s := strings.TrimSpace(rec[col[name]])
 			v, err := strconv.ParseInt(s, 10, 64)
+			if errors.Is(err, strconv.ErrRange) {
+				return nil, fmt.Errorf("line %d: %s %s is out of range: it must be in [%d, %d] (a signed 64-bit integer)",
+					line, name, s, int64(math.MinInt64), int64(math.MaxInt64))
+			}
 			if err != nil {
-				return nil, fmt.Errorf("%s: %s %q is not an integer", where, name, s)
+				return nil, fmt.Errorf("line %d: %s %q is not an integer", line, name, s)
 			}
 			*ints[j] = v
 		}
 		s := strings.TrimSpace(rec[col["p"]])
 		c.P, err = strconv.ParseFloat(s, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s: p %q is not a number", where, s)
+		if err != nil && !errors.Is(err, strconv.ErrRange) { // out of range: ±Inf or 0, judged below
+			return nil, fmt.Errorf("line %d: p %q is not a number", line, s)
 		}
 		cells = append(cells, c)
 	}
 	return cells, nil
 }
 
-// userTableRow reads a user's Parquet tables file, whose columns may be optional
-// (DuckDB writes nullable columns) and narrower (INT32, FLOAT): nulls come back nil.
-type userTableRow struct {
-	TableID *int64   `parquet:"table_id,optional"`
-	X       *int64   `parquet:"x,optional"`
-	Y       *int64   `parquet:"y,optional"`
-	P       *float64 `parquet:"p,optional"`
-}
-
-func parseTablesParquet(data []byte) ([]cell, error) {
-	f, err := openParquet(data)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkTableSchema(f.Schema()); err != nil {
-		return nil, err
-	}
-	rows, err := DecodeParquet[userTableRow](data)
-	if err != nil {
-		return nil, err
-	}
-	cells := make([]cell, len(rows))
-	for i, r := range rows {
-		where := fmt.Sprintf("row %d", i+1)
-		for j, isNull := range []bool{r.TableID == nil, r.X == nil, r.Y == nil, r.P == nil} {
-			if isNull {
-				return nil, fmt.Errorf("%s: %s is null", where, tableColumns[j])
-			}
-		}
-		cells[i] = cell{TableRow: TableRow{TableID: *r.TableID, X: *r.X, Y: *r.Y, P: *r.P}, where: where}
-	}
-	return cells, nil
-}
-
-// checkTableSchema requires exactly the columns table_id, x, y, p, the first three of
-// plain integer types (INT32 or INT64) and p of a floating type (FLOAT or DOUBLE).
-// DECIMAL in particular is refused: it would be read as its unscaled integer.
-func checkTableSchema(s *parquet.Schema) error {
-	have := map[string]parquet.Field{}
-	var extra []string
-	for _, field := range s.Fields() {
-		if !slices.Contains(tableColumns, field.Name()) {
-			extra = append(extra, field.Name())
-		}
-		have[field.Name()] = field
-	}
-	if len(extra) > 0 {
-		return fmt.Errorf("unexpected column(s) %s: want exactly table_id, x, y, p", strings.Join(extra, ", "))
-	}
-	for _, name := range tableColumns {
-		field, ok := have[name]
-		if !ok {
-			return fmt.Errorf("missing column %q: want exactly table_id, x, y, p", name)
-		}
-		if !field.Leaf() || field.Repeated() {
-			return fmt.Errorf("column %q is not a plain value column", name)
-		}
-		typ := field.Type()
-		kind, lt := typ.Kind(), typ.LogicalType()
-		want := "an integer (INT32 or INT64)"
-		ok = (kind == parquet.Int32 || kind == parquet.Int64) && (lt == nil || isIntLogical(lt))
-		if name == "p" {
-			want = "a floating-point number (DOUBLE or FLOAT)"
-			ok = (kind == parquet.Double || kind == parquet.Float) && (lt == nil || lt.Value == nil)
-		}
-		if !ok {
-			return fmt.Errorf("column %q has type %s, want %s (in DuckDB, cast it: %s::%s)",
-				name, typ, want, name, map[bool]string{true: "DOUBLE", false: "BIGINT"}[name == "p"])
-		}
-	}
-	return nil
-}
-
-func isIntLogical(lt *format.LogicalType) bool {
-	if lt.Value == nil {
-		return true
-	}
-	_, ok := lt.Value.(*format.IntType)
-	return ok
-}
-
-// assembleTables groups validated cells into tables sorted by id.
-func assembleTables(cells []cell) ([]prob.Table, error) {
+// assembleTables groups validated cells into tables sorted by id; unit names where a
+// cell came from ("line" or "row"). It works on the cells in place (sorting them), so
+// it needs no memory beyond the tables it returns, whatever the indices.
+func assembleTables(cells []cell, unit string) ([]prob.Table, error) {
 	if len(cells) == 0 {
 		return nil, errors.New("no tables: the file has no rows")
 	}
-	type acc struct {
-		id         int64
-		maxX, maxY int64
-		seen       map[[2]int64]string // cell → where it was
-		p          map[[2]int64]float64
-	}
-	byID := map[int64]*acc{}
-	var ids []int64
-	for _, c := range cells {
+	for _, c := range cells { // in file order, so the first bad row is named
 		switch {
 		case c.X < 0 || c.Y < 0:
-			return nil, fmt.Errorf("%s: negative index x=%d, y=%d", c.where, c.X, c.Y)
+			return nil, fmt.Errorf("%s %d: negative index x=%d, y=%d", unit, c.at, c.X, c.Y)
 		case math.IsNaN(c.P):
-			return nil, fmt.Errorf("%s: p is NaN", c.where)
+			return nil, fmt.Errorf("%s %d: p is NaN", unit, c.at)
 		case math.IsInf(c.P, 0):
-			return nil, fmt.Errorf("%s: p is %v", c.where, c.P)
+			return nil, fmt.Errorf("%s %d: p is %v", unit, c.at, c.P)
 		case c.P < 0:
-			return nil, fmt.Errorf("%s: p is negative (%g)", c.where, c.P)
+			return nil, fmt.Errorf("%s %d: p is negative (%g)", unit, c.at, c.P)
 		}
-		a := byID[c.TableID]
-		if a == nil {
-			a = &acc{id: c.TableID, seen: map[[2]int64]string{}, p: map[[2]int64]float64{}}
-			byID[c.TableID] = a
-			ids = append(ids, c.TableID)
-		}
-		k := [2]int64{c.X, c.Y}
-		if first, dup := a.seen[k]; dup {
-			return nil, fmt.Errorf("%s: duplicate cell (table %d, x=%d, y=%d), first at %s", c.where, c.TableID, c.X, c.Y, first)
-		}
-		a.seen[k] = c.where
-		a.p[k] = c.P
-		a.maxX = max(a.maxX, c.X)
-		a.maxY = max(a.maxY, c.Y)
 	}
-	slices.Sort(ids)
-	tables := make([]prob.Table, 0, len(ids))
-	for _, id := range ids {
-		a := byID[id]
-		x, k := a.maxX+1, a.maxY+1
-		// len(seen) ≤ the number of rows, so an incomplete table is found before any
+	// Sorted by table, cell and file position, a complete table is a run of its X·K
+	// cells in row-major order, and a duplicate follows the cell's first occurrence.
+	slices.SortFunc(cells, func(a, b cell) int {
+		return cmp.Or(cmp.Compare(a.TableID, b.TableID), cmp.Compare(a.X, b.X), cmp.Compare(a.Y, b.Y), cmp.Compare(a.at, b.at))
+	})
+	same := func(a, b cell) bool { return a.TableID == b.TableID && a.X == b.X && a.Y == b.Y }
+	dup := 0 // the index of the duplicate met first in file order, after its first occurrence
+	for i := 1; i < len(cells); i++ {
+		second := same(cells[i-1], cells[i]) && (i == 1 || !same(cells[i-2], cells[i]))
+		if second && (dup == 0 || cells[i].at < cells[dup].at) {
+			dup = i
+		}
+	}
+	if dup > 0 {
+		c := cells[dup]
+		return nil, fmt.Errorf("%s %d: duplicate cell (table %d, x=%d, y=%d), first at %s %d",
+			unit, c.at, c.TableID, c.X, c.Y, unit, cells[dup-1].at)
+	}
+	var tables []prob.Table
+	var p []float64
+	for len(cells) > 0 {
+		id := cells[0].TableID
+		n := 1
+		for n < len(cells) && cells[n].TableID == id {
+			n++
+		}
+		run := cells[:n]
+		cells = cells[n:]
+		var maxX, maxY int64
+		for _, c := range run {
+			maxX, maxY = max(maxX, c.X), max(maxY, c.Y)
+		}
+		x, k := maxX+1, maxY+1
+		// n ≤ the number of rows, so an incomplete table is found before any
 		// allocation of x·k cells, however large the indices.
-		if n := int64(len(a.seen)); x > math.MaxInt32 || k > math.MaxInt32 || n != x*k {
-			return nil, fmt.Errorf("table %d is incomplete: has %d cells, want X·K = %d·%d = %d (X = max x + 1, K = max y + 1); %s",
-				id, n, x, k, x*k, firstMissing(a.seen, x, k))
+		if x > math.MaxInt32 || k > math.MaxInt32 || int64(n) != x*k {
+			return nil, fmt.Errorf("table %d is incomplete: has %d cells, want X·K = %d·%d = %s (X = max x + 1, K = max y + 1); %s",
+				id, n, x, k, new(big.Int).Mul(big.NewInt(x), big.NewInt(k)), firstMissing(run, k))
 		}
 		if len(tables) > 0 && (int64(tables[0].X) != x || int64(tables[0].K) != k) {
 			return nil, fmt.Errorf("table %d has shape X=%d, K=%d but table %d has X=%d, K=%d: all tables must share one shape",
 				id, x, k, tables[0].ID, tables[0].X, tables[0].K)
 		}
-		p := make([]float64, x*k)
-		for c, v := range a.p {
-			p[c[0]*k+c[1]] = v
+		p = p[:0]
+		for _, c := range run { // complete and sorted: row-major order
+			p = append(p, c.P)
 		}
 		t, err := prob.NewTable(id, int(x), int(k), p)
 		if err != nil {
@@ -342,15 +331,17 @@ func assembleTables(cells []cell) ([]prob.Table, error) {
 	return tables, nil
 }
 
-// firstMissing names the first absent cell in row-major order; it stops after
-// len(seen)+1 probes, so it is cheap whatever x·k is.
-func firstMissing(seen map[[2]int64]string, x, k int64) string {
-	for i := range x {
-		for j := range k {
-			if _, ok := seen[[2]int64{i, j}]; !ok {
-				return fmt.Sprintf("missing (x=%d,y=%d)", i, j)
-			}
+// firstMissing names the first absent cell, in row-major order, of an incomplete
+// table: its distinct cells in that order, with k cells a row.
+func firstMissing(run []cell, k int64) string {
+	var i, j int64 // the next cell expected
+	for _, c := range run {
+		if c.X != i || c.Y != j {
+			break
+		}
+		if j++; j == k {
+			i, j = i+1, 0
 		}
 	}
-	return "no cell missing"
+	return fmt.Sprintf("missing (x=%d,y=%d)", i, j)
 }

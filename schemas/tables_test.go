@@ -1,12 +1,20 @@
 package schemas
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/jemcheck/jemcheck/models/prob"
 )
@@ -226,6 +234,229 @@ func TestSplitObject(t *testing.T) {
 			dir, key, err := splitObject(c.loc)
 			if err != nil || dir != filepath.FromSlash(c.dir) && dir != c.dir || key != c.key {
 				t.Fatalf("got %q, %q, %v, want %q, %q", dir, key, err, c.dir, c.key)
+			}
+		})
+	}
+}
+
+// TestReadTablesCrafted reads the hostile Parquet files of the audit (P5, P6): each
+// must give an error naming the file, never a panic or an allocation of the forged
+// row count.
+func TestReadTablesCrafted(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name string
+		data []byte
+		want []string
+	}{
+		{"MAP_KEY_VALUE on leaf x", craftedMapKeyValue(t, "x"), []string{`column "x" is not a plain value column`}},
+		{"MAP_KEY_VALUE on leaf p", craftedMapKeyValue(t, "p"), []string{`column "p" is not a plain value column`}},
+		{"DECIMAL on DOUBLE p: parquet-go panics", craftedDecimalDouble(t), []string{"not a readable tables Parquet file: the Parquet reader failed: DECIMAL must be of type"}},
+		{"file num_rows 1e9", craftedNumRows(t, 1e9, false), []string{"declares 1000000000 rows, more than the 10000000 a tables file may hold"}},
+		{"file and row group num_rows 1e9", craftedNumRows(t, 1e9, true), []string{"declares 1000000000 rows, more than the 10000000 a tables file may hold"}},
+		{"file and row group num_rows 1e11", craftedNumRows(t, 1e11, true), []string{"declares 100000000000 rows, more than the 10000000"}},
+		{"num_rows 1e6, within the limit", craftedNumRows(t, 1e6, true), []string{"not a readable tables Parquet file: the footer declares 1000000 rows but 4 could be read"}},
+		{"num_rows negative", craftedNumRows(t, -1, true), []string{"not a valid Parquet file", "num_rows=-1 is negative"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := writeFile(t, dir, "crafted.parquet", c.data)
+			_, err := ReadTables(context.Background(), p)
+			if err == nil {
+				t.Fatalf("got no error, want one mentioning %q", c.want)
+			}
+			for _, w := range append([]string{p}, c.want...) {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("got error %q, want it to mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestCheckTableSchemaGroupLeaf gives checkTableSchema a leaf column whose type is a
+// group, as parquet-go builds for a leaf marked MAP_KEY_VALUE: Kind panics on it.
+func TestCheckTableSchemaGroupLeaf(t *testing.T) {
+	s := parquet.NewSchema("t", parquet.Group{
+		"table_id": parquet.Int(64),
+		"x":        parquet.Leaf(parquet.Group{}.Type()),
+		"y":        parquet.Int(64),
+		"p":        parquet.Leaf(parquet.DoubleType),
+	})
+	_, err := checkTableSchema(s)
+	if want := `column "x" is not a plain value column`; err == nil || err.Error() != want {
+		t.Fatalf("got error %v, want %q", err, want)
+	}
+}
+
+// TestReadTablesIDs: ids that are negative, sparse or huge are kept as they are;
+// unsigned ids are read by value, and those above MaxInt64 refused, never wrapped.
+func TestReadTablesIDs(t *testing.T) {
+	type u64 struct {
+		TableID uint64  `parquet:"table_id"`
+		X       uint64  `parquet:"x"`
+		Y       int64   `parquet:"y"`
+		P       float64 `parquet:"p"`
+	}
+	type u32 struct {
+		TableID uint32  `parquet:"table_id"`
+		X       int32   `parquet:"x"`
+		Y       uint32  `parquet:"y"`
+		P       float64 `parquet:"p"`
+	}
+	cases := []struct {
+		name, file string
+		data       []byte
+		ids        []int64 // the tables' ids, or nil for an error
+		err        string
+	}{
+		{"csv negative, sparse, huge", "t.csv", []byte("table_id,x,y,p\n9223372036854775807,0,0,1\n9223372036854775807,0,1,0\n-5,0,0,0.5\n-5,0,1,0.5\n100,0,0,0\n100,0,1,1\n"),
+			[]int64{-5, 100, math.MaxInt64}, ""},
+		{"csv id above MaxInt64", "t.csv", []byte("table_id,x,y,p\n18446744073709551615,0,0,1\n"), nil,
+			"line 2: table_id 18446744073709551615 is out of range: it must be in [-9223372036854775808, 9223372036854775807] (a signed 64-bit integer)"},
+		{"csv id below MinInt64", "t.csv", []byte("table_id,x,y,p\n-9223372036854775809,0,0,1\n"), nil,
+			"line 2: table_id -9223372036854775809 is out of range"},
+		{"parquet UBIGINT ids up to MaxInt64", "t.parquet", mustParquet(t, []u64{{math.MaxInt64, 0, 0, 1}, {math.MaxInt64, 0, 1, 0}, {3, 0, 0, 0}, {3, 0, 1, 1}}),
+			[]int64{3, math.MaxInt64}, ""},
+		{"parquet UBIGINT id above MaxInt64", "t.parquet", mustParquet(t, []u64{{0, 0, 0, 0.5}, {1 << 63, 0, 1, 0.5}}), nil,
+			"row 2: table_id 9223372036854775808 is too large: the largest supported value is 9223372036854775807 (a signed 64-bit integer)"},
+		{"parquet UBIGINT x above MaxInt64", "t.parquet", mustParquet(t, []u64{{0, math.MaxUint64, 0, 1}}), nil,
+			"row 1: x 18446744073709551615 is too large"},
+		{"parquet UINTEGER ids above MaxInt32", "t.parquet", mustParquet(t, []u32{{math.MaxUint32, 0, 0, 0.5}, {math.MaxUint32, 0, 1, 0.5}}),
+			[]int64{math.MaxUint32}, ""},
+		{"parquet UINTEGER y above MaxInt32", "t.parquet", mustParquet(t, []u32{{0, 0, 0, 0.5}, {0, 0, math.MaxUint32, 0.5}}), nil,
+			"table 0 is incomplete: has 2 cells, want X·K = 1·4294967296 = 4294967296"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ts, err := ParseTables(c.file, c.data)
+			if c.ids == nil {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("got error %v, want one mentioning %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("got error %v, want none", err)
+			}
+			var ids []int64
+			for _, tab := range ts {
+				ids = append(ids, tab.ID)
+			}
+			if !reflect.DeepEqual(ids, c.ids) {
+				t.Fatalf("got ids %v, want %v", ids, c.ids)
+			}
+		})
+	}
+}
+
+// setLimits lowers the tables file limits for one test.
+func setLimits(t *testing.T, cells, bytes int64) {
+	oldCells, oldBytes := maxTablesCells, maxTablesBytes
+	maxTablesCells, maxTablesBytes = cells, bytes
+	t.Cleanup(func() { maxTablesCells, maxTablesBytes = oldCells, oldBytes })
+}
+
+func TestReadTablesLimits(t *testing.T) {
+	four := "table_id,x,y,p\n0,0,0,0.1\n0,0,1,0.2\n0,1,0,0.3\n0,1,1,0.4\n"
+	cases := []struct {
+		name, file, data string
+		err              string // "" for none
+	}{
+		{"csv at the row limit", "t.csv", four, ""},
+		{"csv over the row limit", "t.csv", four + "1,0,0,1\n", "line 6: more than 4 rows: a tables file holds at most 4 cells (one row per cell)"},
+		{"parquet at the row limit", "t.parquet", string(smallTablesParquet(t)), ""},
+		{"parquet over the row limit", "t.parquet", string(mustParquet(t, TableRows(wantTables(t)))),
+			"the file declares 8 rows, more than the 4 a tables file may hold (one row per cell)"},
+		{"file over the byte limit", "t.csv", four + strings.Repeat(" ", 2000), "the file has 2055 bytes, more than the 2000 a tables file may have"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			setLimits(t, 4, 2000)
+			p := writeFile(t, t.TempDir(), c.file, []byte(c.data))
+			_, err := ReadTables(context.Background(), p)
+			if c.err == "" && err != nil {
+				t.Fatalf("got error %v, want none", err)
+			}
+			if c.err != "" && (err == nil || err.Error() != "tables file "+p+": "+c.err) {
+				t.Fatalf("got error %v, want %q", err, "tables file "+p+": "+c.err)
+			}
+		})
+	}
+}
+
+// TestCheckTablesPages gives forged page headers to the check that runs before
+// parquet-go allocates what they declare.
+func TestCheckTablesPages(t *testing.T) {
+	page := func(h format.PageHeader, payload int) []byte {
+		b, err := thrift.Marshal(new(thrift.CompactProtocol), &h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(b, make([]byte, payload)...)
+	}
+	data := func(values, uncompressed, compressed int32) format.PageHeader {
+		return format.PageHeader{Type: format.DataPage, UncompressedPageSize: uncompressed, CompressedPageSize: compressed,
+			DataPageHeader: thrift.New(format.DataPageHeader{NumValues: values})}
+	}
+	setLimits(t, 100, MaxTablesFileBytes)
+	cases := []struct {
+		name  string
+		chunk []byte
+		err   string
+	}{
+		{"two good pages", append(page(data(60, 10, 10), 10), page(data(40, 10, 10), 10)...), ""},
+		{"beyond its chunk", page(data(4, 10, 11), 10), "declares 11 bytes, beyond its column chunk"},
+		{"negative size", page(data(4, -1, 10), 10), "declares -1 uncompressed bytes"},
+		{"huge uncompressed size", page(data(4, math.MaxInt32, 10), 10), "declares 2147483647 uncompressed bytes, more than the 134217728 allowed"},
+		{"too many values", page(data(101, 10, 10), 10), "declares 101 values"},
+		{"too many values in all", append(page(data(60, 10, 10), 10), page(data(41, 10, 10), 10)...), "declares 41 values"},
+		{"huge dictionary", page(format.PageHeader{Type: format.DictionaryPage, CompressedPageSize: 1,
+			DictionaryPageHeader: thrift.New(format.DictionaryPageHeader{NumValues: math.MaxInt32})}, 1), "declares 2147483647 values"},
+		{"garbage", []byte{0xff, 0xff, 0xff}, "page header at byte 4"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := checkTablesPages(c.chunk, 4)
+			if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+				t.Fatalf("got error %v, want one mentioning %q", err, c.err)
+			}
+		})
+	}
+}
+
+// TestCheckTablesFooter gives forged footers to the check that runs before parquet-go
+// allocates what they declare.
+func TestCheckTablesFooter(t *testing.T) {
+	frame := func(footer []byte) []byte {
+		b := append([]byte("PAR1"), footer...)
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(footer)))
+		return append(b, "PAR1"...)
+	}
+	good := smallTablesParquet(t)
+	long := append([]byte(nil), good...)
+	binary.LittleEndian.PutUint32(long[len(long)-8:], math.MaxUint32)
+	deep := append(bytes.Repeat([]byte{0x1c}, 40), bytes.Repeat([]byte{0}, 41)...) // field 1: struct, 40 deep
+	cases := []struct {
+		name string
+		data []byte
+		err  string
+	}{
+		{"valid", good, ""},
+		{"no magic", []byte("PAR1 not a parquet file"), "no PAR1 magic at both ends"},
+		{"footer longer than the file", long, fmt.Sprintf("the footer declares 4294967295 bytes, in a file of %d", len(long))},
+		// Field 2 (schema), a list of 2^31-1 structs, in 9 bytes: parquet-go would
+		// allocate them all before reading one.
+		{"list longer than the footer", frame([]byte{0x29, 0xfc, 0xff, 0xff, 0xff, 0xff, 0x07, 0, 0}),
+			"malformed footer: a length of 2147483647 at byte 7 exceeds the 2 bytes left"},
+		{"nested too deep", frame(deep), "malformed footer: nested more than 32 deep"},
+		{"truncated", frame([]byte{0x15}), "malformed footer: bad varint"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := checkParquetFooter(c.data)
+			if c.err == "" && err != nil || c.err != "" && (err == nil || err.Error() != c.err) {
+				t.Fatalf("got error %v, want %q", err, c.err)
 			}
 		})
 	}

@@ -24,10 +24,17 @@ func init() {
 // bootstrapReps is the number of bootstrap resamples for the CI of the mean difference.
 const bootstrapReps = 2000
 
+// MaxDivergedShare is the largest share of a point's baseline/jem pairs (tables) that
+// may be left out of the verdict because the baseline or the jem run diverged: above
+// it the point is undecided (the converged pairs alone are no longer a fair sample of
+// the tables), and the regression check exits 2.
+const MaxDivergedShare = 0.10
+
 // Aggregate summarises the results of every grid point: per method the count, mean,
 // median, p10 and p90 of each KL, the ratio of mean joint KL to the floor; the paired
 // JEM-vs-baseline comparison (win share, Wilcoxon signed-rank test, bootstrap 95% CI of
-// the mean difference); and the verdict under opts.Thresholds.
+// the mean difference); and the verdict under opts.Thresholds, which is undecided when a
+// method is missing or more than MaxDivergedShare of the pairs diverged.
 //
 // In: PCollection<ResultSet> (one element). Out: PCollection<schemas.Summary> (one element).
 func Aggregate(s beam.Scope, opts Options, pipeline string, results beam.PCollection) beam.PCollection {
@@ -61,20 +68,29 @@ func Summarize(rows []schemas.ResultRow, seed uint64, th Thresholds) schemas.Sum
 	}
 	slices.Sort(ids)
 	out := schemas.Summary{Seed: seed}
-	held := 0
+	held, undecided, pairs, excluded := 0, 0, 0, 0
 	for _, id := range ids {
 		ps := summarizePoint(byPoint[id], prob.Seed(seed, prob.SeedString("bootstrap"), uint64(id)), th)
 		if ps.Verdict.Holds {
 			held++
 		}
+		if !ps.Verdict.Decided {
+			undecided++
+		}
+		pairs += ps.Verdict.Pairs
+		excluded += ps.Verdict.Excluded
 		out.Points = append(out.Points, ps)
 	}
 	switch {
 	case len(out.Points) == 1:
 		out.Verdict = out.Points[0].Verdict
 	default:
-		out.Verdict = schemas.Verdict{Holds: held == len(out.Points) && held > 0,
-			Reason: fmt.Sprintf("the JEM claim holds at %d of %d grid points", held, len(out.Points))}
+		reason := fmt.Sprintf("the JEM claim holds at %d of %d grid points", held, len(out.Points))
+		if undecided > 0 {
+			reason += fmt.Sprintf(" (%d undecided)", undecided)
+		}
+		out.Verdict = schemas.Verdict{Holds: held == len(out.Points) && held > 0, Decided: undecided == 0 && len(out.Points) > 0,
+			Pairs: pairs, Excluded: excluded, Reason: reason}
 	}
 	return out
 }
@@ -150,11 +166,17 @@ func dist(all []float64) schemas.Dist {
 }
 
 // compare pairs baseline and jem runs by table (both converged) and tests whether
-// JEM's joint KL is lower.
+// JEM's joint KL is lower. Tables with a diverged (or missing) run are counted as
+// excluded.
 func compare(base, jem []schemas.ResultRow, seed uint64) *schemas.Comparison {
 	jemBy := map[int64]schemas.ResultRow{}
+	tables := map[int64]bool{}
 	for _, r := range jem {
 		jemBy[r.TableID] = r
+		tables[r.TableID] = true
+	}
+	for _, r := range base {
+		tables[r.TableID] = true
 	}
 	slices.SortFunc(base, func(a, b schemas.ResultRow) int { return cmp.Compare(a.TableID, b.TableID) })
 	var diffs []float64
@@ -172,7 +194,7 @@ func compare(base, jem []schemas.ResultRow, seed uint64) *schemas.Comparison {
 			wins++
 		}
 	}
-	c := &schemas.Comparison{Pairs: len(diffs)}
+	c := &schemas.Comparison{Pairs: len(diffs), Excluded: len(tables) - len(diffs)}
 	if len(diffs) == 0 {
 		c.WilcoxonP = 1
 		return c
@@ -219,18 +241,32 @@ func decide(ps schemas.PointSummary, th Thresholds) schemas.Verdict {
 		return schemas.Verdict{Reason: "undecided: the verdict needs both baseline and jem runs"}
 	}
 	c := ps.Comparison
+	total := c.Pairs + c.Excluded
 	if jem.KLJoint.Count == 0 || c.Pairs == 0 {
-		return schemas.Verdict{Reason: "undecided: every jem or baseline run diverged"}
+		return schemas.Verdict{Excluded: c.Excluded,
+			Reason: fmt.Sprintf("undecided: every jem or baseline run diverged (%d of %d tables); try a smaller --lr", c.Excluded, total)}
+	}
+	if share := float64(c.Excluded) / float64(total); share > MaxDivergedShare {
+		return schemas.Verdict{Pairs: c.Pairs, Excluded: c.Excluded,
+			Reason: fmt.Sprintf("undecided: %d of %d tables (%.1f%%) have a diverged baseline or jem run, more than the %g%% a verdict allows "+
+				"(the %d converged pairs alone are not a fair sample of the tables); try a smaller --lr",
+				c.Excluded, total, 100*share, 100*MaxDivergedShare, c.Pairs)}
 	}
 	nearFloor := jem.KLJoint.Mean <= th.FloorFactor*ps.Floor
 	ratioOK := c.BaselineToJEM >= th.MinRatio
 	sig := c.WilcoxonP < th.MaxP && c.MeanDiff > 0
 	desc := fmt.Sprintf("JEM mean joint KL %.3g = %.2f× floor %.3g (need ≤ %g×); baseline/JEM = %.3g (need ≥ %g); Wilcoxon p %s over %d tables (need < %g)",
 		jem.KLJoint.Mean, jem.FloorRatio, ps.Floor, th.FloorFactor, c.BaselineToJEM, th.MinRatio, formatP(c.WilcoxonP), c.Pairs, th.MaxP)
-	if nearFloor && ratioOK && sig {
-		return schemas.Verdict{Holds: true, Reason: "HOLDS: " + desc}
+	if c.Excluded > 0 {
+		desc += fmt.Sprintf("; %d of %d tables left out as diverged", c.Excluded, total)
 	}
-	return schemas.Verdict{Holds: false, Reason: "FAILS: " + desc}
+	v := schemas.Verdict{Decided: true, Pairs: c.Pairs, Excluded: c.Excluded}
+	if nearFloor && ratioOK && sig {
+		v.Holds, v.Reason = true, "HOLDS: "+desc
+	} else {
+		v.Reason = "FAILS: " + desc
+	}
+	return v
 }
 
 // formatP prints a p-value; one that underflows float64 is shown as a bound, not as 0.

@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"context"
 	"math"
 	"reflect"
 
@@ -14,7 +15,7 @@ import (
 func init() {
 	beam.RegisterType(reflect.TypeOf((*schemas.ResultRow)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*Learned)(nil)).Elem())
-	register.Function3x0[Trained, func(schemas.ResultRow), func(Learned)](evaluateFn)
+	register.Function4x0[context.Context, Trained, func(schemas.ResultRow), func(Learned)](evaluateFn)
 	register.Emitter1[schemas.ResultRow]()
 	register.Emitter1[Learned]()
 }
@@ -32,8 +33,15 @@ func Evaluate(s beam.Scope, trained beam.PCollection) (results, learned beam.PCo
 	return beam.ParDo2(s, evaluateFn, trained)
 }
 
-func evaluateFn(t Trained, emitRow func(schemas.ResultRow), emitLearned func(Learned)) {
+// runsDiverged counts the result rows recorded as diverged, where the row's flag is set,
+// so the console's count is the number of diverged rows in results.parquet.
+var runsDiverged = beam.NewCounter("jemcheck", "runs_diverged")
+
+func evaluateFn(ctx context.Context, t Trained, emitRow func(schemas.ResultRow), emitLearned func(Learned)) {
 	row, l := EvaluateRun(t)
+	if row.Diverged {
+		runsDiverged.Inc(ctx, 1)
+	}
 	emitRow(row)
 	emitLearned(l)
 }
@@ -60,14 +68,31 @@ func EvaluateRun(t Trained) (schemas.ResultRow, Learned) {
 		FinalLoss:     t.Loss,
 		TrainMS:       t.TrainMS,
 	}
-	// A run whose logits are non-finite, or so extreme that q underflows to 0 where p > 0,
-	// is recorded as diverged.
-	row.Diverged = t.Diverged || !finite(t.Logits) || !finite([]float64{row.KLJoint, row.KLMarginal, row.KLConditional})
+	row.Diverged = diverged(t.Diverged, t.Logits, row.KLJoint, row.KLMarginal, row.KLConditional)
 	if t.Job.Method == MethodBaseline {
 		row.PxWeight = 0
 	}
-	return row, Learned{RunID: t.Job.RunID, PointID: p.ID, TableID: d.Table.ID, Method: t.Job.Method,
-		X: x, K: k, Logits: t.Logits, Q: q, P: truth}
+	return row, Learned{RunID: t.Job.RunID, PointID: p.ID, TableID: d.Table.ID, Ordinal: d.Table.Ordinal,
+		Method: t.Job.Method, X: x, K: k, Logits: t.Logits, Q: q, P: truth}
+}
+
+// Diverged reports whether EvaluateRun records the run as diverged (without building
+// its whole row): the trainer flagged it, or its logits are non-finite, or so extreme
+// that q underflows to 0 where p > 0 (a non-finite KL).
+func Diverged(t Trained) bool {
+	d := t.Job.Dataset
+	x, k := d.Table.Point.XValues, d.Table.Point.Classes
+	if t.Diverged || !finite(t.Logits) {
+		return true
+	}
+	truth, q := d.Table.P, prob.Softmax(t.Logits)
+	return diverged(false, t.Logits, prob.KL(truth, q), prob.KL(prob.Marginal(truth, x, k), prob.Marginal(q, x, k)),
+		prob.KLConditional(truth, q, x, k))
+}
+
+// diverged is the one rule for the diverged flag, given the run's KLs.
+func diverged(trainer bool, logits []float64, kls ...float64) bool {
+	return trainer || !finite(logits) || !finite(kls)
 }
 
 func finite(xs []float64) bool {

@@ -1,9 +1,11 @@
 package stages
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -24,6 +26,7 @@ var tablesGenerated = beam.NewCounter("jemcheck", "tables_generated")
 // GenerateTables draws the true joint tables of every point: Point.Tables tables from
 // the point's generator, or, when opts.TablesFrom is set, the user's tables (already
 // validated by the launcher; re-read here so the file never travels in the pipeline).
+// Every table gets its ordinal 0..T-1 within the point, in id order (see Table).
 //
 // In: PCollection<Point>. Out: PCollection<Table>.
 func GenerateTables(s beam.Scope, opts Options, points beam.PCollection) beam.PCollection {
@@ -42,8 +45,11 @@ func (f *generateTablesFn) ProcessElement(ctx context.Context, p Point, emit fun
 		if err != nil {
 			return fmt.Errorf("generate tables for point %d: %w", p.ID, err)
 		}
-		for _, t := range ts {
-			emit(Table{Point: p, ID: t.ID, P: t.P})
+		// ReadTables returns the tables sorted by id; sort again so the ordinals are
+		// in id order whatever the reader does.
+		slices.SortStableFunc(ts, func(a, b prob.Table) int { return cmp.Compare(a.ID, b.ID) })
+		for i, t := range ts {
+			emit(Table{Point: p, ID: t.ID, Ordinal: int64(i), P: t.P})
 		}
 		tablesGenerated.Inc(ctx, int64(len(ts)))
 		progress("generate: point %d: %d tables read from %s", p.ID, len(ts), f.TablesFrom)
@@ -54,7 +60,7 @@ func (f *generateTablesFn) ProcessElement(ctx context.Context, p Point, emit fun
 		return fmt.Errorf("generate tables for point %d: %w", p.ID, err)
 	}
 	for id := range int64(p.Tables) {
-		t := Table{Point: p, ID: id}
+		t := Table{Point: p, ID: id, Ordinal: id}
 		t.P = gen.Draw(prob.NewRand(tableSeed(f.Seed, t)), p.XValues, p.Classes)
 		emit(t)
 	}

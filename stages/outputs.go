@@ -1,6 +1,10 @@
 package stages
 
-import "regexp"
+import (
+	"regexp"
+
+	"github.com/jemcheck/jemcheck/schemas"
+)
 
 // ownedOutput matches every object key a run writes under --out (see the README's
 // output layout): the files at the top, and the files of samples/, tables/ and figures/
@@ -8,8 +12,15 @@ import "regexp"
 var ownedOutput = regexp.MustCompile(`^(config\.json|tables\.parquet|results\.parquet|learned\.parquet|summary\.json|` +
 	`report\.html|verdict\.json|samples/point-\d{4,}-part-\d{5,}\.parquet|tables/point-\d{4,}\.parquet|figures/[a-z0-9_]+\.(svg|png))$`)
 
+// outputDirs are the folders a run writes into.
+var outputDirs = []string{"figures/", "samples/", "tables/"}
+
 // OwnedOutput reports whether key (relative to --out) is a name a jemcheck run writes.
-// A new run removes such objects left by an earlier run first, so that a smaller run
-// never leaves stale sample shards, tables or figures beside its own outputs; any
-// other object under --out is left alone.
+// Such a name is only ever replaced when the previous run's manifest lists it (see
+// schemas.CheckOwnership); anything else under --out is never touched.
 func OwnedOutput(key string) bool { return ownedOutput.MatchString(key) }
+
+// OutputLayout is the output layout for schemas.CheckOwnership.
+func OutputLayout() schemas.Layout {
+	return schemas.Layout{Owned: OwnedOutput, Dirs: outputDirs}
+}

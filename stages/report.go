@@ -34,11 +34,12 @@ func Report(s beam.Scope, opts Options, title, configJSON string, summary, resul
 		beam.SideInput{Input: results}, beam.SideInput{Input: first})
 }
 
-// firstTablesFn keeps the learned joints of the first N tables of each point.
+// firstTablesFn keeps the learned joints of the first N tables of each point: the
+// tables with ordinals 0..N-1 (the N lowest ids), whatever the ids are.
 type firstTablesFn struct{ N int64 }
 
 func (f *firstTablesFn) ProcessElement(l Learned, emit func(Learned)) {
-	if l.TableID < f.N {
+	if l.Ordinal >= 0 && l.Ordinal < f.N {
 		emit(l)
 	}
 }
@@ -85,16 +86,17 @@ func (f *reportFn) ProcessElement(ctx context.Context, sum schemas.Summary, rs R
 	return nil
 }
 
-// triples groups learned joints by (point, table) into the report's triple plots.
+// triples groups learned joints by (point, table ordinal) into the report's triple plots.
 func triples(iter func(*Learned) bool) []render.Triple {
-	type key struct{ point, table int64 }
+	type key struct{ point, ordinal int64 }
 	byKey := map[key]*render.Triple{}
 	var l Learned
 	for iter(&l) {
-		k := key{l.PointID, l.TableID}
+		k := key{l.PointID, l.Ordinal}
 		t, ok := byKey[k]
 		if !ok {
-			t = &render.Triple{TableID: l.TableID, PointID: l.PointID, X: l.X, K: l.K, True: l.P, Learned: map[string][]float64{}}
+			t = &render.Triple{TableID: l.TableID, Ordinal: l.Ordinal, PointID: l.PointID, X: l.X, K: l.K, True: l.P,
+				Learned: map[string][]float64{}}
 			byKey[k] = t
 		}
 		t.Learned[l.Method] = l.Q
@@ -104,7 +106,7 @@ func triples(iter func(*Learned) bool) []render.Triple {
 		out = append(out, *t)
 	}
 	slices.SortFunc(out, func(a, b render.Triple) int {
-		return cmp.Or(cmp.Compare(a.PointID, b.PointID), cmp.Compare(a.TableID, b.TableID))
+		return cmp.Or(cmp.Compare(a.PointID, b.PointID), cmp.Compare(a.Ordinal, b.Ordinal))
 	})
 	return out
 }

@@ -1,8 +1,11 @@
 package stages
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
+	"math/bits"
 	"reflect"
 	"slices"
 
@@ -50,8 +53,10 @@ func SampleDatasets(s beam.Scope, opts Options, tables beam.PCollection) beam.PC
 	return beam.ParDo(s, &sampleShardFn{Seed: opts.Seed, Out: opts.Out, WriteSamples: opts.WriteSamples}, shards)
 }
 
+// shardKeyFn keys a table by its point and shard: consecutive ordinals (never ids, which
+// may be negative or sparse) share a shard.
 func shardKeyFn(t Table) (string, Table) {
-	return fmt.Sprintf("%d/%d", t.Point.ID, t.ID/tablesPerShard(t.Point.Samples)), t
+	return fmt.Sprintf("%d/%d", t.Point.ID, t.Ordinal/tablesPerShard(t.Point.Samples)), t
 }
 
 type sampleShardFn struct {
@@ -87,7 +92,7 @@ func (f *sampleShardFn) ProcessElement(ctx context.Context, _ string, iter func(
 	for iter(&t) {
 		tables = append(tables, t)
 	}
-	slices.SortFunc(tables, func(a, b Table) int { return int(a.ID - b.ID) })
+	slices.SortFunc(tables, func(a, b Table) int { return cmp.Compare(a.Ordinal, b.Ordinal) })
 	p := tables[0].Point
 	var rows []schemas.SampleRow
 	for _, t := range tables {
@@ -99,9 +104,9 @@ func (f *sampleShardFn) ProcessElement(ctx context.Context, _ string, iter func(
 		}
 		emit(d)
 	}
-	shard := tables[0].ID / tablesPerShard(p.Samples)
+	shard := tables[0].Ordinal / tablesPerShard(p.Samples)
 	datasetsSampled.Inc(ctx, int64(len(tables)))
-	samplesDrawn.Inc(ctx, int64(len(tables)*p.Samples))
+	samplesDrawn.Inc(ctx, SatMul(int64(len(tables)), int64(p.Samples)))
 	if !f.WriteSamples {
 		return nil
 	}
@@ -111,4 +116,25 @@ func (f *sampleShardFn) ProcessElement(ctx context.Context, _ string, iter func(
 	}
 	progress("sample: point %d: tables %d..%d, %d rows -> %s", p.ID, tables[0].ID, tables[len(tables)-1].ID, len(rows), key)
 	return nil
+}
+
+// SatMul returns a·b for non-negative a and b, or math.MaxInt64 when the product does
+// not fit: a count that saturates instead of wrapping to a negative number.
+func SatMul(a, b int64) int64 {
+	if a <= 0 || b <= 0 {
+		return 0
+	}
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi != 0 || lo > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(lo)
+}
+
+// SatAdd returns a+b for non-negative a and b, or math.MaxInt64 when the sum does not fit.
+func SatAdd(a, b int64) int64 {
+	if s := a + b; s >= a && s >= b {
+		return s
+	}
+	return math.MaxInt64
 }

@@ -113,7 +113,7 @@ func TestExpandJobsBatches(t *testing.T) {
 			f := &expandJobsFn{TrainBatch: tt.batch}
 			groups := map[string][]string{}
 			for id := range int64(tt.tables) {
-				f.ProcessElement(Dataset{Table: Table{Point: p, ID: id}}, func(k string, j Job) {
+				f.ProcessElement(Dataset{Table: Table{Point: p, ID: id, Ordinal: id}}, func(k string, j Job) {
 					groups[k] = append(groups[k], j.RunID)
 				})
 			}

@@ -24,10 +24,7 @@ func init() {
 	register.Emitter1[Trained]()
 }
 
-var (
-	runsTrained  = beam.NewCounter("jemcheck", "runs_trained")
-	runsDiverged = beam.NewCounter("jemcheck", "runs_diverged")
-)
+var runsTrained = beam.NewCounter("jemcheck", "runs_trained")
 
 // Train fans every dataset out to one run per method, groups the runs into batches
 // of up to opts.TrainBatch runs that share a training shape, and trains each batch in
@@ -44,7 +41,8 @@ func Train(s beam.Scope, opts Options, datasets beam.PCollection) beam.PCollecti
 }
 
 // expandJobsFn emits one job per method, keyed by its batch: runs with the same
-// training shape are numbered consecutively and cut into batches of TrainBatch.
+// training shape are numbered consecutively (by point offset, table ordinal and method)
+// and cut into batches of TrainBatch.
 type expandJobsFn struct {
 	TrainBatch int64
 }
@@ -52,9 +50,9 @@ type expandJobsFn struct {
 func (f *expandJobsFn) ProcessElement(d Dataset, emit func(string, Job)) {
 	p := d.Table.Point
 	for i, m := range p.Methods {
-		ordinal := (p.Offset+d.Table.ID)*int64(len(p.Methods)) + int64(i)
-		key := fmt.Sprintf("%s#%d", shapeKey(p.Shape(m)), ordinal/f.TrainBatch)
-		emit(key, Job{Dataset: d, Method: m, RunID: RunID(p.ID, d.Table.ID, m)})
+		n := (p.Offset+d.Table.Ordinal)*int64(len(p.Methods)) + int64(i)
+		key := fmt.Sprintf("%s#%d", shapeKey(p.Shape(m)), n/f.TrainBatch)
+		emit(key, Job{Dataset: d, Method: m, RunID: RunID(p.ID, d.Table.Ordinal, m)})
 	}
 }
 
@@ -108,15 +106,17 @@ func (f *trainBatchFn) ProcessElement(ctx context.Context, key string, iter func
 	if f.Timings {
 		perRun = float64(elapsed.Microseconds()) / 1000 / float64(len(jobs))
 	}
+	// Count diverged runs the way Evaluate records them (results.parquet's diverged
+	// column), not only the ones the trainer flagged.
 	diverged := 0
 	for i, o := range outs {
-		if o.Diverged {
+		t := Trained{Job: jobs[i], Logits: o.Logits, Loss: o.Loss, Diverged: o.Diverged, TrainMS: perRun}
+		if Diverged(t) {
 			diverged++
 		}
-		emit(Trained{Job: jobs[i], Logits: o.Logits, Loss: o.Loss, Diverged: o.Diverged, TrainMS: perRun})
+		emit(t)
 	}
 	runsTrained.Inc(ctx, int64(len(jobs)))
-	runsDiverged.Inc(ctx, int64(diverged))
 	progress("train: batch %s: %d runs in %v (%.0f runs/s), %d diverged", key, len(jobs),
 		elapsed.Round(time.Millisecond), float64(len(jobs))/elapsed.Seconds(), diverged)
 	return nil

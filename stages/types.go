@@ -8,10 +8,18 @@ import (
 )
 
 // Table is one true joint table p(x,y) drawn (or read) for a grid point.
+//
+// ID is the user's table id (any int64: sparse, negative or huge ids from
+// --tables_from are carried unchanged into every table_id column). Ordinal is the
+// table's position 0..T-1 within its point, in id order; everything the pipeline keys
+// on (seeds, run ids, batches, sample shards, which tables get triple plots, file
+// names) uses the ordinal, so a file's ids change nothing but its table_id columns.
+// Generated tables have ID == Ordinal.
 type Table struct {
-	Point Point
-	ID    int64
-	P     []float64 // row-major x*Classes+y
+	Point   Point
+	ID      int64
+	Ordinal int64
+	P       []float64 // row-major x*Classes+y
 }
 
 // Dataset is a table with its N sampled draws, summarised as cell counts.
@@ -42,7 +50,8 @@ type Trained struct {
 type Learned struct {
 	RunID   string
 	PointID int64
-	TableID int64
+	TableID int64 // the user's table id
+	Ordinal int64 // the table's ordinal within its point (see Table)
 	Method  string
 	X, K    int
 	Logits  []float64
@@ -71,11 +80,12 @@ var (
 )
 
 // tableSeed identifies a table independently of N, lr, steps and method, so sweeps over
-// those axes are paired on the same tables.
+// those axes are paired on the same tables. It uses the table's ordinal, not its id, so
+// the same tables under other ids draw the same samples and train the same way.
 func tableSeed(runSeed uint64, t Table) uint64 {
 	p := t.Point
 	return prob.Seed(runSeed, tagTable, uint64(p.XValues), uint64(p.Classes),
-		prob.SeedString(p.Generator), uint64(p.Replicate), uint64(t.ID))
+		prob.SeedString(p.Generator), uint64(p.Replicate), uint64(t.Ordinal))
 }
 
 // sampleSeed drives the multinomial counts of a table's dataset.
@@ -95,7 +105,10 @@ func trainSeed(runSeed uint64, t Table, method string) uint64 {
 	return prob.Seed(tableSeed(runSeed, t), tagTrain, prob.SeedString(method))
 }
 
-// RunID names a run: point, table and method.
-func RunID(pointID, tableID int64, method string) string {
-	return fmt.Sprintf("p%04d-t%07d-%s", pointID, tableID, method)
+// RunID names a run: point, table ordinal (see Table) and method, e.g.
+// p0000-t0000003-jem. It uses the ordinal, not the user's table id, so every run id has
+// the same well-formed shape (no minus sign, no 19-digit ids) and run ids sort in table
+// order; the user's id is in the table_id column beside it.
+func RunID(pointID, ordinal int64, method string) string {
+	return fmt.Sprintf("p%04d-t%07d-%s", pointID, ordinal, method)
 }

@@ -53,10 +53,10 @@ func ParseMethods(s string) ([]string, error) {
 			continue
 		}
 		if !slices.Contains(AllMethods, m) {
-			return nil, fmt.Errorf("unknown method %q (known: %s)", m, strings.Join(AllMethods, ", "))
+			return nil, fmt.Errorf("unknown method %s (known: %s)", quote(m), strings.Join(AllMethods, ", "))
 		}
 		if slices.Contains(out, m) {
-			return nil, fmt.Errorf("method %q listed twice", m)
+			return nil, fmt.Errorf("method %s listed twice", quote(m))
 		}
 		out = append(out, m)
 	}
@@ -64,6 +64,14 @@ func ParseMethods(s string) ([]string, error) {
 		return nil, errors.New("no methods given")
 	}
 	return out, nil
+}
+
+// quote quotes a user's value for a message, cut to 80 characters.
+func quote(s string) string {
+	if r := []rune(s); len(r) > 80 {
+		return fmt.Sprintf("%q... (%d characters)", string(r[:80]), len(r))
+	}
+	return fmt.Sprintf("%q", s)
 }
 
 // Shape is the training shape of a point's runs for a method (the oracle always
@@ -77,15 +85,16 @@ func (p Point) Shape(method string) models.Shape {
 	return sh
 }
 
-// Validate checks every field of a point; the error names the offending field.
+// Validate checks every field of a point, and the limits on a point that hold on every
+// runner (see Limits); the error names the offending field.
 func (p Point) Validate() error {
 	switch {
 	case p.XValues < 1:
 		return fmt.Errorf("x_values must be >= 1, got %d", p.XValues)
 	case p.Classes < 2:
 		return fmt.Errorf("classes must be >= 2, got %d", p.Classes)
-	case p.XValues*p.Classes > 1<<16:
-		return fmt.Errorf("x_values*classes = %d cells is too many (max 65536)", p.XValues*p.Classes)
+	case p.XValues > MaxCells || p.Classes > MaxCells || p.XValues*p.Classes > MaxCells:
+		return fmt.Errorf("x_values*classes = %s cells is too many (max %d)", count(satMul(int64(p.XValues), int64(p.Classes))), MaxCells)
 	case p.Samples < 1:
 		return fmt.Errorf("samples must be >= 1, got %d", p.Samples)
 	case p.Steps < 1:
@@ -124,7 +133,7 @@ func (p Point) Validate() error {
 			return err
 		}
 	}
-	return nil
+	return p.checkPointLimits()
 }
 
 // Validate checks the run-wide options.

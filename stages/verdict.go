@@ -3,6 +3,7 @@ package stages
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -29,22 +30,34 @@ func WriteVerdict(s beam.Scope, opts Options, summary beam.PCollection) beam.PCo
 }
 
 // VerdictOf builds verdict.json's content from a single-point summary decided under th.
+// A number that does not exist is NaN (null in the file): the mean joint KL of a method
+// with no converged run (or that did not run), and the comparison's ratio and p-value
+// when no pair converged.
 func VerdictOf(sum schemas.Summary, th Thresholds) (schemas.VerdictFile, error) {
 	if len(sum.Points) != 1 {
 		return schemas.VerdictFile{}, fmt.Errorf("verdict.json needs a single-point summary, got %d points", len(sum.Points))
 	}
 	ps := sum.Points[0]
-	v := schemas.VerdictFile{Holds: sum.Verdict.Holds, Reason: sum.Verdict.Reason, Tables: ps.Tables, Floor: ps.Floor,
+	nan := math.NaN()
+	v := schemas.VerdictFile{Holds: sum.Verdict.Holds, Decided: sum.Verdict.Decided, Reason: sum.Verdict.Reason,
+		Tables: ps.Tables, Pairs: sum.Verdict.Pairs, Excluded: sum.Verdict.Excluded, Floor: ps.Floor,
+		JEMMeanKL: nan, BaseMeanKL: nan, FloorRatio: nan, BaselineToJEM: nan, WilcoxonP: nan,
 		FloorFactor: th.FloorFactor, MinRatio: th.MinRatio, MaxP: th.MaxP, PxWeight: ps.Params.PxWeight, Seed: sum.Seed}
 	for _, m := range ps.Methods {
+		if m.KLJoint.Count == 0 {
+			continue
+		}
 		switch m.Method {
 		case MethodJEM:
-			v.JEMMeanKL, v.FloorRatio = m.KLJoint.Mean, m.FloorRatio
+			v.JEMMeanKL = m.KLJoint.Mean
+			if ps.Floor > 0 {
+				v.FloorRatio = m.FloorRatio
+			}
 		case MethodBaseline:
 			v.BaseMeanKL = m.KLJoint.Mean
 		}
 	}
-	if c := ps.Comparison; c != nil {
+	if c := ps.Comparison; c != nil && c.Pairs > 0 {
 		v.BaselineToJEM, v.WilcoxonP = c.BaselineToJEM, c.WilcoxonP
 	}
 	return v, nil

@@ -53,5 +53,6 @@ func run(ctx context.Context, cfg launch.Config, w io.Writer) error {
 
 // build is the control DAG: one grid point, the standard experiment.
 func build(s beam.Scope, cfg *launch.Config) {
-	launch.Experiment(s, cfg, "JEM control experiment")
+	_, written := launch.Experiment(s, cfg, "JEM control experiment")
+	launch.Publish(s, cfg, written...)
 }

@@ -250,38 +250,3 @@ func TestDivergedRunsRecorded(t *testing.T) {
 		t.Errorf("want an undecided verdict, got:\n%s", buf.String())
 	}
 }
-
-// TestReplacesPreviousOutputs: a run into a folder holding an earlier run's outputs
-// removes the stale ones (here a sample shard and a figure the new run does not
-// write) and leaves files that are not jemcheck outputs alone.
-func TestReplacesPreviousOutputs(t *testing.T) {
-	out := t.TempDir()
-	stale := []string{stages.SamplePath(0, 7), "figures/triple_p0_t9.svg", "verdict.json"}
-	for _, f := range append(stale, "notes.txt") {
-		p := filepath.Join(out, filepath.FromSlash(f))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("old"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg := tiny(out)
-	cfg.Points[0].Tables = 4
-	var buf bytes.Buffer
-	if err := run(context.Background(), cfg, &buf); err != nil {
-		t.Fatalf("run: %v\n%s", err, buf.String())
-	}
-	if !strings.Contains(buf.String(), "replacing 3 output files of an earlier run") {
-		t.Errorf("no replacement line in output:\n%s", buf.String())
-	}
-	for _, f := range stale {
-		if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(f))); !os.IsNotExist(err) {
-			t.Errorf("stale %s still there (err %v)", f, err)
-		}
-	}
-	if b, err := os.ReadFile(filepath.Join(out, "notes.txt")); err != nil || string(b) != "old" {
-		t.Errorf("notes.txt was touched: %q, %v", b, err)
-	}
-	launchtest.ExpectFiles(t, out, stages.SamplePath(0, 0), "results.parquet", "summary.json")
-}

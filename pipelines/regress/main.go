@@ -66,6 +66,7 @@ func run(ctx context.Context, cfg launch.Config, w io.Writer) (bool, error) {
 
 // build is the regression DAG: the control experiment's stages, then WriteVerdict.
 func build(s beam.Scope, cfg *launch.Config) {
-	summary := launch.Experiment(s, cfg, "JEM regression check")
-	stages.WriteVerdict(s, cfg.Options, summary)
+	summary, written := launch.Experiment(s, cfg, "JEM regression check")
+	verdict := stages.WriteVerdict(s, cfg.StageOptions(), summary)
+	launch.Publish(s, cfg, append(written, verdict)...)
 }

@@ -62,7 +62,7 @@ func config(ctx context.Context, specLoc string, of *launch.OptionFlags) (launch
 		o.Out = "./out/" + spec.Name
 	}
 	return launch.Config{Pipeline: "sweep", Runner: launch.RunnerName(), Options: o, Points: points,
-		Extra: map[string]any{"spec": spec, "spec_location": specLoc}}, nil
+		Extra: map[string]any{"spec": spec, "spec_location": specLoc}, Inputs: []string{specLoc}}, nil
 }
 
 func runConfig(ctx context.Context, cfg launch.Config, w io.Writer) error {
@@ -70,7 +70,7 @@ func runConfig(ctx context.Context, cfg launch.Config, w io.Writer) error {
 		return err
 	}
 	p, s := beam.NewPipelineWithRoot()
-	launch.Experiment(s, &cfg, "JEM sweep: "+cfg.Extra["spec"].(*Spec).Name)
+	build(s, &cfg)
 	sum, err := launch.Execute(ctx, &cfg, p, w)
 	if err != nil || sum == nil {
 		return err
@@ -84,4 +84,10 @@ func runConfig(ctx context.Context, cfg launch.Config, w io.Writer) error {
 	fmt.Fprintf(w, "verdict: %s\n", sum.Verdict.Reason)
 	fmt.Fprintf(w, "report: %s\n", launch.Location(cfg.Options.Out, "report.html"))
 	return nil
+}
+
+// build is the sweep DAG: the experiment over every grid point of the spec.
+func build(s beam.Scope, cfg *launch.Config) {
+	_, written := launch.Experiment(s, cfg, "JEM sweep: "+cfg.Extra["spec"].(*Spec).Name)
+	launch.Publish(s, cfg, written...)
 }

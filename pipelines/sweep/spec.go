@@ -30,7 +30,7 @@ package main
 //	encoding       scalar | onehot                              default scalar
 //	generator      uniform | dirichlet:ALPHA (ALPHA > 0)        default uniform
 //	model          linear | mlp:H1,H2,... (1..16 layers)        default linear
-//	samples        N draws per table, integer >= 1              default 1000
+//	samples        N draws per table, integer 1..10^12          default 1000
 //	batch_size     integer >= 0 and <= samples; 0 = full batch default 0
 //	lr             Adam learning rate, number > 0               default 0.05
 //	steps          optimiser steps, integer 1..16777216         default 300
@@ -48,9 +48,13 @@ package main
 // (usually replicate) varies fastest; within an axis the values keep the order of the
 // list. Point IDs are 0..n-1 in that order, so a spec always yields the same IDs.
 //
-// Limits: at most 10,000 grid points and at most 10,000,000 tables in total
-// (tables × points). Every grid point must pass stages.Point.Validate; an error names
-// the grid point's values. Parsing is strict: unknown keys, duplicate keys, values
+// Limits: at most 10,000 grid points, at most 10,000,000 tables in total (tables ×
+// points) and at most 10^18 draws in total (tables × samples over the points), and
+// every grid point must pass stages.Point.Validate (which also bounds the model's
+// parameters); an error names the grid point's values. These are the limits of a
+// distributed run (stages/limits.go); a local run is further limited before it starts
+// (stages.Options.CheckLimits: e.g. 500,000 tables in total, 10^7 draws per table
+// while samples are written). Parsing is strict: unknown keys, duplicate keys, values
 // of the wrong type, empty grid lists and out-of-range values are errors naming the
 // key (as a path, e.g. grid.lr[1]) and its line: "line 7: grid.lrr: unknown key; ...".
 // YAML anchors and aliases work; merge keys (<<) and multi-document files do not.
@@ -81,11 +85,12 @@ import (
 	"github.com/jemcheck/jemcheck/stages"
 )
 
-// Limits of a sweep.
+// Limits of a sweep (the same as the stages' limits on a distributed run).
 const (
-	MaxPoints      = 10_000     // grid points per sweep
-	MaxTotalTables = 10_000_000 // tables × points
+	MaxPoints      = stages.MaxPoints // grid points per sweep
+	MaxTotalTables = stages.MaxTables // tables × points
 	maxSpecBytes   = 1 << 20
+	maxEcho        = 80 // characters of a rejected value echoed in a message
 )
 
 // Spec is a parsed, validated and canonicalised sweep spec. Its JSON encoding is
@@ -130,10 +135,10 @@ var axes = []axisDef{
 	{"encoding", kindString, checkEncoding, func(p *stages.Point, v any) { p.Encoding = v.(string) }},
 	{"generator", kindString, checkGenerator, func(p *stages.Point, v any) { p.Generator = v.(string) }},
 	{"model", kindString, checkModel, func(p *stages.Point, v any) { p.Model = v.(string) }},
-	{"samples", kindInt, intRange(1, math.MaxInt64), func(p *stages.Point, v any) { p.Samples = v.(int) }},
-	{"batch_size", kindInt, intRange(0, math.MaxInt64), func(p *stages.Point, v any) { p.BatchSize = v.(int) }},
+	{"samples", kindInt, intRange(1, stages.MaxSamples), func(p *stages.Point, v any) { p.Samples = v.(int) }},
+	{"batch_size", kindInt, intRange(0, stages.MaxSamples), func(p *stages.Point, v any) { p.BatchSize = v.(int) }},
 	{"lr", kindFloat, floatCheck(false), func(p *stages.Point, v any) { p.LR = v.(float64) }},
-	{"steps", kindInt, intRange(1, 1<<24), func(p *stages.Point, v any) { p.Steps = v.(int) }},
+	{"steps", kindInt, intRange(1, stages.MaxSteps), func(p *stages.Point, v any) { p.Steps = v.(int) }},
 	{"jem_px_weight", kindFloat, floatCheck(true), func(p *stages.Point, v any) { p.PxWeight = v.(float64) }},
 	{"replicate", kindInt, intRange(0, math.MaxInt32), func(p *stages.Point, v any) { p.Replicate = v.(int) }},
 }
@@ -486,7 +491,7 @@ func (ps *parser) spec(root *yaml.Node) (*Spec, error) {
 		return nil, err
 	}
 	if !nameRE.MatchString(s.Name) {
-		return nil, ps.errf(resolve(e.valN), "name", "invalid name %q: use 1-63 of a-z, 0-9 and '-', starting and ending with a letter or digit", s.Name)
+		return nil, ps.errf(resolve(e.valN), "name", "invalid name %s: use 1-63 of a-z, 0-9 and '-', starting and ending with a letter or digit", echo(s.Name))
 	}
 	if e, ok := got["description"]; ok {
 		if s.Description, err = ps.str(e.valN, "description"); err != nil {
@@ -626,10 +631,10 @@ func (ps *parser) methods(n *yaml.Node) ([]string, error) {
 			return nil, err
 		}
 		if !slices.Contains(stages.AllMethods, m) {
-			return nil, ps.errf(resolve(c), p, "unknown method %q (known: %s)", m, strings.Join(stages.AllMethods, ", "))
+			return nil, ps.errf(resolve(c), p, "unknown method %s (known: %s)", echo(m), strings.Join(stages.AllMethods, ", "))
 		}
 		if slices.Contains(out, m) {
-			return nil, ps.errf(resolve(c), p, "method %q listed twice", m)
+			return nil, ps.errf(resolve(c), p, "method %s listed twice", echo(m))
 		}
 		out = append(out, m)
 	}
@@ -776,7 +781,18 @@ func (s *Spec) Points() ([]stages.Point, error) {
 			idx[i] = 0
 		}
 	}
+	if err := stages.CheckGrid(points); err != nil {
+		return nil, fmt.Errorf("grid: %w", err)
+	}
 	return points, nil
+}
+
+// echo quotes a user's value for a message, cut to maxEcho characters.
+func echo(s string) string {
+	if r := []rune(s); len(r) > maxEcho {
+		return fmt.Sprintf("%q... (%d characters)", string(r[:maxEcho]), len(r))
+	}
+	return fmt.Sprintf("%q", s)
 }
 
 func describePoint(grid []axisDef, vals [][]any, idx []int) string {
@@ -869,7 +885,7 @@ func checkShape(v any) (any, error) {
 	x, k, ok := splitShape(v.(string))
 	switch {
 	case !ok:
-		return nil, fmt.Errorf("invalid shape %q: want XxK, e.g. \"4x2\" (x_values x classes)", v)
+		return nil, fmt.Errorf("invalid shape %s: want XxK, e.g. \"4x2\" (x_values x classes)", echo(v.(string)))
 	case x < 1 || x > 1<<16:
 		return nil, fmt.Errorf("shape %q: x_values must be in [1, 65536], got %d", v, x)
 	case k < 2 || k > 1<<12:
@@ -883,7 +899,7 @@ func checkShape(v any) (any, error) {
 func checkEncoding(v any) (any, error) {
 	s := v.(string)
 	if !slices.Contains(stages.Encodings, s) {
-		return nil, fmt.Errorf("unknown encoding %q (known: %s)", s, strings.Join(stages.Encodings, ", "))
+		return nil, fmt.Errorf("unknown encoding %s (known: %s)", echo(s), strings.Join(stages.Encodings, ", "))
 	}
 	return s, nil
 }

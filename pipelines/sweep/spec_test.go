@@ -305,10 +305,10 @@ func TestErrors(t *testing.T) {
 		{"lr inf", head + "grid:\n  lr: [.inf]\n", []string{"grid.lr[0]: must be a finite number"}},
 		{"lr quoted", head + "grid:\n  lr: [\"0.1\"]\n", []string{"grid.lr[0]: expected a number", `string "0.1"`}},
 		{"px weight negative", head + "grid:\n  jem_px_weight: [1, -1]\n", []string{"grid.jem_px_weight[1]: must be >= 0, got -1"}},
-		{"samples zero", head + "grid:\n  samples: [0]\n", []string{"grid.samples[0]: must be >= 1, got 0"}},
+		{"samples zero", head + "grid:\n  samples: [0]\n", []string{"grid.samples[0]: must be in [1, 1000000000000], got 0"}},
 		{"steps zero", head + "defaults:\n  steps: 0\n", []string{"defaults.steps: must be in [1, 16777216], got 0"}},
 		{"steps huge", head + "defaults:\n  steps: 1e9\n", []string{"defaults.steps: must be in [1, 16777216], got 1000000000"}},
-		{"batch negative", head + "grid:\n  batch_size: [-1]\n", []string{"grid.batch_size[0]: must be >= 0, got -1"}},
+		{"batch negative", head + "grid:\n  batch_size: [-1]\n", []string{"grid.batch_size[0]: must be in [0, 1000000000000], got -1"}},
 		{"replicate negative", head + "grid:\n  replicate: [-1]\n", []string{"grid.replicate[0]: must be in [0,"}},
 		{"classes one", head + "defaults:\n  classes: 1\n", []string{"defaults.classes: must be in [2, 4096], got 1"}},
 		{"x_values zero", head + "grid:\n  x_values: [0, 1]\n", []string{"grid.x_values[0]: must be in [1, 65536], got 0"}},
@@ -339,6 +339,16 @@ func TestErrors(t *testing.T) {
 		{"too many values", head + "grid:\n  samples: [" + many(10001) + "]\n", []string{"grid.samples: 10001 values exceed the limit"}},
 		{"too many tables", "name: e\ntables: 100000\ngrid:\n  samples: [" + many(101) + "]\n",
 			[]string{"tables: 100000 tables × 101 grid points", "exceed the limit of 10000000"}},
+		{"samples 1e15", head + "defaults:\n  samples: 1e15\n", []string{"defaults.samples: must be in [1, 1000000000000], got 1000000000000000"}},
+		{"samples max int64", head + "grid:\n  samples: [10, 9223372036854775807]\n",
+			[]string{"grid.samples[1]: must be in [1, 1000000000000], got 9223372036854775807"}},
+		{"tables over the limit", "name: e\ntables: 10000001\n", []string{"tables: must be in [1, 10000000], got 10000001"}},
+		{"huge mlp on one-hot", head + "defaults:\n  shape: 256x256\n  encoding: onehot\n  model: \"mlp:4096,4096,4096,4096\"\n",
+			[]string{"grid point 0 (the only point)", "has 52445440 parameters per run, over the limit of 4194304"}},
+		{"draws over the limit", "name: e\ntables: 2000000\ndefaults:\n  samples: 1e12\n",
+			[]string{"grid: 2000000000000000000 draws (tables × samples) is over the limit of 1000000000000000000"}},
+		{"long name cut", "name: " + strings.Repeat("A", 100000) + "\ntables: 2\n", []string{`name: invalid name "AAAA`, `"... (100000 characters)`}},
+		{"long method cut", head + "methods: [" + strings.Repeat("j", 5000) + "]\n", []string{"unknown method", "(5000 characters)"}},
 		{"key not scalar", head + "grid:\n  [a]: [1]\n", []string{"grid: keys must be plain names"}},
 		{"merge key", head + "grid:\n  <<: {lr: [1]}\n", []string{"grid.<<: unknown key"}},
 		{"json unknown key", `{"name": "e", "tables": 2, "grid": {"lrr": [0.1]}}`, []string{"grid.lrr: unknown key"}},
@@ -412,4 +422,37 @@ func FuzzParseSpec(f *testing.F) {
 		}
 		checkRoundTrip(t, "fuzz", s)
 	})
+}
+
+// TestSpecLimitsAgainstRunner: a spec is checked against the limits that hold on every
+// runner; a local run is limited further by stages.Options.CheckLimits.
+func TestSpecLimitsAgainstRunner(t *testing.T) {
+	tests := []struct {
+		name, spec string
+		local      string // "" = a local run may start
+		dataflow   string // "" = a Dataflow run may start
+	}{
+		{"example scale", "name: a\ntables: 100\ngrid:\n  samples: [30, 1000, 100000]\n", "", ""},
+		{"ten million tables", "name: a\ntables: 10000000\nmethods: [baseline, jem]\n",
+			"tables: 10000000 tables is over the local limit of 500000 (run on Dataflow with --runner=dataflow to go higher)", ""},
+		{"tables over points", "name: a\ntables: 200000\nmethods: [baseline, jem]\ngrid:\n  samples: [10, 20, 30]\n",
+			"600000 tables over 3 grid points is over the local limit of 500000", ""},
+		{"N held in memory", "name: a\ntables: 1\ngrid:\n  samples: [1000, 100000000]\n",
+			"grid point 1: samples: 100000000 draws per table is over the local limit of 10000000", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ps := mustPoints(t, mustParse(t, tt.spec))
+			opts := stages.Options{Out: "mem://x", TrainBatch: stages.DefaultTrainBatch, WriteSamples: true, Thresholds: stages.DefaultThresholds()}
+			for _, c := range []struct {
+				local bool
+				want  string
+			}{{true, tt.local}, {false, tt.dataflow}} {
+				err := opts.CheckLimits(ps, c.local)
+				if (err == nil) != (c.want == "") || err != nil && !strings.Contains(err.Error(), c.want) {
+					t.Errorf("CheckLimits(local=%v) = %v, want %q", c.local, err, c.want)
+				}
+			}
+		})
+	}
 }

@@ -41,6 +41,14 @@ func (d *data) floorAt() float64 {
 	return 1
 }
 
+// drawnAt says where a figure with klLabel's axes draws a KL value ≤ klEpsilon.
+func (d *data) drawnAt() string {
+	if d.oneFloor {
+		return "are drawn at " + fmtNum(klEpsilon)
+	}
+	return "are drawn at " + fmtNum(klEpsilon) + " divided by their point's floor"
+}
+
 func (d *data) klLabel() string {
 	if d.oneFloor {
 		return "joint KL(p‖q)  [nats, log scale]"
@@ -48,13 +56,21 @@ func (d *data) klLabel() string {
 	return "joint KL(p‖q) / floor  [log scale]"
 }
 
-// klDistFigure: histograms of the joint KL per method on log10 bins.
+// klDistFigure: histograms of the joint KL per method on log10 bins. KL values at or
+// below klEpsilon (zero up to round-off) have no place on a log axis: they are left out
+// of the histogram (divided by different floors they would fake a spread-out
+// distribution) and counted in the legend and the caption; the median still counts them.
 func (d *data) klDistFigure() ([]byte, string, error) {
 	per := map[string][]float64{}
+	zeros := map[string]int{}
 	mm := newMinMax()
 	for _, p := range d.points {
 		for _, m := range d.methods {
 			for _, v := range p.kl[m] {
+				if v <= klEpsilon {
+					zeros[m]++
+					continue
+				}
 				if s, ok := d.scaled(v, p.floor); ok {
 					per[m] = append(per[m], s)
 					mm.add(s)
@@ -87,6 +103,9 @@ func (d *data) klDistFigure() ([]byte, string, error) {
 	for _, m := range d.methods {
 		vs := per[m]
 		if len(vs) == 0 {
+			if z := zeros[m]; z > 0 {
+				legend = append(legend, legendEntry{fmt.Sprintf("%s: %d ≤ %s", m, z, fmtNum(klEpsilon)), nil})
+			}
 			continue
 		}
 		counts := make([]float64, nb)
@@ -99,7 +118,7 @@ func (d *data) klDistFigure() ([]byte, string, error) {
 		edge := func(k int) float64 { return math.Pow(10, lo+float64(k)*w) }
 		pts = append(pts, plotter.XY{X: edge(0), Y: 0})
 		for k, c := range counts {
-			f := c / float64(len(vs))
+			f := c / float64(len(vs)+zeros[m])
 			ymax = math.Max(ymax, f)
 			pts = append(pts, plotter.XY{X: edge(k), Y: f}, plotter.XY{X: edge(k + 1), Y: f})
 		}
@@ -111,11 +130,20 @@ func (d *data) klDistFigure() ([]byte, string, error) {
 		col := methodColor(d.methods, m)
 		l.LineStyle = solid(col, 1.6)
 		l.FillColor = withAlpha(col, 28)
-		med := describe(append([]float64(nil), vs...)).median
+		p.Add(l)
+		legend = append(legend, legendEntry{fmt.Sprintf("%s (n=%d)", m, len(vs)), []plot.Thumbnailer{l}})
+		if z := zeros[m]; z > 0 {
+			legend = append(legend, legendEntry{fmt.Sprintf("  +%d ≤ %s", z, fmtNum(klEpsilon)), nil})
+		}
+		// The median over all the method's clean runs, the undrawn ones counted as 0.
+		med := describe(append(make([]float64, zeros[m]), vs...)).median
 		ml := &refLine{vertical: true, at: med, LineStyle: dotted(col, 1.4)}
-		p.Add(l, ml)
-		legend = append(legend, legendEntry{fmt.Sprintf("%s (n=%d)", m, len(vs)), []plot.Thumbnailer{l}},
-			legendEntry{fmt.Sprintf("  median %s", fmtSig(med, 2)), []plot.Thumbnailer{ml}})
+		if med > 0 {
+			p.Add(ml)
+			legend = append(legend, legendEntry{fmt.Sprintf("  median %s", fmtSig(med, 2)), []plot.Thumbnailer{ml}})
+		} else {
+			legend = append(legend, legendEntry{fmt.Sprintf("  median ≤ %s", fmtNum(klEpsilon)), nil})
+		}
 	}
 	fl := &refLine{vertical: true, at: d.floorAt(), LineStyle: dashed(colBlack, 1.4)}
 	p.Add(fl)
@@ -130,11 +158,16 @@ func (d *data) klDistFigure() ([]byte, string, error) {
 	if len(d.points) > 1 {
 		pooled = fmt.Sprintf(" Runs are pooled over all %d grid points.", len(d.points))
 	}
+	zeroNote := ""
+	if n := sumCounts(zeros); n > 0 {
+		zeroNote = fmt.Sprintf(" %d KL value(s) ≤ %s (zero up to round-off; %s) have no place on a log axis and are not in the histogram; "+
+			"the shares and medians count them.", n, fmtNum(klEpsilon), perMethod(d.methods, zeros))
+	}
 	caption := fmt.Sprintf("Histogram of each method's joint KL(p‖q) over the tables, on log10 bins %s decades wide; "+
 		"a curve's height is the share of that method's runs in the bin, and the dotted line in its colour is its median. %s "+
 		"The claim predicts the JEM curve sits around the floor and the baseline's well to its right "+
-		"(the baseline only fits p(y|x), so its joint is arbitrary); the oracle shows the model family's own approximation error.%s%s",
-		fmtNum(w), d.floorText(), pooled, d.describeClean())
+		"(the baseline only fits p(y|x), so its joint is arbitrary); the oracle shows the model family's own approximation error.%s%s%s",
+		fmtNum(w), d.floorText(), pooled, d.describeLeftOut(d.methods), zeroNote)
 	return svg, caption, err
 }
 
@@ -155,6 +188,7 @@ func (d *data) scatterFigure() ([]byte, string, error) {
 	nWin := 0
 	mm := newMinMax()
 	total := 0
+	clamped := map[string]int{}
 	for i, pr := range d.pairs {
 		b, okb := d.scaled(pr.baseline, pr.floor)
 		j, okj := d.scaled(pr.jem, pr.floor)
@@ -162,6 +196,12 @@ func (d *data) scatterFigure() ([]byte, string, error) {
 			continue
 		}
 		total++
+		if pr.baseline <= klEpsilon {
+			clamped["baseline"]++
+		}
+		if pr.jem <= klEpsilon {
+			clamped["jem"]++
+		}
 		if j < b {
 			nWin++
 		}
@@ -228,8 +268,8 @@ func (d *data) scatterFigure() ([]byte, string, error) {
 	}
 	caption := fmt.Sprintf("One dot per table (and grid point) where both runs converged: x is the baseline's joint KL, y is JEM's, both on log axes. "+
 		"Dots below the diagonal y = x mean JEM fits the joint better on that table (blue), dots above mean the baseline does (red). "+
-		"%s A claim that holds puts the cloud below the diagonal, hugging the horizontal floor line.%s%s",
-		d.floorText(), shown, d.describeClean())
+		"%s A claim that holds puts the cloud below the diagonal, hugging the horizontal floor line.%s%s%s",
+		d.floorText(), shown, d.describeLeftOut([]string{"baseline", "jem"}), clampNote([]string{"baseline", "jem"}, clamped, d.drawnAt()))
 	return svg, caption, err
 }
 
@@ -397,8 +437,8 @@ func (d *data) sweepFigure(ax *axisDef) ([]byte, string, error) {
 	}
 	caption := fmt.Sprintf("Joint KL(p‖q) against %s (%s x axis, log y axis): the line is each method's mean over tables, the shaded band its 10th–90th percentile. "+
 		"The dashed black line is the floor (X·K−1)/(2N), the expected KL of the empirical table itself (what a perfect fit of the N samples scores; it falls as 1/N); "+
-		"the dotted grey line is the measured KL of the empirical tables. JEM tracking the floor while the baseline stays above it supports the claim.%s%s",
-		ax.label, xs, pooled, d.describeClean())
+		"the dotted grey line is the measured KL of the empirical tables. JEM tracking the floor while the baseline stays above it supports the claim.%s%s%s",
+		ax.label, xs, pooled, d.describeLeftOut(d.methods), clampNote(d.methods, d.clamped(d.methods), "are drawn at "+fmtNum(klEpsilon)))
 	return svg, caption, err
 }
 
@@ -525,8 +565,8 @@ func (d *data) heatmapFigure(a, b *axisDef) ([]byte, string, error) {
 	}
 	caption := fmt.Sprintf("Mean joint KL(p‖q) of JEM for every combination of %s (columns) and %s (rows); the colour is on a log scale (darker is lower). "+
 		"Each cell shows the mean KL and, below it, that mean as a multiple of the cell's floor (X·K−1)/(2N): "+
-		"values near 1× mean JEM reaches what the sample size allows. Grey cells have no converged JEM runs.%s%s",
-		a.label, b.label, pooled, d.describeClean())
+		"values near 1× mean JEM reaches what the sample size allows. Grey cells have no converged JEM runs.%s%s%s",
+		a.label, b.label, pooled, d.describeLeftOut([]string{"jem"}), clampNote([]string{"jem"}, d.clamped([]string{"jem"}), "count as "+fmtNum(klEpsilon)+" in the means"))
 	return svg, caption, err
 }
 

@@ -15,7 +15,8 @@ import (
 
 // Triple is one table with its true joint and the joints the methods learned on it.
 type Triple struct {
-	TableID int64
+	TableID int64 // the user's table id, shown in titles
+	Ordinal int64 // the table's position 0..T-1 in its point (id order), used in file names
 	PointID int64
 	X, K    int
 	True    []float64            // true joint p(x,y), row-major x*K+y
@@ -31,7 +32,7 @@ type Input struct {
 	Triples []Triple            // the first few tables of (each) point, for the triple plot
 }
 
-// Figure names (files are figures/<name>.svg). Triple plots are triple_p<point>_t<table>,
+// Figure names (files are figures/<name>.svg). Triple plots are triple_p<point>_t<ordinal>,
 // sweep plots kl_vs_<axis> and the heat map heatmap_<axis>_<axis>, with the axis keys
 // of Axes.
 const (
@@ -99,13 +100,16 @@ func FigureNames(in Input) []string {
 	return append(names, tripleNames(in.Triples)...)
 }
 
-// tripleNames names the triple figures: triple_p<point>_t<table>, with the triple's
-// index appended when a (point, table) repeats.
+// tripleNames names the triple figures: triple_p<point>_t<ordinal>, with the triple's
+// index appended when a (point, ordinal) repeats. The ordinal, not the user's table id,
+// keeps the names free of minus signs and stable under a renumbering of the tables;
+// a negative point or ordinal (never made by the pipeline) is written without its sign
+// and so deduplicated like a repeat.
 func tripleNames(ts []Triple) []string {
 	seen := map[string]bool{}
 	names := make([]string, len(ts))
 	for i, t := range ts {
-		name := fmt.Sprintf("%sp%d_t%d", figTriplePrefix, t.PointID, t.TableID)
+		name := fmt.Sprintf("%sp%d_t%d", figTriplePrefix, absID(t.PointID), absID(t.Ordinal))
 		if seen[name] {
 			name = fmt.Sprintf("%s_%d", name, i)
 		}
@@ -113,6 +117,14 @@ func tripleNames(ts []Triple) []string {
 		names[i] = name
 	}
 	return names
+}
+
+// absID is |v| as an unsigned number (so math.MinInt64 too).
+func absID(v int64) uint64 {
+	if v < 0 {
+		return uint64(-(v + 1)) + 1
+	}
+	return uint64(v)
 }
 
 func safeBuild(build func() ([]byte, string, error)) (svg []byte, caption string, err error) {
@@ -136,7 +148,7 @@ type plannedFigure struct {
 // figurePlan decides which figures the data supports.
 func (d *data) figurePlan() []plannedFigure {
 	var plan []plannedFigure
-	if d.cleanRuns > 0 {
+	if d.histRuns() > 0 {
 		plan = append(plan, plannedFigure{FigKLDist, "Distribution of the joint KL per method", d.klDistFigure})
 	}
 	if len(d.pairs) > 0 {
@@ -454,28 +466,88 @@ func (d *data) axisIndex(ax *axisDef) int {
 	return -1
 }
 
-// describeClean says what was left out of or clamped on a log-axis figure.
-func (d *data) describeClean() string {
-	var div, nf, cl int
-	for _, c := range d.counts {
-		div += c.diverged
-		nf += c.nonFinite
-		cl += c.clamped
+// describeLeftOut says which runs of the methods a KL figure shows are left out of it
+// (diverged, or with a non-finite joint KL); "" when none.
+func (d *data) describeLeftOut(methods []string) string {
+	div, nf := map[string]int{}, map[string]int{}
+	for _, m := range methods {
+		if c := d.counts[m]; c != nil {
+			div[m], nf[m] = c.diverged, c.nonFinite
+		}
 	}
 	var parts []string
-	if div > 0 {
-		parts = append(parts, fmt.Sprintf("%d diverged run(s) are left out", div))
+	if n := sumCounts(div); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d diverged run(s) are left out (%s)", n, perMethod(methods, div)))
 	}
-	if nf > 0 {
-		parts = append(parts, fmt.Sprintf("%d run(s) with a non-finite KL are left out", nf))
-	}
-	if cl > 0 {
-		parts = append(parts, fmt.Sprintf("%d KL value(s) ≤ %s (zero or round-off) are drawn at %s", cl, fmtNum(klEpsilon), fmtNum(klEpsilon)))
+	if n := sumCounts(nf); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d run(s) with a non-finite KL are left out (%s)", n, perMethod(methods, nf)))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
 	return " " + strings.ToUpper(parts[0][:1]) + parts[0][1:] + joinTail(parts[1:]) + "."
+}
+
+// clamped counts the clean KL values ≤ klEpsilon of each of the methods (all points).
+func (d *data) clamped(methods []string) map[string]int {
+	out := map[string]int{}
+	for _, m := range methods {
+		if c := d.counts[m]; c != nil {
+			out[m] = c.clamped
+		}
+	}
+	return out
+}
+
+// clampNote says how many of the KL values a log-axis figure uses (per method, as
+// counted by the figure) are ≤ klEpsilon and what the figure does with them (e.g.
+// "are drawn at 1e-9"); "" when none.
+func clampNote(methods []string, clamped map[string]int, what string) string {
+	n := sumCounts(clamped)
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" %d KL value(s) ≤ %s (zero up to round-off; %s) %s.", n, fmtNum(klEpsilon), perMethod(methods, clamped), what)
+}
+
+// histRuns counts the clean runs the KL histogram can draw: KL above klEpsilon, and a
+// positive floor when KLs are divided by their point's floor.
+func (d *data) histRuns() int {
+	n := 0
+	for _, p := range d.points {
+		if !d.oneFloor && !(p.floor > 0) {
+			continue
+		}
+		for _, vs := range p.kl {
+			for _, v := range vs {
+				if v > klEpsilon {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+func sumCounts(c map[string]int) int {
+	n := 0
+	for _, v := range c {
+		n += v
+	}
+	return n
+}
+
+// perMethod lists the non-zero counts in method order: "baseline 2, oracle 834".
+func perMethod(methods []string, c map[string]int) string {
+	ms := slices.Clone(methods)
+	sortMethods(ms)
+	var parts []string
+	for _, m := range ms {
+		if c[m] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", m, c[m]))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func joinTail(parts []string) string {

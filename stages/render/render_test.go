@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
@@ -97,7 +98,9 @@ func fixture(title string, pts []grid) Input {
 			ps.Comparison = &schemas.Comparison{Pairs: len(jemKL), JEMWinShare: wins / float64(len(jemKL)),
 				MeanDiff: 0.01, DiffCILow: 0.005, DiffCIHigh: 0.015, WilcoxonW: 50, WilcoxonZ: 2.5, WilcoxonP: 0.012, BaselineToJEM: g.bScale / g.jemScale}
 		}
-		ps.Verdict = schemas.Verdict{Holds: g.jemScale < 2 && g.bScale > 3, Reason: fmt.Sprintf("JEM at %.1f× floor, baseline at %.1f×", g.jemScale, g.bScale)}
+		holds := g.jemScale < 2 && g.bScale > 3
+		word := map[bool]string{true: "HOLDS", false: "FAILS"}[holds]
+		ps.Verdict = schemas.Verdict{Holds: holds, Reason: fmt.Sprintf("%s: JEM at %.1f× floor, baseline at %.1f×", word, g.jemScale, g.bScale)}
 		in.Summary.Points = append(in.Summary.Points, ps)
 	}
 	in.Summary.Verdict = schemas.Verdict{Holds: true, Reason: "JEM's joint KL is within 2× of the floor at every point; the baseline's is not."}
@@ -122,7 +125,7 @@ func triple(r *rand.Rand, point, table int64, x, k int, methods []string) Triple
 		return v
 	}
 	p := norm(x*k, 0, nil)
-	t := Triple{TableID: table, PointID: point, X: x, K: k, True: p, Learned: map[string][]float64{}}
+	t := Triple{TableID: table, Ordinal: table, PointID: point, X: x, K: k, True: p, Learned: map[string][]float64{}}
 	for _, m := range methods {
 		noise := 0.1
 		if m == "baseline" {
@@ -403,7 +406,7 @@ func TestEscaping(t *testing.T) {
 
 func TestBadTriple(t *testing.T) {
 	in := singleInput()
-	in.Triples = append(in.Triples, Triple{TableID: 9, X: 2, K: 2, True: []float64{1}})
+	in.Triples = append(in.Triples, Triple{TableID: 9, Ordinal: 9, X: 2, K: 2, True: []float64{1}})
 	out, err := Render(in)
 	if err != nil {
 		t.Fatal(err)
@@ -449,5 +452,108 @@ func TestLarge(t *testing.T) {
 	}
 	if !strings.Contains(string(out["report.html"]), "one table in every 2 is drawn") {
 		t.Errorf("downsampling not mentioned")
+	}
+}
+
+// captionOf returns the caption of a figure in report.html.
+func captionOf(t *testing.T, html, name string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(html, `<figure id="`+name+`">`)
+	if !ok {
+		t.Fatalf("no figure %s", name)
+	}
+	c, _, _ := strings.Cut(rest, "</figcaption>")
+	return c
+}
+
+// TestCaptionCounts: a caption counts the clamped, diverged and non-finite runs of the
+// methods its figure shows only, and the histogram leaves clamped values out.
+func TestCaptionCounts(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   Input
+	}{{"one floor", singleInput()}, {"floors differ", sweepInput()}} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := tc.in
+			rows := slices.Clone(in.Results)
+			oracle := 0
+			for i := range rows {
+				r := &rows[i]
+				switch {
+				case r.Method == "oracle":
+					r.KLJoint = 0 // clamped: not on the scatter
+					oracle++
+				case r.Method == "jem" && r.TableID == 0 && r.PointID == 0:
+					r.KLJoint = 1e-12 // one clamped value on the scatter
+				}
+			}
+			if tc.name == "one floor" {
+				// Add oracle rows: clamped, on the histogram only.
+				for _, r := range in.Results {
+					if r.Method == "jem" {
+						o := r
+						o.Method, o.RunID, o.KLJoint = "oracle", strings.Replace(r.RunID, "jem", "oracle", 1), 0
+						rows = append(rows, o)
+						oracle++
+					}
+				}
+			}
+			in.Results = rows
+			out, err := Render(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			html := string(out["report.html"])
+			scatter := captionOf(t, html, FigBaselineVsJEM)
+			if !strings.Contains(scatter, "1 KL value(s) ≤ 1e-9 (zero up to round-off; jem 1)") || strings.Contains(scatter, "oracle") {
+				t.Errorf("scatter caption counts other methods: %s", scatter)
+			}
+			hist := captionOf(t, html, FigKLDist)
+			want := fmt.Sprintf("%d KL value(s) ≤ 1e-9 (zero up to round-off; jem 1, oracle %d) have no place on a log axis and are not in the histogram", oracle+1, oracle)
+			if !strings.Contains(hist, want) {
+				t.Errorf("histogram caption lacks %q: %s", want, hist)
+			}
+			// The oracle's values are all clamped: it has no histogram curve, only a legend line.
+			svg := string(out["figures/"+FigKLDist+".svg"])
+			if !strings.Contains(svg, fmt.Sprintf("oracle: %d ≤ 1e-9", oracle)) || strings.Contains(svg, "oracle (n=") {
+				t.Errorf("histogram draws clamped oracle values")
+			}
+			if strings.Contains(html, "holds: HOLDS") || strings.Contains(html, "does not hold: FAILS") {
+				t.Errorf("verdict word repeated")
+			}
+		})
+	}
+}
+
+func TestConfigNotEscapedTwice(t *testing.T) {
+	in := singleInput()
+	in.Config = json.RawMessage(`{"spec":"a\u003cb\u003e \u0026 c","literal":"\\u003c kept"}`)
+	out, err := Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(out["report.html"])
+	_, pre, _ := strings.Cut(html, "<h2>Configuration</h2>")
+	if !strings.Contains(pre, "a&lt;b&gt; &amp; c") || strings.Contains(pre, `\u003cb`) {
+		t.Errorf("configuration block: %s", pre)
+	}
+	if !strings.Contains(pre, `\\u003c kept`) {
+		t.Errorf("an escaped backslash was unescaped: %s", pre)
+	}
+}
+
+func TestTripleNamesUseOrdinal(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	a, b := triple(r, 0, 0, 2, 2, []string{"jem"}), triple(r, 0, 1, 2, 2, []string{"jem"})
+	a.TableID, b.TableID = -5, math.MaxInt64
+	out, err := Render(Input{Triples: []Triple{a, b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sortedKeys(out); !slices.Equal(got, []string{"figures/triple_p0_t0.svg", "figures/triple_p0_t1.svg", "report.html"}) {
+		t.Errorf("files %v", got)
+	}
+	if html := string(out["report.html"]); !strings.Contains(html, "Table -5 (point 0)") || !strings.Contains(html, "Table 9223372036854775807 (point 0)") {
+		t.Errorf("titles do not show the user's table ids")
 	}
 }

@@ -89,13 +89,7 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 
 	for _, ps := range s.Points {
 		params := fmtParams(ps.Params)
-		verdict := "does not hold"
-		if ps.Verdict.Holds {
-			verdict = "holds"
-		}
-		if ps.Verdict.Reason != "" {
-			verdict += ": " + ps.Verdict.Reason
-		}
+		verdict := verdictText(ps.Verdict)
 		for i, m := range ps.Methods {
 			r := pointRow{
 				First: i == 0, Span: len(ps.Methods), PointID: ps.PointID, Params: params, Tables: ps.Tables,
@@ -147,7 +141,13 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 	enc := json.NewEncoder(&cfg)
 	enc.SetEscapeHTML(false) // the template escapes it
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(in.Config); err != nil {
+	conf := in.Config
+	if raw, ok := conf.(json.RawMessage); ok {
+		// Already encoded, typically by json.Marshal, which escapes <, > and & as
+		// \u003c, \u003e and \u0026; the template escapes them again, so undo the first.
+		conf = json.RawMessage(unescapeHTML(raw))
+	}
+	if err := enc.Encode(conf); err != nil {
 		v.ConfigJSON = "configuration could not be encoded as JSON: " + err.Error()
 	} else {
 		v.ConfigJSON = strings.TrimSuffix(cfg.String(), "\n")
@@ -158,6 +158,53 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 		return nil, fmt.Errorf("render: report template: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// verdictText is a point's verdict for the tables: its reason as it is when it already
+// says the outcome (it starts with HOLDS, FAILS or undecided, as stages writes it),
+// otherwise "holds" or "does not hold", then the reason.
+func verdictText(v schemas.Verdict) string {
+	word, _, _ := strings.Cut(strings.TrimSpace(v.Reason), ":")
+	switch strings.ToLower(word) {
+	case "holds", "fails", "undecided":
+		return v.Reason
+	}
+	out := "does not hold"
+	if v.Holds {
+		out = "holds"
+	}
+	if v.Reason != "" {
+		out += ": " + v.Reason
+	}
+	return out
+}
+
+// unescapeHTML turns the \u003c, \u003e and \u0026 escapes of JSON text back into <, >
+// and & (all valid inside JSON strings); every other escape, an escaped backslash
+// followed by "u003c" included, is kept as it is.
+func unescapeHTML(raw []byte) []byte {
+	out := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' || i+1 >= len(raw) {
+			out = append(out, raw[i])
+			continue
+		}
+		if raw[i+1] == 'u' && i+6 <= len(raw) {
+			switch strings.ToLower(string(raw[i+2 : i+6])) {
+			case "003c":
+				out, i = append(out, '<'), i+5
+				continue
+			case "003e":
+				out, i = append(out, '>'), i+5
+				continue
+			case "0026":
+				out, i = append(out, '&'), i+5
+				continue
+			}
+		}
+		out, i = append(out, raw[i], raw[i+1]), i+1 // any other escape, kept whole
+	}
+	return out
 }
 
 func fmtPct(v float64) string {
@@ -192,12 +239,25 @@ h2 { margin-top: 2em; border-bottom: 1px solid #ddd; padding-bottom: 0.2em; }
 .verdict.ok { background: #e6f4ea; border-color: #1e8e3e; color: #0d5223; }
 .verdict.bad { background: #fce8e6; border-color: #c5221f; color: #7a1210; }
 .verdict .label { font-weight: 700; margin-right: 0.5em; }
-.scroll { overflow-x: auto; }
-table { border-collapse: collapse; font-size: 0.85em; margin: 0.6em 0; }
-th, td { border: 1px solid #ddd; padding: 0.3em 0.55em; text-align: right; white-space: nowrap; }
-th { background: #f4f4f4; }
+.scroll { overflow-x: auto; max-width: 100%; }
+table { border-collapse: collapse; font-size: 0.76em; margin: 0.6em 0; line-height: 1.3; }
+th, td { border: 1px solid #ddd; padding: 0.22em 0.35em; text-align: right; white-space: nowrap; }
+th { background: #f4f4f4; white-space: normal; vertical-align: bottom; }
+td { vertical-align: top; }
 td.l, th.l { text-align: left; }
-td.params { white-space: normal; min-width: 14em; max-width: 26em; text-align: left; font-size: 0.92em; color: #444; }
+th[colspan] { text-align: center; }
+td.key, th.key { position: sticky; left: 0; z-index: 1; background: #fff; }
+th.key { background: #f4f4f4; }
+td.params { white-space: normal; min-width: 7em; max-width: 16em; text-align: left; color: #444; }
+td.verdict-text { white-space: normal; min-width: 14em; text-align: left; }
+@media print {
+  @page { size: A4 landscape; margin: 1cm; }
+  body { max-width: none; margin: 0; padding: 0; }
+  .scroll { overflow: visible; }
+  table { font-size: 6.5pt; }
+  td.key, th.key { position: static; }
+  figure { break-inside: avoid; }
+}
 .ok-cell { color: #1e8e3e; font-weight: 600; }
 .bad-cell { color: #c5221f; font-weight: 600; }
 .method-baseline { color: #d62728; font-weight: 600; }
@@ -228,12 +288,12 @@ The claim holds when JEM's joint KL(p‖q) is near the statistical floor (X·K�
 <details{{if .OpenPoints}} open{{end}}><summary>{{len .PointRows}} row(s); KL values in nats over converged runs</summary>
 <div class="scroll"><table>
 <thead>
-<tr><th class="l" rowspan="2">point</th><th class="l" rowspan="2">parameters</th><th rowspan="2">tables</th><th class="l" rowspan="2">method</th><th rowspan="2">runs</th><th rowspan="2">diverged</th>
+<tr><th class="l key" rowspan="2">point</th><th class="l" rowspan="2">parameters</th><th rowspan="2">tables</th><th class="l" rowspan="2">method</th><th rowspan="2">runs</th><th rowspan="2">diverged</th>
 <th colspan="4">joint KL</th><th colspan="2">marginal KL p(x)</th><th colspan="2">conditional KL p(y|x)</th><th rowspan="2">floor</th><th rowspan="2">mean joint / floor</th><th rowspan="2">accuracy</th><th rowspan="2">Bayes accuracy</th><th rowspan="2">empirical KL</th></tr>
 <tr><th>mean</th><th>median</th><th>p10</th><th>p90</th><th>mean</th><th>median</th><th>mean</th><th>median</th></tr>
 </thead>
 <tbody>
-{{range .PointRows}}<tr>{{if .First}}<td class="l" rowspan="{{.Span}}" title="{{.Verdict}}"><span class="{{if .Holds}}ok-cell{{else}}bad-cell{{end}}">{{.PointID}} {{if .Holds}}✔{{else}}✘{{end}}</span></td><td class="params" rowspan="{{.Span}}">{{.Params}}</td><td rowspan="{{.Span}}">{{.Tables}}</td>{{end}}<td class="l"><span class="method-{{.Method}}">{{.Method}}</span></td><td>{{.Runs}}</td><td>{{.Diverged}}</td><td>{{index .Joint 0}}</td><td>{{index .Joint 1}}</td><td>{{index .Joint 2}}</td><td>{{index .Joint 3}}</td><td>{{index .Marginal 0}}</td><td>{{index .Marginal 1}}</td><td>{{index .Cond 0}}</td><td>{{index .Cond 1}}</td><td>{{.Floor}}</td><td>{{.Ratio}}</td><td>{{.Acc}}</td><td>{{.Bayes}}</td><td>{{.Emp}}</td></tr>
+{{range .PointRows}}<tr>{{if .First}}<td class="l key" rowspan="{{.Span}}" title="{{.Verdict}}"><span class="{{if .Holds}}ok-cell{{else}}bad-cell{{end}}">{{.PointID}} {{if .Holds}}✔{{else}}✘{{end}}</span></td><td class="params" rowspan="{{.Span}}">{{.Params}}</td><td rowspan="{{.Span}}">{{.Tables}}</td>{{end}}<td class="l"><span class="method-{{.Method}}">{{.Method}}</span></td><td>{{.Runs}}</td><td>{{.Diverged}}</td><td>{{index .Joint 0}}</td><td>{{index .Joint 1}}</td><td>{{index .Joint 2}}</td><td>{{index .Joint 3}}</td><td>{{index .Marginal 0}}</td><td>{{index .Marginal 1}}</td><td>{{index .Cond 0}}</td><td>{{index .Cond 1}}</td><td>{{.Floor}}</td><td>{{.Ratio}}</td><td>{{.Acc}}</td><td>{{.Bayes}}</td><td>{{.Emp}}</td></tr>
 {{end}}</tbody>
 </table></div></details>
 <p>“mean joint / floor” near 1× means the method's joint is as good as N samples allow; the empirical KL is the measured KL between the true and the empirical tables (its expectation is the floor).
@@ -241,9 +301,9 @@ Accuracy is the learned classifier's; Bayes accuracy is that of the Bayes classi
 
 <h2>JEM vs baseline, paired by table</h2>
 {{if .Comparisons}}<div class="scroll"><table>
-<thead><tr><th class="l">point</th><th class="l">parameters</th><th>pairs</th><th>JEM win share</th><th>mean KL<sub>baseline</sub> − KL<sub>jem</sub></th><th>95% bootstrap CI</th><th>Wilcoxon W<sup>+</sup></th><th>z</th><th>p (two-sided)</th><th>baseline / JEM</th><th class="l">verdict</th></tr></thead>
+<thead><tr><th class="l key">point</th><th class="l">parameters</th><th>pairs</th><th>JEM win share</th><th>mean KL<sub>baseline</sub> − KL<sub>jem</sub></th><th>95% bootstrap CI</th><th>Wilcoxon W<sup>+</sup></th><th>z</th><th>p (two-sided)</th><th>baseline / JEM</th><th class="l">verdict</th></tr></thead>
 <tbody>
-{{range .Comparisons}}<tr><td class="l">{{.PointID}}</td><td class="params">{{.Params}}</td><td>{{.Pairs}}</td><td>{{.WinShare}}</td><td>{{.MeanDiff}}</td><td>{{.CI}}</td><td>{{.W}}</td><td>{{.Z}}</td><td>{{.P}}</td><td>{{.Ratio}}</td><td class="l params"><span class="{{if .Holds}}ok-cell{{else}}bad-cell{{end}}">{{.Verdict}}</span></td></tr>
+{{range .Comparisons}}<tr><td class="l key">{{.PointID}}</td><td class="params">{{.Params}}</td><td>{{.Pairs}}</td><td>{{.WinShare}}</td><td>{{.MeanDiff}}</td><td>{{.CI}}</td><td>{{.W}}</td><td>{{.Z}}</td><td>{{.P}}</td><td>{{.Ratio}}</td><td class="verdict-text"><span class="{{if .Holds}}ok-cell{{else}}bad-cell{{end}}">{{.Verdict}}</span></td></tr>
 {{end}}</tbody>
 </table></div>
 <p>Over the tables where both runs converged: the win share is the share of tables where JEM's joint KL is lower; the mean difference is positive when JEM is better, with a 95% bootstrap confidence interval;

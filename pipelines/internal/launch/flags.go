@@ -1,7 +1,12 @@
 package launch
 
 import (
+	"bytes"
 	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
 
 	"github.com/jemcheck/jemcheck/stages"
 )
@@ -51,8 +56,10 @@ func RegisterFlags(fs *flag.FlagSet, d Defaults) *Flags {
 	}
 }
 
-// RegisterOptionFlags defines the run-wide flags on fs.
+// RegisterOptionFlags defines the run-wide flags on fs, and makes a flag error short
+// (see shortUsage).
 func RegisterOptionFlags(fs *flag.FlagSet, out string) *OptionFlags {
+	shortUsage(fs)
 	th := stages.DefaultThresholds()
 	return &OptionFlags{
 		tablesFrom:   fs.String("tables_from", "", "read the true tables from this Parquet or CSV file (path or URL) instead of generating them"),
@@ -94,4 +101,43 @@ func (f *Flags) Config(pipeline string) (Config, error) {
 			Tables: *f.tables, Methods: ms, PxWeight: *f.pxWeight,
 		}},
 	}, nil
+}
+
+// shortUsage makes a parse error on fs print one line, "NAME: error: MESSAGE (run with
+// -help for the flags)", instead of the error followed by the usage of every flag
+// (Beam's included); -help and -h still print them all. The flag package writes an
+// error to fs.Output() and then calls fs.Usage, while -help calls fs.Usage alone, so
+// fs's output is held back until Usage decides which case it is. The exit status
+// (2 for an error with flag.ExitOnError) is unchanged.
+func shortUsage(fs *flag.FlagSet) {
+	out := &heldOutput{w: fs.Output()}
+	fs.SetOutput(out)
+	name := filepath.Base(fs.Name())
+	fs.Usage = func() {
+		msg := strings.TrimSpace(out.held.String())
+		out.held.Reset()
+		if msg != "" {
+			fmt.Fprintf(out.w, "%s: error: %s (run with -help for the flags)\n", name, strings.ReplaceAll(msg, "\n", "; "))
+			return
+		}
+		out.direct = true
+		defer func() { out.direct = false }()
+		fmt.Fprintf(out.w, "Usage of %s:\n", name)
+		fs.PrintDefaults()
+	}
+}
+
+// heldOutput holds what the flag package writes until fs.Usage runs (or passes it
+// straight through while the usage is printed).
+type heldOutput struct {
+	w      io.Writer
+	held   bytes.Buffer
+	direct bool
+}
+
+func (h *heldOutput) Write(p []byte) (int, error) {
+	if h.direct {
+		return h.w.Write(p)
+	}
+	return h.held.Write(p)
 }

@@ -6,6 +6,8 @@ package launch
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -13,6 +15,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -20,7 +23,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
-	"gocloud.dev/blob"
 
 	// Storage drivers for every bucket URL a user may pass.
 	_ "gocloud.dev/blob/fileblob"
@@ -52,12 +54,40 @@ type Config struct {
 	Points   []stages.Point `json:"points"`
 	Extra    map[string]any `json:"extra,omitempty"` // pipeline-specific settings (the sweep spec, regress thresholds)
 	Runner   string         `json:"runner"`
+
+	// Overwrite lets a run write into a non-empty --out that holds no jemcheck
+	// manifest (replacing objects of its output names only).
+	Overwrite bool `json:"-"`
+	// Inputs are the locations the run reads besides --tables_from (the sweep spec):
+	// they must survive a run into an --out that contains them.
+	Inputs []string `json:"-"`
+	// RunID names this run (its lock and staging folder); Staging is the location the
+	// stages write to, inside --out, until Publish moves the files in. Set by Prepare.
+	RunID   string `json:"-"`
+	Staging string `json:"-"`
 }
+
+// StageOptions are the options the stages run with: the user's, writing to the run's
+// staging folder.
+func (c *Config) StageOptions() stages.Options {
+	o := c.Options
+	if c.Staging != "" {
+		o.Out = c.Staging
+	}
+	return o
+}
+
+// runners are the --runner names Beam registers in this binary (beamx imports them).
+var runners = []string{"prism", "PrismRunner", "direct", "DirectRunner", "dataflow", "DataflowRunner",
+	"universal", "portable", "PortableRunner", "flink", "FlinkRunner", "spark", "SparkRunner", "dot"}
 
 // Prepare validates a configuration completely without writing anything: the options,
 // every point, the output location, and the user's tables (whose shape it copies into
 // the points). It also assigns each point's batch offset.
 func Prepare(ctx context.Context, cfg *Config) error {
+	if !slices.Contains(runners, cfg.Runner) {
+		return BadInput("runner: unknown runner %q (known: %s)", cfg.Runner, strings.Join(runners, ", "))
+	}
 	if err := cfg.Options.Validate(); err != nil {
 		return BadInput("%v", err)
 	}
@@ -98,12 +128,44 @@ func Prepare(ctx context.Context, cfg *Config) error {
 	if err := schemas.CheckWritable(ctx, cfg.Options.Out); err != nil {
 		return BadInput("out: %v", err)
 	}
-	if !boolFlag("dry_run") { // a dry run must work without credentials or network
-		if err := schemas.CheckReachable(ctx, cfg.Options.Out); err != nil {
-			return BadInput("out: %v", err)
-		}
+	cfg.RunID = schemas.NewRunID(time.Now())
+	staging, err := schemas.SubLocation(cfg.Options.Out, schemas.StagingKey(cfg.RunID))
+	if err != nil {
+		return BadInput("out: %v", err)
+	}
+	cfg.Staging = staging
+	if boolFlag("dry_run") { // a dry run must work without credentials or network
+		return nil
+	}
+	if err := schemas.CheckReachable(ctx, cfg.Options.Out); err != nil {
+		return BadInput("out: %v", err)
+	}
+	if _, err := cfg.checkOwnership(ctx); err != nil {
+		return err
 	}
 	return nil
+}
+
+// checkOwnership refuses an --out jemcheck may not write into (schemas.CheckOwnership).
+func (c *Config) checkOwnership(ctx context.Context) (*schemas.Manifest, error) {
+	inputs := slices.Clone(c.Inputs)
+	if c.Options.TablesFrom != "" {
+		inputs = append(inputs, c.Options.TablesFrom)
+	}
+	prev, err := schemas.CheckOwnership(ctx, c.Options.Out, stages.OutputLayout(), inputs, c.Overwrite)
+	if oe := (*schemas.OwnershipError)(nil); errors.As(err, &oe) {
+		return nil, BadInput("%v", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("check --out %s: %w", c.Options.Out, err)
+	}
+	return prev, nil
+}
+
+// configSHA256 is the hash of config.json's content, recorded in the manifest.
+func (c *Config) configSHA256() string {
+	h := sha256.Sum256([]byte(c.JSON() + "\n"))
+	return hex.EncodeToString(h[:])
 }
 
 // workersInProcess reports whether the DoFns will run in this process (prism or
@@ -139,7 +201,9 @@ func Source(s beam.Scope, points []stages.Point) beam.PCollection {
 	return beam.CreateList(s, points)
 }
 
-// Execute writes config.json and runs the pipeline on the --runner flag's runner.
+// Execute takes --out's lock, writes config.json into the run's staging folder and runs the
+// pipeline (whose last stage publishes the run) on the --runner flag's runner; a run that
+// fails leaves the previous run's files as they were.
 // It returns the summary read back from the output (nil for runs that do not wait,
 // such as a Dataflow dry run or --async).
 func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*schemas.Summary, error) {
@@ -152,31 +216,36 @@ func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*
 		return nil, nil
 	}
 	quietLogs()
-	b, err := schemas.OpenBucket(ctx, cfg.Options.Out)
+	out := cfg.Options.Out
+	if err := cfg.lock(ctx, w); err != nil {
+		return nil, err
+	}
+	st, err := schemas.OpenBucket(ctx, cfg.Staging)
 	if err != nil {
-		return nil, fmt.Errorf("open output %s: %w", cfg.Options.Out, err)
+		return nil, cfg.abort(ctx, w, fmt.Errorf("open staging folder %s: %w", cfg.Staging, err))
 	}
-	defer b.Close()
-	if n, err := clearPrevious(ctx, b); err != nil {
-		return nil, fmt.Errorf("remove the previous run's outputs under %s: %w", cfg.Options.Out, err)
-	} else if n > 0 {
-		fmt.Fprintf(w, "%s: replacing %d output files of an earlier run under %s\n", cfg.Pipeline, n, cfg.Options.Out)
+	defer st.Close()
+	if err := st.WriteAll(ctx, "config.json", []byte(cfg.JSON()+"\n"), nil); err != nil {
+		return nil, cfg.abort(ctx, w, fmt.Errorf("write config.json: %w", err))
 	}
-	if err := b.WriteAll(ctx, "config.json", []byte(cfg.JSON()+"\n"), nil); err != nil {
-		return nil, fmt.Errorf("write config.json: %w", err)
-	}
-	fmt.Fprintf(w, "%s: %d grid point(s), %d tables, runner %s, output %s\n", cfg.Pipeline, len(cfg.Points),
-		totalTables(cfg.Points), cfg.Runner, cfg.Options.Out)
+	fmt.Fprintf(w, "%s: %d grid point(s), %d tables, runner %s, output %s (run %s)\n", cfg.Pipeline, len(cfg.Points),
+		totalTables(cfg.Points), cfg.Runner, out, cfg.RunID)
 	start := time.Now()
 	pr, err := beamx.RunWithMetrics(ctx, p)
 	if err != nil {
-		return nil, fmt.Errorf("run %s pipeline: %w", cfg.Pipeline, err)
+		return nil, cfg.abort(ctx, w, fmt.Errorf("run %s pipeline: %w", cfg.Pipeline, err))
 	}
 	if pr == nil || boolFlag("async") {
-		fmt.Fprintf(w, "%s: submitted (the runner does not wait for results)\n", cfg.Pipeline)
+		fmt.Fprintf(w, "%s: submitted (the runner does not wait for results; the job publishes %s under %s when it succeeds)\n",
+			cfg.Pipeline, schemas.ManifestKey, out)
 		return nil, nil
 	}
 	printStages(w, pr)
+	b, err := schemas.OpenBucket(ctx, out)
+	if err != nil {
+		return nil, fmt.Errorf("open output %s: %w", out, err)
+	}
+	defer b.Close()
 	var sum schemas.Summary
 	r, err := b.ReadAll(ctx, "summary.json")
 	if err != nil {
@@ -186,34 +255,55 @@ func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*
 		return nil, fmt.Errorf("decode summary.json: %w", err)
 	}
 	fmt.Fprintf(w, "%s: finished in %v\n", cfg.Pipeline, time.Since(start).Round(10*time.Millisecond))
+	if strings.HasPrefix(out, "mem://") {
+		fmt.Fprintf(w, "%s: note: mem:// outputs live in this process only and are gone when it exits\n", cfg.Pipeline)
+	}
 	return &sum, nil
 }
 
-// clearPrevious deletes the objects an earlier run left under the output location
-// (names stages.OwnedOutput recognises; nothing else), so a run's outputs are never
-// mixed with stale sample shards, tables or figures, and the summary read back at the
-// end is this run's. It returns how many objects it deleted.
-func clearPrevious(ctx context.Context, b *blob.Bucket) (int, error) {
-	var keys []string
-	it := b.List(nil)
-	for {
-		obj, err := it.Next(ctx)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return 0, err
-		}
-		if !obj.IsDir && stages.OwnedOutput(obj.Key) {
-			keys = append(keys, obj.Key)
-		}
+// lock takes --out's lock for this run (a live run's lock is bad input: exit 2) and
+// deals with the staging folders of earlier runs; it re-checks ownership under the
+// lock, since another run may have published meanwhile.
+func (c *Config) lock(ctx context.Context, w io.Writer) error {
+	host, _ := os.Hostname()
+	note, err := schemas.AcquireLock(ctx, c.Options.Out, schemas.LockInfo{RunID: c.RunID, Pipeline: c.Pipeline,
+		Host: host, PID: os.Getpid(), Started: time.Now().UTC(), Remote: !workersInProcess(c.Runner)})
+	if le := (*schemas.LockedError)(nil); errors.As(err, &le) {
+		return BadInput("%v", err)
 	}
-	for _, k := range keys {
-		if err := b.Delete(ctx, k); err != nil {
-			return 0, fmt.Errorf("delete %s: %w", k, err)
-		}
+	if err != nil {
+		return fmt.Errorf("lock --out %s: %w", c.Options.Out, err)
 	}
-	return len(keys), nil
+	if note != "" {
+		fmt.Fprintf(w, "%s: %s\n", c.Pipeline, note)
+	}
+	lines, err := schemas.RecoverStaging(ctx, c.Options.Out, c.RunID)
+	for _, l := range lines {
+		fmt.Fprintf(w, "%s: %s\n", c.Pipeline, l)
+	}
+	if err != nil {
+		return c.abort(ctx, w, fmt.Errorf("clean up earlier runs under %s: %w", c.Options.Out, err))
+	}
+	if _, err := c.checkOwnership(ctx); err != nil {
+		return c.abort(ctx, w, err)
+	}
+	return nil
+}
+
+// abort undoes a run that failed: its staging folder goes (unless its commit had
+// begun: the next run finishes it) and its lock is released. It returns err.
+func (c *Config) abort(ctx context.Context, w io.Writer, err error) error {
+	kept, aerr := schemas.Abort(ctx, c.Options.Out, c.RunID)
+	if aerr != nil {
+		fmt.Fprintf(w, "%s: could not remove the staging folder %s: %v\n", c.Pipeline, c.Staging, aerr)
+	} else if kept {
+		fmt.Fprintf(w, "%s: the run finished but publishing it was cut short; the next run into %s completes it\n",
+			c.Pipeline, c.Options.Out)
+	}
+	if lerr := schemas.ReleaseLock(ctx, c.Options.Out, c.RunID); lerr != nil {
+		fmt.Fprintf(w, "%s: could not release the lock of %s: %v\n", c.Pipeline, c.Options.Out, lerr)
+	}
+	return err
 }
 
 // quietLogs keeps the runner's INFO chatter (job server, loopback worker) off the
@@ -228,7 +318,7 @@ func printStages(w io.Writer, pr beam.PipelineResult) {
 	got := map[string]int64{}
 	for _, c := range pr.Metrics().AllMetrics().Counters() {
 		if c.Namespace() == "jemcheck" {
-			got[c.Name()] += c.Result()
+			got[c.Name()] = stages.SatAdd(got[c.Name()], c.Result())
 		}
 	}
 	lines := []struct{ stage, text string }{
@@ -236,13 +326,14 @@ func printStages(w io.Writer, pr beam.PipelineResult) {
 		{"SampleDatasets", fmt.Sprintf("%d datasets, %d samples", got["datasets_sampled"], got["samples_drawn"])},
 		{"Train", fmt.Sprintf("%d runs, %d diverged", got["runs_trained"], got["runs_diverged"])},
 		{"Evaluate", fmt.Sprintf("%d runs evaluated", got["runs_trained"])},
+		{"Publish", fmt.Sprintf("%d files, %s last", got["files_published"], schemas.ManifestKey)},
 	}
 	for _, l := range lines {
 		fmt.Fprintf(w, "  stage %-15s %s\n", l.stage, l.text)
 	}
 	var rest []string
 	for k := range got {
-		if !strings.Contains("tables_generated datasets_sampled samples_drawn runs_trained runs_diverged", k) {
+		if !strings.Contains("tables_generated datasets_sampled samples_drawn runs_trained runs_diverged files_published", k) {
 			rest = append(rest, fmt.Sprintf("%s=%d", k, got[k]))
 		}
 	}

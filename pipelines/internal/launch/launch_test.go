@@ -1,12 +1,8 @@
 package launch
 
 import (
-	"context"
 	"flag"
-	"slices"
 	"testing"
-
-	"github.com/jemcheck/jemcheck/schemas"
 )
 
 func TestWorkersInProcess(t *testing.T) {
@@ -47,37 +43,4 @@ func setFlag(t *testing.T, name, value string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = f.Value.Set(old) })
-}
-
-func TestClearPrevious(t *testing.T) {
-	ctx := context.Background()
-	b, err := schemas.OpenBucket(ctx, "mem://launch-clear")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	owned := []string{"config.json", "results.parquet", "samples/point-0000-part-00003.parquet", "figures/kl_dist.svg"}
-	kept := []string{"notes.txt", "samples/mine.csv", "archive/results.parquet"}
-	for _, k := range append(slices.Clone(owned), kept...) {
-		if err := b.WriteAll(ctx, k, []byte("x"), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	n, err := clearPrevious(ctx, b)
-	if err != nil || n != len(owned) {
-		t.Fatalf("clearPrevious = %d, %v; want %d, nil", n, err, len(owned))
-	}
-	for _, k := range owned {
-		if ok, _ := b.Exists(ctx, k); ok {
-			t.Errorf("%s not deleted", k)
-		}
-	}
-	for _, k := range kept {
-		if ok, _ := b.Exists(ctx, k); !ok {
-			t.Errorf("%s deleted", k)
-		}
-	}
-	if n, err := clearPrevious(ctx, b); n != 0 || err != nil {
-		t.Errorf("second clearPrevious = %d, %v; want 0, nil", n, err)
-	}
 }

@@ -1,0 +1,164 @@
+package schemas
+
+import (
+	"encoding/binary"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go/deprecated"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/jemcheck/jemcheck/models/prob"
+)
+
+// patchFooter returns a copy of the Parquet file data with its footer (the thrift
+// FileMetaData) rewritten by edit: how hostile files are made from valid ones.
+func patchFooter(t testing.TB, data []byte, edit func(*format.FileMetaData)) []byte {
+	t.Helper()
+	n := len(data)
+	if n < 12 || string(data[n-4:]) != "PAR1" {
+		t.Fatalf("patchFooter: not a Parquet file")
+	}
+	size := int(binary.LittleEndian.Uint32(data[n-8 : n-4]))
+	start := n - 8 - size
+	var md format.FileMetaData
+	if err := thrift.Unmarshal(new(thrift.CompactProtocol), data[start:n-8], &md); err != nil {
+		t.Fatalf("patchFooter: %v", err)
+	}
+	edit(&md)
+	footer, err := thrift.Marshal(new(thrift.CompactProtocol), &md)
+	if err != nil {
+		t.Fatalf("patchFooter: %v", err)
+	}
+	out := append([]byte(nil), data[:start]...)
+	out = append(out, footer...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(footer)))
+	return append(out, "PAR1"...)
+}
+
+// smallTablesParquet is a valid tables file: one 2×2 table.
+func smallTablesParquet(t testing.TB) []byte {
+	t.Helper()
+	tab, err := prob.NewTable(0, 2, 2, []float64{0.1, 0.2, 0.3, 0.4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := EncodeParquet(TableRows([]prob.Table{tab}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// craftedMapKeyValue marks the leaf column col with the converted type MAP_KEY_VALUE
+// (and no logical type), which parquet-go turns into a group type on a leaf node
+// (audit P5: an unrecovered "cannot call Kind on parquet group" panic).
+func craftedMapKeyValue(t testing.TB, col string) []byte {
+	return craftedColumn(t, col, func(e *format.SchemaElement) {
+		e.ConvertedType = thrift.New(deprecated.MapKeyValue)
+	})
+}
+
+// craftedDecimalDouble marks the DOUBLE column p as DECIMAL, on which parquet-go
+// panics while it opens the file.
+func craftedDecimalDouble(t testing.TB) []byte {
+	return craftedColumn(t, "p", func(e *format.SchemaElement) {
+		e.ConvertedType = thrift.New(deprecated.Decimal)
+		e.Scale, e.Precision = thrift.New[int32](2), thrift.New[int32](9)
+	})
+}
+
+// craftedColumn edits the schema element of column col of a valid file, with its
+// logical type cleared (else it takes precedence over a converted type).
+func craftedColumn(t testing.TB, col string, edit func(*format.SchemaElement)) []byte {
+	return patchFooter(t, smallTablesParquet(t), func(md *format.FileMetaData) {
+		for i := range md.Schema {
+			if md.Schema[i].Name == col {
+				md.Schema[i].LogicalType = format.LogicalType{}
+				edit(&md.Schema[i])
+			}
+		}
+	})
+}
+
+// craftedNumRows forges the declared row count of a valid file (audit P6: a
+// make([]T, NumRows()) of 1e9 rows from a file of a few hundred bytes). With
+// rowGroups set, the row group's count is forged as well.
+func craftedNumRows(t testing.TB, n int64, rowGroups bool) []byte {
+	return patchFooter(t, smallTablesParquet(t), func(md *format.FileMetaData) {
+		md.NumRows = n
+		if rowGroups {
+			for i := range md.RowGroups {
+				md.RowGroups[i].NumRows = n
+			}
+		}
+	})
+}
+
+// fuzzSeeds are the seed corpus of FuzzParseTables: valid files of both kinds, and the
+// crafted ones of the audit.
+func fuzzSeeds(t testing.TB) []struct {
+	name string
+	data []byte
+} {
+	good := smallTablesParquet(t)
+	return []struct {
+		name string
+		data []byte
+	}{
+		{"t.csv", []byte("table_id,x,y,p\n0,0,0,0.1\n0,0,1,0.2\n0,1,0,0.3\n0,1,1,0.4\n")},
+		{"t.csv", []byte("\uFEFFp, y ,table_id,x\r\n0.5,1,7,1\r\n0.5,0,7,0\r\n0,1,7,0\r\n0,0,7,1\r\n")},
+		{"t.csv", []byte("table_id,x,y,p\n-5,0,0,0.5\n-5,0,1,0.5\n9223372036854775807,0,0,1\n9223372036854775807,0,1,0\n")},
+		{"t.csv", []byte("table_id,x,y,p\n1,0,0,0.5\n1,1000000000000,1,0.5\n")},
+		{"t.parquet", good},
+		{"t.parquet", craftedMapKeyValue(t, "x")},
+		{"t.parquet", craftedMapKeyValue(t, "p")},
+		{"t.parquet", craftedDecimalDouble(t)},
+		{"t.parquet", craftedNumRows(t, 1e9, false)},
+		{"t.parquet", craftedNumRows(t, 1e9, true)},
+		{"t.parquet", craftedNumRows(t, -1, true)},
+		// A footer whose schema is a list of 2^31-1 elements in 9 bytes.
+		{"t.parquet", []byte("PAR1\x29\xfc\xff\xff\xff\xff\x07\x00\x00\x09\x00\x00\x00PAR1")},
+	}
+}
+
+// FuzzParseTables feeds arbitrary bytes to ParseTables as a CSV file (csv true) or a
+// Parquet file (csv false): it must return tables or an error, never panic, hang or
+// exhaust memory. Run it on demand with
+//
+//	go test -run '^$' -fuzz=FuzzParseTables -fuzztime=60s ./schemas/
+func FuzzParseTables(f *testing.F) {
+	// A lower row limit keeps each input fast: the limit's code is the same, and a
+	// run-length-encoded Parquet file can declare, and hold, millions of rows in a
+	// few hundred bytes.
+	old := maxTablesCells
+	maxTablesCells = 1 << 14
+	f.Cleanup(func() { maxTablesCells = old })
+	for _, s := range fuzzSeeds(f) {
+		f.Add(strings.HasSuffix(s.name, ".csv"), s.data)
+	}
+	f.Fuzz(func(t *testing.T, csv bool, data []byte) {
+		name := "t.parquet"
+		if csv {
+			name = "t.csv"
+		}
+		ts, err := ParseTables(name, data)
+		if err != nil {
+			if len(ts) != 0 {
+				t.Fatalf("got %d tables and error %v, want no tables with an error", len(ts), err)
+			}
+			return
+		}
+		cells := 0
+		for _, tab := range ts {
+			if tab.X != ts[0].X || tab.K != ts[0].K || len(tab.P) != tab.X*tab.K {
+				t.Fatalf("got table %d of shape %d×%d with %d cells, want all %d×%d", tab.ID, tab.X, tab.K, len(tab.P), ts[0].X, ts[0].K)
+			}
+			cells += len(tab.P)
+		}
+		if int64(cells) > maxTablesCells {
+			t.Fatalf("got %d cells, want at most the limit, %d", cells, maxTablesCells)
+		}
+	})
+}

@@ -1,0 +1,683 @@
+package schemas
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+)
+
+// An output location (--out) is owned by jemcheck run by run:
+//
+//   - A finished run's files are listed, with their sizes and SHA-256, in manifest.json
+//     at the root, written last. A run is complete if and only if its manifest exists
+//     and matches (VerifyManifest). jemcheck only ever deletes or overwrites files listed
+//     in the previous run's manifest; everything else under --out is the user's.
+//   - A location that is not empty and has no manifest is refused (CheckOwnership),
+//     unless the user passes Overwrite, which still deletes nothing: the new run's
+//     files replace only objects of the same names.
+//   - A run writes everything under its staging folder ".jemcheck-staging-<run id>/"
+//     inside the location; the previous run's files stay complete and readable until
+//     the new run has finished. Commit then seals the staging folder with the new
+//     manifest, journals the previous one, deletes the old manifest, moves the new
+//     files in (a rename for local directories; copy then delete on object stores),
+//     deletes the previous run's files the new run did not rewrite, and writes the new
+//     manifest last. Every step can be repeated: a commit cut short (a killed process)
+//     is finished by the next run, and a staging folder that was never sealed (a failed
+//     or killed run) is deleted by the next run.
+//   - A lock object ".jemcheck.lock" (run id, host, process, start time) is created
+//     exclusively (O_EXCL for local directories, a does-not-exist precondition on gs://
+//     and s3://, an in-process check on mem://) and refuses a second run into the same
+//     location while one is live. A lock whose process is gone (same host, a run whose
+//     workers ran in that process) or that is older than StaleLockAge is taken over.
+
+// Names jemcheck keeps at the root of an output location besides the run's files.
+const (
+	ManifestKey   = "manifest.json"
+	LockKey       = ".jemcheck.lock"
+	StagingPrefix = ".jemcheck-staging-"
+	// commitKey, inside a staging folder, journals a commit in progress: it holds the
+	// previous run's manifest (or null), so that the commit can be finished later.
+	commitKey = ".commit.json"
+	// ManifestFormat identifies jemcheck manifests.
+	ManifestFormat = "jemcheck-manifest/1"
+	// StaleLockAge is how old a lock must be before another host's run takes it over.
+	StaleLockAge = 24 * time.Hour
+)
+
+// ManifestFile is one output file of a finished run.
+type ManifestFile struct {
+	Path   string `json:"path"` // relative to the output location, slash-separated
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// Manifest lists every file of a finished run.
+type Manifest struct {
+	Format       string         `json:"format"`
+	Version      string         `json:"jemcheck_version"`
+	RunID        string         `json:"run_id"`
+	Pipeline     string         `json:"pipeline"`
+	ConfigSHA256 string         `json:"config_sha256"`
+	Files        []ManifestFile `json:"files"`
+}
+
+// Has reports whether the manifest lists key.
+func (m *Manifest) Has(key string) bool {
+	if m == nil {
+		return false
+	}
+	_, ok := slices.BinarySearchFunc(m.Files, key, func(f ManifestFile, k string) int { return strings.Compare(f.Path, k) })
+	return ok
+}
+
+// Version is this binary's jemcheck version: the module version, or the VCS revision
+// it was built from ("devel" when neither is known).
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	if dirty {
+		rev += "+dirty"
+	}
+	return rev
+}
+
+// NewRunID returns a fresh run id: the UTC start time and a random suffix.
+func NewRunID(now time.Time) string {
+	var r [4]byte
+	if _, err := io.ReadFull(cryptoRand, r[:]); err != nil {
+		panic(fmt.Sprintf("crypto/rand: %v", err)) // the system's randomness is gone
+	}
+	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(r[:])
+}
+
+// StagingKey is the key prefix of a run's staging folder inside its output location.
+func StagingKey(runID string) string { return StagingPrefix + runID + "/" }
+
+// Layout tells CheckOwnership which names are jemcheck outputs: Owned matches an
+// output key, Dirs are the folders outputs live in (listed fully; nothing else under
+// the location is walked).
+type Layout struct {
+	Owned func(key string) bool
+	Dirs  []string // e.g. "figures/"
+}
+
+// OwnershipError is the refusal to run into a location jemcheck does not own.
+type OwnershipError struct{ Msg string }
+
+func (e *OwnershipError) Error() string { return e.Msg }
+
+// CheckOwnership decides, reading only, whether a run may write into loc, and returns
+// the previous run's manifest (nil for an empty or new location). It refuses:
+//   - a non-empty location without a jemcheck manifest, unless overwrite (the run's
+//     inputs inside loc and jemcheck's own lock and staging folders do not count);
+//   - a location with a manifest that holds an object with an output name that the
+//     manifest does not list, or a listed file whose size changed (the user's now),
+//     unless overwrite;
+//   - an input (inputs are locations the run reads) that sits at an output name the
+//     previous manifest does not list: the run would replace it.
+//
+// Only the root and layout.Dirs are listed, never the whole tree.
+func CheckOwnership(ctx context.Context, loc string, layout Layout, inputs []string, overwrite bool) (*Manifest, error) {
+	if dir, ok := localDir(loc); ok {
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+	}
+	b, err := openBucket(ctx, loc, false)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	var prev *Manifest
+	var foreign []string
+	it := b.List(&blob.ListOptions{Delimiter: "/"})
+	for {
+		obj, err := it.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", loc, err)
+		}
+		switch {
+		case obj.Key == ManifestKey:
+			if prev, err = readManifest(ctx, b, ManifestKey); err != nil {
+				return nil, &OwnershipError{fmt.Sprintf("%s holds a %s that is not a jemcheck manifest (%v): "+
+					"it is not a jemcheck output location; choose an empty or new --out", loc, ManifestKey, err)}
+			}
+		case obj.Key == LockKey, strings.HasPrefix(obj.Key, StagingPrefix):
+			// jemcheck's own.
+		default:
+			foreign = append(foreign, obj.Key)
+		}
+	}
+	inKeys := map[string]bool{}
+	for _, in := range inputs {
+		if k, ok := keyInside(loc, in); ok {
+			inKeys[k] = true
+			if layout.Owned(k) && !prev.Has(k) {
+				return nil, &OwnershipError{fmt.Sprintf("input %s is inside --out %s at the name of a jemcheck output (%s), "+
+					"which the run would replace; move it out of %s or choose another --out", in, loc, k, loc)}
+			}
+		}
+	}
+	if prev == nil {
+		var others []string
+		for _, k := range foreign {
+			if !inKeys[k] {
+				others = append(others, k)
+			}
+		}
+		if len(others) > 0 && !overwrite {
+			return nil, &OwnershipError{fmt.Sprintf("--out %s is not empty (%s) and holds no jemcheck %s, "+
+				"so jemcheck will not write there: choose an empty or new directory, or pass --overwrite to write "+
+				"jemcheck's files beside these (objects with jemcheck's output names are then replaced; nothing else "+
+				"is touched)", loc, describeKeys(others), ManifestKey)}
+		}
+		return nil, nil
+	}
+	if overwrite {
+		return prev, nil
+	}
+	// With a manifest: outputs the manifest does not list, or that changed since.
+	sizes := map[string]int64{}
+	for _, f := range prev.Files {
+		sizes[f.Path] = f.Size
+	}
+	var problems []string
+	check := func(key string, size int64) {
+		if inKeys[key] || !layout.Owned(key) {
+			return
+		}
+		if want, ok := sizes[key]; !ok {
+			problems = append(problems, key+" (not written by the last jemcheck run)")
+		} else if want != size {
+			problems = append(problems, fmt.Sprintf("%s (changed since jemcheck wrote it: %d bytes, manifest says %d)", key, size, want))
+		}
+	}
+	for _, d := range append([]string{""}, layout.Dirs...) {
+		opts := &blob.ListOptions{Prefix: d}
+		if d == "" {
+			opts.Delimiter = "/"
+		}
+		it := b.List(opts)
+		for {
+			obj, err := it.Next(ctx)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("list %s: %w", loc, err)
+			}
+			if !obj.IsDir {
+				check(obj.Key, obj.Size)
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return nil, &OwnershipError{fmt.Sprintf("--out %s holds files with jemcheck's output names that its last run's %s "+
+			"does not account for: %s; they may be yours, so jemcheck will not replace them: move them, choose another "+
+			"--out, or pass --overwrite to replace them", loc, ManifestKey, describeKeys(problems))}
+	}
+	return prev, nil
+}
+
+// describeKeys lists up to five keys and how many more there are.
+func describeKeys(keys []string) string {
+	const show = 5
+	slices.Sort(keys)
+	if len(keys) <= show {
+		return strings.Join(keys, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(keys[:show], ", "), len(keys)-show)
+}
+
+// keyInside returns the key of location in inside the output location out, if it is
+// there: both local paths under one directory, or the same bucket URL with in's key
+// under out's prefix.
+func keyInside(out, in string) (string, bool) {
+	if od, ok := localDir(out); ok {
+		if isURL(in) {
+			pl, err := parseLoc(in)
+			if err != nil || pl.dir == "" || pl.fileQuery {
+				return "", false
+			}
+			in = pl.dir
+		}
+		abs, err := filepath.Abs(in)
+		if err != nil {
+			return "", false
+		}
+		rel, err := filepath.Rel(od, abs)
+		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+			return "", false
+		}
+		return filepath.ToSlash(rel), true
+	}
+	po, err := parseLoc(out)
+	if err != nil || po.url == "" || po.fileQuery {
+		return "", false
+	}
+	dir, key, err := splitObject(in)
+	if err != nil {
+		return "", false
+	}
+	pi, err := parseLoc(dir)
+	if err != nil || pi.url != po.url {
+		return "", false
+	}
+	full := pi.prefix + key
+	if !strings.HasPrefix(full, po.prefix) {
+		return "", false
+	}
+	return strings.TrimPrefix(full, po.prefix), true
+}
+
+func readManifest(ctx context.Context, b *blob.Bucket, key string) (*Manifest, error) {
+	data, err := b.ReadAll(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return decodeManifest(data)
+}
+
+func decodeManifest(data []byte) (*Manifest, error) {
+	var m Manifest
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	if m.Format != ManifestFormat {
+		return nil, fmt.Errorf("format %q, want %q", m.Format, ManifestFormat)
+	}
+	for i, f := range m.Files {
+		if !validKey(f.Path) || f.Size < 0 || len(f.SHA256) != 64 {
+			return nil, fmt.Errorf("file %d: bad entry %+v", i, f)
+		}
+		if i > 0 && m.Files[i-1].Path >= f.Path {
+			return nil, fmt.Errorf("files not sorted or repeated at %q", f.Path)
+		}
+	}
+	return &m, nil
+}
+
+// validKey reports whether key is a clean relative slash-separated name that stays
+// inside the location and is none of jemcheck's own bookkeeping names.
+func validKey(key string) bool {
+	return key != "" && !strings.HasPrefix(key, "/") && path.Clean(key) == key && !strings.HasPrefix(key, "../") &&
+		key != ".." && key != ManifestKey && key != LockKey && !strings.HasPrefix(key, StagingPrefix)
+}
+
+// VerifyManifest checks that loc holds a complete run: its manifest exists and every
+// file it lists is there with the listed size and SHA-256.
+func VerifyManifest(ctx context.Context, loc string) (*Manifest, error) {
+	b, err := openBucket(ctx, loc, false)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	m, err := readManifest(ctx, b, ManifestKey)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ManifestKey, err)
+	}
+	for _, f := range m.Files {
+		got, err := hashObject(ctx, b, f.Path)
+		if err != nil {
+			return nil, err
+		}
+		if got != f {
+			return nil, fmt.Errorf("%s: %d bytes sha256 %s, manifest says %d bytes sha256 %s", f.Path, got.Size, got.SHA256, f.Size, f.SHA256)
+		}
+	}
+	return m, nil
+}
+
+func hashObject(ctx context.Context, b *blob.Bucket, key string) (ManifestFile, error) {
+	r, err := b.NewReader(ctx, key, nil)
+	if err != nil {
+		return ManifestFile{}, fmt.Errorf("read %s: %w", key, err)
+	}
+	defer r.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, r)
+	if err != nil {
+		return ManifestFile{}, fmt.Errorf("read %s: %w", key, err)
+	}
+	return ManifestFile{Path: key, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// CommitInfo describes the run a commit publishes.
+type CommitInfo struct {
+	RunID        string
+	Pipeline     string
+	ConfigSHA256 string
+	Overwrite    bool // replace objects of the same names that no manifest lists
+}
+
+// Commit publishes the run whose files are in its staging folder inside loc (see the
+// package's description of output locations) and returns its manifest. It may be
+// called again after being cut short, by the same or a later process, and finishes
+// the same commit.
+func Commit(ctx context.Context, loc string, info CommitInfo) (*Manifest, error) {
+	b, err := OpenBucket(ctx, loc)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	st := StagingKey(info.RunID)
+	// 1. Seal: the new manifest, written into the staging folder after every file.
+	m, err := readManifest(ctx, b, st+ManifestKey)
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		if m, err = seal(ctx, b, st, info); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("read staged %s: %w", ManifestKey, err)
+	}
+	// 2. Journal the previous manifest (first pass), or read it back (a later pass).
+	var prev *Manifest
+	j, err := b.ReadAll(ctx, st+commitKey)
+	switch {
+	case err == nil:
+		if !bytes.Equal(bytes.TrimSpace(j), []byte("null")) {
+			if prev, err = decodeManifest(j); err != nil {
+				return nil, fmt.Errorf("read commit journal %s: %w", st+commitKey, err)
+			}
+		}
+	case gcerrors.Code(err) == gcerrors.NotFound:
+		prev, err = readManifest(ctx, b, ManifestKey)
+		if gcerrors.Code(err) == gcerrors.NotFound {
+			prev, err = nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read the previous %s: %w", ManifestKey, err)
+		}
+		if !info.Overwrite {
+			if err := checkCollisions(ctx, b, m, prev); err != nil {
+				return nil, err
+			}
+		}
+		data, _ := json.Marshal(prev) // nil → null
+		if err := b.WriteAll(ctx, st+commitKey, data, nil); err != nil {
+			return nil, fmt.Errorf("write commit journal: %w", err)
+		}
+	default:
+		return nil, fmt.Errorf("read commit journal %s: %w", st+commitKey, err)
+	}
+	// 3. From here on the location holds no complete run until step 6.
+	if err := deleteIfExists(ctx, b, ManifestKey); err != nil {
+		return nil, err
+	}
+	// 4. Move the new files in.
+	dir, local := localDir(loc)
+	for _, f := range m.Files {
+		if err := move(ctx, b, dir, local, st+f.Path, f.Path); err != nil {
+			return nil, err
+		}
+	}
+	// 5. Delete the previous run's files this run did not rewrite.
+	if prev != nil {
+		for _, f := range prev.Files {
+			if m.Has(f.Path) {
+				continue
+			}
+			if err := deleteIfExists(ctx, b, f.Path); err != nil {
+				return nil, err
+			}
+			if local {
+				removeEmptyParents(dir, f.Path)
+			}
+		}
+	}
+	// 6. The manifest, last.
+	data, err := encodeManifest(m)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.WriteAll(ctx, ManifestKey, data, &blob.WriterOptions{ContentType: "application/json"}); err != nil {
+		return nil, fmt.Errorf("write %s: %w", ManifestKey, err)
+	}
+	// 7. The staging folder is spent.
+	if err := removeStaging(ctx, b, dir, local, info.RunID); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// seal hashes every file in the staging folder st and writes the manifest there.
+func seal(ctx context.Context, b *blob.Bucket, st string, info CommitInfo) (*Manifest, error) {
+	m := &Manifest{Format: ManifestFormat, Version: Version(), RunID: info.RunID, Pipeline: info.Pipeline,
+		ConfigSHA256: info.ConfigSHA256, Files: []ManifestFile{}}
+	it := b.List(&blob.ListOptions{Prefix: st})
+	for {
+		obj, err := it.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list staged files: %w", err)
+		}
+		key := strings.TrimPrefix(obj.Key, st)
+		if obj.IsDir || key == commitKey || key == ManifestKey || strings.HasSuffix(key, ".tmp") {
+			continue // bookkeeping, or a temporary file of an aborted write
+		}
+		if !validKey(key) {
+			return nil, fmt.Errorf("staged file %q has a name jemcheck does not write", obj.Key)
+		}
+		f, err := hashObject(ctx, b, obj.Key)
+		if err != nil {
+			return nil, err
+		}
+		f.Path = key
+		m.Files = append(m.Files, f)
+	}
+	slices.SortFunc(m.Files, func(a, b ManifestFile) int { return strings.Compare(a.Path, b.Path) })
+	data, err := encodeManifest(m)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.WriteAll(ctx, st+ManifestKey, data, &blob.WriterOptions{ContentType: "application/json"}); err != nil {
+		return nil, fmt.Errorf("write staged %s: %w", ManifestKey, err)
+	}
+	return m, nil
+}
+
+func encodeManifest(m *Manifest) ([]byte, error) {
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", ManifestKey, err)
+	}
+	return append(data, '\n'), nil
+}
+
+// checkCollisions refuses to publish over objects that exist under the new run's names
+// but are in no manifest: they appeared while the run was going (the user's).
+func checkCollisions(ctx context.Context, b *blob.Bucket, m, prev *Manifest) error {
+	var clash []string
+	for _, f := range m.Files {
+		if prev.Has(f.Path) {
+			continue
+		}
+		ok, err := b.Exists(ctx, f.Path)
+		if err != nil {
+			return fmt.Errorf("check %s: %w", f.Path, err)
+		}
+		if ok {
+			clash = append(clash, f.Path)
+		}
+	}
+	if len(clash) > 0 {
+		return &OwnershipError{fmt.Sprintf("objects not written by jemcheck appeared at its output names during the run (%s); "+
+			"the finished run stays in %s: move those objects away and rerun, or pass --overwrite", describeKeys(clash), StagingKey(m.RunID))}
+	}
+	return nil
+}
+
+// move moves the object src to dst: a rename within a local directory (creating dst's
+// folders), else a copy then a delete of src. A src that is gone was moved already.
+func move(ctx context.Context, b *blob.Bucket, dir string, local bool, src, dst string) error {
+	if local {
+		from, to := filepath.Join(dir, filepath.FromSlash(src)), filepath.Join(dir, filepath.FromSlash(dst))
+		if _, err := os.Stat(from); errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return fmt.Errorf("publish %s: %w", dst, err)
+		}
+		if err := os.Rename(from, to); err != nil {
+			return fmt.Errorf("publish %s: %w", dst, err)
+		}
+		return nil
+	}
+	if ok, err := b.Exists(ctx, src); err != nil {
+		return fmt.Errorf("publish %s: %w", dst, err)
+	} else if !ok {
+		return nil
+	}
+	if err := b.Copy(ctx, dst, src, nil); err != nil {
+		return fmt.Errorf("publish %s: %w", dst, err)
+	}
+	return deleteIfExists(ctx, b, src)
+}
+
+func deleteIfExists(ctx context.Context, b *blob.Bucket, key string) error {
+	if err := b.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+		return fmt.Errorf("delete %s: %w", key, err)
+	}
+	return nil
+}
+
+// removeEmptyParents removes the now empty folders of a deleted local file, up to the
+// location's root (a folder with anything left in it stays).
+func removeEmptyParents(dir, key string) {
+	for p := path.Dir(key); p != "." && p != "/"; p = path.Dir(p) {
+		if os.Remove(filepath.Join(dir, filepath.FromSlash(p))) != nil {
+			return
+		}
+	}
+}
+
+// removeStaging deletes a run's staging folder: everything in it is the run's own.
+func removeStaging(ctx context.Context, b *blob.Bucket, dir string, local bool, runID string) error {
+	st := StagingKey(runID)
+	if local {
+		if err := os.RemoveAll(filepath.Join(dir, strings.TrimSuffix(st, "/"))); err != nil {
+			return fmt.Errorf("remove staging folder %s: %w", st, err)
+		}
+		return nil
+	}
+	it := b.List(&blob.ListOptions{Prefix: st})
+	for {
+		obj, err := it.Next(ctx)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("list staging folder %s: %w", st, err)
+		}
+		if err := deleteIfExists(ctx, b, obj.Key); err != nil {
+			return err
+		}
+	}
+}
+
+// Abort discards an unfinished run's staging folder, unless its commit has begun (then
+// the folder is kept for the next run to finish the commit); it reports which.
+func Abort(ctx context.Context, loc, runID string) (kept bool, err error) {
+	b, err := OpenBucket(ctx, loc)
+	if err != nil {
+		return false, err
+	}
+	defer b.Close()
+	if ok, err := b.Exists(ctx, StagingKey(runID)+commitKey); err != nil {
+		return false, fmt.Errorf("check commit journal: %w", err)
+	} else if ok {
+		return true, nil
+	}
+	dir, local := localDir(loc)
+	return false, removeStaging(ctx, b, dir, local, runID)
+}
+
+// RecoverStaging deals with the staging folders earlier runs left in loc (call it with
+// the lock held): a folder whose commit had begun is committed to the end, any other
+// is deleted. It returns one line per folder for the user.
+func RecoverStaging(ctx context.Context, loc, self string) ([]string, error) {
+	b, err := OpenBucket(ctx, loc)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	var ids []string
+	it := b.List(&blob.ListOptions{Delimiter: "/", Prefix: StagingPrefix})
+	for {
+		obj, err := it.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", loc, err)
+		}
+		id := strings.TrimSuffix(strings.TrimPrefix(obj.Key, StagingPrefix), "/")
+		if obj.IsDir && id != self && id != "" {
+			ids = append(ids, id)
+		}
+	}
+	var lines []string
+	dir, local := localDir(loc)
+	for _, id := range ids {
+		ok, err := b.Exists(ctx, StagingKey(id)+commitKey)
+		if err != nil {
+			return lines, fmt.Errorf("check commit journal of run %s: %w", id, err)
+		}
+		if ok {
+			m, err := readManifest(ctx, b, StagingKey(id)+ManifestKey)
+			if err != nil {
+				return lines, fmt.Errorf("finish the interrupted commit of run %s: %w", id, err)
+			}
+			if _, err := Commit(ctx, loc, CommitInfo{RunID: id, Pipeline: m.Pipeline, ConfigSHA256: m.ConfigSHA256, Overwrite: true}); err != nil {
+				return lines, fmt.Errorf("finish the interrupted commit of run %s: %w", id, err)
+			}
+			lines = append(lines, fmt.Sprintf("finished publishing run %s, whose commit was interrupted", id))
+			continue
+		}
+		if err := removeStaging(ctx, b, dir, local, id); err != nil {
+			return lines, err
+		}
+		lines = append(lines, fmt.Sprintf("removed the staging files of unfinished run %s", id))
+	}
+	return lines, nil
+}

@@ -1,0 +1,343 @@
+package stages
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/stages/render"
+)
+
+// idRun is what one run of the stages on a tables file produced.
+type idRun struct {
+	ids     []int64               // the user's ids, in ordinal order
+	rows    []schemas.ResultRow   // sorted by run id
+	samples map[string][]int64    // sample file → its table_id column
+	draws   map[string][][2]int64 // sample file → its (x, y) rows
+	figures []string              // triple figure names
+	titles  []string              // triple table ids, as the report shows them
+}
+
+// runStages runs GenerateTables, SampleDatasets, Train, Evaluate and the report's table
+// selection on a --tables_from file with the given ids, DoFn by DoFn (the groupings done
+// here as GroupByKey would), with samples written to a temporary --out.
+func runStages(t *testing.T, ids []int64) idRun {
+	t.Helper()
+	ctx := context.Background()
+	Quiet = true
+	dir := t.TempDir()
+	// Five 2×2 tables, the same in every file; only the ids change.
+	var csv strings.Builder
+	csv.WriteString("table_id,x,y,p\n")
+	for i, id := range ids {
+		p := []float64{0.1, 0.2, 0.3, 0.4}
+		p[i%4] += 0.2
+		p[(i+1)%4] -= 0.05
+		s := p[0] + p[1] + p[2] + p[3]
+		for c, v := range p {
+			fmt.Fprintf(&csv, "%d,%d,%d,%.17g\n", id, c/2, c%2, v/s)
+		}
+	}
+	tablesFrom := filepath.Join(dir, "tables.csv")
+	if err := os.WriteFile(tablesFrom, []byte(csv.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Seed: 3, Out: out, TablesFrom: tablesFrom, TrainBatch: 4, WriteSamples: true, ReportTables: 2}
+	// N = 2^18 puts four tables in a sample shard: two shards for five tables.
+	pt := Point{XValues: 2, Classes: 2, Encoding: "onehot", Generator: GeneratorFile, Samples: 1 << 18, Model: "linear",
+		LR: 0.05, Steps: 20, Tables: len(ids), Methods: []string{MethodBaseline, MethodJEM, MethodOracle}, PxWeight: 1}
+
+	var tables []Table
+	gen := &generateTablesFn{Seed: opts.Seed, TablesFrom: opts.TablesFrom}
+	if err := gen.ProcessElement(ctx, pt, func(t Table) { tables = append(tables, t) }); err != nil {
+		t.Fatal(err)
+	}
+	var run idRun
+	for i, tb := range tables {
+		if tb.Ordinal != int64(i) {
+			t.Fatalf("table %d (id %d) has ordinal %d", i, tb.ID, tb.Ordinal)
+		}
+		run.ids = append(run.ids, tb.ID)
+	}
+
+	shards := map[string][]Table{}
+	for _, tb := range tables {
+		k, v := shardKeyFn(tb)
+		shards[k] = append(shards[k], v)
+	}
+	sample := &sampleShardFn{Seed: opts.Seed, Out: opts.Out, WriteSamples: true}
+	if err := sample.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var datasets []Dataset
+	for _, k := range sortedKeys(shards) {
+		if err := sample.ProcessElement(ctx, k, iter(shards[k]), func(d Dataset) { datasets = append(datasets, d) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sample.Teardown(); err != nil {
+		t.Fatal(err)
+	}
+	bucket, err := schemas.OpenBucket(ctx, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bucket.Close()
+	run.samples, run.draws = map[string][]int64{}, map[string][][2]int64{}
+	for shard := range int64(2) {
+		key := SamplePath(0, shard)
+		rows, err := schemas.ReadParquet[schemas.SampleRow](ctx, bucket, key)
+		if err != nil {
+			t.Fatalf("sample shard %d: %v", shard, err)
+		}
+		for _, r := range rows {
+			if n := len(run.samples[key]); n == 0 || run.samples[key][n-1] != r.TableID {
+				run.samples[key] = append(run.samples[key], r.TableID)
+			}
+			run.draws[key] = append(run.draws[key], [2]int64{r.X, r.Y})
+		}
+	}
+	entries, err := os.ReadDir(filepath.Join(out, "samples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 {
+		t.Errorf("%d sample files, want 2", len(entries))
+	}
+
+	jobs := map[string][]Job{}
+	expand := &expandJobsFn{TrainBatch: int64(opts.TrainBatch)}
+	for _, d := range datasets {
+		expand.ProcessElement(d, func(k string, j Job) { jobs[k] = append(jobs[k], j) })
+	}
+	train := &trainBatchFn{Seed: opts.Seed, Backend: opts.Backend}
+	if err := train.Setup(); err != nil {
+		t.Fatal(err)
+	}
+	defer train.Teardown()
+	var learned []Learned
+	for _, k := range sortedKeys(jobs) {
+		if len(jobs[k]) > opts.TrainBatch {
+			t.Errorf("batch %s has %d runs", k, len(jobs[k]))
+		}
+		err := train.ProcessElement(ctx, k, iter(jobs[k]), func(tr Trained) {
+			row, l := EvaluateRun(tr)
+			run.rows = append(run.rows, row)
+			learned = append(learned, l)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	slices.SortFunc(run.rows, func(a, b schemas.ResultRow) int { return cmp.Compare(a.RunID, b.RunID) })
+
+	first := &firstTablesFn{N: int64(opts.ReportTables)}
+	var kept []Learned
+	for _, l := range learned {
+		first.ProcessElement(l, func(l Learned) { kept = append(kept, l) })
+	}
+	ts := triples(iter(kept))
+	run.figures = render.FigureNames(render.Input{Triples: ts})
+	for _, tr := range ts {
+		run.titles = append(run.titles, fmt.Sprint(tr.TableID))
+	}
+	return run
+}
+
+func iter[T any](xs []T) func(*T) bool {
+	i := 0
+	return func(x *T) bool {
+		if i >= len(xs) {
+			return false
+		}
+		*x = xs[i]
+		i++
+		return true
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// TestTableIDs: tables with sparse, negative or huge ids give the results, samples,
+// run ids, batches and triple plots of the same tables numbered 0..T-1; only the
+// table_id columns (and the tables' titles) carry the user's ids.
+func TestTableIDs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains 75 runs")
+	}
+	want := runStages(t, []int64{0, 1, 2, 3, 4})
+	if len(want.rows) != 15 {
+		t.Fatalf("%d result rows, want 15", len(want.rows))
+	}
+	if !slices.Equal(want.figures, []string{"triple_p0_t0", "triple_p0_t1"}) {
+		t.Fatalf("0..4: figures %v", want.figures)
+	}
+	tests := []struct {
+		name string
+		ids  []int64
+	}{
+		{"negative", []int64{-5, -4, -3, -2, -1}},
+		{"sparse from 100", []int64{100, 101, 150, 1000, 5000}},
+		{"huge", []int64{9e18, 9e18 + 1, 9e18 + 7, math.MaxInt64 - 1, math.MaxInt64}},
+		{"both signs and extremes", []int64{math.MinInt64, -1, 0, 7, math.MaxInt64}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runStages(t, tt.ids)
+			if !slices.Equal(got.ids, tt.ids) {
+				t.Fatalf("ids in ordinal order %v, want %v", got.ids, tt.ids)
+			}
+			if !slices.Equal(got.figures, want.figures) {
+				t.Errorf("triple figures %v, want %v", got.figures, want.figures)
+			}
+			if wantTitles := []string{fmt.Sprint(tt.ids[0]), fmt.Sprint(tt.ids[1])}; !slices.Equal(got.titles, wantTitles) {
+				t.Errorf("triple tables %v, want %v", got.titles, wantTitles)
+			}
+			if len(got.rows) != len(want.rows) {
+				t.Fatalf("%d rows, want %d", len(got.rows), len(want.rows))
+			}
+			for i, r := range got.rows {
+				w := want.rows[i]
+				if r.TableID != tt.ids[w.TableID] {
+					t.Errorf("row %s: table_id %d, want %d", r.RunID, r.TableID, tt.ids[w.TableID])
+				}
+				r.TableID = w.TableID
+				if r != w {
+					t.Errorf("row %d differs from the 0..T-1 run:\n got %+v\nwant %+v", i, r, w)
+				}
+			}
+			for key, wantIDs := range want.samples {
+				var mapped []int64
+				for _, o := range wantIDs {
+					mapped = append(mapped, tt.ids[o])
+				}
+				if !slices.Equal(got.samples[key], mapped) {
+					t.Errorf("%s: table ids %v, want %v", key, got.samples[key], mapped)
+				}
+				if !slices.Equal(got.draws[key], want.draws[key]) {
+					t.Errorf("%s: draws differ from the 0..T-1 run", key)
+				}
+			}
+		})
+	}
+}
+
+func TestRunIDWellFormed(t *testing.T) {
+	for _, o := range []int64{0, 5, 9999999} {
+		id := RunID(3, o, MethodJEM)
+		if strings.Contains(id, "-t-") || len(id) != len("p0003-t0000000-jem") {
+			t.Errorf("RunID(3, %d) = %q", o, id)
+		}
+	}
+}
+
+func TestSatMul(t *testing.T) {
+	tests := []struct {
+		name    string
+		a, b    int64
+		want    int64
+		wantAdd int64
+	}{
+		{"small", 10, 1000, 10000, 1010},
+		{"zero", 0, math.MaxInt64, 0, math.MaxInt64},
+		{"max times one", 1, math.MaxInt64, math.MaxInt64, math.MaxInt64},
+		{"overflow", 10, math.MaxInt64, math.MaxInt64, math.MaxInt64},
+		{"just over", 1 << 32, 1 << 31, math.MaxInt64, 1<<32 + 1<<31},
+		{"just under", 1 << 31, 1<<32 - 1, 1<<63 - 1<<31, 1<<32 + 1<<31 - 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := SatMul(tt.a, tt.b); got != tt.want {
+				t.Errorf("SatMul(%d, %d) = %d, want %d", tt.a, tt.b, got, tt.want)
+			}
+			if got := SatAdd(tt.a, tt.b); got != tt.wantAdd {
+				t.Errorf("SatAdd(%d, %d) = %d, want %d", tt.a, tt.b, got, tt.wantAdd)
+			}
+		})
+	}
+}
+
+// TestDivergedAgreesWithRow: the count Train reports (Diverged) and the flag
+// results.parquet gets (EvaluateRun) are one rule, including runs the trainer did not
+// flag whose KL is not finite.
+func TestDivergedAgreesWithRow(t *testing.T) {
+	p := []float64{0.1, 0.2, 0.3, 0.4}
+	tests := []struct {
+		name     string
+		logits   []float64
+		trainer  bool
+		diverged bool
+	}{
+		{"fine", []float64{0, 0.1, 0.2, 0.3}, false, false},
+		{"trainer flagged", []float64{0, 0.1, 0.2, 0.3}, true, true},
+		{"nan logits", []float64{0, math.NaN(), 0, 0}, false, true},
+		{"inf logits", []float64{0, math.Inf(1), 0, 0}, false, true},
+		{"q underflows where p > 0", []float64{0, 0, 0, -1e4}, false, true},
+		{"huge but finite", []float64{700, 700, 700, 700}, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Dataset{Table: Table{Point: point(), ID: -7, Ordinal: 2, P: p}, Counts: []int64{100, 200, 300, 400}}
+			tr := Trained{Job: Job{Dataset: d, Method: MethodBaseline, RunID: RunID(0, 2, MethodBaseline)}, Logits: tt.logits, Diverged: tt.trainer}
+			row, l := EvaluateRun(tr)
+			if got := Diverged(tr); got != row.Diverged || got != tt.diverged {
+				t.Errorf("Diverged = %v, row.diverged = %v, want %v", got, row.Diverged, tt.diverged)
+			}
+			if row.TableID != -7 || l.TableID != -7 || l.Ordinal != 2 {
+				t.Errorf("row table_id %d, learned table_id %d ordinal %d", row.TableID, l.TableID, l.Ordinal)
+			}
+		})
+	}
+}
+
+func TestFirstTablesByOrdinal(t *testing.T) {
+	tests := []struct {
+		name string
+		ids  []int64
+	}{
+		{"0..T-1", []int64{0, 1, 2, 3}},
+		{"negative", []int64{-40, -30, -20, -10}},
+		{"from 100", []int64{100, 200, 300, 400}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &firstTablesFn{N: 2}
+			var kept []Learned
+			for o, id := range tt.ids {
+				for _, m := range []string{MethodBaseline, MethodJEM} {
+					l := Learned{RunID: RunID(0, int64(o), m), TableID: id, Ordinal: int64(o), Method: m, X: 1, K: 2,
+						Q: []float64{.5, .5}, P: []float64{.5, .5}}
+					f.ProcessElement(l, func(l Learned) { kept = append(kept, l) })
+				}
+			}
+			ts := triples(iter(kept))
+			names := render.FigureNames(render.Input{Triples: ts})
+			if !slices.Equal(names, []string{"triple_p0_t0", "triple_p0_t1"}) {
+				t.Errorf("figures %v", names)
+			}
+			for i, tr := range ts {
+				if tr.TableID != tt.ids[i] || len(tr.Learned) != 2 {
+					t.Errorf("triple %d: table %d with %d methods", i, tr.TableID, len(tr.Learned))
+				}
+			}
+		})
+	}
+}

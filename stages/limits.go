@@ -1,0 +1,287 @@
+package stages
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/jemcheck/jemcheck/models"
+)
+
+// # Limits
+//
+// jemcheck refuses a configuration that a machine cannot run before anything runs or
+// is written (exit 2, a message that names the limit and what lifts it). Some limits
+// hold on every runner; others are lower for a local run (prism, direct, or any runner
+// with --environment_type=LOOPBACK: everything in this process, sized for a 24 GiB,
+// 2-core machine) and are lifted on a distributed runner (--runner=dataflow).
+//
+//	limit                                        local          distributed    lifted by
+//	N: samples per table                         10^12          10^12          (counts only; exact in float64)
+//	N when the draws are held in memory          10^7           10^8           --runner=dataflow; --write_samples=false with --batch_size=0
+//	  (--write_samples, or --batch_size > 0)
+//	tables per grid point, and over all points   500,000        10^7           --runner=dataflow
+//	cells X·K per table                          65,536         65,536         -
+//	steps                                        16,777,216     16,777,216     -
+//	parameters of one run's model                4,194,304      4,194,304      a smaller model
+//	values in one training graph:                2^27           2^27           a lower --train_batch
+//	  runs in a batch × (parameters + X·(hidden widths + K))
+//	minibatch draws in one training graph:       2^28           2^28           a lower --train_batch
+//	  runs in a batch × N (--batch_size > 0)
+//	grid points in a sweep                       10,000         10,000         -
+//	learned cells: Σ tables × methods × X·K      2·10^7         10^8           --runner=dataflow
+//	sample rows written: Σ tables × N            10^9           10^12          --write_samples=false; --runner=dataflow
+//	draws: Σ tables × N                          10^18          10^18          -
+//
+// The memory figures behind them: a table held with its draws costs about 100 bytes
+// per draw (N = 10^7 with one table peaks near 1 GB); prism keeps every element in
+// memory, about 20 KB per table (10^5 tables near 2 GB); learned.parquet gathers every
+// run's learned joint on one worker, about 150 bytes per cell; a training graph keeps
+// about six float32 copies of its values (parameters, Adam moments, gradients,
+// activations). Point.Validate checks the per-point limits that hold on every runner;
+// Options.CheckLimits checks the rest.
+const (
+	MaxSamples           = 1_000_000_000_000         // N per table (counts only), any runner
+	MaxHeldSamplesLocal  = 10_000_000                // N per table when the draws are held in memory, local run
+	MaxHeldSamples       = 100_000_000               // N per table when the draws are held in memory, distributed run
+	MaxTablesLocal       = 500_000                   // tables per point and over all points, local run
+	MaxTables            = 10_000_000                // tables per point and over all points, distributed run
+	MaxCells             = 1 << 16                   // cells X·K per table
+	MaxSteps             = 1 << 24                   // optimiser steps
+	MaxModelParams       = 1 << 22                   // parameters of one run's model
+	MaxGraphValues       = 1 << 27                   // runs in a batch × (parameters + activations) of one training graph
+	MaxGraphDraws        = 1 << 28                   // runs in a batch × N of one minibatch training graph
+	MaxPoints            = 10_000                    // grid points in a sweep
+	MaxLearnedCellsLocal = 20_000_000                // Σ tables × methods × cells, local run
+	MaxLearnedCells      = 100_000_000               // Σ tables × methods × cells, distributed run
+	MaxSampleRowsLocal   = 1_000_000_000             // Σ tables × N written to samples/, local run
+	MaxSampleRows        = 1_000_000_000_000         // Σ tables × N written to samples/, distributed run
+	MaxDraws             = 1_000_000_000_000_000_000 // Σ tables × N drawn, any runner (counters are int64)
+)
+
+// liftLocal is what a local run's message suggests to go beyond a local limit.
+const liftLocal = "run on Dataflow with --runner=dataflow to go higher"
+
+// ModelParams is the number of parameters of one run's model at p (the general path's
+// count: a dense layer per hidden width, then one to the K classes; x enters as one
+// input, or X with one-hot encoding), or an error when p.Model does not parse.
+func ModelParams(p Point) (int64, error) {
+	hidden, err := models.ParseModel(p.Model)
+	if err != nil {
+		return 0, err
+	}
+	in := int64(1)
+	if p.Encoding == models.EncodingOneHot {
+		in = int64(max(p.XValues, 0))
+	}
+	var n int64
+	for _, h := range append(hidden, max(p.Classes, 0)) {
+		n = satAdd(n, satAdd(satMul(in, int64(h)), int64(h)))
+		in = int64(h)
+	}
+	return n, nil
+}
+
+// graphValuesPerRun is the size of one run in a training graph: its parameters and its
+// activations over the X values (every hidden layer and the K logits).
+func graphValuesPerRun(p Point) (int64, error) {
+	params, err := ModelParams(p)
+	if err != nil {
+		return 0, err
+	}
+	hidden, _ := models.ParseModel(p.Model)
+	width := int64(max(p.Classes, 0))
+	for _, h := range hidden {
+		width = satAdd(width, int64(h))
+	}
+	return satAdd(params, satMul(int64(max(p.XValues, 0)), width)), nil
+}
+
+// checkPointLimits checks the limits of one point that hold on every runner (called by
+// Point.Validate, after the fields are known to be in range).
+func (p Point) checkPointLimits() error {
+	switch {
+	case p.Samples > MaxSamples:
+		return fmt.Errorf("samples: %d draws per table is over the limit of %d", p.Samples, int64(MaxSamples))
+	case p.Tables > MaxTables:
+		return fmt.Errorf("tables: %d tables is over the limit of %d on any runner (%d on a local run)", p.Tables, MaxTables, MaxTablesLocal)
+	case p.Steps > MaxSteps:
+		return fmt.Errorf("steps: %d is over the limit of %d", p.Steps, MaxSteps)
+	}
+	params, err := ModelParams(p)
+	if err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	if params > MaxModelParams {
+		return fmt.Errorf("model: %s on %dx%d tables (%s x) has %d parameters per run, over the limit of %d (use fewer or narrower hidden layers)",
+			p.Model, p.XValues, p.Classes, p.Encoding, params, MaxModelParams)
+	}
+	return nil
+}
+
+// CheckGrid checks the limits on a set of grid points that hold on every runner and do
+// not depend on the options: the number of points, the tables over all points and the
+// draws over all points.
+func CheckGrid(points []Point) error {
+	if len(points) > MaxPoints {
+		return fmt.Errorf("%d grid points is over the limit of %d", len(points), MaxPoints)
+	}
+	var tables, draws int64
+	for _, p := range points {
+		tables = satAdd(tables, int64(max(p.Tables, 0)))
+		draws = satAdd(draws, satMul(int64(max(p.Tables, 0)), int64(max(p.Samples, 0))))
+	}
+	if tables > MaxTables {
+		return fmt.Errorf("%s tables over %d grid points is over the limit of %d", count(tables), len(points), MaxTables)
+	}
+	if draws > MaxDraws {
+		return fmt.Errorf("%s draws (tables × samples%s) is over the limit of %d", count(draws), overPoints(len(points)), int64(MaxDraws))
+	}
+	return nil
+}
+
+// CheckLimits checks points, run with these options, against the documented limits
+// (see Limits above) before anything runs: local is true when the workers run in this
+// process (prism, direct, or --environment_type=LOOPBACK), false on a distributed
+// runner such as Dataflow. It assumes o and every point passed Validate. Its error
+// gives the value, the limit and the flag or runner that lifts it; with several
+// points it names the grid point.
+func (o Options) CheckLimits(points []Point, local bool) error {
+	if err := CheckGrid(points); err != nil {
+		return err
+	}
+	where := func(p Point) string {
+		if len(points) > 1 {
+			return fmt.Sprintf("grid point %d: ", p.ID)
+		}
+		return ""
+	}
+	var tables, learned, rows int64
+	for _, p := range points {
+		if err := o.checkPoint(p, local); err != nil {
+			return fmt.Errorf("%s%w", where(p), err)
+		}
+		t := int64(p.Tables)
+		tables = satAdd(tables, t)
+		learned = satAdd(learned, satMul(satMul(t, int64(len(p.Methods))), int64(p.XValues)*int64(p.Classes)))
+		if o.WriteSamples {
+			rows = satAdd(rows, satMul(t, int64(p.Samples)))
+		}
+	}
+	n := len(points)
+	if local && tables > MaxTablesLocal && n > 1 {
+		return fmt.Errorf("%s tables over %d grid points is over the local limit of %s (%s, or use fewer tables or points)",
+			count(tables), n, count(MaxTablesLocal), liftLocal)
+	}
+	if lim := pick(local, MaxLearnedCellsLocal, MaxLearnedCells); learned > lim {
+		return fmt.Errorf("%s learned cells (tables × methods × x_values·classes%s) is over %s of %s (%s)",
+			count(learned), overPoints(n), limitName(local), count(lim), lift(local, "use fewer tables, methods or cells"))
+	}
+	if lim := pick(local, MaxSampleRowsLocal, MaxSampleRows); rows > lim {
+		return fmt.Errorf("%s sample rows to write (tables × samples%s) is over %s of %s (%s)",
+			count(rows), overPoints(n), limitName(local), count(lim), lift(local, "pass --write_samples=false"))
+	}
+	return nil
+}
+
+// checkPoint checks the limits of one point that depend on the runner or the options.
+func (o Options) checkPoint(p Point, local bool) error {
+	if local && p.Tables > MaxTablesLocal {
+		return fmt.Errorf("tables: %d tables is over the local limit of %d (%s)", p.Tables, MaxTablesLocal, liftLocal)
+	}
+	if o.WriteSamples || p.BatchSize > 0 { // the draws of a table are held in memory
+		other := "pass --write_samples=false"
+		if p.BatchSize > 0 {
+			other = "train full batch with --batch_size=0 and --write_samples=false"
+		}
+		if lim := pick(local, MaxHeldSamplesLocal, MaxHeldSamples); int64(p.Samples) > lim {
+			return fmt.Errorf("samples: %d draws per table is over %s of %d (%s)", p.Samples, limitName(local), lim, lift(local, other))
+		}
+	}
+	perRun, err := graphValuesPerRun(p)
+	if err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	if perRun > MaxGraphValues {
+		return fmt.Errorf("model: one run of %s on %dx%d tables (%s x) needs %s values in a training graph, over the limit of %s (use a smaller model or fewer x values)",
+			p.Model, p.XValues, p.Classes, p.Encoding, count(perRun), count(MaxGraphValues))
+	}
+	runs := int64(min(max(o.TrainBatch, 1), max(p.Tables, 1)*max(len(p.Methods), 1)))
+	if v := satMul(runs, perRun); v > MaxGraphValues {
+		return fmt.Errorf("train_batch: %d runs of %s on %dx%d tables (%s x) need %s values in one training graph, over the limit of %s (pass --train_batch=%d or less)",
+			runs, p.Model, p.XValues, p.Classes, p.Encoding, count(v), count(MaxGraphValues), MaxGraphValues/perRun)
+	}
+	if p.BatchSize > 0 { // every jem and baseline run of a minibatch graph holds its N draws
+		held := 0
+		for _, m := range p.Methods {
+			if m != MethodOracle {
+				held++
+			}
+		}
+		runs := int64(min(max(o.TrainBatch, 1), max(p.Tables, 1)*max(held, 1)))
+		if v := satMul(runs, int64(p.Samples)); v > MaxGraphDraws {
+			return fmt.Errorf("train_batch: %d minibatch runs with %d draws each hold %s draws in one training graph, over the limit of %s (pass --train_batch=%d or less, or --batch_size=0)",
+				runs, p.Samples, count(v), count(MaxGraphDraws), max(MaxGraphDraws/int64(p.Samples), 1))
+		}
+	}
+	return nil
+}
+
+// pick is the local or the distributed value of a limit.
+func pick(local bool, localLimit, distributed int64) int64 {
+	if local {
+		return localLimit
+	}
+	return distributed
+}
+
+// limitName names the limit that applies in a message.
+func limitName(local bool) string {
+	if local {
+		return "the local limit"
+	}
+	return "the limit on a distributed runner"
+}
+
+// lift is what a message suggests to stay within a limit: on a local run, Dataflow
+// first, then other.
+func lift(local bool, other string) string {
+	if local {
+		return liftLocal + ", or " + other
+	}
+	return other
+}
+
+// overPoints says over how many grid points a total was taken (nothing for one).
+func overPoints(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return fmt.Sprintf(", over %d grid points", n)
+}
+
+// count prints a non-negative count; math.MaxInt64 stands for a saturated product.
+func count(n int64) string {
+	if n == math.MaxInt64 {
+		return "more than 9.2e18"
+	}
+	return fmt.Sprint(n)
+}
+
+// satMul is a*b for a, b >= 0, saturating at math.MaxInt64 instead of overflowing.
+func satMul(a, b int64) int64 {
+	if a <= 0 || b <= 0 {
+		return 0
+	}
+	if a > math.MaxInt64/b {
+		return math.MaxInt64
+	}
+	return a * b
+}
+
+// satAdd is a+b for a, b >= 0, saturating at math.MaxInt64 instead of overflowing.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}

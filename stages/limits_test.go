@@ -1,0 +1,357 @@
+package stages
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/jemcheck/jemcheck/schemas"
+)
+
+// limitsOptions are the control command's defaults.
+func limitsOptions() Options {
+	return Options{Out: "mem://x", TrainBatch: DefaultTrainBatch, WriteSamples: true, ReportTables: 3, Thresholds: DefaultThresholds()}
+}
+
+func TestPointValidateLimits(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(p *Point)
+		want string // "" = valid
+	}{
+		{"defaults", func(p *Point) {}, ""},
+		{"samples at the limit", func(p *Point) { p.Samples = MaxSamples }, ""},
+		{"samples over the limit", func(p *Point) { p.Samples = MaxSamples + 1 },
+			"samples: 1000000000001 draws per table is over the limit of 1000000000000"},
+		{"samples MaxInt64", func(p *Point) { p.Samples = math.MaxInt64 },
+			"samples: 9223372036854775807 draws per table is over the limit of 1000000000000"},
+		{"tables over the limit", func(p *Point) { p.Tables = 1_000_000_000 },
+			"tables: 1000000000 tables is over the limit of 10000000 on any runner (500000 on a local run)"},
+		{"steps over the limit", func(p *Point) { p.Steps = MaxSteps + 1 }, "Steps must be in [1, 16777216]"},
+		{"cells over the limit", func(p *Point) { p.XValues, p.Classes = 256, 512 },
+			"x_values*classes = 131072 cells is too many (max 65536)"},
+		{"cells overflow", func(p *Point) { p.XValues, p.Classes = math.MaxInt64, math.MaxInt64 },
+			"x_values*classes = more than 9.2e18 cells is too many"},
+		{"huge mlp on one-hot", func(p *Point) {
+			p.XValues, p.Classes, p.Encoding, p.Model = 256, 256, "onehot", "mlp:4096,4096,4096,4096"
+		}, "model: mlp:4096,4096,4096,4096 on 256x256 tables (onehot x) has 52445440 parameters per run, over the limit of 4194304"},
+		{"mlp within the limit", func(p *Point) {
+			p.XValues, p.Classes, p.Encoding, p.Model = 256, 256, "onehot", "mlp:1024,1024"
+		}, ""},
+		{"mlp on scalar x", func(p *Point) { p.Model = "mlp:4096,4096" }, "parameters per run"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := point()
+			tt.edit(&p)
+			err := p.Validate()
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Validate = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestModelParams(t *testing.T) {
+	tests := []struct {
+		name            string
+		x, k            int
+		encoding, model string
+		want            int64
+	}{
+		{"linear scalar", 2, 2, "scalar", "linear", 4},                                  // W 1x2 + b 2
+		{"linear one-hot", 8, 4, "onehot", "linear", 36},                                // W 8x4 + b 4
+		{"mlp one-hot", 8, 4, "onehot", "mlp:16,16", 8*16 + 16 + 16*16 + 16 + 16*4 + 4}, // 484
+		{"mlp scalar", 2, 3, "scalar", "mlp:5", 5 + 5 + 5*3 + 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := point()
+			p.XValues, p.Classes, p.Encoding, p.Model = tt.x, tt.k, tt.encoding, tt.model
+			got, err := ModelParams(p)
+			if err != nil || got != tt.want {
+				t.Errorf("ModelParams = %d, %v; want %d", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestCheckLimits(t *testing.T) {
+	with := func(edit func(p *Point)) []Point {
+		p := point()
+		edit(&p)
+		return []Point{p}
+	}
+	grid := func(n int, edit func(p *Point)) []Point {
+		ps := make([]Point, n)
+		for i := range ps {
+			ps[i] = point()
+			ps[i].ID = int64(i)
+			edit(&ps[i])
+		}
+		return ps
+	}
+	noWrite := func(o *Options) { o.WriteSamples = false }
+	tests := []struct {
+		name   string
+		opts   func(o *Options)
+		points []Point
+		local  bool
+		want   string // "" = within the limits
+	}{
+		{"control defaults", nil, with(func(p *Point) { p.Tables = 1000 }), true, ""},
+		{"regress defaults", nil, with(func(p *Point) { p.Tables, p.Methods = 10000, []string{MethodBaseline, MethodJEM} }), true, ""},
+		{"N held locally at the limit", nil, with(func(p *Point) { p.Samples, p.Tables = MaxHeldSamplesLocal, 1 }), true, ""},
+		{"N held locally over the limit", nil, with(func(p *Point) { p.Samples, p.Tables = 100_000_000, 1 }), true,
+			"samples: 100000000 draws per table is over the local limit of 10000000 (run on Dataflow with --runner=dataflow to go higher, or pass --write_samples=false)"},
+		{"N not held locally", noWrite, with(func(p *Point) { p.Samples, p.Tables = 100_000_000, 1 }), true, ""},
+		{"N counts only at the hard limit", noWrite, with(func(p *Point) { p.Samples = MaxSamples }), true, ""},
+		{"N held on Dataflow", nil, with(func(p *Point) { p.Samples, p.Tables = 100_000_000, 1 }), false, ""},
+		{"N held on Dataflow over the limit", nil, with(func(p *Point) { p.Samples, p.Tables = 200_000_000, 1 }), false,
+			"samples: 200000000 draws per table is over the limit on a distributed runner of 100000000 (pass --write_samples=false)"},
+		{"N held by minibatches", noWrite, with(func(p *Point) { p.Samples, p.Tables, p.BatchSize = 20_000_000, 1, 100 }), true,
+			"over the local limit of 10000000 (run on Dataflow with --runner=dataflow to go higher, or train full batch with --batch_size=0 and --write_samples=false)"},
+		{"tables locally over the limit", noWrite, with(func(p *Point) { p.Tables = 1_000_000 }), true,
+			"tables: 1000000 tables is over the local limit of 500000 (run on Dataflow with --runner=dataflow to go higher)"},
+		{"tables on Dataflow", noWrite, with(func(p *Point) { p.Tables = 1_000_000 }), false, ""},
+		{"tables over points locally", noWrite, grid(3, func(p *Point) { p.Tables = 200_000 }), true,
+			"600000 tables over 3 grid points is over the local limit of 500000"},
+		{"tables of one point in a grid", noWrite, grid(3, func(p *Point) { p.Tables = 10; p.Tables += int(p.ID) * 600_000 }), true,
+			"grid point 1: tables: 600010 tables is over the local limit"},
+		{"tables over points on Dataflow", noWrite, grid(3, func(p *Point) { p.Tables = 4_000_000 }), false,
+			"12000000 tables over 3 grid points is over the limit of 10000000"},
+		{"grid points", noWrite, grid(MaxPoints+1, func(p *Point) { p.Tables = 1 }), false,
+			"10001 grid points is over the limit of 10000"},
+		{"draws overflow int64", noWrite, grid(2, func(p *Point) { p.Tables, p.Samples = math.MaxInt64, math.MaxInt64 }), false,
+			"more than 9.2e18 tables over 2 grid points"},
+		{"draws over the limit", noWrite, with(func(p *Point) { p.Tables, p.Samples = 2_000_000, MaxSamples }), false,
+			"2000000000000000000 draws (tables × samples) is over the limit of 1000000000000000000"},
+		{"sample rows written locally", nil, with(func(p *Point) { p.Tables, p.Samples = 10_000, 1_000_000 }), true,
+			"10000000000 sample rows to write (tables × samples) is over the local limit of 1000000000 (run on Dataflow with --runner=dataflow to go higher, or pass --write_samples=false)"},
+		{"sample rows not written", noWrite, with(func(p *Point) { p.Tables, p.Samples = 10_000, 1_000_000 }), true, ""},
+		{"sample rows on Dataflow", nil, with(func(p *Point) { p.Tables, p.Samples = 10_000, 1_000_000 }), false, ""},
+		{"learned cells locally", noWrite, with(func(p *Point) { p.XValues, p.Classes, p.Tables = 256, 256, 400 }), true,
+			"78643200 learned cells (tables × methods × x_values·classes) is over the local limit of 20000000"},
+		{"learned cells on Dataflow", noWrite, with(func(p *Point) { p.XValues, p.Classes, p.Tables = 256, 256, 400 }), false, ""},
+		{"training graph too large", noWrite, with(func(p *Point) {
+			p.XValues, p.Classes, p.Encoding, p.Tables = 256, 256, "onehot", 500
+		}), false, "train_batch: 1500 runs of linear on 256x256 tables (onehot x) need 196992000 values in one training graph, over the limit of 134217728 (pass --train_batch=1022 or less)"},
+		{"training graph with a smaller train_batch", func(o *Options) { o.WriteSamples, o.TrainBatch = false, 1022 }, with(func(p *Point) {
+			p.XValues, p.Classes, p.Encoding, p.Tables = 256, 256, "onehot", 500
+		}), false, ""},
+		{"one run too large for a graph", noWrite, with(func(p *Point) {
+			p.XValues, p.Classes, p.Model, p.Tables = 32768, 2, "mlp:1024,1024,1024,1024", 1
+		}), false, "model: one run of mlp:1024,1024,1024,1024 on 32768x2 tables (scalar x) needs 137436162 values in a training graph, over the limit of 134217728 (use a smaller model or fewer x values)"},
+		{"minibatch draws in a graph", noWrite, with(func(p *Point) { p.Samples, p.BatchSize, p.Tables = 1_000_000, 100, 1000 }), false,
+			"train_batch: 2000 minibatch runs with 1000000 draws each hold 2000000000 draws in one training graph, over the limit of 268435456 (pass --train_batch=268 or less, or --batch_size=0)"},
+		{"minibatch draws with a smaller train_batch", func(o *Options) { o.WriteSamples, o.TrainBatch = false, 200 },
+			with(func(p *Point) { p.Samples, p.BatchSize, p.Tables = 1_000_000, 100, 1000 }), false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := limitsOptions()
+			if tt.opts != nil {
+				tt.opts(&o)
+			}
+			err := o.CheckLimits(tt.points, tt.local)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("CheckLimits: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("CheckLimits = %v\nwant an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestTrainingGraphMessage(t *testing.T) {
+	// The train_batch the message suggests must pass.
+	p := point()
+	p.XValues, p.Classes, p.Encoding, p.Tables = 256, 256, "onehot", 500
+	o := limitsOptions()
+	o.WriteSamples = false
+	err := o.CheckLimits([]Point{p}, false)
+	if err == nil || !strings.Contains(err.Error(), "--train_batch=") {
+		t.Fatalf("CheckLimits = %v, want a train_batch suggestion", err)
+	}
+	var tb int
+	msg := err.Error()
+	if _, err := fmt.Sscan(msg[strings.Index(msg, "--train_batch=")+len("--train_batch="):], &tb); err != nil {
+		t.Fatalf("no number in %q: %v", msg, err)
+	}
+	o.TrainBatch = tb
+	if err := o.CheckLimits([]Point{p}, false); err != nil {
+		t.Errorf("with the suggested --train_batch=%d: %v", tb, err)
+	}
+	o.TrainBatch = tb + 1
+	if err := o.CheckLimits([]Point{p}, false); err == nil {
+		t.Errorf("--train_batch=%d passes: the suggestion is not the largest", tb+1)
+	}
+}
+
+func TestSatArith(t *testing.T) {
+	tests := []struct {
+		name     string
+		a, b     int64
+		mul, add int64
+	}{
+		{"small", 3, 4, 12, 7},
+		{"zero", 0, math.MaxInt64, 0, math.MaxInt64},
+		{"mul overflow", 1 << 32, 1 << 32, math.MaxInt64, 1 << 33},
+		{"add overflow", math.MaxInt64, 1, math.MaxInt64, math.MaxInt64},
+		{"edge", math.MaxInt64 / 2, 2, math.MaxInt64 - 1, math.MaxInt64/2 + 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := satMul(tt.a, tt.b); got != tt.mul {
+				t.Errorf("satMul = %d, want %d", got, tt.mul)
+			}
+			if got := satAdd(tt.a, tt.b); got != tt.add {
+				t.Errorf("satAdd = %d, want %d", got, tt.add)
+			}
+		})
+	}
+}
+
+// divergedRows makes baseline/jem rows for n tables where the claim holds, with the
+// jem run of the first d tables diverged.
+func divergedRows(n, d int) []schemas.ResultRow {
+	const floor = 0.0015
+	rs := rows(n, floor, map[string]func(int) float64{
+		MethodBaseline: func(i int) float64 { return 0.1 + 0.001*float64(i) },
+		MethodJEM:      func(i int) float64 { return floor * (0.5 + float64(i%10)/10) },
+	})
+	for i := range rs {
+		if rs[i].Method == MethodJEM && rs[i].TableID < int64(d) {
+			rs[i].Diverged, rs[i].KLJoint = true, math.Inf(1)
+		}
+	}
+	return rs
+}
+
+func TestVerdictDivergedShare(t *testing.T) {
+	tests := []struct {
+		name            string
+		rows            []schemas.ResultRow
+		decided, holds  bool
+		pairs, excluded int
+		contains        string
+	}{
+		{"none diverged", divergedRows(100, 0), true, true, 100, 0, "over 100 tables"},
+		{"5% diverged", divergedRows(100, 5), true, true, 95, 5, "; 5 of 100 tables left out as diverged"},
+		{"10% diverged", divergedRows(100, 10), true, true, 90, 10, "HOLDS"},
+		{"11% diverged", divergedRows(100, 11), false, false, 89, 11,
+			"undecided: 11 of 100 tables (11.0%) have a diverged baseline or jem run, more than the 10% a verdict allows"},
+		{"all diverged", divergedRows(20, 20), false, false, 0, 20, "undecided: every jem or baseline run diverged (20 of 20 tables)"},
+		{"no baseline", divergedRows(20, 0)[1:2], false, false, 0, 0, "undecided: the verdict needs both baseline and jem runs"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := Summarize(tt.rows, 1, DefaultThresholds()).Verdict
+			if v.Decided != tt.decided || v.Holds != tt.holds || v.Pairs != tt.pairs || v.Excluded != tt.excluded ||
+				!strings.Contains(v.Reason, tt.contains) {
+				t.Errorf("verdict = %+v\nwant decided=%v holds=%v pairs=%d excluded=%d, reason containing %q",
+					v, tt.decided, tt.holds, tt.pairs, tt.excluded, tt.contains)
+			}
+		})
+	}
+}
+
+func TestSweepVerdictUndecided(t *testing.T) {
+	ok, bad := divergedRows(50, 0), divergedRows(50, 50)
+	for i := range bad {
+		bad[i].PointID = 1
+	}
+	tests := []struct {
+		name     string
+		rows     []schemas.ResultRow
+		decided  bool
+		excluded int
+		reason   string
+	}{
+		{"every point decided", append(divergedRows(50, 2), func() []schemas.ResultRow {
+			r := divergedRows(50, 0)
+			for i := range r {
+				r[i].PointID = 1
+			}
+			return r
+		}()...), true, 2, "the JEM claim holds at 2 of 2 grid points"},
+		{"one point undecided", append(ok, bad...), false, 50, "the JEM claim holds at 1 of 2 grid points (1 undecided)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := Summarize(tt.rows, 1, DefaultThresholds()).Verdict
+			if v.Decided != tt.decided || v.Excluded != tt.excluded || v.Reason != tt.reason {
+				t.Errorf("verdict = %+v, want decided=%v excluded=%d reason %q", v, tt.decided, tt.excluded, tt.reason)
+			}
+		})
+	}
+}
+
+func TestVerdictFileNoFakeZeros(t *testing.T) {
+	th := DefaultThresholds()
+	tests := []struct {
+		name    string
+		rows    []schemas.ResultRow
+		decided bool
+		null    []string // keys that must be null
+		numbers []string // keys that must be numbers
+	}{
+		{"decided", divergedRows(100, 0), true, nil,
+			[]string{"jem_mean_kl_joint", "baseline_mean_kl_joint", "jem_floor_ratio", "baseline_to_jem", "wilcoxon_p"}},
+		{"every jem run diverged", divergedRows(30, 30), false,
+			[]string{"jem_mean_kl_joint", "jem_floor_ratio", "baseline_to_jem", "wilcoxon_p"}, []string{"baseline_mean_kl_joint"}},
+		{"too many diverged", divergedRows(100, 50), false, nil,
+			[]string{"jem_mean_kl_joint", "baseline_mean_kl_joint", "baseline_to_jem", "wilcoxon_p"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := VerdictOf(Summarize(tt.rows, 1, th), th)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(raw, &m); err != nil {
+				t.Fatal(err)
+			}
+			if m["decided"] != tt.decided {
+				t.Errorf("decided = %v, want %v: %s", m["decided"], tt.decided, raw)
+			}
+			for _, k := range tt.null {
+				if v, ok := m[k]; !ok || v != nil {
+					t.Errorf("%s = %v (present %v), want null: %s", k, v, ok, raw)
+				}
+			}
+			for _, k := range tt.numbers {
+				if _, ok := m[k].(float64); !ok {
+					t.Errorf("%s = %v, want a number: %s", k, m[k], raw)
+				}
+			}
+			var back schemas.VerdictFile
+			if err := json.Unmarshal(raw, &back); err != nil {
+				t.Fatal(err)
+			}
+			same := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
+			if back.Decided != v.Decided || back.Pairs != v.Pairs || back.Excluded != v.Excluded || back.Reason != v.Reason ||
+				!same(back.JEMMeanKL, v.JEMMeanKL) || !same(back.BaseMeanKL, v.BaseMeanKL) || !same(back.FloorRatio, v.FloorRatio) ||
+				!same(back.BaselineToJEM, v.BaselineToJEM) || !same(back.WilcoxonP, v.WilcoxonP) || back.Tables != v.Tables {
+				t.Errorf("round trip:\n got %+v\nwant %+v", back, v)
+			}
+		})
+	}
+}

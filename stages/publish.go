@@ -1,0 +1,64 @@
+package stages
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/jemcheck/jemcheck/schemas"
+)
+
+func init() {
+	register.Function1x1[string, int](oneFn)
+	register.Function2x1[int, int, int](sumFn)
+	register.DoFn3x1[context.Context, int, func(string), error](&publishFn{})
+}
+
+// Publication names the run a Publish stage makes visible: the output location the
+// user chose (the stages wrote under its staging folder) and what the manifest records.
+type Publication struct {
+	Out          string // the user's --out
+	RunID        string
+	Pipeline     string
+	ConfigSHA256 string
+	Overwrite    bool
+}
+
+// Publish runs once every write stage has finished: it commits the run's staging
+// folder into the output location (schemas.Commit: manifest last, the previous run's
+// files kept complete until then) and releases the run's lock. Because it runs inside
+// the pipeline, a job that does not wait (Dataflow --async) publishes itself.
+//
+// In: PCollection<string> per write stage (the keys written). Out: PCollection<string>
+// (manifest.json, once published).
+func Publish(s beam.Scope, pub Publication, written ...beam.PCollection) beam.PCollection {
+	s = s.Scope("stages.Publish")
+	keys := beam.Flatten(s, written...)
+	count := beam.Combine(s, sumFn, beam.ParDo(s, oneFn, keys))
+	return beam.ParDo(s, &publishFn{Publication: pub}, count)
+}
+
+func oneFn(string) int   { return 1 }
+func sumFn(a, b int) int { return a + b }
+
+type publishFn struct {
+	Publication Publication
+}
+
+func (f *publishFn) ProcessElement(ctx context.Context, written int, emit func(string)) error {
+	p := f.Publication
+	m, err := schemas.Commit(ctx, p.Out, schemas.CommitInfo{RunID: p.RunID, Pipeline: p.Pipeline,
+		ConfigSHA256: p.ConfigSHA256, Overwrite: p.Overwrite})
+	if err != nil {
+		return fmt.Errorf("publish run %s into %s: %w", p.RunID, p.Out, err)
+	}
+	if err := schemas.ReleaseLock(ctx, p.Out, p.RunID); err != nil {
+		return fmt.Errorf("release the lock of %s: %w", p.Out, err)
+	}
+	beam.NewCounter("jemcheck", "files_published").Inc(ctx, int64(len(m.Files)))
+	progress("publish: %d files (%d written by the stages) -> %s", len(m.Files), written, schemas.ManifestKey)
+	emit(schemas.ManifestKey)
+	return nil
+}
