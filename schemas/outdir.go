@@ -13,9 +13,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"gocloud.dev/blob"
@@ -163,15 +165,11 @@ func CheckOwnership(ctx context.Context, loc string, layout Layout, inputs []str
 	defer b.Close()
 	var prev *Manifest
 	var foreign []string
-	it := b.List(&blob.ListOptions{Delimiter: "/"})
-	for {
-		obj, err := it.Next(ctx)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", loc, err)
-		}
+	top, err := list(ctx, b, &blob.ListOptions{Delimiter: "/"})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", loc, err)
+	}
+	for _, obj := range top {
 		switch {
 		case obj.Key == ManifestKey:
 			if prev, err = readManifest(ctx, b, ManifestKey); err != nil {
@@ -233,15 +231,11 @@ func CheckOwnership(ctx context.Context, loc string, layout Layout, inputs []str
 		if d == "" {
 			opts.Delimiter = "/"
 		}
-		it := b.List(opts)
-		for {
-			obj, err := it.Next(ctx)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return nil, fmt.Errorf("list %s: %w", loc, err)
-			}
+		objs, err := list(ctx, b, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", loc, err)
+		}
+		for _, obj := range objs {
 			if !obj.IsDir {
 				check(obj.Key, obj.Size)
 			}
@@ -402,6 +396,10 @@ func Commit(ctx context.Context, loc string, info CommitInfo) (*Manifest, error)
 	// 1. Seal: the new manifest, written into the staging folder after every file.
 	m, err := readManifest(ctx, b, st+ManifestKey)
 	if gcerrors.Code(err) == gcerrors.NotFound {
+		// A retried Publish after a complete commit finds its own manifest published.
+		if done, err := readManifest(ctx, b, ManifestKey); err == nil && done.RunID == info.RunID {
+			return done, nil
+		}
 		if m, err = seal(ctx, b, st, info); err != nil {
 			return nil, err
 		}
@@ -482,15 +480,12 @@ func Commit(ctx context.Context, loc string, info CommitInfo) (*Manifest, error)
 func seal(ctx context.Context, b *blob.Bucket, st string, info CommitInfo) (*Manifest, error) {
 	m := &Manifest{Format: ManifestFormat, Version: Version(), RunID: info.RunID, Pipeline: info.Pipeline,
 		ConfigSHA256: info.ConfigSHA256, Files: []ManifestFile{}}
-	it := b.List(&blob.ListOptions{Prefix: st})
-	for {
-		obj, err := it.Next(ctx)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list staged files: %w", err)
-		}
+	staged, err := list(ctx, b, &blob.ListOptions{Prefix: st})
+	if err != nil {
+		return nil, fmt.Errorf("list staged files: %w", err)
+	}
+	var keys []string
+	for _, obj := range staged {
 		key := strings.TrimPrefix(obj.Key, st)
 		if obj.IsDir || key == commitKey || key == ManifestKey || strings.HasSuffix(key, ".tmp") {
 			continue // bookkeeping, or a temporary file of an aborted write
@@ -498,12 +493,28 @@ func seal(ctx context.Context, b *blob.Bucket, st string, info CommitInfo) (*Man
 		if !validKey(key) {
 			return nil, fmt.Errorf("staged file %q has a name jemcheck does not write", obj.Key)
 		}
-		f, err := hashObject(ctx, b, obj.Key)
-		if err != nil {
-			return nil, err
-		}
-		f.Path = key
-		m.Files = append(m.Files, f)
+		keys = append(keys, key)
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("nothing staged under %s to publish", st)
+	}
+	// Hash the files in parallel: sample shards can add up to gigabytes.
+	m.Files = make([]ManifestFile, len(keys))
+	errs := make([]error, len(keys))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, key := range keys {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			m.Files[i], errs[i] = hashObject(ctx, b, st+key)
+			m.Files[i].Path = key
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	slices.SortFunc(m.Files, func(a, b ManifestFile) int { return strings.Compare(a.Path, b.Path) })
 	data, err := encodeManifest(m)
@@ -600,19 +611,16 @@ func removeStaging(ctx context.Context, b *blob.Bucket, dir string, local bool, 
 		}
 		return nil
 	}
-	it := b.List(&blob.ListOptions{Prefix: st})
-	for {
-		obj, err := it.Next(ctx)
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("list staging folder %s: %w", st, err)
-		}
+	objs, err := list(ctx, b, &blob.ListOptions{Prefix: st})
+	if err != nil {
+		return fmt.Errorf("list staging folder %s: %w", st, err)
+	}
+	for _, obj := range objs {
 		if err := deleteIfExists(ctx, b, obj.Key); err != nil {
 			return err
 		}
 	}
+	return nil
 }
 
 // Abort discards an unfinished run's staging folder, unless its commit has begun (then
@@ -642,15 +650,11 @@ func RecoverStaging(ctx context.Context, loc, self string) ([]string, error) {
 	}
 	defer b.Close()
 	var ids []string
-	it := b.List(&blob.ListOptions{Delimiter: "/", Prefix: StagingPrefix})
-	for {
-		obj, err := it.Next(ctx)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", loc, err)
-		}
+	objs, err := list(ctx, b, &blob.ListOptions{Delimiter: "/", Prefix: StagingPrefix})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", loc, err)
+	}
+	for _, obj := range objs {
 		id := strings.TrimSuffix(strings.TrimPrefix(obj.Key, StagingPrefix), "/")
 		if obj.IsDir && id != self && id != "" {
 			ids = append(ids, id)
@@ -680,4 +684,20 @@ func RecoverStaging(ctx context.Context, loc, self string) ([]string, error) {
 		lines = append(lines, fmt.Sprintf("removed the staging files of unfinished run %s", id))
 	}
 	return lines, nil
+}
+
+// list returns every object (and, with a delimiter, folder) a listing yields.
+func list(ctx context.Context, b *blob.Bucket, opts *blob.ListOptions) ([]*blob.ListObject, error) {
+	var objs []*blob.ListObject
+	it := b.List(opts)
+	for {
+		obj, err := it.Next(ctx)
+		if err == io.EOF {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, obj)
+	}
 }

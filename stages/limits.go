@@ -3,6 +3,7 @@ package stages
 import (
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/jemcheck/jemcheck/models"
 )
@@ -75,7 +76,7 @@ func ModelParams(p Point) (int64, error) {
 	}
 	var n int64
 	for _, h := range append(hidden, max(p.Classes, 0)) {
-		n = satAdd(n, satAdd(satMul(in, int64(h)), int64(h)))
+		n = SatAdd(n, SatAdd(SatMul(in, int64(h)), int64(h)))
 		in = int64(h)
 	}
 	return n, nil
@@ -91,9 +92,9 @@ func graphValuesPerRun(p Point) (int64, error) {
 	hidden, _ := models.ParseModel(p.Model)
 	width := int64(max(p.Classes, 0))
 	for _, h := range hidden {
-		width = satAdd(width, int64(h))
+		width = SatAdd(width, int64(h))
 	}
-	return satAdd(params, satMul(int64(max(p.XValues, 0)), width)), nil
+	return SatAdd(params, SatMul(int64(max(p.XValues, 0)), width)), nil
 }
 
 // checkPointLimits checks the limits of one point that hold on every runner (called by
@@ -127,8 +128,8 @@ func CheckGrid(points []Point) error {
 	}
 	var tables, draws int64
 	for _, p := range points {
-		tables = satAdd(tables, int64(max(p.Tables, 0)))
-		draws = satAdd(draws, satMul(int64(max(p.Tables, 0)), int64(max(p.Samples, 0))))
+		tables = SatAdd(tables, int64(max(p.Tables, 0)))
+		draws = SatAdd(draws, SatMul(int64(max(p.Tables, 0)), int64(max(p.Samples, 0))))
 	}
 	if tables > MaxTables {
 		return fmt.Errorf("%s tables over %d grid points is over the limit of %d", count(tables), len(points), MaxTables)
@@ -161,10 +162,10 @@ func (o Options) CheckLimits(points []Point, local bool) error {
 			return fmt.Errorf("%s%w", where(p), err)
 		}
 		t := int64(p.Tables)
-		tables = satAdd(tables, t)
-		learned = satAdd(learned, satMul(satMul(t, int64(len(p.Methods))), int64(p.XValues)*int64(p.Classes)))
+		tables = SatAdd(tables, t)
+		learned = SatAdd(learned, SatMul(SatMul(t, int64(len(p.Methods))), int64(p.XValues)*int64(p.Classes)))
 		if o.WriteSamples {
-			rows = satAdd(rows, satMul(t, int64(p.Samples)))
+			rows = SatAdd(rows, SatMul(t, int64(p.Samples)))
 		}
 	}
 	n := len(points)
@@ -206,7 +207,7 @@ func (o Options) checkPoint(p Point, local bool) error {
 			p.Model, p.XValues, p.Classes, p.Encoding, count(perRun), count(MaxGraphValues))
 	}
 	runs := int64(min(max(o.TrainBatch, 1), max(p.Tables, 1)*max(len(p.Methods), 1)))
-	if v := satMul(runs, perRun); v > MaxGraphValues {
+	if v := SatMul(runs, perRun); v > MaxGraphValues {
 		return fmt.Errorf("train_batch: %d runs of %s on %dx%d tables (%s x) need %s values in one training graph, over the limit of %s (pass --train_batch=%d or less)",
 			runs, p.Model, p.XValues, p.Classes, p.Encoding, count(v), count(MaxGraphValues), MaxGraphValues/perRun)
 	}
@@ -218,7 +219,7 @@ func (o Options) checkPoint(p Point, local bool) error {
 			}
 		}
 		runs := int64(min(max(o.TrainBatch, 1), max(p.Tables, 1)*max(held, 1)))
-		if v := satMul(runs, int64(p.Samples)); v > MaxGraphDraws {
+		if v := SatMul(runs, int64(p.Samples)); v > MaxGraphDraws {
 			return fmt.Errorf("train_batch: %d minibatch runs with %d draws each hold %s draws in one training graph, over the limit of %s (pass --train_batch=%d or less, or --batch_size=0)",
 				runs, p.Samples, count(v), count(MaxGraphDraws), max(MaxGraphDraws/int64(p.Samples), 1))
 		}
@@ -267,21 +268,23 @@ func count(n int64) string {
 	return fmt.Sprint(n)
 }
 
-// satMul is a*b for a, b >= 0, saturating at math.MaxInt64 instead of overflowing.
-func satMul(a, b int64) int64 {
+// SatMul returns a·b for non-negative a and b, or math.MaxInt64 when the product does
+// not fit: a count that saturates instead of wrapping to a negative number.
+func SatMul(a, b int64) int64 {
 	if a <= 0 || b <= 0 {
 		return 0
 	}
-	if a > math.MaxInt64/b {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi != 0 || lo > math.MaxInt64 {
 		return math.MaxInt64
 	}
-	return a * b
+	return int64(lo)
 }
 
-// satAdd is a+b for a, b >= 0, saturating at math.MaxInt64 instead of overflowing.
-func satAdd(a, b int64) int64 {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
+// SatAdd returns a+b for non-negative a and b, or math.MaxInt64 when the sum does not fit.
+func SatAdd(a, b int64) int64 {
+	if s := a + b; s >= a && s >= b {
+		return s
 	}
-	return a + b
+	return math.MaxInt64
 }

@@ -136,6 +136,9 @@ func TestCheckLimits(t *testing.T) {
 			"2000000000000000000 draws (tables × samples) is over the limit of 1000000000000000000"},
 		{"sample rows written locally", nil, with(func(p *Point) { p.Tables, p.Samples = 10_000, 1_000_000 }), true,
 			"10000000000 sample rows to write (tables × samples) is over the local limit of 1000000000 (run on Dataflow with --runner=dataflow to go higher, or pass --write_samples=false)"},
+		{"sample rows at the local limit", nil, with(func(p *Point) { p.Tables, p.Samples = 1000, 1_000_000 }), true, ""},
+		{"sample rows just over the local limit", nil, with(func(p *Point) { p.Tables, p.Samples = 1001, 1_000_000 }), true,
+			"1001000000 sample rows to write"},
 		{"sample rows not written", noWrite, with(func(p *Point) { p.Tables, p.Samples = 10_000, 1_000_000 }), true, ""},
 		{"sample rows on Dataflow", nil, with(func(p *Point) { p.Tables, p.Samples = 10_000, 1_000_000 }), false, ""},
 		{"learned cells locally", noWrite, with(func(p *Point) { p.XValues, p.Classes, p.Tables = 256, 256, 400 }), true,
@@ -214,10 +217,10 @@ func TestSatArith(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := satMul(tt.a, tt.b); got != tt.mul {
+			if got := SatMul(tt.a, tt.b); got != tt.mul {
 				t.Errorf("satMul = %d, want %d", got, tt.mul)
 			}
-			if got := satAdd(tt.a, tt.b); got != tt.add {
+			if got := SatAdd(tt.a, tt.b); got != tt.add {
 				t.Errorf("satAdd = %d, want %d", got, tt.add)
 			}
 		})

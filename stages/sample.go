@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
-	"math/bits"
 	"reflect"
 	"slices"
 
@@ -116,25 +114,4 @@ func (f *sampleShardFn) ProcessElement(ctx context.Context, _ string, iter func(
 	}
 	progress("sample: point %d: tables %d..%d, %d rows -> %s", p.ID, tables[0].ID, tables[len(tables)-1].ID, len(rows), key)
 	return nil
-}
-
-// SatMul returns a·b for non-negative a and b, or math.MaxInt64 when the product does
-// not fit: a count that saturates instead of wrapping to a negative number.
-func SatMul(a, b int64) int64 {
-	if a <= 0 || b <= 0 {
-		return 0
-	}
-	hi, lo := bits.Mul64(uint64(a), uint64(b))
-	if hi != 0 || lo > math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return int64(lo)
-}
-
-// SatAdd returns a+b for non-negative a and b, or math.MaxInt64 when the sum does not fit.
-func SatAdd(a, b int64) int64 {
-	if s := a + b; s >= a && s >= b {
-		return s
-	}
-	return math.MaxInt64
 }

@@ -94,7 +94,7 @@ func (p Point) Validate() error {
 	case p.Classes < 2:
 		return fmt.Errorf("classes must be >= 2, got %d", p.Classes)
 	case p.XValues > MaxCells || p.Classes > MaxCells || p.XValues*p.Classes > MaxCells:
-		return fmt.Errorf("x_values*classes = %s cells is too many (max %d)", count(satMul(int64(p.XValues), int64(p.Classes))), MaxCells)
+		return fmt.Errorf("x_values*classes = %s cells is too many (max %d)", count(SatMul(int64(p.XValues), int64(p.Classes))), MaxCells)
 	case p.Samples < 1:
 		return fmt.Errorf("samples must be >= 1, got %d", p.Samples)
 	case p.Steps < 1:

@@ -6,7 +6,8 @@
 //   - the paired Wilcoxon signed-rank p-value below --max_p.
 //
 // It prints one verdict line, writes verdict.json next to the usual outputs and exits
-// 0 when the claim holds, 1 when it fails and 2 on an error. --jem_px_weight=0 turns
+// 0 when the claim holds, 1 when it fails and 2 on an error or an undecided verdict
+// (too many diverged runs to decide). --jem_px_weight=0 turns
 // JEM into the baseline, so the check must then fail.
 package main
 
@@ -61,6 +62,9 @@ func run(ctx context.Context, cfg launch.Config, w io.Writer) (bool, error) {
 	}
 	fmt.Fprintf(w, "verdict: %s\n", sum.Verdict.Reason)
 	fmt.Fprintf(w, "report: %s\n", launch.Location(cfg.Options.Out, "report.html"))
+	if !sum.Verdict.Decided {
+		return false, fmt.Errorf("the check could not decide: %s", sum.Verdict.Reason)
+	}
 	return sum.Verdict.Holds, nil
 }
 

@@ -73,14 +73,17 @@ func TestExitStatus(t *testing.T) {
 		t.Skip("runs the command three times")
 	}
 	tests := []struct {
-		name string
-		args string
-		code int
+		name    string
+		args    string
+		code    int
+		verdict bool // verdict.json written
 	}{
-		{"holds", "--tables=200", 0},
-		{"px weight 0 fails", "--tables=200 --jem_px_weight=0", 1},
-		{"bad input", "--tables=0", 2},
-		{"needs jem", "--tables=10 --methods=baseline,oracle", 2},
+		{"holds", "--tables=200", 0, true},
+		{"px weight 0 fails", "--tables=200 --jem_px_weight=0", 1, true},
+		{"undecided", "--tables=50 --lr=1e308", 2, true},
+		{"bad input", "--tables=0", 2, false},
+		{"needs jem", "--tables=10 --methods=baseline,oracle", 2, false},
+		{"unknown runner", "--tables=10 --runner=foo", 2, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -98,11 +101,14 @@ func TestExitStatus(t *testing.T) {
 			if code != tt.code {
 				t.Fatalf("exit status %d, want %d; output:\n%s", code, tt.code, msg)
 			}
-			if tt.code < 2 && !bytes.Contains(msg, []byte("verdict: ")) {
+			if tt.verdict && !bytes.Contains(msg, []byte("verdict: ")) {
 				t.Errorf("no verdict line in output:\n%s", msg)
 			}
-			if _, err := os.Stat(filepath.Join(out, "verdict.json")); (err == nil) != (tt.code < 2) {
-				t.Errorf("verdict.json present = %v, want %v", err == nil, tt.code < 2)
+			if _, err := os.Stat(filepath.Join(out, "verdict.json")); (err == nil) != tt.verdict {
+				t.Errorf("verdict.json present = %v, want %v", err == nil, tt.verdict)
+			}
+			if _, err := os.Stat(out); !tt.verdict && !os.IsNotExist(err) {
+				t.Errorf("%s was created for bad input", out)
 			}
 		})
 	}
@@ -138,6 +144,7 @@ func TestDataflowDryRun(t *testing.T) {
 		`"maxNumWorkers": 4`,
 		"stages.Train/stages.trainBatchFn",
 		"stages.WriteVerdict/stages.writeVerdictFn",
+		"stages.Publish/stages.publishFn",
 		"dry run, nothing submitted or written",
 	} {
 		if !strings.Contains(squash(string(out)), squash(want)) {

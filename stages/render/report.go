@@ -17,6 +17,7 @@ type reportView struct {
 	NPoints     int
 	NRuns       int
 	Holds       bool
+	Decided     bool
 	HasVerdict  bool
 	Reason      string
 	Varying     string
@@ -72,6 +73,7 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 		NPoints:    len(s.Points),
 		NRuns:      len(in.Results),
 		Holds:      s.Verdict.Holds,
+		Decided:    s.Verdict.Decided,
 		HasVerdict: s.Verdict.Reason != "" || len(s.Points) > 0,
 		Reason:     s.Verdict.Reason,
 		Figures:    figs,
@@ -238,6 +240,7 @@ h2 { margin-top: 2em; border-bottom: 1px solid #ddd; padding-bottom: 0.2em; }
 .verdict { font-size: 1.25em; padding: 0.8em 1em; border-radius: 6px; margin: 1.2em 0; border-left: 8px solid; }
 .verdict.ok { background: #e6f4ea; border-color: #1e8e3e; color: #0d5223; }
 .verdict.bad { background: #fce8e6; border-color: #c5221f; color: #7a1210; }
+.verdict.undecided { background: #fef7e0; border-color: #b06000; color: #5c3300; }
 .verdict .label { font-weight: 700; margin-right: 0.5em; }
 .scroll { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; font-size: 0.76em; margin: 0.6em 0; line-height: 1.3; }
@@ -276,7 +279,7 @@ dl.howto dd { margin: 0 0 0.5em 1.5em; }
 <body>
 <h1>{{.Title}}</h1>
 <p class="meta">pipeline {{if .Pipeline}}{{.Pipeline}}{{else}}—{{end}} · seed {{.Seed}} · {{.NPoints}} grid point(s) · {{.NRuns}} run(s){{if .Varying}} · varying: {{.Varying}}{{end}}</p>
-{{if .HasVerdict}}<div class="verdict {{if .Holds}}ok{{else}}bad{{end}}"><span class="label">{{if .Holds}}✔ The JEM claim holds.{{else}}✘ The JEM claim does not hold.{{end}}</span>{{.Reason}}</div>
+{{if .HasVerdict}}<div class="verdict {{if .Holds}}ok{{else if .Decided}}bad{{else}}undecided{{end}}"><span class="label">{{if .Holds}}✔ The JEM claim holds.{{else if .Decided}}✘ The JEM claim does not hold.{{else}}? Undecided: no verdict.{{end}}</span>{{.Reason}}</div>
 {{else}}<div class="verdict bad"><span class="label">No verdict:</span>the summary has no grid points.</div>
 {{end}}
 <p>JEM (Grathwohl et al. 2020) claims that a classifier's logits f(x)[y], read as negative energies, define a joint q(x,y) = exp f(x)[y] / Z.

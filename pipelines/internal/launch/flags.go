@@ -28,6 +28,7 @@ type OptionFlags struct {
 	floorFactor, minRatio, maxP *float64
 	seed                        *uint64
 	writeSamples, timings       *bool
+	overwrite                   *bool
 }
 
 // Defaults are a command's flag defaults that differ between commands.
@@ -68,6 +69,8 @@ func RegisterOptionFlags(fs *flag.FlagSet, out string) *OptionFlags {
 		trainBatch:   fs.Int("train_batch", stages.DefaultTrainBatch, "runs trained together in one GoMLX graph"),
 		backend:      fs.String("backend", "", `GoMLX backend: "" = pure Go (go:ops_sequential); xla:cuda or xla:cpu when built with -tags xla`),
 		writeSamples: fs.Bool("write_samples", true, "write the sampled datasets to samples/ as Parquet"),
+		overwrite: fs.Bool("overwrite", false, "write into a non-empty --out that holds no jemcheck manifest.json, replacing "+
+			"only objects with jemcheck's output names (deletes nothing)"),
 		timings:      fs.Bool("timings", false, "record per-run training wall time in results.parquet (train_ms); off keeps every output byte-identical across runs"),
 		reportTables: fs.Int("report_tables", 3, "tables per point shown in the report's triple plots"),
 		floorFactor:  fs.Float64("floor_factor", th.FloorFactor, "verdict: JEM's mean joint KL must be ≤ this × the floor (k−1)/(2N)"),
@@ -85,6 +88,9 @@ func (f *OptionFlags) Options() stages.Options {
 	}
 }
 
+// Overwrite is the --overwrite flag: see Config.Overwrite.
+func (f *OptionFlags) Overwrite() bool { return *f.overwrite }
+
 // Config resolves the parsed flags into a one-point configuration.
 func (f *Flags) Config(pipeline string) (Config, error) {
 	ms, err := stages.ParseMethods(*f.methods)
@@ -92,9 +98,10 @@ func (f *Flags) Config(pipeline string) (Config, error) {
 		return Config{}, BadInput("methods: %v", err)
 	}
 	return Config{
-		Pipeline: pipeline,
-		Runner:   RunnerName(),
-		Options:  f.Options(),
+		Pipeline:  pipeline,
+		Runner:    RunnerName(),
+		Options:   f.Options(),
+		Overwrite: f.Overwrite(),
 		Points: []stages.Point{{
 			XValues: *f.xValues, Classes: *f.classes, Encoding: *f.encoding, Generator: *f.generator,
 			Samples: *f.samples, Model: *f.model, LR: *f.lr, Steps: *f.steps, BatchSize: *f.batchSize,

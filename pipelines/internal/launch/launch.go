@@ -120,6 +120,9 @@ func Prepare(ctx context.Context, cfg *Config) error {
 		p.Offset = offsets[key]
 		offsets[key] += int64(p.Tables)
 	}
+	if err := cfg.Options.CheckLimits(cfg.Points, workersInProcess(cfg.Runner)); err != nil {
+		return BadInput("%v", err)
+	}
 	if workersInProcess(cfg.Runner) {
 		if err := models.CheckBackend(cfg.Options.Backend); err != nil {
 			return BadInput("backend: %v", err)
@@ -233,7 +236,8 @@ func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*
 	start := time.Now()
 	pr, err := beamx.RunWithMetrics(ctx, p)
 	if err != nil {
-		return nil, cfg.abort(ctx, w, fmt.Errorf("run %s pipeline: %w", cfg.Pipeline, err))
+		return nil, cfg.abort(ctx, w, fmt.Errorf("%s pipeline failed, %s is as it was: %s "+
+			"(JEMCHECK_LOG=debug shows the runner's full report)", cfg.Pipeline, out, rootCause(err)))
 	}
 	if pr == nil || boolFlag("async") {
 		fmt.Fprintf(w, "%s: submitted (the runner does not wait for results; the job publishes %s under %s when it succeeds)\n",
@@ -306,11 +310,29 @@ func (c *Config) abort(ctx context.Context, w io.Writer, err error) error {
 	return err
 }
 
-// quietLogs keeps the runner's INFO chatter (job server, loopback worker) off the
-// terminal: the progress lines and the verdict are the output.
+// quietLogs keeps the runner's chatter (job server, loopback worker, and the bundle
+// plans it logs on a failure) off the terminal: the progress lines, the verdict and one
+// error line are the output. JEMCHECK_LOG=debug keeps the runner's logs.
 func quietLogs() {
-	log.LogLevel = "error"
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if os.Getenv("JEMCHECK_LOG") == "debug" {
+		return
+	}
+	log.LogLevel = "fatal"
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError + 4})))
+}
+
+// rootCause shortens a failed pipeline's error to its innermost cause: Beam wraps a
+// DoFn's error in the bundle's whole execution plan, under "caused by:" lines.
+func rootCause(err error) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, "caused by:"); i >= 0 && os.Getenv("JEMCHECK_LOG") != "debug" {
+		msg = strings.TrimSpace(msg[i+len("caused by:"):])
+		// The DoFn's own error follows the line naming the DoFn.
+		if j := strings.Index(msg, "failed:\n"); j >= 0 && strings.HasPrefix(msg, "DoFn[") {
+			msg = strings.TrimSpace(msg[j+len("failed:\n"):])
+		}
+	}
+	return msg
 }
 
 // printStages prints one line per stage from the pipeline's counters.
@@ -324,8 +346,8 @@ func printStages(w io.Writer, pr beam.PipelineResult) {
 	lines := []struct{ stage, text string }{
 		{"GenerateTables", fmt.Sprintf("%d tables", got["tables_generated"])},
 		{"SampleDatasets", fmt.Sprintf("%d datasets, %d samples", got["datasets_sampled"], got["samples_drawn"])},
-		{"Train", fmt.Sprintf("%d runs, %d diverged", got["runs_trained"], got["runs_diverged"])},
-		{"Evaluate", fmt.Sprintf("%d runs evaluated", got["runs_trained"])},
+		{"Train", fmt.Sprintf("%d runs", got["runs_trained"])},
+		{"Evaluate", fmt.Sprintf("%d runs evaluated, %d diverged", got["runs_trained"], got["runs_diverged"])},
 		{"Publish", fmt.Sprintf("%d files, %s last", got["files_published"], schemas.ManifestKey)},
 	}
 	for _, l := range lines {

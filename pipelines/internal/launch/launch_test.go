@@ -3,7 +3,27 @@ package launch
 import (
 	"flag"
 	"testing"
+
+	"github.com/jemcheck/jemcheck/schemas"
 )
+
+// TestSubLocationBuckets: a staging folder inside a gs:// or s3:// --out is the same
+// bucket with a longer key prefix (the URL path is a folder, not ignored).
+func TestSubLocationBuckets(t *testing.T) {
+	cases := []struct{ loc, want string }{
+		{"gs://bucket/runs/r1", "gs://bucket?prefix=runs%2Fr1%2F.s%2F"},
+		{"gs://bucket", "gs://bucket?prefix=.s%2F"},
+		{"s3://bucket?region=eu-west-1&prefix=a/", "s3://bucket?prefix=a%2F.s%2F&region=eu-west-1"},
+	}
+	for _, c := range cases {
+		t.Run(c.loc, func(t *testing.T) {
+			got, err := schemas.SubLocation(c.loc, ".s/")
+			if err != nil || got != c.want {
+				t.Errorf("SubLocation = %q, %v; want %q", got, err, c.want)
+			}
+		})
+	}
+}
 
 func TestWorkersInProcess(t *testing.T) {
 	tests := []struct {
