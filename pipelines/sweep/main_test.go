@@ -12,6 +12,7 @@ import (
 
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
 	"github.com/jemcheck/jemcheck/pipelines/internal/launchtest"
+	"github.com/jemcheck/jemcheck/schemas"
 )
 
 func TestMain(m *testing.M) { launchtest.Main(m, "sweep", main) }
@@ -85,3 +86,29 @@ func TestSweepBadSpec(t *testing.T) {
 }
 
 func flagSet() *flag.FlagSet { return flag.NewFlagSet("sweep", flag.ContinueOnError) }
+
+// TestSpecInsideOutSurvives: a spec kept inside --out is an input, not clutter: the
+// sweep runs there, twice, and the spec is untouched.
+func TestSpecInsideOutSurvives(t *testing.T) {
+	out := t.TempDir()
+	spec, err := os.ReadFile("../../sweeps/smoke.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := filepath.Join(out, "my-spec.yaml")
+	if err := os.WriteFile(mine, spec, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		var buf bytes.Buffer
+		if err := run(context.Background(), mine, optionFlags(t, "--out="+out), &buf); err != nil {
+			t.Fatalf("run %d: %v\n%s", i, err, buf.String())
+		}
+	}
+	if got, err := os.ReadFile(mine); err != nil || !bytes.Equal(got, spec) {
+		t.Errorf("the spec inside --out changed or vanished (err %v)", err)
+	}
+	if _, err := schemas.VerifyManifest(context.Background(), out); err != nil {
+		t.Errorf("sweep output incomplete: %v", err)
+	}
+}
