@@ -165,6 +165,7 @@ func CheckOwnership(ctx context.Context, loc string, layout Layout, inputs []str
 	defer b.Close()
 	var prev *Manifest
 	var foreign []string
+	committing := false
 	top, err := list(ctx, b, &blob.ListOptions{Delimiter: "/"})
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", loc, err)
@@ -176,10 +177,33 @@ func CheckOwnership(ctx context.Context, loc string, layout Layout, inputs []str
 				return nil, &OwnershipError{fmt.Sprintf("%s holds a %s that is not a jemcheck manifest (%v): "+
 					"it is not a jemcheck output location; choose an empty or new --out", loc, ManifestKey, err)}
 			}
-		case obj.Key == LockKey, strings.HasPrefix(obj.Key, StagingPrefix):
+		case obj.Key == LockKey:
 			// jemcheck's own.
+		case strings.HasPrefix(obj.Key, StagingPrefix):
+			// jemcheck's own; one whose commit had begun makes the location jemcheck's
+			// even while no manifest is there (the next run, under the lock, finishes it).
+			if ok, err := b.Exists(ctx, obj.Key+commitKey); err == nil && ok {
+				committing = true
+			}
+		case obj.IsDir && isRunFolder(ctx, b, obj.Key):
+			// Another jemcheck run's output nested inside (./out/regress in ./out):
+			// not in this run's layout, so never touched, and not the user's clutter.
 		default:
 			foreign = append(foreign, obj.Key)
+		}
+	}
+	if committing && prev == nil {
+		return nil, nil
+	}
+	// A manifest may only list jemcheck's output names: anything else was added by
+	// hand, and a run would delete it.
+	if prev != nil {
+		for _, f := range prev.Files {
+			if !layout.Owned(f.Path) {
+				return nil, &OwnershipError{fmt.Sprintf("%s/%s lists %s, which is not a jemcheck output name (the manifest "+
+					"was edited): jemcheck will not delete it; restore the manifest or choose another --out",
+					strings.TrimSuffix(loc, "/"), ManifestKey, f.Path)}
+			}
 		}
 	}
 	inKeys := map[string]bool{}
@@ -243,10 +267,17 @@ func CheckOwnership(ctx context.Context, loc string, layout Layout, inputs []str
 	}
 	if len(problems) > 0 {
 		return nil, &OwnershipError{fmt.Sprintf("--out %s holds files with jemcheck's output names that its last run's %s "+
-			"does not account for: %s; they may be yours, so jemcheck will not replace them: move them, choose another "+
-			"--out, or pass --overwrite to replace them", loc, ManifestKey, describeKeys(problems))}
+			"does not account for: %s; they may be yours, so jemcheck will not run there: move them, choose another "+
+			"--out, or pass --overwrite to run anyway (the run then replaces those of them it writes again and leaves the rest)", loc, ManifestKey, describeKeys(problems))}
 	}
 	return prev, nil
+}
+
+// isRunFolder reports whether the folder dir (a key prefix ending in "/") holds a
+// jemcheck run: a readable jemcheck manifest at its top.
+func isRunFolder(ctx context.Context, b *blob.Bucket, dir string) bool {
+	_, err := readManifest(ctx, b, dir+ManifestKey)
+	return err == nil
 }
 
 // describeKeys lists up to five keys and how many more there are.
@@ -686,8 +717,20 @@ func RecoverStaging(ctx context.Context, loc, self string) ([]string, error) {
 	return lines, nil
 }
 
-// list returns every object (and, with a delimiter, folder) a listing yields.
+// list returns every object (and, with a delimiter, folder) a listing yields. A local
+// listing fails when a file vanishes under it (another run's temporary files, while
+// that run holds the lock): it is then listed again, a few times.
 func list(ctx context.Context, b *blob.Bucket, opts *blob.ListOptions) ([]*blob.ListObject, error) {
+	for attempt := 0; ; attempt++ {
+		objs, err := listOnce(ctx, b, opts)
+		if gcerrors.Code(err) != gcerrors.NotFound || attempt == 4 {
+			return objs, err
+		}
+		time.Sleep(time.Duration(attempt+1) * 20 * time.Millisecond)
+	}
+}
+
+func listOnce(ctx context.Context, b *blob.Bucket, opts *blob.ListOptions) ([]*blob.ListObject, error) {
 	var objs []*blob.ListObject
 	it := b.List(opts)
 	for {

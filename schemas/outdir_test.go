@@ -126,6 +126,17 @@ func TestCheckOwnership(t *testing.T) {
 			}
 			put(t, loc, map[string]string{"samples/s0.parquet": "edited by hand"})
 		}, nil, false, []string{"samples/s0.parquet", "changed since"}, false},
+		{"another run nested inside", func(t *testing.T, loc string) {
+			sub, _ := SubLocation(loc, "regress")
+			if _, err := stage(t, sub, "r0", run1, false); err != nil {
+				t.Fatal(err)
+			}
+		}, nil, false, nil, false},
+		{"a manifest listing a name jemcheck never writes", func(t *testing.T, loc string) {
+			if _, err := stage(t, loc, "r1", map[string]string{"config.json": "{}", "notes.txt": "mine"}, false); err != nil {
+				t.Fatal(err)
+			}
+		}, nil, true, []string{"notes.txt", "not a jemcheck output name"}, false},
 		{"foreign manifest", func(t *testing.T, loc string) {
 			put(t, loc, map[string]string{ManifestKey: `{"files": ["a"]}`})
 		}, nil, true, []string{"not a jemcheck manifest"}, false},
@@ -324,6 +335,10 @@ func TestCommitResumes(t *testing.T) {
 					if _, err := VerifyManifest(ctx, loc); err != nil {
 						t.Errorf("previous run incomplete before its manifest went: %v", err)
 					}
+				}
+				// Whatever the step, the next run may go ahead (and then finishes the commit).
+				if _, err := CheckOwnership(ctx, loc, testLayout, nil, false); err != nil {
+					t.Errorf("after a commit cut short, the next run is refused: %v", err)
 				}
 				lines, err := RecoverStaging(ctx, loc, "someone-else")
 				if err != nil {

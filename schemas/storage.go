@@ -160,6 +160,10 @@ func SubLocation(loc, sub string) (string, error) {
 	return u.String(), nil
 }
 
+// LocalDir returns the absolute directory of a local location (a plain path or a
+// query-less file URL), and false for any other location.
+func LocalDir(loc string) (string, bool) { return localDir(loc) }
+
 // localDir returns the directory of a local location opened by this package with the
 // default options (a plain path or a query-less file URL), where files can be renamed
 // and created exclusively with the operating system's calls.

@@ -327,3 +327,26 @@ func TestDiskFullKeepsPrevious(t *testing.T) {
 	sameSnapshot(t, "after a disk-full run", before, snapshot(t, dir))
 	expectComplete(t, dir)
 }
+
+// TestFailedRunIntoNewOut: a run that fails into an --out that did not exist leaves
+// nothing behind, not even the directory it made for its lock.
+func TestFailedRunIntoNewOut(t *testing.T) {
+	ctx := context.Background()
+	out := filepath.Join(t.TempDir(), "new")
+	csv := filepath.Join(t.TempDir(), "t.csv")
+	os.WriteFile(csv, []byte("table_id,x,y,p\n0,0,0,0.1\n0,0,1,0.2\n0,1,0,0.3\n0,1,1,0.4\n"), 0o644)
+	cfg := small(out)
+	cfg.Options.TablesFrom = csv
+	if err := launch.Prepare(ctx, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(csv)
+	p, s := beam.NewPipelineWithRoot()
+	build(s, &cfg)
+	if _, err := launch.Execute(ctx, &cfg, p, &bytes.Buffer{}); err == nil {
+		t.Fatal("run without its tables file succeeded")
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("%s left behind by a failed run (err %v)", out, err)
+	}
+}

@@ -65,6 +65,9 @@ type Config struct {
 	// stages write to, inside --out, until Publish moves the files in. Set by Prepare.
 	RunID   string `json:"-"`
 	Staging string `json:"-"`
+	// createdOut is the local --out directory this run created (to remove again,
+	// if still empty, when the run fails); "" when it existed or is not local.
+	createdOut string
 }
 
 // StageOptions are the options the stages run with: the user's, writing to the run's
@@ -269,6 +272,11 @@ func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*
 // deals with the staging folders of earlier runs; it re-checks ownership under the
 // lock, since another run may have published meanwhile.
 func (c *Config) lock(ctx context.Context, w io.Writer) error {
+	if dir, ok := schemas.LocalDir(c.Options.Out); ok {
+		if _, err := os.Stat(dir); os.IsNotExist(err) {
+			c.createdOut = dir
+		}
+	}
 	host, _ := os.Hostname()
 	note, err := schemas.AcquireLock(ctx, c.Options.Out, schemas.LockInfo{RunID: c.RunID, Pipeline: c.Pipeline,
 		Host: host, PID: os.Getpid(), Started: time.Now().UTC(), Remote: !workersInProcess(c.Runner)})
@@ -306,6 +314,9 @@ func (c *Config) abort(ctx context.Context, w io.Writer, err error) error {
 	}
 	if lerr := schemas.ReleaseLock(ctx, c.Options.Out, c.RunID); lerr != nil {
 		fmt.Fprintf(w, "%s: could not release the lock of %s: %v\n", c.Pipeline, c.Options.Out, lerr)
+	}
+	if c.createdOut != "" {
+		_ = os.Remove(c.createdOut) // only if empty: the run made it and nothing stayed
 	}
 	return err
 }
