@@ -269,7 +269,7 @@ func checkTablesLayout(data []byte, md *format.FileMetaData) error {
 			if m.NumValues < 0 || m.NumValues > maxTablesCells {
 				return bad("row group %d, column %s declares %d values", g, name, m.NumValues)
 			}
-			if err := checkTablesPages(data[start:start+m.TotalCompressedSize], start); err != nil {
+			if err := checkTablesPages(data[start:start+m.TotalCompressedSize], start, m.Codec); err != nil {
 				return bad("row group %d, column %s: %v", g, name, err)
 			}
 		}
@@ -282,7 +282,7 @@ func checkTablesLayout(data []byte, md *format.FileMetaData) error {
 
 // checkTablesPages walks the page headers of one column chunk, which starts at byte
 // offset of the file.
-func checkTablesPages(chunk []byte, offset int64) error {
+func checkTablesPages(chunk []byte, offset int64, codec format.CompressionCodec) error {
 	var values int64
 	for pos := 0; pos < len(chunk); {
 		var h format.PageHeader
@@ -311,6 +311,23 @@ func checkTablesPages(chunk []byte, offset int64) error {
 		}
 		if n < 0 || int64(n) > maxTablesCells || values > maxTablesCells {
 			return fmt.Errorf("page at byte %d declares %d values", at, n)
+		}
+		body, limit := chunk[pos:pos+int(h.CompressedPageSize)], int64(h.UncompressedPageSize)
+		if v2 := h.DataPageHeaderV2; v2.Valid {
+			// The levels come first, uncompressed; the rest may be compressed.
+			levels := int64(v2.V.RepetitionLevelsByteLength) + int64(v2.V.DefinitionLevelsByteLength)
+			if levels < 0 || levels > int64(len(body)) || levels > limit {
+				return fmt.Errorf("page at byte %d declares %d bytes of levels", at, levels)
+			}
+			body, limit = body[levels:], limit-levels
+			if c := v2.V.IsCompressed; c.Valid && !c.V {
+				body = nil
+			}
+		}
+		if len(body) > 0 {
+			if err := checkPageBody(codec, body, limit); err != nil {
+				return fmt.Errorf("page at byte %d: %v", at, err)
+			}
 		}
 		pos += int(h.CompressedPageSize)
 	}

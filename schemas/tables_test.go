@@ -12,9 +12,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/snappy"
+	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
+	"github.com/pierrec/lz4/v4"
 
 	"github.com/jemcheck/jemcheck/models/prob"
 )
@@ -417,7 +421,7 @@ func TestCheckTablesPages(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := checkTablesPages(c.chunk, 4)
+			err := checkTablesPages(c.chunk, 4, format.Uncompressed)
 			if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
 				t.Fatalf("got error %v, want one mentioning %q", err, c.err)
 			}
@@ -457,6 +461,61 @@ func TestCheckTablesFooter(t *testing.T) {
 			err := checkParquetFooter(c.data)
 			if c.err == "" && err != nil || c.err != "" && (err == nil || err.Error() != c.err) {
 				t.Fatalf("got error %v, want %q", err, c.err)
+			}
+		})
+	}
+}
+
+// TestCheckPageBody: every codec's page is decompressed with an output bound before
+// parquet-go sees it (its LZ4 decoder grows without end on corrupt input; snappy
+// allocates what a block claims; gzip, brotli and zstd can be bombs).
+func TestCheckPageBody(t *testing.T) {
+	big := bytes.Repeat([]byte{0}, 1<<20)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(big)
+	zw.Close()
+	lz := make([]byte, lz4.CompressBlockBound(len(big)))
+	n, err := lz4.CompressBlock(big, lz, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lz = lz[:n]
+	zs, _ := zstd.NewWriter(nil)
+	zst := zs.EncodeAll(big, nil)
+	sn := snappy.Encode(nil, big)
+	cases := []struct {
+		name  string
+		codec format.CompressionCodec
+		body  []byte
+		limit int64
+		want  string // "" = accepted
+	}{
+		{"gzip within", format.Gzip, gz.Bytes(), 1 << 20, ""},
+		{"gzip bomb", format.Gzip, gz.Bytes(), 1 << 10, "more than the 1024 bytes declared"},
+		{"gzip garbage", format.Gzip, []byte("not gzip"), 1 << 10, "corrupt"},
+		{"lz4 within", format.Lz4Raw, lz, 1 << 20, ""},
+		{"lz4 over the declared size", format.Lz4Raw, lz, 1 << 10, "LZ4"},
+		{"lz4 corrupt", format.Lz4Raw, []byte{0xf0, 0xff, 0xff, 0xff, 0xff}, 1 << 10, "corrupt LZ4"},
+		{"zstd within", format.Zstd, zst, 1 << 20, ""},
+		{"zstd bomb", format.Zstd, zst, 1 << 10, "declared"},
+		{"snappy within", format.Snappy, sn, 1 << 20, ""},
+		{"snappy claims more", format.Snappy, sn, 1 << 10, "more than the 1024 declared"},
+		{"snappy claims 4 GiB", format.Snappy, []byte{0xff, 0xff, 0xff, 0xff, 0x0f, 0}, 1 << 20, "snappy"},
+		{"lzo", format.LZO, []byte{1}, 1, "not supported"},
+		{"uncompressed", format.Uncompressed, []byte{1, 2, 3}, 3, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := checkPageBody(c.codec, c.body, c.limit)
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an error mentioning %q", err, c.want)
 			}
 		})
 	}
