@@ -200,20 +200,7 @@ func TestFailedRunKeepsPrevious(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := snapshot(t, out)
-	csv := filepath.Join(t.TempDir(), "t.csv")
-	os.WriteFile(csv, []byte("table_id,x,y,p\n0,0,0,0.1\n0,0,1,0.2\n0,1,0,0.3\n0,1,1,0.4\n"), 0o644)
-	cfg := small(out)
-	cfg.Options.TablesFrom = csv
-	if err := launch.Prepare(ctx, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(csv)
-	p, s := beam.NewPipelineWithRoot()
-	build(s, &cfg)
-	var buf bytes.Buffer
-	if _, err := launch.Execute(ctx, &cfg, p, &buf); err == nil {
-		t.Fatalf("run without its tables file succeeded:\n%s", buf.String())
-	}
+	failMidRun(t, out)
 	sameSnapshot(t, "after a failed run", before, snapshot(t, out))
 	expectComplete(t, out)
 }
@@ -331,8 +318,18 @@ func TestDiskFullKeepsPrevious(t *testing.T) {
 // TestFailedRunIntoNewOut: a run that fails into an --out that did not exist leaves
 // nothing behind, not even the directory it made for its lock.
 func TestFailedRunIntoNewOut(t *testing.T) {
-	ctx := context.Background()
 	out := filepath.Join(t.TempDir(), "new")
+	failMidRun(t, out)
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("%s left behind by a failed run (err %v)", out, err)
+	}
+}
+
+// failMidRun runs into out a configuration that passes validation and then fails
+// inside the pipeline: its tables file is removed between validation and the run.
+func failMidRun(t *testing.T, out string) {
+	t.Helper()
+	ctx := context.Background()
 	csv := filepath.Join(t.TempDir(), "t.csv")
 	os.WriteFile(csv, []byte("table_id,x,y,p\n0,0,0,0.1\n0,0,1,0.2\n0,1,0,0.3\n0,1,1,0.4\n"), 0o644)
 	cfg := small(out)
@@ -343,10 +340,8 @@ func TestFailedRunIntoNewOut(t *testing.T) {
 	os.Remove(csv)
 	p, s := beam.NewPipelineWithRoot()
 	build(s, &cfg)
-	if _, err := launch.Execute(ctx, &cfg, p, &bytes.Buffer{}); err == nil {
-		t.Fatal("run without its tables file succeeded")
-	}
-	if _, err := os.Stat(out); !os.IsNotExist(err) {
-		t.Errorf("%s left behind by a failed run (err %v)", out, err)
+	var buf bytes.Buffer
+	if _, err := launch.Execute(ctx, &cfg, p, &buf); err == nil {
+		t.Fatalf("run without its tables file succeeded:\n%s", buf.String())
 	}
 }
