@@ -667,8 +667,20 @@ func Abort(ctx context.Context, loc, runID string) (kept bool, err error) {
 	} else if ok {
 		return true, nil
 	}
+	// A failed job's other bundles may still be finishing their writes in this process
+	// when the runner returns: remove the folder until it stays gone for a moment.
 	dir, local := localDir(loc)
-	return false, removeStaging(ctx, b, dir, local, runID)
+	for range 20 {
+		if err := removeStaging(ctx, b, dir, local, runID); err != nil {
+			return false, err
+		}
+		time.Sleep(100 * time.Millisecond)
+		left, err := list(ctx, b, &blob.ListOptions{Prefix: StagingKey(runID)})
+		if err != nil || len(left) == 0 {
+			return false, err
+		}
+	}
+	return false, fmt.Errorf("files keep appearing in the staging folder %s", StagingKey(runID))
 }
 
 // RecoverStaging deals with the staging folders earlier runs left in loc (call it with
