@@ -106,11 +106,11 @@ type VerdictFile struct {
 	Pairs         int     `json:"pairs"`          // tables the decision rests on
 	Excluded      int     `json:"excluded_pairs"` // tables left out as diverged
 	Floor         float64 `json:"floor"`
-	JEMMeanKL     float64 `json:"jem_mean_kl_joint"`
-	BaseMeanKL    float64 `json:"baseline_mean_kl_joint"`
-	FloorRatio    float64 `json:"jem_floor_ratio"`
-	BaselineToJEM float64 `json:"baseline_to_jem"`
-	WilcoxonP     float64 `json:"wilcoxon_p"`
+	JEMMeanKL     Number  `json:"jem_mean_kl_joint"`
+	BaseMeanKL    Number  `json:"baseline_mean_kl_joint"`
+	FloorRatio    Number  `json:"jem_floor_ratio"`
+	BaselineToJEM Number  `json:"baseline_to_jem"`
+	WilcoxonP     Number  `json:"wilcoxon_p"`
 	FloorFactor   float64 `json:"floor_factor"`
 	MinRatio      float64 `json:"min_ratio"`
 	MaxP          float64 `json:"max_p"`
@@ -118,48 +118,22 @@ type VerdictFile struct {
 	Seed          uint64  `json:"seed"`
 }
 
-// MarshalJSON writes the numbers that do not exist (NaN) as null.
-func (v VerdictFile) MarshalJSON() ([]byte, error) {
-	type plain VerdictFile // no methods: no recursion
-	opt := func(f float64) *float64 {
-		if math.IsNaN(f) {
-			return nil
-		}
-		return &f
+// Number is a float64 that may not exist: NaN in Go, null in JSON (never a made-up 0).
+type Number float64
+
+// MarshalJSON writes NaN as null.
+func (n Number) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(n)) {
+		return []byte("null"), nil
 	}
-	// The outer fields shadow plain's fields of the same JSON name.
-	return json.Marshal(struct {
-		plain
-		JEMMeanKL     *float64 `json:"jem_mean_kl_joint"`
-		BaseMeanKL    *float64 `json:"baseline_mean_kl_joint"`
-		FloorRatio    *float64 `json:"jem_floor_ratio"`
-		BaselineToJEM *float64 `json:"baseline_to_jem"`
-		WilcoxonP     *float64 `json:"wilcoxon_p"`
-	}{plain(v), opt(v.JEMMeanKL), opt(v.BaseMeanKL), opt(v.FloorRatio), opt(v.BaselineToJEM), opt(v.WilcoxonP)})
+	return json.Marshal(float64(n))
 }
 
-// UnmarshalJSON reads a null (or missing) number as NaN.
-func (v *VerdictFile) UnmarshalJSON(data []byte) error {
-	type plain VerdictFile
-	var in struct {
-		plain
-		JEMMeanKL     *float64 `json:"jem_mean_kl_joint"`
-		BaseMeanKL    *float64 `json:"baseline_mean_kl_joint"`
-		FloorRatio    *float64 `json:"jem_floor_ratio"`
-		BaselineToJEM *float64 `json:"baseline_to_jem"`
-		WilcoxonP     *float64 `json:"wilcoxon_p"`
+// UnmarshalJSON reads null as NaN.
+func (n *Number) UnmarshalJSON(data []byte) error {
+	if string(data) == "null" {
+		*n = Number(math.NaN())
+		return nil
 	}
-	if err := json.Unmarshal(data, &in); err != nil {
-		return err
-	}
-	val := func(f *float64) float64 {
-		if f == nil {
-			return math.NaN()
-		}
-		return *f
-	}
-	*v = VerdictFile(in.plain)
-	v.JEMMeanKL, v.BaseMeanKL, v.FloorRatio = val(in.JEMMeanKL), val(in.BaseMeanKL), val(in.FloorRatio)
-	v.BaselineToJEM, v.WilcoxonP = val(in.BaselineToJEM), val(in.WilcoxonP)
-	return nil
+	return json.Unmarshal(data, (*float64)(n))
 }

@@ -349,7 +349,7 @@ func TestVerdictFileNoFakeZeros(t *testing.T) {
 			if err := json.Unmarshal(raw, &back); err != nil {
 				t.Fatal(err)
 			}
-			same := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
+			same := func(a, b schemas.Number) bool { return a == b || math.IsNaN(float64(a)) && math.IsNaN(float64(b)) }
 			if back.Decided != v.Decided || back.Pairs != v.Pairs || back.Excluded != v.Excluded || back.Reason != v.Reason ||
 				!same(back.JEMMeanKL, v.JEMMeanKL) || !same(back.BaseMeanKL, v.BaseMeanKL) || !same(back.FloorRatio, v.FloorRatio) ||
 				!same(back.BaselineToJEM, v.BaselineToJEM) || !same(back.WilcoxonP, v.WilcoxonP) || back.Tables != v.Tables {

@@ -306,7 +306,7 @@ func TestVerdictOf(t *testing.T) {
 				return
 			}
 			if !v.Holds || v.Reason != tt.sum.Verdict.Reason || v.Tables != 30 || v.Seed != 9 ||
-				math.Abs(v.JEMMeanKL-0.0015) > 1e-12 || math.Abs(v.FloorRatio-1) > 1e-9 || v.BaselineToJEM <= 2 || v.FloorFactor != th.FloorFactor ||
+				math.Abs(float64(v.JEMMeanKL)-0.0015) > 1e-12 || math.Abs(float64(v.FloorRatio)-1) > 1e-9 || v.BaselineToJEM <= 2 || v.FloorFactor != th.FloorFactor ||
 				v.MaxP != th.MaxP || v.PxWeight != 1 {
 				t.Errorf("verdict = %+v", v)
 			}

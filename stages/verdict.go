@@ -38,7 +38,7 @@ func VerdictOf(sum schemas.Summary, th Thresholds) (schemas.VerdictFile, error) 
 		return schemas.VerdictFile{}, fmt.Errorf("verdict.json needs a single-point summary, got %d points", len(sum.Points))
 	}
 	ps := sum.Points[0]
-	nan := math.NaN()
+	nan := schemas.Number(math.NaN())
 	v := schemas.VerdictFile{Holds: sum.Verdict.Holds, Decided: sum.Verdict.Decided, Reason: sum.Verdict.Reason,
 		Tables: ps.Tables, Pairs: sum.Verdict.Pairs, Excluded: sum.Verdict.Excluded, Floor: ps.Floor,
 		JEMMeanKL: nan, BaseMeanKL: nan, FloorRatio: nan, BaselineToJEM: nan, WilcoxonP: nan,
@@ -49,16 +49,16 @@ func VerdictOf(sum schemas.Summary, th Thresholds) (schemas.VerdictFile, error) 
 		}
 		switch m.Method {
 		case MethodJEM:
-			v.JEMMeanKL = m.KLJoint.Mean
+			v.JEMMeanKL = schemas.Number(m.KLJoint.Mean)
 			if ps.Floor > 0 {
-				v.FloorRatio = m.FloorRatio
+				v.FloorRatio = schemas.Number(m.FloorRatio)
 			}
 		case MethodBaseline:
-			v.BaseMeanKL = m.KLJoint.Mean
+			v.BaseMeanKL = schemas.Number(m.KLJoint.Mean)
 		}
 	}
 	if c := ps.Comparison; c != nil && c.Pairs > 0 {
-		v.BaselineToJEM, v.WilcoxonP = c.BaselineToJEM, c.WilcoxonP
+		v.BaselineToJEM, v.WilcoxonP = schemas.Number(c.BaselineToJEM), schemas.Number(c.WilcoxonP)
 	}
 	return v, nil
 }
