@@ -3,6 +3,8 @@ package stages
 import (
 	"regexp"
 
+	"gocloud.dev/blob"
+
 	"github.com/jemcheck/jemcheck/schemas"
 )
 
@@ -23,4 +25,12 @@ func OwnedOutput(key string) bool { return ownedOutput.MatchString(key) }
 // OutputLayout is the output layout for schemas.CheckOwnership.
 func OutputLayout() schemas.Layout {
 	return schemas.Layout{Owned: OwnedOutput, Dirs: outputDirs}
+}
+
+// closeBucket closes a DoFn's bucket in Teardown; nil when Setup failed before opening it.
+func closeBucket(b *blob.Bucket) error {
+	if b == nil {
+		return nil
+	}
+	return b.Close()
 }

@@ -56,7 +56,7 @@ func (f *reportFn) Setup(ctx context.Context) (err error) {
 	return err
 }
 
-func (f *reportFn) Teardown() error { return f.bucket.Close() }
+func (f *reportFn) Teardown() error { return closeBucket(f.bucket) }
 
 func (f *reportFn) ProcessElement(ctx context.Context, sum schemas.Summary, rs ResultSet, first func(*Learned) bool, emit func(string)) error {
 	if err := schemas.WriteJSON(ctx, f.bucket, "summary.json", sum); err != nil {

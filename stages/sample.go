@@ -77,12 +77,7 @@ func (f *sampleShardFn) Setup(ctx context.Context) error {
 	return nil
 }
 
-func (f *sampleShardFn) Teardown() error {
-	if f.bucket == nil {
-		return nil
-	}
-	return f.bucket.Close()
-}
+func (f *sampleShardFn) Teardown() error { return closeBucket(f.bucket) }
 
 func (f *sampleShardFn) ProcessElement(ctx context.Context, _ string, iter func(*Table) bool, emit func(Dataset)) error {
 	var tables []Table

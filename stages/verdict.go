@@ -74,7 +74,7 @@ func (f *writeVerdictFn) Setup(ctx context.Context) (err error) {
 	return err
 }
 
-func (f *writeVerdictFn) Teardown() error { return f.bucket.Close() }
+func (f *writeVerdictFn) Teardown() error { return closeBucket(f.bucket) }
 
 func (f *writeVerdictFn) ProcessElement(ctx context.Context, sum schemas.Summary, emit func(string)) error {
 	v, err := VerdictOf(sum, f.Thresholds)

@@ -59,7 +59,7 @@ func (f *writeTablesFn) Setup(ctx context.Context) (err error) {
 	return err
 }
 
-func (f *writeTablesFn) Teardown() error { return f.bucket.Close() }
+func (f *writeTablesFn) Teardown() error { return closeBucket(f.bucket) }
 
 func (f *writeTablesFn) ProcessElement(ctx context.Context, point int64, iter func(*Table) bool, emit func(string)) error {
 	var ts []prob.Table
@@ -114,7 +114,7 @@ func (f *writeResultsFn) Setup(ctx context.Context) (err error) {
 	return err
 }
 
-func (f *writeResultsFn) Teardown() error { return f.bucket.Close() }
+func (f *writeResultsFn) Teardown() error { return closeBucket(f.bucket) }
 
 func (f *writeResultsFn) ProcessElement(ctx context.Context, rs ResultSet, emit func(string)) error {
 	if err := schemas.WriteParquet(ctx, f.bucket, "results.parquet", rs.Rows); err != nil {
@@ -144,7 +144,7 @@ func (f *writeLearnedFn) Setup(ctx context.Context) (err error) {
 	return err
 }
 
-func (f *writeLearnedFn) Teardown() error { return f.bucket.Close() }
+func (f *writeLearnedFn) Teardown() error { return closeBucket(f.bucket) }
 
 func (f *writeLearnedFn) ProcessElement(ctx context.Context, _ int, iter func(*Learned) bool, emit func(string)) error {
 	var runs []Learned
