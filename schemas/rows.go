@@ -46,9 +46,22 @@ type ResultRow struct {
 	BayesAccuracy float64 `parquet:"bayes_accuracy" json:"bayes_accuracy"`
 	Floor         float64 `parquet:"floor" json:"floor"`
 	KLEmpirical   float64 `parquet:"kl_empirical" json:"kl_empirical"`
-	FinalLoss     float64 `parquet:"final_loss" json:"final_loss"`
-	Diverged      bool    `parquet:"diverged" json:"diverged"`
-	TrainMS       float64 `parquet:"train_ms" json:"train_ms"`
+	EmptyCells    int64   `parquet:"empty_cells" json:"empty_cells"`
+
+	// The error split: kl_joint = kl_approximation + kl_optimisation_gap + kl_estimation.
+	// p̂ is the run's empirical table (the true table for the oracle, which trains on it).
+	KLApproximation   float64 `parquet:"kl_approximation" json:"kl_approximation"`       // min over the model family of KL(p‖q): what the family cannot represent (0 for a complete family)
+	KLOptimisationGap float64 `parquet:"kl_optimisation_gap" json:"kl_optimisation_gap"` // KL(p̂‖q) − min over the family of KL(p̂‖·): how far q is from the joint maximum-likelihood fit of the same data
+	KLEstimation      float64 `parquet:"kl_estimation" json:"kl_estimation"`             // the rest, kl_joint − kl_approximation − kl_optimisation_gap: the error of fitting N draws (0 for the oracle)
+	KLMarginalGap     float64 `parquet:"kl_marginal_gap" json:"kl_marginal_gap"`         // the optimisation gap of q(x) alone: KL(p̂(x)‖q(x)) − KL(p̂(x)‖q*(x)), q* the family's fit of p̂
+
+	// References, properties of the table and N (the same for every method of a table).
+	KLReference                 float64 `parquet:"kl_reference" json:"kl_reference"`                                     // KL(p‖r) of the reference estimate r on the same counts: the family's fit of the add-½ table (n+½)/(N+C/2)
+	KLReferenceExpected         float64 `parquet:"kl_reference_expected" json:"kl_reference_expected"`                   // E[kl_reference] over N-draw datasets: exact (binomial sums) for a complete family; kl_approximation + tr(J⁺K)/(2N) (first order) for a restricted one
+	KLMarginalReferenceExpected float64 `parquet:"kl_marginal_reference_expected" json:"kl_marginal_reference_expected"` // E[KL(p(x)‖add-½ estimate of p(x))], exact: the statistical scale of q(x)
+	FinalLoss                   float64 `parquet:"final_loss" json:"final_loss"`
+	Diverged                    bool    `parquet:"diverged" json:"diverged"`
+	TrainMS                     float64 `parquet:"train_ms" json:"train_ms"`
 }
 
 // LearnedRow is one cell of a learned joint: the rows of learned.parquet.

@@ -5,13 +5,17 @@ import (
 	"math"
 )
 
-// Dist summarises one metric over the non-diverged runs of a group.
+// Dist summarises one metric over the non-diverged runs of a group: its finite values
+// (Count of them) and, separately, how many were infinite (the KL of an empirical table
+// with an empty cell is +Inf; a mean that silently dropped them would be a conditional
+// mean).
 type Dist struct {
-	Count  int     `json:"count"`
-	Mean   float64 `json:"mean"`
-	Median float64 `json:"median"`
-	P10    float64 `json:"p10"`
-	P90    float64 `json:"p90"`
+	Count    int     `json:"count"`
+	Infinite int     `json:"infinite"` // +Inf values left out of the statistics
+	Mean     float64 `json:"mean"`
+	Median   float64 `json:"median"`
+	P10      float64 `json:"p10"`
+	P90      float64 `json:"p90"`
 }
 
 // MethodSummary aggregates the runs of one method at one grid point.
@@ -25,7 +29,17 @@ type MethodSummary struct {
 	Accuracy      Dist    `json:"accuracy"`
 	BayesAccuracy Dist    `json:"bayes_accuracy"`
 	KLEmpirical   Dist    `json:"kl_empirical"`
-	FloorRatio    float64 `json:"floor_ratio"` // mean joint KL / floor
+	FloorRatio    float64 `json:"floor_ratio"` // mean joint KL / floor (the first-order (X·K−1)/(2N))
+
+	// The error split of the joint KL (see schemas.ResultRow), and each part's mean
+	// divided by the mean statistical scale (kl_reference_expected − kl_approximation)
+	// of the same tables.
+	KLApproximation   Dist    `json:"kl_approximation"`
+	KLOptimisationGap Dist    `json:"kl_optimisation_gap"`
+	KLEstimation      Dist    `json:"kl_estimation"`
+	KLMarginalGap     Dist    `json:"kl_marginal_gap"`
+	ReferenceRatio    float64 `json:"reference_ratio"` // mean kl_joint / mean kl_reference_expected
+	GapRatio          float64 `json:"gap_ratio"`       // mean kl_optimisation_gap / mean statistical scale
 }
 
 // Comparison is the paired JEM-vs-baseline comparison of joint KL over the tables
@@ -45,16 +59,41 @@ type Comparison struct {
 
 // PointSummary aggregates one grid point (the whole run in the control pipeline).
 type PointSummary struct {
-	PointID    int64           `json:"point_id"`
-	Params     PointParams     `json:"params"` // the grid point's values
-	Tables     int             `json:"tables"`
-	Floor      float64         `json:"floor"`
+	PointID int64       `json:"point_id"`
+	Params  PointParams `json:"params"` // the grid point's values
+	Tables  int         `json:"tables"`
+	Floor   float64     `json:"floor"`        // the first-order (X·K−1)/(2N), for comparison
+	Family  string      `json:"model_family"` // "complete" or the restricted family the point trains
+
+	// References over the point's tables (every method shares them).
+	EmptyCellShare    float64 `json:"empty_cell_share"`      // share of tables whose N draws left a cell empty
+	ReferenceExpected float64 `json:"kl_reference_expected"` // mean exact E[KL(p‖add-½ fit)] over N-draw datasets
+	Reference         float64 `json:"kl_reference"`          // mean KL(p‖add-½ fit) on the drawn counts
+
 	Methods    []MethodSummary `json:"methods"`
 	Comparison *Comparison     `json:"comparison,omitempty"` // present when baseline and jem both ran
 	Verdict    Verdict         `json:"verdict"`
 }
 
-// Verdict says whether the JEM claim holds: JEM's joint KL near the floor, the baseline's not.
+// Check is one line of the verdict: a ratio of sums over the tables with its
+// table-bootstrap 95% CI, passing when the CI's upper end is at most Limit. Deciding
+// checks decide the verdict; the others are reported beside it.
+type Check struct {
+	Name     string `json:"name"`
+	What     string `json:"what"`
+	Value    Number `json:"value"`
+	CILow    Number `json:"ci_low"`
+	CIHigh   Number `json:"ci_high"`
+	Limit    Number `json:"limit"`
+	Pass     bool   `json:"pass"`
+	Deciding bool   `json:"deciding"`
+}
+
+// Verdict says whether the JEM claim holds at a point: JEM's logits fit the joint as well
+// as its N draws allow, i.e. the parts of its error JEM is responsible for (its
+// optimisation gap, of the joint and of q(x)) and the model family's approximation error
+// are each within the margin of the statistical error. Checks holds the lines; Cause
+// names what failed (steps, minibatch noise, px weight, model family, too few tables).
 //
 // Decided is false when no decision was taken (undecided: a method is missing, every
 // pair diverged, or more than stages.MaxDivergedShare of the pairs diverged); Holds is
@@ -62,11 +101,13 @@ type PointSummary struct {
 // of tables the decision rests on, Excluded those left out as diverged (summed over the
 // points for a sweep's overall verdict, which is decided when every point is).
 type Verdict struct {
-	Holds    bool   `json:"holds"`
-	Decided  bool   `json:"decided"`
-	Pairs    int    `json:"pairs"`
-	Excluded int    `json:"excluded_pairs"`
-	Reason   string `json:"reason"`
+	Holds    bool    `json:"holds"`
+	Decided  bool    `json:"decided"`
+	Pairs    int     `json:"pairs"`
+	Excluded int     `json:"excluded_pairs"`
+	Reason   string  `json:"reason"`
+	Cause    string  `json:"cause,omitempty"` // when it fails: steps, minibatch, px_weight, model_family, tables
+	Checks   []Check `json:"checks,omitempty"`
 }
 
 // Summary is summary.json.
@@ -93,29 +134,31 @@ type PointParams struct {
 }
 
 // VerdictFile is verdict.json, written by the regression check next to summary.json:
-// the decision, the numbers it rests on and the thresholds it was taken under.
+// the decision, the checks it rests on and the margin it was taken under.
 //
 // A number that does not exist (a mean over no converged run, the comparison of no
-// pair) is NaN here and null in the JSON, never a made-up 0: JEMMeanKL, BaseMeanKL,
-// FloorRatio, BaselineToJEM and WilcoxonP.
+// pair) is NaN here and null in the JSON, never a made-up 0.
 type VerdictFile struct {
-	Holds         bool    `json:"holds"`
-	Decided       bool    `json:"decided"`
-	Reason        string  `json:"reason"`
-	Tables        int     `json:"tables"`
-	Pairs         int     `json:"pairs"`          // tables the decision rests on
-	Excluded      int     `json:"excluded_pairs"` // tables left out as diverged
-	Floor         float64 `json:"floor"`
-	JEMMeanKL     Number  `json:"jem_mean_kl_joint"`
-	BaseMeanKL    Number  `json:"baseline_mean_kl_joint"`
-	FloorRatio    Number  `json:"jem_floor_ratio"`
-	BaselineToJEM Number  `json:"baseline_to_jem"`
-	WilcoxonP     Number  `json:"wilcoxon_p"`
-	FloorFactor   float64 `json:"floor_factor"`
-	MinRatio      float64 `json:"min_ratio"`
-	MaxP          float64 `json:"max_p"`
-	PxWeight      float64 `json:"jem_px_weight"`
-	Seed          uint64  `json:"seed"`
+	Holds             bool    `json:"holds"`
+	Decided           bool    `json:"decided"`
+	Reason            string  `json:"reason"`
+	Cause             string  `json:"cause,omitempty"`
+	Checks            []Check `json:"checks"`
+	Margin            float64 `json:"margin"`
+	Tables            int     `json:"tables"`
+	Pairs             int     `json:"pairs"`          // tables the decision rests on
+	Excluded          int     `json:"excluded_pairs"` // tables left out as diverged
+	EmptyCellShare    float64 `json:"empty_cell_share"`
+	ReferenceExpected float64 `json:"kl_reference_expected"`
+	Floor             float64 `json:"floor"`
+	JEMMeanKL         Number  `json:"jem_mean_kl_joint"`
+	JEMMeanGap        Number  `json:"jem_mean_kl_optimisation_gap"`
+	BaseMeanKL        Number  `json:"baseline_mean_kl_joint"`
+	BaselineToJEM     Number  `json:"baseline_to_jem"`
+	WilcoxonP         Number  `json:"wilcoxon_p"`
+	MaxP              float64 `json:"max_p"`
+	PxWeight          float64 `json:"jem_px_weight"`
+	Seed              uint64  `json:"seed"`
 }
 
 // Number is a float64 that may not exist: NaN in Go, null in JSON (never a made-up 0).

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
+	"github.com/jemcheck/jemcheck/models"
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
 )
@@ -23,9 +24,10 @@ func init() {
 // Evaluate compares every learned joint with its true table: from the logits f(x)[y]
 // over all cells, q(x,y) = softmax over all cells, q(x) and q(y|x); exact
 // KL(p‖q) of the joint, of the marginal p(x), the conditional E_{x~p} KL(p(y|x)‖q(y|x)),
-// the accuracy of argmax q(y|x) under p against the table's Bayes accuracy, the
-// statistical floor (X·K−1)/(2N) and the KL of the empirical table (the plug-in
-// estimate) for reference.
+// the accuracy of argmax q(y|x) under p against the table's Bayes accuracy; the joint
+// KL split into approximation, optimisation and estimation errors with the exact
+// references (see splitError); the first-order floor (X·K−1)/(2N) and the KL of the
+// empirical table (the plug-in estimate, +Inf when a cell is empty) for comparison.
 //
 // In: PCollection<Trained>. Out: PCollection<schemas.ResultRow>, PCollection<Learned>.
 func Evaluate(s beam.Scope, trained beam.PCollection) (results, learned beam.PCollection) {
@@ -65,9 +67,11 @@ func EvaluateRun(t Trained) (schemas.ResultRow, Learned) {
 		BayesAccuracy: prob.BayesAccuracy(truth, x, k),
 		Floor:         prob.Floor(x*k, int64(p.Samples)),
 		KLEmpirical:   prob.KL(truth, prob.Empirical(d.Counts)),
+		EmptyCells:    int64(prob.EmptyCells(d.Counts)),
 		FinalLoss:     t.Loss,
 		TrainMS:       t.TrainMS,
 	}
+	splitError(&row, familyOf(p), truth, d.Counts, q, int64(p.Samples), t.Job.Method == MethodOracle)
 	row.Diverged = diverged(t.Diverged, t.Logits, row.KLJoint, row.KLMarginal, row.KLConditional)
 	if t.Job.Method == MethodBaseline {
 		row.PxWeight = 0
@@ -102,4 +106,48 @@ func finite(xs []float64) bool {
 		}
 	}
 	return true
+}
+
+// familyOf is the model family a point trains (see prob.Family): scalar x with the
+// linear model is the scalar linear family; one-hot x and MLPs are complete (an MLP
+// whose last hidden layer has fewer than X−1 units is taken as complete too, which
+// Summarize notes).
+func familyOf(p Point) prob.Family {
+	return prob.Family{X: p.XValues, K: p.Classes, ScalarLinear: p.Encoding == models.EncodingScalar && p.Model == "linear"}
+}
+
+// splitError fills the error split and the references of a run's row:
+//
+//	kl_joint = KL(p‖q) = A + O + E,
+//	A = min_family KL(p‖·)                     (approximation),
+//	O = KL(p̂‖q) − min_family KL(p̂‖·)           (optimisation gap on the run's own data),
+//	E = kl_joint − A − O                        (estimation: the rest),
+//
+// with p̂ the empirical table of the counts (the true table for the oracle, which
+// trains on it, so its E is 0). The references are the family's fit r of the add-½
+// table on the same counts (kl_reference = KL(p‖r), paired with the run) and its
+// expectation over N-draw datasets.
+func splitError(row *schemas.ResultRow, fam prob.Family, truth []float64, counts []int64, q []float64, n int64, oracle bool) {
+	x, k := fam.X, fam.K
+	best := fam.Project(truth)
+	data := truth
+	if !oracle {
+		data = prob.Empirical(counts)
+	}
+	fit := best
+	if !oracle {
+		fit = fam.Project(data)
+	}
+	row.KLApproximation = best.KL
+	row.KLOptimisationGap = prob.KL(data, q) - fit.KL
+	row.KLEstimation = row.KLJoint - row.KLApproximation - row.KLOptimisationGap
+	dx := prob.Marginal(data, x, k)
+	row.KLMarginalGap = prob.KL(dx, prob.Marginal(q, x, k)) - prob.KL(dx, prob.Marginal(fit.Q, x, k))
+	row.KLReference = prob.KL(truth, fam.Project(prob.Smoothed(counts, prob.SmoothingAdd)).Q)
+	if fam.Complete() {
+		row.KLReferenceExpected = prob.ExpectedKLSmoothed(truth, n, prob.SmoothingAdd)
+	} else {
+		row.KLReferenceExpected = best.KL + fam.ExcessTrace(truth, best.Q)/(2*float64(n))
+	}
+	row.KLMarginalReferenceExpected = prob.ExpectedKLSmoothed(prob.Marginal(truth, x, k), n, prob.SmoothingAdd)
 }

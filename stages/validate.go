@@ -24,18 +24,20 @@ type Options struct {
 	Thresholds   Thresholds `json:"thresholds"`
 }
 
-// Thresholds decide the verdict: the JEM claim holds at a point when JEM's mean joint
-// KL is within FloorFactor of the floor, the baseline's mean joint KL is at least
-// MinRatio times JEM's, and the paired Wilcoxon test's p-value is below MaxP.
+// Thresholds decide the verdict (see Summarize): the JEM claim holds at a point when the
+// upper ends of the bootstrap 95% CIs of JEM's optimisation gap, of q(x)'s optimisation
+// gap and of the family's approximation error, each as a share of the statistical error
+// of the same tables, are at most Margin. MaxP is the level of the secondary line, the
+// paired Wilcoxon test of baseline against JEM, which is reported but does not decide.
 type Thresholds struct {
-	FloorFactor float64 `json:"floor_factor"`
-	MinRatio    float64 `json:"min_ratio"`
-	MaxP        float64 `json:"max_p"`
+	Margin float64 `json:"margin"`
+	MaxP   float64 `json:"max_p"`
 }
 
-// DefaultThresholds are the documented defaults.
+// DefaultThresholds are the documented defaults, fixed in advance: a margin of 10% of
+// the statistical error, and p < 0.01 for the secondary line.
 func DefaultThresholds() Thresholds {
-	return Thresholds{FloorFactor: 2, MinRatio: 2, MaxP: 0.01}
+	return Thresholds{Margin: 0.10, MaxP: 0.01}
 }
 
 // Encodings and methods the trainer knows.
@@ -152,8 +154,7 @@ func (o Options) Validate() error {
 		v    float64
 		ok   bool
 	}{
-		{"floor_factor", t.FloorFactor, t.FloorFactor > 0},
-		{"min_ratio", t.MinRatio, t.MinRatio > 0},
+		{"margin", t.Margin, t.Margin > 0},
 		{"max_p", t.MaxP, t.MaxP > 0 && t.MaxP <= 1},
 	} {
 		if math.IsNaN(c.v) || math.IsInf(c.v, 0) || !c.ok {

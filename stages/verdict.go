@@ -30,9 +30,9 @@ func WriteVerdict(s beam.Scope, opts Options, summary beam.PCollection) beam.PCo
 }
 
 // VerdictOf builds verdict.json's content from a single-point summary decided under th.
-// A number that does not exist is NaN (null in the file): the mean joint KL of a method
-// with no converged run (or that did not run), and the comparison's ratio and p-value
-// when no pair converged.
+// A number that does not exist is NaN (null in the file): the means of a method with no
+// converged run (or that did not run), and the comparison's ratio and p-value when no
+// pair converged.
 func VerdictOf(sum schemas.Summary, th Thresholds) (schemas.VerdictFile, error) {
 	if len(sum.Points) != 1 {
 		return schemas.VerdictFile{}, fmt.Errorf("verdict.json needs a single-point summary, got %d points", len(sum.Points))
@@ -40,19 +40,21 @@ func VerdictOf(sum schemas.Summary, th Thresholds) (schemas.VerdictFile, error) 
 	ps := sum.Points[0]
 	nan := schemas.Number(math.NaN())
 	v := schemas.VerdictFile{Holds: sum.Verdict.Holds, Decided: sum.Verdict.Decided, Reason: sum.Verdict.Reason,
-		Tables: ps.Tables, Pairs: sum.Verdict.Pairs, Excluded: sum.Verdict.Excluded, Floor: ps.Floor,
-		JEMMeanKL: nan, BaseMeanKL: nan, FloorRatio: nan, BaselineToJEM: nan, WilcoxonP: nan,
-		FloorFactor: th.FloorFactor, MinRatio: th.MinRatio, MaxP: th.MaxP, PxWeight: ps.Params.PxWeight, Seed: sum.Seed}
+		Cause: sum.Verdict.Cause, Checks: sum.Verdict.Checks, Margin: th.Margin,
+		Tables: ps.Tables, Pairs: sum.Verdict.Pairs, Excluded: sum.Verdict.Excluded, EmptyCellShare: ps.EmptyCellShare,
+		ReferenceExpected: ps.ReferenceExpected, Floor: ps.Floor,
+		JEMMeanKL: nan, JEMMeanGap: nan, BaseMeanKL: nan, BaselineToJEM: nan, WilcoxonP: nan,
+		MaxP: th.MaxP, PxWeight: ps.Params.PxWeight, Seed: sum.Seed}
+	if v.Checks == nil {
+		v.Checks = []schemas.Check{}
+	}
 	for _, m := range ps.Methods {
 		if m.KLJoint.Count == 0 {
 			continue
 		}
 		switch m.Method {
 		case MethodJEM:
-			v.JEMMeanKL = schemas.Number(m.KLJoint.Mean)
-			if ps.Floor > 0 {
-				v.FloorRatio = schemas.Number(m.FloorRatio)
-			}
+			v.JEMMeanKL, v.JEMMeanGap = schemas.Number(m.KLJoint.Mean), schemas.Number(m.KLOptimisationGap.Mean)
 		case MethodBaseline:
 			v.BaseMeanKL = schemas.Number(m.KLJoint.Mean)
 		}

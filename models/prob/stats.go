@@ -149,3 +149,32 @@ func BootstrapMeanCI(rng *rand.Rand, xs []float64, reps int, level float64) (lo,
 	alpha := (1 - level) / 2
 	return quantileSorted(means, alpha), quantileSorted(means, 1-alpha)
 }
+
+// BootstrapRatioCI returns the percentile-bootstrap confidence interval at level for
+// the ratio of sums Σ num / Σ den over paired items (resampling the items, so each
+// num[i] stays with its den[i]), from reps resamples. It returns NaN, NaN for no items,
+// mismatched lengths, reps < 1 or level outside (0, 1); a resample whose Σ den is 0
+// counts as +Inf.
+func BootstrapRatioCI(rng *rand.Rand, num, den []float64, reps int, level float64) (lo, hi float64) {
+	n := len(num)
+	if n == 0 || len(den) != n || reps < 1 || !(level > 0 && level < 1) {
+		return math.NaN(), math.NaN()
+	}
+	ratios := make([]float64, reps)
+	for r := range ratios {
+		sn, sd := 0.0, 0.0
+		for range n {
+			i := rng.IntN(n)
+			sn += num[i]
+			sd += den[i]
+		}
+		if sd == 0 {
+			ratios[r] = math.Inf(1)
+		} else {
+			ratios[r] = sn / sd
+		}
+	}
+	slices.Sort(ratios)
+	alpha := (1 - level) / 2
+	return quantileSorted(ratios, alpha), quantileSorted(ratios, 1-alpha)
+}

@@ -23,12 +23,12 @@ type Flags struct {
 
 // OptionFlags are the run-wide flags every pipeline has (stages.Options).
 type OptionFlags struct {
-	trainBatch, reportTables    *int
-	tablesFrom, backend, out    *string
-	floorFactor, minRatio, maxP *float64
-	seed                        *uint64
-	writeSamples, timings       *bool
-	overwrite                   *bool
+	trainBatch, reportTables *int
+	tablesFrom, backend, out *string
+	margin, maxP             *float64
+	seed                     *uint64
+	writeSamples, timings    *bool
+	overwrite                *bool
 }
 
 // Defaults are a command's flag defaults that differ between commands.
@@ -73,9 +73,9 @@ func RegisterOptionFlags(fs *flag.FlagSet, out string) *OptionFlags {
 			"only objects with jemcheck's output names (deletes nothing)"),
 		timings:      fs.Bool("timings", false, "record per-run training wall time in results.parquet (train_ms); off keeps every output byte-identical across runs"),
 		reportTables: fs.Int("report_tables", 3, "tables per point shown in the report's triple plots"),
-		floorFactor:  fs.Float64("floor_factor", th.FloorFactor, "verdict: JEM's mean joint KL must be ≤ this × the floor (k−1)/(2N)"),
-		minRatio:     fs.Float64("min_ratio", th.MinRatio, "verdict: baseline-to-JEM ratio of mean joint KL must be ≥ this"),
-		maxP:         fs.Float64("max_p", th.MaxP, "verdict: the paired Wilcoxon signed-rank p-value must be < this"),
+		margin: fs.Float64("margin", th.Margin, "verdict: JEM's optimisation gap (joint and q(x)) and the family's approximation error "+
+			"must each be ≤ this share of the statistical error (upper end of a bootstrap 95% CI)"),
+		maxP: fs.Float64("max_p", th.MaxP, "secondary verdict line (reported, not deciding): the paired Wilcoxon p-value of baseline vs JEM must be < this"),
 	}
 }
 
@@ -84,7 +84,7 @@ func (f *OptionFlags) Options() stages.Options {
 	return stages.Options{
 		Seed: *f.seed, Out: *f.out, TablesFrom: *f.tablesFrom, TrainBatch: *f.trainBatch, Backend: *f.backend,
 		WriteSamples: *f.writeSamples, Timings: *f.timings, ReportTables: *f.reportTables,
-		Thresholds: stages.Thresholds{FloorFactor: *f.floorFactor, MinRatio: *f.minRatio, MaxP: *f.maxP},
+		Thresholds: stages.Thresholds{Margin: *f.margin, MaxP: *f.maxP},
 	}
 }
 

@@ -1,0 +1,224 @@
+package prob
+
+import (
+	"math"
+	"testing"
+)
+
+// inFamily builds the scalar linear joint softmax(w_y·x + b_y) on X×K cells.
+func inFamily(x int, w, b []float64) []float64 {
+	k := len(w)
+	l := make([]float64, x*k)
+	for i := 0; i < x; i++ {
+		for y := 0; y < k; y++ {
+			l[i*k+y] = w[y]*float64(i) + b[y]
+		}
+	}
+	return Softmax(l)
+}
+
+func TestProjectComplete(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		f    Family
+		p    []float64
+	}{
+		{"onehot 3x2", Family{X: 3, K: 2}, []float64{0.1, 0.2, 0.3, 0.05, 0.15, 0.2}},
+		{"scalar X=2 is complete", Family{X: 2, K: 3, ScalarLinear: true}, []float64{0.1, 0.2, 0.3, 0.05, 0.15, 0.2}},
+		{"empty cell", Family{X: 2, K: 2}, []float64{0, 0.5, 0.25, 0.25}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pr := tt.f.Project(tt.p)
+			if pr.KL != 0 || pr.Iterations != 0 {
+				t.Fatalf("KL %g, iterations %d; want an exact 0 with no iteration", pr.KL, pr.Iterations)
+			}
+			for i := range tt.p {
+				if pr.Q[i] != tt.p[i] {
+					t.Fatalf("Q = %v, want the target %v", pr.Q, tt.p)
+				}
+			}
+		})
+	}
+}
+
+func TestProjectScalarLinear(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		x      int
+		p      []float64
+		zeroKL bool // p is in the family: the projection is p itself
+	}{
+		{"member 3x2", 3, inFamily(3, []float64{0.7, -1.2}, []float64{0.3, 0.1}), true},
+		{"member 5x3 extreme slopes", 5, inFamily(5, []float64{4, -6, 0.5}, []float64{-3, 9, 0}), true},
+		{"not a member 3x2", 3, []float64{0.3, 0.05, 0.05, 0.3, 0.25, 0.05}, false},
+		{"not a member 4x3", 4, []float64{0.02, 0.1, 0.08, 0.15, 0.05, 0.1, 0.03, 0.2, 0.07, 0.1, 0.05, 0.05}, false},
+		{"empty cells, optimum at infinity", 3, []float64{0.5, 0, 0.2, 0.1, 0, 0.2}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			k := len(tt.p) / tt.x
+			f := Family{X: tt.x, K: k, ScalarLinear: true}
+			pr := f.Project(tt.p)
+			if pr.Decrement > 1e-15 {
+				t.Fatalf("not converged: decrement %g after %d iterations", pr.Decrement, pr.Iterations)
+			}
+			if tt.zeroKL && pr.KL > 1e-13 {
+				t.Fatalf("KL %g for a member of the family, want ≈ 0", pr.KL)
+			}
+			if !tt.zeroKL && !(pr.KL > 1e-4) {
+				t.Fatalf("KL %g for a table the family cannot represent, want > 0", pr.KL)
+			}
+			// The maximum-likelihood fit of an exponential family matches the moments of
+			// its sufficient statistics: Σ_x q(x,y) = Σ_x p(x,y) and Σ_x x·q(x,y) = Σ_x x·p(x,y).
+			for y := 0; y < k; y++ {
+				var mq, mp, xq, xp float64
+				for i := 0; i < tt.x; i++ {
+					mq += pr.Q[i*k+y]
+					mp += tt.p[i*k+y]
+					xq += float64(i) * pr.Q[i*k+y]
+					xp += float64(i) * tt.p[i*k+y]
+				}
+				if math.Abs(mq-mp) > 1e-9 || math.Abs(xq-xp) > 1e-9 {
+					t.Fatalf("class %d: moments (%g, %g) of the fit, want those of the target (%g, %g)", y, mq, xq, mp, xp)
+				}
+			}
+			// Any other member is no closer.
+			for _, w := range [][]float64{{0, 0, 0}, {1, -1, 0.5}, {-2, 2, 0}} {
+				other := inFamily(tt.x, w[:k], make([]float64, k))
+				if KL(tt.p, other) < pr.KL-1e-12 {
+					t.Fatalf("member %v is closer (%g) than the projection (%g)", w[:k], KL(tt.p, other), pr.KL)
+				}
+			}
+		})
+	}
+}
+
+func TestExcessTrace(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		f    Family
+		p    []float64
+		want float64
+	}{
+		{"complete: support − 1", Family{X: 2, K: 2}, []float64{0.1, 0.2, 0.3, 0.4}, 3},
+		{"complete, one empty cell", Family{X: 2, K: 2}, []float64{0, 0.2, 0.3, 0.5}, 2},
+		// A correct model: J = K, the trace is the dof 2K−1.
+		{"scalar member 3x2", Family{X: 3, K: 2, ScalarLinear: true}, inFamily(3, []float64{0.7, -1.2}, []float64{0.3, 0.1}), 3},
+		{"scalar member 4x3", Family{X: 4, K: 3, ScalarLinear: true}, inFamily(4, []float64{0.7, -1.2, 0.1}, []float64{0.3, 0.1, -0.4}), 5},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			q := tt.f.Project(tt.p).Q
+			if got := tt.f.ExcessTrace(tt.p, q); math.Abs(got-tt.want) > 1e-7 {
+				t.Fatalf("ExcessTrace = %.12g, want %g", got, tt.want)
+			}
+		})
+	}
+}
+
+// enumerateExpectedKL is E[KL(p‖(n+a)/(N+aC))] by brute force over every count vector
+// of N draws on the cells of p, weighted by the multinomial pmf.
+func enumerateExpectedKL(p []float64, n int, a float64) float64 {
+	c := len(p)
+	counts := make([]int64, c)
+	total := 0.0
+	var rec func(i, left int, logw float64)
+	rec = func(i, left int, logw float64) {
+		if i == c-1 {
+			counts[i] = int64(left)
+			lw := logw - lfact(left) + float64(left)*safeLog(p[i])
+			if left > 0 && p[i] == 0 {
+				return
+			}
+			total += math.Exp(lw+lfact(n)) * KL(p, Smoothed(counts, a))
+			return
+		}
+		for k := 0; k <= left; k++ {
+			if k > 0 && p[i] == 0 {
+				break
+			}
+			counts[i] = int64(k)
+			rec(i+1, left-k, logw-lfact(k)+float64(k)*safeLog(p[i]))
+		}
+	}
+	rec(0, n, 0)
+	return total
+}
+
+func lfact(k int) float64 { v, _ := math.Lgamma(float64(k) + 1); return v }
+
+func safeLog(v float64) float64 {
+	if v == 0 {
+		return 0
+	}
+	return math.Log(v)
+}
+
+func TestExpectedKLSmoothed(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		p    []float64
+		n    int
+		a    float64
+	}{
+		{"2x2 N=1", []float64{0.1, 0.2, 0.3, 0.4}, 1, 0.5},
+		{"2x2 N=7", []float64{0.1, 0.2, 0.3, 0.4}, 7, 0.5},
+		{"3 cells N=30", []float64{0.6, 0.35, 0.05}, 30, 0.5},
+		{"zero cell", []float64{0.5, 0, 0.5}, 12, 0.5},
+		{"sparse N=20", []float64{0.98, 0.01, 0.005, 0.005}, 20, 0.5},
+		{"add-one", []float64{0.25, 0.25, 0.5}, 10, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ExpectedKLSmoothed(tt.p, int64(tt.n), tt.a)
+			want := enumerateExpectedKL(tt.p, tt.n, tt.a)
+			if math.Abs(got-want) > 1e-12*math.Max(1, want) {
+				t.Fatalf("ExpectedKLSmoothed = %.15g, brute force %.15g", got, want)
+			}
+		})
+	}
+}
+
+// The series and the sum agree where the switch happens and beyond, and the expected
+// KL tends to the first-order floor (C−1)/(2N).
+func TestExpectedKLSmoothedLargeN(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		n    int64
+		p    float64
+	}{
+		{"sigma 100", 40_000, 0.5},
+		{"sigma 300", 1_000_000, 0.1},
+		{"sigma 1000 small p", 1_000_000_000, 0.001},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := tt.p * float64(tt.n)
+			s, e := seriesLogRatio(tt.n, tt.p, 0.5, m), sumLogRatio(tt.n, tt.p, 0.5, m)
+			if math.Abs(s-e) > 1e-6*math.Abs(e) {
+				t.Fatalf("series %.12g, sum %.12g", s, e)
+			}
+		})
+	}
+	p := []float64{0.1, 0.2, 0.3, 0.4}
+	for _, n := range []int64{100_000, 10_000_000, 1_000_000_000_000} {
+		got, floor := ExpectedKLSmoothed(p, n, 0.5), Floor(len(p), n)
+		if math.Abs(got/floor-1) > 2e-3*math.Max(1, 1e6/float64(n)) {
+			t.Errorf("N=%d: E[KL] = %.6g = %.6f× the floor %.3g, want → 1", n, got, got/floor, floor)
+		}
+	}
+}
+
+func TestBootstrapRatioCI(t *testing.T) {
+	num := []float64{1, 2, 3, 4, 5, 6, 7, 8}
+	den := []float64{2, 4, 6, 8, 10, 12, 14, 16}
+	lo, hi := BootstrapRatioCI(NewRand(1), num, den, 500, 0.95)
+	if lo != 0.5 || hi != 0.5 {
+		t.Fatalf("constant ratio: CI [%g, %g], want [0.5, 0.5]", lo, hi)
+	}
+	num[0] = 10
+	lo, hi = BootstrapRatioCI(NewRand(1), num, den, 2000, 0.95)
+	point := 45.0 / 72
+	if !(lo < point && point < hi) {
+		t.Fatalf("CI [%g, %g] misses the ratio of sums %g", lo, hi, point)
+	}
+	if lo, hi := BootstrapRatioCI(NewRand(1), nil, nil, 10, 0.95); !math.IsNaN(lo) || !math.IsNaN(hi) {
+		t.Fatalf("no items: [%g, %g], want NaN", lo, hi)
+	}
+}
