@@ -118,7 +118,13 @@ func summarizePoint(rows []schemas.ResultRow, seed uint64, th Thresholds) schema
 	}
 	ps.Tables = len(tables)
 	empty := 0
-	for _, r := range tables {
+	ids := make([]int64, 0, len(tables))
+	for id := range tables {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids) // a fixed summation order: summary.json is byte-identical across runners
+	for _, id := range ids {
+		r := tables[id]
 		if r.EmptyCells > 0 {
 			empty++
 		}

@@ -252,12 +252,12 @@ func TestVerdictDivergedShare(t *testing.T) {
 		contains        string
 	}{
 		{"none diverged", divergedRows(100, 0), true, true, 100, 0, "over 100 tables"},
-		{"5% diverged", divergedRows(100, 5), true, true, 95, 5, "; 5 of 100 tables left out as diverged"},
+		{"5% diverged", divergedRows(100, 5), true, true, 95, 5, "; 5 of 100 jem runs left out as diverged"},
 		{"10% diverged", divergedRows(100, 10), true, true, 90, 10, "HOLDS"},
 		{"11% diverged", divergedRows(100, 11), false, false, 89, 11,
-			"undecided: 11 of 100 tables (11.0%) have a diverged baseline or jem run, more than the 10% a verdict allows"},
-		{"all diverged", divergedRows(20, 20), false, false, 0, 20, "undecided: every jem or baseline run diverged (20 of 20 tables)"},
-		{"no baseline", divergedRows(20, 0)[1:2], false, false, 0, 0, "undecided: the verdict needs both baseline and jem runs"},
+			"undecided: 11 of 100 jem runs (11.0%) diverged, more than the 10% a verdict allows"},
+		{"all diverged", divergedRows(20, 20), false, false, 0, 20, "undecided: every jem run diverged (20 of 20 tables)"},
+		{"no jem", divergedRows(20, 0)[:1], false, false, 0, 0, "undecided: the verdict needs jem runs"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -312,9 +312,9 @@ func TestVerdictFileNoFakeZeros(t *testing.T) {
 		numbers []string // keys that must be numbers
 	}{
 		{"decided", divergedRows(100, 0), true, nil,
-			[]string{"jem_mean_kl_joint", "baseline_mean_kl_joint", "jem_floor_ratio", "baseline_to_jem", "wilcoxon_p"}},
+			[]string{"jem_mean_kl_joint", "baseline_mean_kl_joint", "jem_mean_kl_optimisation_gap", "baseline_to_jem", "wilcoxon_p"}},
 		{"every jem run diverged", divergedRows(30, 30), false,
-			[]string{"jem_mean_kl_joint", "jem_floor_ratio", "baseline_to_jem", "wilcoxon_p"}, []string{"baseline_mean_kl_joint"}},
+			[]string{"jem_mean_kl_joint", "jem_mean_kl_optimisation_gap", "baseline_to_jem", "wilcoxon_p"}, []string{"baseline_mean_kl_joint"}},
 		{"too many diverged", divergedRows(100, 50), false, nil,
 			[]string{"jem_mean_kl_joint", "baseline_mean_kl_joint", "baseline_to_jem", "wilcoxon_p"}},
 	}
@@ -351,7 +351,7 @@ func TestVerdictFileNoFakeZeros(t *testing.T) {
 			}
 			same := func(a, b schemas.Number) bool { return a == b || math.IsNaN(float64(a)) && math.IsNaN(float64(b)) }
 			if back.Decided != v.Decided || back.Pairs != v.Pairs || back.Excluded != v.Excluded || back.Reason != v.Reason ||
-				!same(back.JEMMeanKL, v.JEMMeanKL) || !same(back.BaseMeanKL, v.BaseMeanKL) || !same(back.FloorRatio, v.FloorRatio) ||
+				!same(back.JEMMeanKL, v.JEMMeanKL) || !same(back.BaseMeanKL, v.BaseMeanKL) || !same(back.JEMMeanGap, v.JEMMeanGap) || len(back.Checks) != len(v.Checks) ||
 				!same(back.BaselineToJEM, v.BaselineToJEM) || !same(back.WilcoxonP, v.WilcoxonP) || back.Tables != v.Tables {
 				t.Errorf("round trip:\n got %+v\nwant %+v", back, v)
 			}
