@@ -416,10 +416,13 @@ func familyWords(p schemas.PointParams) string {
 		fam.Dof(), int(p.XValues*p.Classes)-1, p.XValues, p.Classes)
 }
 
-// pct prints a share as a percentage.
+// pct prints a share as a percentage, or as a multiple from 10× up.
 func pct(v float64) string {
-	if math.IsNaN(v) {
+	switch {
+	case math.IsNaN(v):
 		return "n/a"
+	case math.Abs(v) >= 10:
+		return fmt.Sprintf("%.3g×", v)
 	}
 	return fmt.Sprintf("%.3g%%", 100*v)
 }

@@ -1,0 +1,84 @@
+package stages
+
+import (
+	"math"
+	"testing"
+
+	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/schemas"
+)
+
+// TestSplitError: the split sums to kl_joint, each part is what its definition says on
+// cases where it is known in closed form, and the references are the exact ones.
+func TestSplitError(t *testing.T) {
+	p22 := []float64{0.1, 0.2, 0.3, 0.4}
+	p43 := []float64{0.02, 0.1, 0.08, 0.15, 0.05, 0.1, 0.03, 0.2, 0.07, 0.1, 0.05, 0.05}
+	c22 := []int64{9, 22, 31, 38}
+	c43 := []int64{2, 10, 9, 14, 6, 9, 3, 20, 7, 11, 5, 4}
+	scalar43 := prob.Family{X: 4, K: 3, ScalarLinear: true}
+	tests := []struct {
+		name   string
+		fam    prob.Family
+		p      []float64
+		counts []int64
+		q      []float64
+		oracle bool
+		check  func(t *testing.T, r schemas.ResultRow)
+	}{
+		{"complete, q = p̂: no optimisation gap", prob.Family{X: 2, K: 2}, p22, c22, prob.Empirical(c22), false, func(t *testing.T, r schemas.ResultRow) {
+			near(t, "gap", r.KLOptimisationGap, 0)
+			near(t, "approximation", r.KLApproximation, 0)
+			near(t, "estimation = KL(p‖p̂)", r.KLEstimation, prob.KL(p22, prob.Empirical(c22)))
+		}},
+		{"complete, q = uniform: gap = KL(p̂‖q)", prob.Family{X: 2, K: 2}, p22, c22, []float64{0.25, 0.25, 0.25, 0.25}, false, func(t *testing.T, r schemas.ResultRow) {
+			near(t, "gap", r.KLOptimisationGap, prob.KL(prob.Empirical(c22), []float64{0.25, 0.25, 0.25, 0.25}))
+			near(t, "marginal gap", r.KLMarginalGap, prob.KL([]float64{0.31, 0.69}, []float64{0.5, 0.5}))
+		}},
+		{"complete, empty cell: finite reference", prob.Family{X: 2, K: 2}, p22, []int64{0, 20, 30, 50}, p22, false, func(t *testing.T, r schemas.ResultRow) {
+			near(t, "reference", r.KLReference, prob.KL(p22, []float64{0.5 / 102, 20.5 / 102, 30.5 / 102, 50.5 / 102}))
+			near(t, "expected reference", r.KLReferenceExpected, prob.ExpectedKLSmoothed(p22, 100, 0.5))
+		}},
+		{"restricted, q = the family's fit of p̂: no gap", scalar43, p43, c43, scalar43.Project(prob.Empirical(c43)).Q, false, func(t *testing.T, r schemas.ResultRow) {
+			near(t, "gap", r.KLOptimisationGap, 0)
+			near(t, "approximation", r.KLApproximation, scalar43.Project(p43).KL)
+			if !(r.KLApproximation > 0.01) {
+				t.Errorf("approximation %g, want the 4×3 scalar family to miss this table", r.KLApproximation)
+			}
+			best := scalar43.Project(p43)
+			near(t, "expected reference", r.KLReferenceExpected, best.KL+scalar43.ExcessTrace(p43, best.Q)/200)
+		}},
+		{"restricted, q = the family's best on p: gap ≥ 0", scalar43, p43, c43, scalar43.Project(p43).Q, false, func(t *testing.T, r schemas.ResultRow) {
+			if r.KLOptimisationGap < 0 {
+				t.Errorf("gap %g < 0", r.KLOptimisationGap)
+			}
+			near(t, "estimation", r.KLEstimation, -r.KLOptimisationGap)
+		}},
+		{"oracle: no estimation error", scalar43, p43, c43, prob.Softmax(make([]float64, 12)), true, func(t *testing.T, r schemas.ResultRow) {
+			near(t, "estimation", r.KLEstimation, 0)
+			near(t, "gap", r.KLOptimisationGap, r.KLJoint-scalar43.Project(p43).KL)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var n int64
+			for _, c := range tt.counts {
+				n += c
+			}
+			r := schemas.ResultRow{KLJoint: prob.KL(tt.p, tt.q)}
+			splitError(&r, tt.fam, tt.p, tt.counts, tt.q, n, tt.oracle)
+			if sum := r.KLApproximation + r.KLOptimisationGap + r.KLEstimation; math.Abs(sum-r.KLJoint) > 1e-15 {
+				t.Errorf("split %g + %g + %g = %g, want kl_joint %g", r.KLApproximation, r.KLOptimisationGap, r.KLEstimation, sum, r.KLJoint)
+			}
+			near(t, "marginal expected reference", r.KLMarginalReferenceExpected,
+				prob.ExpectedKLSmoothed(prob.Marginal(tt.p, tt.fam.X, tt.fam.K), n, 0.5))
+			tt.check(t, r)
+		})
+	}
+}
+
+func near(t *testing.T, what string, got, want float64) {
+	t.Helper()
+	if math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)) {
+		t.Errorf("%s = %.15g, want %.15g", what, got, want)
+	}
+}
