@@ -112,8 +112,7 @@ func TestTemplateParameterValues(t *testing.T) {
 		"backend":       {"", "xla:cuda", "go:ops_sequential", "xla:cpu"},
 		"write_samples": {"true", "false"},
 		"jem_px_weight": {"0", "1", "0.5", "1e-3"},
-		"floor_factor":  {"2", "1.5"},
-		"min_ratio":     {"2"},
+		"margin":        {"0.1", "0.05", "1e-2"},
 		"max_p":         {"0.01", "1e-4"},
 	}
 	bad := map[string][]string{
@@ -121,6 +120,7 @@ func TestTemplateParameterValues(t *testing.T) {
 		"tables": {"0", "-1", "ten"},
 		"seed":   {"-1"},
 		"max_p":  {"abc"},
+		"margin": {"-0.1", "ten"},
 	}
 	for _, f := range metadataFiles(t) {
 		for _, p := range readMetadata(t, f).Parameters {

@@ -141,12 +141,18 @@ func summarizePoint(rows []schemas.ResultRow, seed uint64, th Thresholds) schema
 		ps.Comparison = compare(b, j, seed)
 	}
 	ps.Verdict = decide(ps, byMethod[MethodJEM], seed, th)
+	if note := familyNote(rowPoint(r0)); note != "" && ps.Verdict.Decided {
+		ps.Verdict.Reason += "; note: " + note
+	}
 	return ps
 }
 
 // rowFamily is the model family of a row's point (see familyOf).
-func rowFamily(r schemas.ResultRow) prob.Family {
-	return familyOf(Point{XValues: int(r.XValues), Classes: int(r.Classes), Encoding: r.Encoding, Model: r.Model})
+func rowFamily(r schemas.ResultRow) prob.Family { return familyOf(rowPoint(r)) }
+
+// rowPoint is the part of a row's point that decides its model family.
+func rowPoint(r schemas.ResultRow) Point {
+	return Point{XValues: int(r.XValues), Classes: int(r.Classes), Encoding: r.Encoding, Model: r.Model}
 }
 
 func summarizeMethod(m string, rows []schemas.ResultRow, floor float64) schemas.MethodSummary {
@@ -408,7 +414,7 @@ func failureCause(ps schemas.PointSummary, opt, marg, app schemas.Check, gap, mg
 
 // familyWords describes a point's model family for a verdict.
 func familyWords(p schemas.PointParams) string {
-	fam := familyOf(Point{XValues: int(p.XValues), Classes: int(p.Classes), Encoding: p.Encoding, Model: p.Model})
+	fam := familyOf(Point{XValues: int(p.XValues), Classes: int(p.Classes), Encoding: p.Encoding, Model: p.Model}) // p is a summary's params
 	if fam.Complete() {
 		return fmt.Sprintf("model %q", p.Model)
 	}

@@ -2,6 +2,7 @@ package stages
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"reflect"
 
@@ -109,11 +110,23 @@ func finite(xs []float64) bool {
 }
 
 // familyOf is the model family a point trains (see prob.Family): scalar x with the
-// linear model is the scalar linear family; one-hot x and MLPs are complete (an MLP
-// whose last hidden layer has fewer than X−1 units is taken as complete too, which
-// Summarize notes).
+// linear model is the scalar linear family; one-hot x and MLPs are complete. An MLP
+// is complete when its last hidden layer has at least X−1 units (it then interpolates
+// any X×K logit table); a narrower one is taken as complete too, and familyNote says
+// so in the verdict.
 func familyOf(p Point) prob.Family {
 	return prob.Family{X: p.XValues, K: p.Classes, ScalarLinear: p.Encoding == models.EncodingScalar && p.Model == "linear"}
+}
+
+// familyNote warns when familyOf's completeness is an assumption rather than a fact:
+// an MLP whose last hidden layer is narrower than X−1.
+func familyNote(p Point) string {
+	hidden, err := models.ParseModel(p.Model)
+	if err != nil || len(hidden) == 0 || hidden[len(hidden)-1] >= p.XValues-1 {
+		return ""
+	}
+	return fmt.Sprintf("model %q has a last hidden layer of %d units, fewer than X−1 = %d: the split takes its family as complete, "+
+		"so its approximation error (0) may be understated and any shortfall counts as optimisation gap", p.Model, hidden[len(hidden)-1], p.XValues-1)
 }
 
 // splitError fills the error split and the references of a run's row:

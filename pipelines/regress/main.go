@@ -1,9 +1,18 @@
 // Command regress is the scheduled regression check of the JEM claim: many random
-// tables (default 10,000) × {baseline, jem}, decided by thresholds:
+// tables (default 10,000) × {baseline, jem}. The claim holds when the upper ends of
+// table-bootstrap 95% CIs of three ratios of sums over the tables are all at most
+// --margin (default 0.10):
 //
-//   - JEM's mean joint KL within --floor_factor of the floor (k−1)/(2N),
-//   - the baseline-to-JEM ratio of mean joint KL at least --min_ratio,
-//   - the paired Wilcoxon signed-rank p-value below --max_p.
+//   - JEM's optimisation gap (KL(p̂‖q) minus the family's best on the same data) over
+//     the statistical error (the exact expected KL of the add-½ reference minus the
+//     family's approximation error),
+//   - q(x)'s optimisation gap over the exact expected KL of the add-½ estimate of p(x),
+//   - the model family's approximation error over the statistical error.
+//
+// A failure names its cause (steps, minibatch, px_weight, model_family, or tables: too
+// few to decide). The paired excess over the add-½ reference on the same counts and
+// the paired Wilcoxon test of baseline against JEM (p < --max_p) are reported but do
+// not decide.
 //
 // It prints one verdict line, writes verdict.json next to the usual outputs and exits
 // 0 when the claim holds, 1 when it fails and 2 on an error or an undecided verdict

@@ -226,7 +226,7 @@ type point struct {
 	vals   []int                 // index into axisDef.values, per axis
 	kl     map[string][]float64  // method → clean joint KLs (clamped), table order
 	byTab  map[string][]tableKL  // method → (table, KL) for pairing
-	emp    float64               // mean empirical KL
+	emp    float64               // mean finite empirical KL (tables with an empty cell, +Inf, left out)
 	counts map[string]*runCounts // method → counts
 }
 
@@ -253,6 +253,8 @@ type data struct {
 	cleanRuns int
 	oneFloor  bool    // every point has the same (positive) floor
 	floor     float64 // that floor
+	tables    int     // distinct (point, table) pairs in the results
+	empInf    int     // of them, those whose empirical KL is +Inf (an empty cell): left out of its means
 }
 
 func methodRank(m string) int {
@@ -327,8 +329,17 @@ func prepare(in Input) *data {
 		}
 		d.points = append(d.points, cur)
 	}
-	for _, i := range idx {
+	infCounted := false // the current table's +Inf empirical KL is counted
+	for k, i := range idx {
 		r := &rs[i]
+		if k == 0 || r.PointID != rs[idx[k-1]].PointID || r.TableID != rs[idx[k-1]].TableID {
+			d.tables++
+			infCounted = false
+		}
+		if !infCounted && math.IsInf(r.KLEmpirical, 1) {
+			d.empInf++
+			infCounted = true
+		}
 		if cur == nil || cur.id != r.PointID {
 			finish()
 			cur = &point{id: r.PointID, first: r, kl: map[string][]float64{}, byTab: map[string][]tableKL{}, counts: map[string]*runCounts{}}

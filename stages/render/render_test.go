@@ -46,11 +46,22 @@ func fixture(title string, pts []grid) Input {
 	in.Summary = schemas.Summary{Pipeline: "control", Seed: 42}
 	for _, g := range pts {
 		fl := g.floor()
-		ps := schemas.PointSummary{PointID: g.id, Params: g.params(), Tables: g.tables, Floor: fl}
+		// Every fourth table drew no sample in some cell: its empirical KL is +Inf. The
+		// family is complete (one-hot x), so the approximation error is 0.
+		empty := 0
+		for t := 0; t < g.tables; t++ {
+			if t%4 == 0 {
+				empty++
+			}
+		}
+		refExp, ref := 1.2*fl, 1.1*fl
+		ps := schemas.PointSummary{PointID: g.id, Params: g.params(), Tables: g.tables, Floor: fl, Family: "complete",
+			EmptyCellShare: float64(empty) / float64(g.tables), ReferenceExpected: refExp, Reference: ref}
+		var jemGap, jemMGap []float64
 		var jemKL, baseKL []float64
 		for _, m := range g.methods {
 			ms := schemas.MethodSummary{Method: m}
-			var kls []float64
+			var kls, gaps, ests, mgaps []float64
 			for t := 0; t < g.tables; t++ {
 				scale := g.jemScale
 				switch m {
@@ -60,19 +71,35 @@ func fixture(title string, pts []grid) Input {
 					scale = 0.05
 				}
 				kl := fl * scale * math.Exp(0.6*r.NormFloat64())
+				gapShare := 0.05 // the share of the joint KL that is optimisation gap
+				switch m {
+				case "baseline":
+					gapShare = 0.9
+				case "oracle":
+					gapShare = 1 // trained on p: no estimation error
+				}
+				acc := 0.7 + 0.1*r.Float64()
+				emp, cells := fl*math.Exp(0.3*r.NormFloat64()), int64(0)
+				if t%4 == 0 {
+					emp, cells = math.Inf(1), 1
+				}
 				row := schemas.ResultRow{
 					RunID: fmt.Sprintf("p%04d-t%07d-%s", g.id, t, m), TableID: int64(t), Method: m, PointID: g.id,
 					XValues: g.x, Classes: g.k, Encoding: g.enc, Generator: g.gen, Model: g.model,
 					Samples: g.samples, Steps: g.steps, LR: g.lr, BatchSize: g.batch, PxWeight: 1,
 					KLJoint: kl, KLMarginal: kl * 0.6, KLConditional: kl * 0.4,
-					Accuracy: 0.7 + 0.1*r.Float64(), BayesAccuracy: 0.8, Floor: fl,
-					KLEmpirical: fl * math.Exp(0.3*r.NormFloat64()), FinalLoss: 1.2,
+					Accuracy: acc, BayesAccuracy: 0.8, Floor: fl,
+					KLEmpirical: emp, EmptyCells: cells, FinalLoss: 1.2,
+					KLOptimisationGap: gapShare * kl, KLEstimation: (1 - gapShare) * kl, KLMarginalGap: 0.5 * gapShare * kl,
+					KLReference: ref, KLReferenceExpected: refExp, KLMarginalReferenceExpected: fl,
 				}
 				in.Results = append(in.Results, row)
 				kls = append(kls, kl)
+				gaps, ests, mgaps = append(gaps, row.KLOptimisationGap), append(ests, row.KLEstimation), append(mgaps, row.KLMarginalGap)
 				switch m {
 				case "jem":
 					jemKL = append(jemKL, kl)
+					jemGap, jemMGap = append(jemGap, row.KLOptimisationGap), append(jemMGap, row.KLMarginalGap)
 				case "baseline":
 					baseKL = append(baseKL, kl)
 				}
@@ -84,8 +111,15 @@ func fixture(title string, pts []grid) Input {
 			ms.KLConditional = schemas.Dist{Count: d.n, Mean: d.mean * 0.4, Median: d.median * 0.4}
 			ms.Accuracy = schemas.Dist{Count: d.n, Mean: 0.75}
 			ms.BayesAccuracy = schemas.Dist{Count: d.n, Mean: 0.8}
-			ms.KLEmpirical = schemas.Dist{Count: d.n, Mean: fl}
+			ms.KLEmpirical = schemas.Dist{Count: d.n - empty, Infinite: empty, Mean: fl}
 			ms.FloorRatio = d.mean / fl
+			dg, de, dm := describe(gaps), describe(ests), describe(mgaps)
+			ms.KLApproximation = schemas.Dist{Count: d.n}
+			ms.KLOptimisationGap = schemas.Dist{Count: dg.n, Mean: dg.mean, Median: dg.median, P10: dg.p10, P90: dg.p90}
+			ms.KLEstimation = schemas.Dist{Count: de.n, Mean: de.mean, Median: de.median, P10: de.p10, P90: de.p90}
+			ms.KLMarginalGap = schemas.Dist{Count: dm.n, Mean: dm.mean, Median: dm.median, P10: dm.p10, P90: dm.p90}
+			ms.ReferenceRatio = d.mean / refExp
+			ms.GapRatio = dg.mean / refExp
 			ps.Methods = append(ps.Methods, ms)
 		}
 		if len(jemKL) > 0 && len(baseKL) > 0 {
@@ -100,7 +134,29 @@ func fixture(title string, pts []grid) Input {
 		}
 		holds := g.jemScale < 2 && g.bScale > 3
 		word := map[bool]string{true: "HOLDS", false: "FAILS"}[holds]
-		ps.Verdict = schemas.Verdict{Holds: holds, Reason: fmt.Sprintf("%s: JEM at %.1f× floor, baseline at %.1f×", word, g.jemScale, g.bScale)}
+		ps.Verdict = schemas.Verdict{Holds: holds, Decided: true, Pairs: len(jemKL),
+			Reason: fmt.Sprintf("%s: JEM at %.1f× floor, baseline at %.1f×", word, g.jemScale, g.bScale)}
+		if len(jemGap) > 0 {
+			share := func(vs []float64, scale float64) schemas.Number { return schemas.Number(describe(vs).mean / scale) }
+			opt, marg := share(jemGap, refExp), share(jemMGap, fl)
+			ps.Verdict.Checks = []schemas.Check{
+				{Name: "optimisation_gap", What: "JEM's optimisation gap, over the statistical error", Value: opt, CILow: opt * 0.8, CIHigh: opt * 1.25,
+					Limit: 0.1, Pass: opt*1.25 <= 0.1, Deciding: true},
+				{Name: "marginal_gap", What: "the optimisation gap of q(x), over its statistical error", Value: marg, CILow: marg * 0.8, CIHigh: marg * 1.25,
+					Limit: 0.1, Pass: marg*1.25 <= 0.1, Deciding: true},
+				{Name: "approximation", What: "the model family's approximation error, over the statistical error", Value: 0, CILow: 0, CIHigh: 0,
+					Limit: 0.1, Pass: true, Deciding: true},
+				{Name: "paired_reference", What: "JEM's excess KL over the add-½ reference's on the same counts", Value: 1.02, CILow: 0.97, CIHigh: 1.08,
+					Limit: 1.1, Pass: true},
+			}
+			if c := ps.Comparison; c != nil {
+				ps.Verdict.Checks = append(ps.Verdict.Checks, schemas.Check{Name: "baseline_vs_jem", What: "paired Wilcoxon signed-rank test (p-value)",
+					Value: schemas.Number(c.WilcoxonP), CILow: schemas.Number(math.NaN()), CIHigh: schemas.Number(math.NaN()), Limit: 0.01, Pass: false})
+			}
+			if !holds {
+				ps.Verdict.Cause = "steps"
+			}
+		}
 		in.Summary.Points = append(in.Summary.Points, ps)
 	}
 	in.Summary.Verdict = schemas.Verdict{Holds: true, Reason: "JEM's joint KL is within 2× of the floor at every point; the baseline's is not."}
@@ -555,5 +611,138 @@ func TestTripleNamesUseOrdinal(t *testing.T) {
 	}
 	if html := string(out["report.html"]); !strings.Contains(html, "Table -5 (point 0)") || !strings.Contains(html, "Table 9223372036854775807 (point 0)") {
 		t.Errorf("titles do not show the user's table ids")
+	}
+}
+
+// wrongClaims are phrases the report once used for the floor, the empirical table and
+// the oracle, each wrong: the floor (X·K−1)/(2N) is only the first-order expected KL,
+// the empirical table's KL is +Inf whenever a cell can be empty, and the oracle's KL is
+// the approximation error plus the optimiser's residual.
+var wrongClaims = []string{
+	"expected KL of the empirical table",
+	"approximation floor",
+	"what a perfect fit",
+	"as well as N samples allow",
+	"its expectation is the floor",
+	"the model family's own approximation error",
+	"reaches what the sample size allows",
+}
+
+func TestNoWrongClaims(t *testing.T) {
+	for _, in := range []Input{singleInput(), sweepInput()} {
+		out, err := Render(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, b := range out {
+			text := strings.ReplaceAll(string(b), "&#39;", "'")
+			for _, w := range wrongClaims {
+				if strings.Contains(text, w) {
+					t.Errorf("%s: %s repeats %q", in.Title, name, w)
+				}
+			}
+		}
+		html := strings.ReplaceAll(string(out["report.html"]), "&#39;", "'")
+		for _, want := range []string{
+			"its KL is the model family's approximation error plus the optimiser's residual after the same steps",
+			"only the first-order asymptotic expected KL",
+		} {
+			if !strings.Contains(html, want) {
+				t.Errorf("%s: report lacks %q", in.Title, want)
+			}
+		}
+	}
+}
+
+// TestVerdictChecks: the checks table shows every check with shares as percentages,
+// the paired line as a ratio, the Wilcoxon line as a p-value and NaN as n/a; a failing
+// point shows its cause.
+func TestVerdictChecks(t *testing.T) {
+	in := singleInput()
+	ps := &in.Summary.Points[0]
+	ps.Verdict.Holds, ps.Verdict.Cause = false, "minibatch"
+	ps.Verdict.Reason = "FAILS (minibatch noise): JEM's optimisation gap is 31% of the statistical error"
+	ps.Verdict.Checks[0] = schemas.Check{Name: "optimisation_gap", What: "JEM's optimisation gap, over the statistical error",
+		Value: 0.31, CILow: 0.25, CIHigh: 0.38, Limit: 0.1, Deciding: true}
+	nan := schemas.Number(math.NaN())
+	ps.Verdict.Checks[2] = schemas.Check{Name: "approximation", What: "no statistical error", Value: nan, CILow: nan, CIHigh: nan, Limit: 0.1, Pass: true, Deciding: true}
+	out, err := Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(out["report.html"])
+	_, checks, ok := strings.Cut(html, "<h2>Verdict checks</h2>")
+	if !ok {
+		t.Fatal("no verdict checks section")
+	}
+	checks, _, _ = strings.Cut(checks, "<h2>")
+	for _, want := range []string{
+		`<td class="l">optimisation_gap</td><td class="what">JEM&#39;s optimisation gap, over the statistical error</td><td>31%</td><td>[25%, 38%]</td><td>≤ 10%</td><td><span class="bad-cell">fail</span></td><td class="l">deciding</td>`,
+		`<td class="l">approximation</td><td class="what">no statistical error</td><td>n/a</td><td>n/a</td><td>≤ 10%</td><td><span class="ok-cell">pass</span></td><td class="l">deciding</td>`,
+		`<td>1.02×</td><td>[0.97×, 1.08×]</td><td>≤ 1.1×</td><td><span class="ok-cell">pass</span></td><td class="l">reported</td>`,
+		`<td>p = 0.012</td><td>n/a</td><td>p &lt; 0.01</td>`,
+		`<strong>Cause:</strong> Point 0: the claim fails for minibatch (minibatch noise at a constant learning rate).`,
+	} {
+		if !strings.Contains(checks, want) {
+			t.Errorf("checks section lacks %s\n%s", want, checks)
+		}
+	}
+
+	// A p-value that underflows is a bound; an undecided point has no checks.
+	ps.Verdict.Checks[4].Value = 0
+	ps.Verdict.Checks = ps.Verdict.Checks[:5]
+	out, _ = Render(in)
+	if !strings.Contains(string(out["report.html"]), "<td>p &lt; 1e-300</td>") {
+		t.Errorf("underflowing p-value not shown as a bound")
+	}
+	ps.Verdict = schemas.Verdict{Reason: "undecided: every jem run diverged"}
+	out, _ = Render(in)
+	if !strings.Contains(string(out["report.html"]), "No verdict checks") {
+		t.Errorf("undecided point: no note that it has no checks")
+	}
+}
+
+// TestErrorSplit: the error split shows per method the means of the split, the gap
+// and reference ratios, and per point the empty-cell share, the expected reference
+// beside the floor and the family; the empirical KL's +Inf tables are counted.
+func TestErrorSplit(t *testing.T) {
+	in := singleInput()
+	out, err := Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(out["report.html"])
+	ps := in.Summary.Points[0]
+	jem := ps.Methods[1]
+	row := fmt.Sprintf(`<span class="method-jem">jem</span></td><td>%s</td><td>0</td><td>%s</td><td>%s</td><td>%s</td><td>%s%%</td><td>%s×</td></tr>`,
+		fmtSig(jem.KLJoint.Mean, 3), fmtSig(jem.KLOptimisationGap.Mean, 3), fmtSig(jem.KLEstimation.Mean, 3), fmtSig(jem.KLMarginalGap.Mean, 3),
+		fmtSig(100*jem.GapRatio, 3), fmtSig(jem.ReferenceRatio, 3))
+	for _, want := range []string{
+		"<h2>Error split per grid point and method</h2>",
+		row,
+		fmt.Sprintf("Point 0: model family complete; 30%% of its 10 tables have an empty cell; the exact expected KL of the add-½ estimate over N-draw datasets is %s, "+
+			"beside the first-order (X·K−1)/(2N) = %s (1.2×)", fmtSig(ps.ReferenceExpected, 3), fmtSig(ps.Floor, 3)),
+		"On 3 of 10 tables a cell drew no sample",
+		"(&#43;3 ∞)",
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %s", want)
+		}
+	}
+
+	// A sweep gets the compact per-point verdict table, with the cause of a failing point.
+	out, err = Render(sweepInput())
+	if err != nil {
+		t.Fatal(err)
+	}
+	html = string(out["report.html"])
+	for _, want := range []string{
+		`<span class="bad-cell">fails</span></td><td class="l">steps (too few optimiser steps)</td>`,
+		`<span class="ok-cell">holds</span></td><td class="l">—</td>`,
+		"on the 8 of 20 tables with one, KL(p‖p̂) is &#43;Inf; they are left out",
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("sweep report lacks %s", want)
+		}
 	}
 }
