@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strings"
 
+	"github.com/jemcheck/jemcheck/models/prob"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -312,6 +314,9 @@ func (d *data) sweepFigure(ax *axisDef) ([]byte, string, error) {
 		perVal[i] = map[string][]float64{}
 	}
 	for _, p := range d.points {
+		if p.vals == nil {
+			continue // grid values unknown (warned about)
+		}
 		v := p.vals[ai]
 		for m, kl := range p.kl {
 			perVal[v][m] = append(perVal[v][m], kl...)
@@ -437,15 +442,32 @@ func (d *data) sweepFigure(ax *axisDef) ([]byte, string, error) {
 			xs = "categorical"
 		}
 	}
-	var others []string
+	var others, partners []string
 	for _, o := range d.varying {
 		if o != ax {
 			others = append(others, o.label)
 		}
 	}
+	if hm := d.heatmapAxes(); slices.Contains(hm, ax) {
+		for _, o := range hm {
+			if o != ax {
+				partners = append(partners, o.label)
+			}
+		}
+	}
 	pooled := ""
 	if len(others) > 0 {
-		pooled = " At each value the runs are pooled over the other varying axes (" + strings.Join(others, ", ") + "); the heat map shows the interaction."
+		pooled = " At each value the runs are pooled over the other varying axes (" + strings.Join(others, ", ") + ")"
+		switch {
+		case len(partners) == 0:
+			pooled += "."
+		case len(others) == 1:
+			pooled += "; the heat map shows the interaction."
+		case len(partners) == len(others):
+			pooled += "; the heat maps show the interactions."
+		default:
+			pooled += "; the heat maps with " + strings.Join(partners, ", ") + " show those interactions."
+		}
 	}
 	caption := fmt.Sprintf("Joint KL(p‖q) against %s (%s x axis, log y axis): the line is each method's mean over tables, the shaded band its 10th–90th percentile. "+
 		"The dashed black line is the floor (X·K−1)/(2N), only the first-order asymptotic expected KL of a fit of N draws (it falls as 1/N); "+
@@ -473,6 +495,9 @@ func (d *data) heatmapFigure(a, b *axisDef) ([]byte, string, error) {
 	fsum := make([]float64, nc*nr)
 	fw := make([]float64, nc*nr)
 	for _, p := range d.points {
+		if p.vals == nil {
+			continue // grid values unknown (warned about)
+		}
 		k := p.vals[ai]*nr + p.vals[bi]
 		vs := p.kl["jem"]
 		for _, v := range vs {
@@ -576,6 +601,22 @@ func (d *data) heatmapFigure(a, b *axisDef) ([]byte, string, error) {
 	if len(others) > 0 {
 		pooled = " Runs are pooled over the other varying axes (" + strings.Join(others, ", ") + ")."
 	}
+	if hm := d.heatmapAxes(); len(hm) < len(d.varying) {
+		var paired, left []string
+		for _, o := range d.varying {
+			if slices.Contains(hm, o) {
+				paired = append(paired, o.label)
+			} else {
+				left = append(left, o.label)
+			}
+		}
+		verb := "are"
+		if len(left) == 1 {
+			verb = "is"
+		}
+		pooled += fmt.Sprintf(" Of the %d varying axes only the first %d (%s) are paired in heat maps, %d of them; %s %s in none.",
+			len(d.varying), len(hm), strings.Join(paired, ", "), len(hm)*(len(hm)-1)/2, strings.Join(left, ", "), verb)
+	}
 	caption := fmt.Sprintf("Mean joint KL(p‖q) of JEM for every combination of %s (columns) and %s (rows); the colour is on a log scale (darker is lower). "+
 		"Each cell shows the mean KL and, below it, that mean as a multiple of the cell's floor (X·K−1)/(2N): "+
 		"values near 1× mean that JEM is at the first-order statistical scale (the verdict uses the exact finite-N reference instead). Grey cells have no converged JEM runs.%s%s%s",
@@ -602,7 +643,7 @@ func tripleFigure(t *Triple, allMethods []string) ([]byte, string, error) {
 	sortMethods(skipped)
 	colourSet := append([]string(nil), allMethods...)
 	for _, m := range ms {
-		if methodRank(m) == 3 && !containsStr(colourSet, m) {
+		if methodRank(m) == 3 && !slices.Contains(colourSet, m) {
 			colourSet = append(colourSet, m)
 		}
 	}
@@ -637,7 +678,7 @@ func tripleFigure(t *Triple, allMethods []string) ([]byte, string, error) {
 				}
 			}
 		}
-		s.kl = klDiv(t.True, s.joint)
+		s.kl = prob.KL(t.True, s.joint) // NaN when q has a NaN cell where p > 0
 		return s
 	}
 	all := []series{mk("true p", t.True, colTrue)}
@@ -787,32 +828,4 @@ func tripleFigure(t *Triple, allMethods []string) ([]byte, string, error) {
 		"Joint KL(p‖q) on this table: %s.%s",
 		t.TableID, t.PointID, X, K, condDesc, strings.Join(kls, ", "), note)
 	return svg, caption, err
-}
-
-func containsStr(ss []string, s string) bool {
-	for _, o := range ss {
-		if o == s {
-			return true
-		}
-	}
-	return false
-}
-
-// klDiv is KL(p‖q) over cells; +Inf when q misses mass p has, NaN when q is not finite.
-func klDiv(p, q []float64) float64 {
-	var s float64
-	for i, pi := range p {
-		if !(pi > 0) {
-			continue
-		}
-		qi := q[i]
-		if math.IsNaN(qi) {
-			return math.NaN()
-		}
-		if qi <= 0 {
-			return math.Inf(1)
-		}
-		s += pi * math.Log(pi/qi)
-	}
-	return s
 }

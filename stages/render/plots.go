@@ -212,10 +212,9 @@ func solid(col color.Color, w vg.Length) draw.LineStyle {
 
 // bars is a bar series in data units: bar i spans [x[i]+off−w/2, x[i]+off+w/2] × [0, v[i]].
 type bars struct {
-	xs, vs  []float64
-	off, w  float64
-	fill    color.Color
-	outline draw.LineStyle
+	xs, vs []float64
+	off, w float64
+	fill   color.Color
 }
 
 func (b *bars) Plot(c draw.Canvas, p *plot.Plot) {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
 )
 
@@ -33,8 +34,8 @@ type Input struct {
 }
 
 // Figure names (files are figures/<name>.svg). Triple plots are triple_p<point>_t<ordinal>,
-// sweep plots kl_vs_<axis> and the heat map heatmap_<axis>_<axis>, with the axis keys
-// of Axes.
+// sweep plots kl_vs_<axis> and the heat maps heatmap_<axis>_<axis>, with the axis keys
+// of axisDefs.
 const (
 	FigKLDist         = "kl_dist"
 	FigBaselineVsJEM  = "baseline_vs_jem"
@@ -44,11 +45,8 @@ const (
 	maxScatterPoints  = 20000
 	klEpsilon         = 1e-9 // KL values at or below this are drawn at it on log axes
 	maxPointTableRows = 40   // points in the summary table before it is collapsed
+	maxHeatmapAxes    = 4    // heat maps pair the first this many varying axes (6 pairs)
 )
-
-// Axes are the grid axes the sweep figures can follow, in the order the heat map picks
-// them from.
-var Axes = []string{"size", "samples", "lr", "steps", "batch_size", "model", "encoding", "generator", "px_weight"}
 
 // Render draws every figure and the report. The keys of the result are "report.html"
 // and "figures/<name>.svg".
@@ -74,6 +72,10 @@ func Render(in Input) (map[string][]byte, error) {
 
 	for _, f := range d.figurePlan() {
 		add(f.name, f.title, f.build)
+	}
+	if d.unplaced > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d grid point(s) of the results are missing from the summary: "+
+			"their grid values are unknown, so the sweep figures and heat maps leave them out", d.unplaced))
 	}
 	for i, name := range tripleNames(in.Triples) {
 		t := &in.Triples[i]
@@ -157,13 +159,25 @@ func (d *data) figurePlan() []plannedFigure {
 	for _, ax := range d.varying {
 		plan = append(plan, plannedFigure{figSweepPrefix + ax.key, "Joint KL vs " + ax.label, func() ([]byte, string, error) { return d.sweepFigure(ax) }})
 	}
-	if len(d.varying) >= 2 && slices.Contains(d.methods, "jem") {
-		a, b := d.varying[0], d.varying[1]
-		plan = append(plan, plannedFigure{figHeatmapPrefix + a.key + "_" + b.key,
-			"Mean JEM joint KL over " + a.label + " × " + b.label,
-			func() ([]byte, string, error) { return d.heatmapFigure(a, b) }})
+	hm := d.heatmapAxes()
+	for i, a := range hm {
+		for _, b := range hm[i+1:] {
+			plan = append(plan, plannedFigure{figHeatmapPrefix + a.key + "_" + b.key,
+				"Mean JEM joint KL over " + a.label + " × " + b.label,
+				func() ([]byte, string, error) { return d.heatmapFigure(a, b) }})
+		}
 	}
 	return plan
+}
+
+// heatmapAxes are the varying axes the heat maps pair, every pair of them once: the
+// first maxHeatmapAxes of d.varying (in axisDefs order), none without JEM runs or with
+// fewer than two varying axes.
+func (d *data) heatmapAxes() []*axisDef {
+	if len(d.varying) < 2 || !slices.Contains(d.methods, "jem") {
+		return nil
+	}
+	return d.varying[:min(len(d.varying), maxHeatmapAxes)]
 }
 
 // axisValue is one value of a grid axis; values sort by (a, b, s).
@@ -183,9 +197,12 @@ func (v axisValue) less(w axisValue) bool {
 	return v.s < w.s
 }
 
+// axisDef is a grid axis the sweep figures can follow. Its value is read from a point's
+// schemas.PointParams (the summary), never from a result row: rows carry per-run
+// values (a baseline row's px_weight is 0 whatever the point's is).
 type axisDef struct {
 	key, label string
-	value      func(r *schemas.ResultRow) axisValue
+	value      func(p *schemas.PointParams) axisValue
 	numeric    bool // x coordinate is the value itself (else the category's index)
 	log        bool // numeric on a log axis
 
@@ -198,32 +215,32 @@ func strVal(s string) axisValue  { return axisValue{s: s, label: s} }
 
 func axisDefs() []*axisDef {
 	return []*axisDef{
-		{key: "size", label: "table size X×K", value: func(r *schemas.ResultRow) axisValue {
-			return axisValue{a: float64(r.XValues * r.Classes), b: float64(r.XValues), label: fmt.Sprintf("%d×%d", r.XValues, r.Classes)}
+		{key: "size", label: "table size X×K", value: func(p *schemas.PointParams) axisValue {
+			return axisValue{a: float64(p.XValues * p.Classes), b: float64(p.XValues), label: fmt.Sprintf("%d×%d", p.XValues, p.Classes)}
 		}},
-		{key: "samples", label: "samples N", numeric: true, value: func(r *schemas.ResultRow) axisValue { return intVal(r.Samples) }},
-		{key: "lr", label: "learning rate", numeric: true, value: func(r *schemas.ResultRow) axisValue { return numVal(r.LR) }},
-		{key: "steps", label: "optimiser steps", numeric: true, value: func(r *schemas.ResultRow) axisValue { return intVal(r.Steps) }},
-		{key: "batch_size", label: "batch size", numeric: true, value: func(r *schemas.ResultRow) axisValue {
-			if r.BatchSize == 0 {
+		{key: "samples", label: "samples N", numeric: true, value: func(p *schemas.PointParams) axisValue { return intVal(p.Samples) }},
+		{key: "lr", label: "learning rate", numeric: true, value: func(p *schemas.PointParams) axisValue { return numVal(p.LR) }},
+		{key: "steps", label: "optimiser steps", numeric: true, value: func(p *schemas.PointParams) axisValue { return intVal(p.Steps) }},
+		{key: "batch_size", label: "batch size", numeric: true, value: func(p *schemas.PointParams) axisValue {
+			if p.BatchSize == 0 {
 				return axisValue{a: 0, label: "full"}
 			}
-			return intVal(r.BatchSize)
+			return intVal(p.BatchSize)
 		}},
-		{key: "model", label: "model", value: func(r *schemas.ResultRow) axisValue { return strVal(r.Model) }},
-		{key: "encoding", label: "encoding", value: func(r *schemas.ResultRow) axisValue { return strVal(r.Encoding) }},
-		{key: "generator", label: "generator", value: func(r *schemas.ResultRow) axisValue { return strVal(r.Generator) }},
-		{key: "px_weight", label: "JEM p(x) weight", numeric: true, value: func(r *schemas.ResultRow) axisValue { return numVal(r.PxWeight) }},
+		{key: "model", label: "model", value: func(p *schemas.PointParams) axisValue { return strVal(p.Model) }},
+		{key: "encoding", label: "encoding", value: func(p *schemas.PointParams) axisValue { return strVal(p.Encoding) }},
+		{key: "generator", label: "generator", value: func(p *schemas.PointParams) axisValue { return strVal(p.Generator) }},
+		{key: "px_weight", label: "JEM p(x) weight", numeric: true, value: func(p *schemas.PointParams) axisValue { return numVal(p.PxWeight) }},
 	}
 }
 
 // point is one grid point as seen in the results.
 type point struct {
 	id     int64
-	first  *schemas.ResultRow // its first row (sorted order): the grid values
-	floor  float64            // mean floor of its rows (0 if unknown)
+	params *schemas.PointParams // its grid values, from the summary (nil when the summary lacks the point)
+	floor  float64              // mean floor of its rows (0 if unknown)
 	rows   int
-	vals   []int                 // index into axisDef.values, per axis
+	vals   []int                 // index into axisDef.values, per axis (nil when params is nil)
 	kl     map[string][]float64  // method → clean joint KLs (clamped), table order
 	byTab  map[string][]tableKL  // method → (table, KL) for pairing
 	emp    float64               // mean finite empirical KL (tables with an empty cell, +Inf, left out)
@@ -254,6 +271,7 @@ type data struct {
 	oneFloor  bool    // every point has the same (positive) floor
 	floor     float64 // that floor
 	tables    int     // distinct (point, table) pairs in the results
+	unplaced  int     // points of the results the summary lacks: on no axis
 	empInf    int     // of them, those whose empirical KL is +Inf (an empty cell): left out of its means
 }
 
@@ -281,13 +299,14 @@ func sortMethods(ms []string) {
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
-// rowFloor is the floor of a row: its floor column, or (X·K−1)/(2N) when that is unset.
-func rowFloor(r *schemas.ResultRow) float64 {
+// rowFloor is the floor of a row: its floor column, or (X·K−1)/(2N) of its point's
+// grid values when that is unset (0 when those are unknown too).
+func rowFloor(r *schemas.ResultRow, pp *schemas.PointParams) float64 {
 	if finite(r.Floor) && r.Floor > 0 {
 		return r.Floor
 	}
-	if r.Samples > 0 && r.XValues*r.Classes > 1 {
-		return float64(r.XValues*r.Classes-1) / (2 * float64(r.Samples))
+	if pp != nil && pp.Samples > 0 && pp.XValues*pp.Classes > 1 {
+		return prob.Floor(int(pp.XValues*pp.Classes), pp.Samples)
 	}
 	return 0
 }
@@ -311,6 +330,16 @@ func prepare(in Input) *data {
 		}
 		return a.RunID < b.RunID
 	})
+
+	// A point's grid values come from the summary, matched by point id (the first entry
+	// of an id wins).
+	params := make(map[int64]*schemas.PointParams, len(in.Summary.Points))
+	for i := range in.Summary.Points {
+		ps := &in.Summary.Points[i]
+		if _, dup := params[ps.PointID]; !dup {
+			params[ps.PointID] = &ps.Params
+		}
+	}
 
 	d := &data{counts: map[string]*runCounts{}, axes: axisDefs()}
 	methodSet := map[string]bool{}
@@ -342,11 +371,11 @@ func prepare(in Input) *data {
 		}
 		if cur == nil || cur.id != r.PointID {
 			finish()
-			cur = &point{id: r.PointID, first: r, kl: map[string][]float64{}, byTab: map[string][]tableKL{}, counts: map[string]*runCounts{}}
+			cur = &point{id: r.PointID, params: params[r.PointID], kl: map[string][]float64{}, byTab: map[string][]tableKL{}, counts: map[string]*runCounts{}}
 			floorSum, empSum, floorN, empN = 0, 0, 0, 0
 		}
 		cur.rows++
-		if f := rowFloor(r); f > 0 {
+		if f := rowFloor(r, cur.params); f > 0 {
 			floorSum += f
 			floorN++
 		}
@@ -429,10 +458,18 @@ func prepare(in Input) *data {
 		}
 	}
 
-	// Axes.
+	// Axes, over the points whose grid values are known.
+	for _, p := range d.points {
+		if p.params == nil {
+			d.unplaced++
+		}
+	}
 	for _, ax := range d.axes {
 		for _, p := range d.points {
-			v := ax.value(p.first)
+			if p.params == nil {
+				continue
+			}
+			v := ax.value(p.params)
 			k, found := sort.Find(len(ax.values), func(i int) int {
 				switch {
 				case v.less(ax.values[i]):
@@ -459,9 +496,12 @@ func prepare(in Input) *data {
 		d.varying = append(d.varying, ax)
 	}
 	for _, p := range d.points {
+		if p.params == nil {
+			continue
+		}
 		p.vals = make([]int, len(d.axes))
 		for a, ax := range d.axes {
-			v := ax.value(p.first)
+			v := ax.value(p.params)
 			p.vals[a] = sort.Search(len(ax.values), func(i int) bool { return !ax.values[i].less(v) })
 		}
 	}

@@ -30,13 +30,21 @@ type grid struct {
 	tables           int
 	methods          []string
 	jemScale, bScale float64 // KL as a multiple of the floor
+	pxWeight         float64 // JEM's p(x) weight; 0 stands for 1
 }
 
 func (g grid) floor() float64 { return float64(g.x*g.k-1) / (2 * float64(g.samples)) }
 
+func (g grid) px() float64 {
+	if g.pxWeight == 0 {
+		return 1
+	}
+	return g.pxWeight
+}
+
 func (g grid) params() schemas.PointParams {
 	return schemas.PointParams{XValues: g.x, Classes: g.k, Samples: g.samples, Steps: g.steps, LR: g.lr, BatchSize: g.batch,
-		Model: g.model, Encoding: g.enc, Generator: g.gen, PxWeight: 1}
+		Model: g.model, Encoding: g.enc, Generator: g.gen, PxWeight: g.px()}
 }
 
 // fixture builds results and a matching hand-made summary for the grid points.
@@ -83,10 +91,14 @@ func fixture(title string, pts []grid) Input {
 				if t%4 == 0 {
 					emp, cells = math.Inf(1), 1
 				}
+				px := g.px()
+				if m == "baseline" {
+					px = 0 // as stages.EvaluateRun writes it
+				}
 				row := schemas.ResultRow{
 					RunID: fmt.Sprintf("p%04d-t%07d-%s", g.id, t, m), TableID: int64(t), Method: m, PointID: g.id,
 					XValues: g.x, Classes: g.k, Encoding: g.enc, Generator: g.gen, Model: g.model,
-					Samples: g.samples, Steps: g.steps, LR: g.lr, BatchSize: g.batch, PxWeight: 1,
+					Samples: g.samples, Steps: g.steps, LR: g.lr, BatchSize: g.batch, PxWeight: px,
 					KLJoint: kl, KLMarginal: kl * 0.6, KLConditional: kl * 0.4,
 					Accuracy: acc, BayesAccuracy: 0.8, Floor: fl,
 					KLEmpirical: emp, EmptyCells: cells, FinalLoss: 1.2,
@@ -744,5 +756,180 @@ func TestErrorSplit(t *testing.T) {
 		if !strings.Contains(html, want) {
 			t.Errorf("sweep report lacks %s", want)
 		}
+	}
+}
+
+// axisBase is the grid point the axis tests vary, and axisChange moves it along each
+// axis of axisDefs (a second value of that axis).
+var (
+	axisBase = grid{x: 4, k: 2, samples: 100, steps: 200, lr: 0.01, model: "linear", enc: "onehot", gen: "uniform",
+		tables: 3, methods: []string{"baseline", "jem"}, jemScale: 1, bScale: 5, pxWeight: 0.5}
+	axisChange = map[string]func(g *grid){
+		"size":       func(g *grid) { g.x, g.k = 8, 3 },
+		"samples":    func(g *grid) { g.samples = 1000 },
+		"lr":         func(g *grid) { g.lr = 0.1 },
+		"steps":      func(g *grid) { g.steps = 2000 },
+		"batch_size": func(g *grid) { g.batch = 32 },
+		"model":      func(g *grid) { g.model = "mlp:16" },
+		"encoding":   func(g *grid) { g.enc = "scalar" },
+		"generator":  func(g *grid) { g.gen = "dirichlet:0.5" },
+		"px_weight":  func(g *grid) { g.pxWeight = 2 },
+	}
+)
+
+// axisInput is a fixture with the base point and one point per change (ids 0, 1, ...).
+// Every row then gets the base point's grid columns, the baseline's px_weight 0 (as
+// stages.EvaluateRun writes it): the grid values live in the summary only.
+func axisInput(t *testing.T, keys ...string) Input {
+	t.Helper()
+	pts := []grid{axisBase}
+	for i, k := range keys {
+		change := axisChange[k]
+		if change == nil {
+			t.Fatalf("no change for axis %q", k)
+		}
+		g := axisBase
+		g.id = int64(i + 1)
+		change(&g)
+		pts = append(pts, g)
+	}
+	in := fixture(strings.Join(keys, " × "), pts)
+	b := axisBase
+	for i := range in.Results {
+		r := &in.Results[i]
+		r.XValues, r.Classes, r.Samples, r.Steps, r.LR, r.BatchSize = b.x, b.k, b.samples, b.steps, b.lr, b.batch
+		r.Model, r.Encoding, r.Generator, r.PxWeight = b.model, b.enc, b.gen, b.px()
+		if r.Method == "baseline" {
+			r.PxWeight = 0
+		}
+	}
+	return in
+}
+
+func axisKeys() []string {
+	var keys []string
+	for _, ax := range axisDefs() {
+		keys = append(keys, ax.key)
+	}
+	return keys
+}
+
+// renderFigures renders in, fails on figure warnings and returns the non-triple figures.
+func renderFigures(t *testing.T, in Input) (map[string][]byte, []string) {
+	t.Helper()
+	out, err := Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(out["report.html"], []byte("could not be drawn")) {
+		t.Errorf("report has figure warnings")
+	}
+	return out, figureSet(out)
+}
+
+// TestSweepAxes: two points that differ in one axis of axisDefs, in the summary only,
+// draw that axis's sweep figure and no heat map. For px_weight the baseline rows of
+// both points carry 0 (the bug of issue 11 read the axis from them).
+func TestSweepAxes(t *testing.T) {
+	for _, key := range axisKeys() {
+		t.Run(key, func(t *testing.T) {
+			in := axisInput(t, key)
+			out, got := renderFigures(t, in)
+			want := []string{"baseline_vs_jem", "kl_dist", "kl_vs_" + key}
+			if !slices.Equal(got, want) {
+				t.Fatalf("figures %v, want %v", got, want)
+			}
+			d := prepare(in)
+			if len(d.varying) != 1 || len(d.varying[0].values) != 2 {
+				t.Fatalf("varying axes %v", d.varying)
+			}
+			svg := string(out["figures/kl_vs_"+key+".svg"])
+			for _, v := range d.varying[0].values {
+				if !strings.Contains(svg, ">"+v.label+"<") {
+					t.Errorf("kl_vs_%s does not label the value %s", key, v.label)
+				}
+			}
+		})
+	}
+	for k := range axisChange {
+		if !slices.Contains(axisKeys(), k) {
+			t.Errorf("axisChange changes %q, which is no axis of axisDefs", k)
+		}
+	}
+}
+
+// TestHeatmapPairs: any two swept axes draw their heat map (named in axisDefs order).
+func TestHeatmapPairs(t *testing.T) {
+	keys := axisKeys()
+	for i, a := range keys {
+		for _, b := range keys[i+1:] {
+			t.Run(a+"_"+b, func(t *testing.T) {
+				_, got := renderFigures(t, axisInput(t, a, b))
+				want := []string{"baseline_vs_jem", "heatmap_" + a + "_" + b, "kl_dist", "kl_vs_" + a, "kl_vs_" + b}
+				sort.Strings(want)
+				if !slices.Equal(got, want) {
+					t.Errorf("figures %v, want %v", got, want)
+				}
+			})
+		}
+	}
+}
+
+// TestHeatmapEveryPair: three swept axes draw three heat maps; more than maxHeatmapAxes
+// pair only the first ones and say so in the captions.
+func TestHeatmapEveryPair(t *testing.T) {
+	out, got := renderFigures(t, axisInput(t, "lr", "steps", "px_weight"))
+	want := []string{"baseline_vs_jem", "heatmap_lr_px_weight", "heatmap_lr_steps", "heatmap_steps_px_weight",
+		"kl_dist", "kl_vs_lr", "kl_vs_px_weight", "kl_vs_steps"}
+	if !slices.Equal(got, want) {
+		t.Errorf("figures %v, want %v", got, want)
+	}
+	html := string(out["report.html"])
+	if c := captionOf(t, html, "kl_vs_lr"); !strings.Contains(c, "the heat maps show the interactions.") {
+		t.Errorf("sweep caption: %s", c)
+	}
+	if c := captionOf(t, html, "heatmap_lr_steps"); strings.Contains(c, "paired in heat maps") {
+		t.Errorf("uncapped heat map says it is capped: %s", c)
+	}
+
+	keys := []string{"samples", "lr", "steps", "model", "generator", "px_weight"}
+	out, got = renderFigures(t, axisInput(t, keys...))
+	var maps []string
+	for _, n := range got {
+		if strings.HasPrefix(n, figHeatmapPrefix) {
+			maps = append(maps, n)
+		}
+	}
+	wantMaps := []string{"heatmap_lr_model", "heatmap_lr_steps", "heatmap_samples_lr", "heatmap_samples_model",
+		"heatmap_samples_steps", "heatmap_steps_model"}
+	if !slices.Equal(maps, wantMaps) {
+		t.Errorf("heat maps %v, want %v", maps, wantMaps)
+	}
+	html = string(out["report.html"])
+	capped := "Of the 6 varying axes only the first 4 (samples N, learning rate, optimiser steps, model) are paired in heat maps, 6 of them; " +
+		"generator, JEM p(x) weight are in none."
+	if c := captionOf(t, html, "heatmap_samples_lr"); !strings.Contains(c, capped) {
+		t.Errorf("capped heat map caption lacks %q: %s", capped, c)
+	}
+	if c := captionOf(t, html, "kl_vs_generator"); strings.Contains(c, "heat map") {
+		t.Errorf("an axis in no heat map points to one: %s", c)
+	}
+	if c := captionOf(t, html, "kl_vs_lr"); !strings.Contains(c, "the heat maps with samples N, optimiser steps, model show those interactions.") {
+		t.Errorf("sweep caption: %s", c)
+	}
+}
+
+// TestPointMissingFromSummary: rows of a point the summary lacks have no grid values:
+// they stay in the pooled figures, the sweep figures leave them out with a warning.
+func TestPointMissingFromSummary(t *testing.T) {
+	in := axisInput(t, "lr", "steps")
+	in.Summary.Points = in.Summary.Points[:2] // drop the steps point
+	out, got := renderFigures(t, in)
+	want := []string{"baseline_vs_jem", "kl_dist", "kl_vs_lr"}
+	if !slices.Equal(got, want) {
+		t.Errorf("figures %v, want %v", got, want)
+	}
+	if !strings.Contains(string(out["report.html"]), "1 grid point(s) of the results are missing from the summary") {
+		t.Errorf("no warning about the missing point")
 	}
 }
