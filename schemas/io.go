@@ -71,6 +71,36 @@ func WriteParquet[T any](ctx context.Context, b *blob.Bucket, key string, rows [
 	return nil
 }
 
+// WriteParquetStream writes a Parquet file at key in b from rows that fill hands to
+// write in chunks, so a file of any size never sits in memory whole. Like WriteParquet,
+// the object appears only if everything succeeded (the Parquet writer is closed, then
+// the blob writer, and both are checked).
+func WriteParquetStream[T any](ctx context.Context, b *blob.Bucket, key string, fill func(write func([]T) error) error) (err error) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := b.NewWriter(wctx, key, &blob.WriterOptions{ContentType: "application/vnd.apache.parquet"})
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", key, err)
+	}
+	defer func() {
+		if err != nil {
+			cancel() // abort: no partial object
+		}
+		if cerr := w.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("writing %s: %w", key, cerr)
+		}
+	}()
+	pw := parquet.NewGenericWriter[T](w, parquetOptions()...)
+	if err := fill(func(rows []T) error { _, err := pw.Write(rows); return err }); err != nil {
+		pw.Close()
+		return fmt.Errorf("writing %s: %w", key, err)
+	}
+	if err := pw.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", key, err)
+	}
+	return nil
+}
+
 // ReadParquet reads all rows of the Parquet file at key in b. Every column of T must be
 // in the file (extra file columns are ignored); errors name the key.
 func ReadParquet[T any](ctx context.Context, b *blob.Bucket, key string) ([]T, error) {

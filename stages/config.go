@@ -2,8 +2,8 @@ package stages
 
 // Point is one grid point of an experiment: everything that decides how its tables are
 // drawn, sampled and trained. The control pipeline has exactly one point; a sweep has
-// the Cartesian product of its spec's axes. Points travel inside elements, so every
-// field is exported and plain.
+// the Cartesian product of its spec's axes. Points are the stages' configuration (DoFns
+// hold them in exported fields); elements carry only a point id.
 type Point struct {
 	ID        int64    `json:"point_id"`
 	XValues   int      `json:"x_values"`      // |X|: x takes values 0..XValues-1
@@ -19,8 +19,4 @@ type Point struct {
 	Tables    int      `json:"tables"`        // tables drawn at this point
 	Methods   []string `json:"methods"`       // subset of baseline, jem, oracle
 	PxWeight  float64  `json:"jem_px_weight"` // weight of log p(x) in the jem and oracle losses
-
-	// Offset is the number of tables of earlier points with the same training shape;
-	// it packs the runs of several points into the same training batches.
-	Offset int64 `json:"-"`
 }

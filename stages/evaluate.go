@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -17,9 +19,11 @@ import (
 func init() {
 	beam.RegisterType(reflect.TypeOf((*schemas.ResultRow)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*Learned)(nil)).Elem())
-	register.Function4x0[context.Context, Trained, func(schemas.ResultRow), func(Learned)](evaluateFn)
-	register.Emitter1[schemas.ResultRow]()
-	register.Emitter1[Learned]()
+	beam.RegisterType(reflect.TypeOf((*ResultBlock)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*LearnedBlock)(nil)).Elem())
+	register.DoFn4x0[context.Context, TrainedBlock, func(ResultBlock), func(LearnedBlock)](&evaluateFn{})
+	register.Emitter1[ResultBlock]()
+	register.Emitter1[LearnedBlock]()
 }
 
 // Evaluate compares every learned joint with its true table: from the logits f(x)[y]
@@ -30,23 +34,40 @@ func init() {
 // references (see splitError); the first-order floor (X·K−1)/(2N) and the KL of the
 // empirical table (the plug-in estimate, +Inf when a cell is empty) for comparison.
 //
-// In: PCollection<Trained>. Out: PCollection<schemas.ResultRow>, PCollection<Learned>.
-func Evaluate(s beam.Scope, trained beam.PCollection) (results, learned beam.PCollection) {
+// In: PCollection<TrainedBlock>. Out: PCollection<ResultBlock>, PCollection<LearnedBlock>.
+func Evaluate(s beam.Scope, points []Point, trained beam.PCollection) (results, learned beam.PCollection) {
 	s = s.Scope("stages.Evaluate")
-	return beam.ParDo2(s, evaluateFn, trained)
+	return beam.ParDo2(s, &evaluateFn{Points: points}, trained)
 }
 
 // runsDiverged counts the result rows recorded as diverged, where the row's flag is set,
 // so the console's count is the number of diverged rows in results.parquet.
 var runsDiverged = beam.NewCounter("jemcheck", "runs_diverged")
 
-func evaluateFn(ctx context.Context, t Trained, emitRow func(schemas.ResultRow), emitLearned func(Learned)) {
-	row, l := EvaluateRun(t)
-	if row.Diverged {
-		runsDiverged.Inc(ctx, 1)
+type evaluateFn struct {
+	Points []Point
+	points map[int64]Point
+}
+
+func (f *evaluateFn) Setup() { f.points = pointsByID(f.Points) }
+
+func (f *evaluateFn) ProcessElement(ctx context.Context, tb TrainedBlock, emitRows func(ResultBlock), emitLearned func(LearnedBlock)) {
+	p := f.points[tb.Block.PointID]
+	rb := ResultBlock{PointID: p.ID, Index: tb.Block.Index, Rows: make([]schemas.ResultRow, len(tb.Runs))}
+	lb := LearnedBlock{PointID: p.ID, Index: tb.Block.Index, Runs: make([]Learned, len(tb.Runs))}
+	diverged := 0
+	for r := range tb.Runs {
+		rb.Rows[r], lb.Runs[r] = EvaluateRun(tb.trained(p, r))
+		if rb.Rows[r].Diverged {
+			diverged++
+		}
 	}
-	emitRow(row)
-	emitLearned(l)
+	// Run ids sort by table ordinal, then method name: the block's rows in that order.
+	slices.SortFunc(rb.Rows, func(a, b schemas.ResultRow) int { return strings.Compare(a.RunID, b.RunID) })
+	slices.SortFunc(lb.Runs, func(a, b Learned) int { return strings.Compare(a.RunID, b.RunID) })
+	runsDiverged.Inc(ctx, int64(diverged))
+	emitRows(rb)
+	emitLearned(lb)
 }
 
 // EvaluateRun computes one run's result row and learned joint.

@@ -15,56 +15,86 @@ import (
 )
 
 func init() {
-	beam.RegisterType(reflect.TypeOf((*Point)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*Table)(nil)).Elem())
-	register.DoFn3x1[context.Context, Point, func(Table), error](&generateTablesFn{})
-	register.Emitter1[Table]()
+	beam.RegisterType(reflect.TypeOf((*BlockRef)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*Block)(nil)).Elem())
+	register.DoFn3x1[context.Context, BlockRef, func(Block), error](&generateTablesFn{})
+	register.Emitter1[Block]()
 }
 
 var tablesGenerated = beam.NewCounter("jemcheck", "tables_generated")
 
-// GenerateTables draws the true joint tables of every point: Point.Tables tables from
-// the point's generator, or, when opts.TablesFrom is set, the user's tables (already
-// validated by the launcher; re-read here so the file never travels in the pipeline).
-// Every table gets its ordinal 0..T-1 within the point, in id order (see Table).
+// GenerateTables fills every block with its true joint tables: for table ordinal o of
+// the point, a draw from the point's generator seeded by (run seed, o), or, when
+// opts.TablesFrom is set, the user's table with the o-th smallest id (the file was
+// validated by the launcher and is read once per worker, in Setup).
 //
-// In: PCollection<Point>. Out: PCollection<Table>.
-func GenerateTables(s beam.Scope, opts Options, points beam.PCollection) beam.PCollection {
+// In: PCollection<BlockRef>. Out: PCollection<Block> (without counts).
+func GenerateTables(s beam.Scope, opts Options, points []Point, refs beam.PCollection) beam.PCollection {
 	s = s.Scope("stages.GenerateTables")
-	return beam.ParDo(s, &generateTablesFn{Seed: opts.Seed, TablesFrom: opts.TablesFrom}, points)
+	return beam.ParDo(s, &generateTablesFn{Seed: opts.Seed, TablesFrom: opts.TablesFrom, TrainBatch: opts.TrainBatch, Points: points}, refs)
 }
 
 type generateTablesFn struct {
 	Seed       uint64
 	TablesFrom string
+	TrainBatch int
+	Points     []Point
+
+	points map[int64]Point
+	user   []prob.Table // the --tables_from tables in id order
 }
 
-func (f *generateTablesFn) ProcessElement(ctx context.Context, p Point, emit func(Table)) error {
-	if f.TablesFrom != "" {
-		ts, err := schemas.ReadTables(ctx, f.TablesFrom)
-		if err != nil {
-			return fmt.Errorf("generate tables for point %d: %w", p.ID, err)
-		}
-		// ReadTables returns the tables sorted by id; sort again so the ordinals are
-		// in id order whatever the reader does.
-		slices.SortStableFunc(ts, func(a, b prob.Table) int { return cmp.Compare(a.ID, b.ID) })
-		for i, t := range ts {
-			emit(Table{Point: p, ID: t.ID, Ordinal: int64(i), P: t.P})
-		}
-		tablesGenerated.Inc(ctx, int64(len(ts)))
-		progress("generate: point %d: %d tables read from %s", p.ID, len(ts), f.TablesFrom)
+func (f *generateTablesFn) Setup(ctx context.Context) error {
+	f.points = pointsByID(f.Points)
+	if f.TablesFrom == "" {
 		return nil
 	}
-	gen, err := prob.ParseGenerator(p.Generator)
+	ts, err := schemas.ReadTables(ctx, f.TablesFrom)
 	if err != nil {
-		return fmt.Errorf("generate tables for point %d: %w", p.ID, err)
+		return fmt.Errorf("generate tables: %w", err)
 	}
-	for id := range int64(p.Tables) {
-		t := Table{Point: p, ID: id, Ordinal: id}
-		t.P = gen.Draw(prob.NewRand(tableSeed(f.Seed, t)), p.XValues, p.Classes)
-		emit(t)
+	// ReadTables returns the tables sorted by id; sort again so the ordinals are in id
+	// order whatever the reader does.
+	slices.SortStableFunc(ts, func(a, b prob.Table) int { return cmp.Compare(a.ID, b.ID) })
+	f.user = ts
+	return nil
+}
+
+func (f *generateTablesFn) ProcessElement(ctx context.Context, ref BlockRef, emit func(Block)) error {
+	p, ok := f.points[ref.PointID]
+	if !ok {
+		return fmt.Errorf("generate tables: block %d of unknown point %d", ref.Index, ref.PointID)
 	}
-	tablesGenerated.Inc(ctx, int64(p.Tables))
-	progress("generate: point %d: %d %s tables of %dx%d", p.ID, p.Tables, p.Generator, p.XValues, p.Classes)
+	size := BlockTables(p, f.TrainBatch)
+	first := ref.Index * size
+	n := min(size, int64(p.Tables)-first)
+	if n <= 0 {
+		return fmt.Errorf("generate tables: point %d has no block %d", p.ID, ref.Index)
+	}
+	cells := p.XValues * p.Classes
+	b := Block{PointID: p.ID, Index: ref.Index, First: first, IDs: make([]int64, n), P: make([]float64, 0, int(n)*cells)}
+	var gen prob.Generator
+	if f.user == nil {
+		var err error
+		if gen, err = prob.ParseGenerator(p.Generator); err != nil {
+			return fmt.Errorf("generate tables for point %d: %w", p.ID, err)
+		}
+	}
+	for i := range n {
+		o := first + i
+		if f.user != nil {
+			if o >= int64(len(f.user)) {
+				return fmt.Errorf("generate tables: point %d: table %d of %d read from %s", p.ID, o, len(f.user), f.TablesFrom)
+			}
+			b.IDs[i] = f.user[o].ID
+			b.P = append(b.P, f.user[o].P...)
+			continue
+		}
+		t := Table{Point: p, ID: o, Ordinal: o}
+		b.IDs[i] = o
+		b.P = append(b.P, gen.Draw(prob.NewRand(tableSeed(f.Seed, t)), p.XValues, p.Classes)...)
+	}
+	tablesGenerated.Inc(ctx, n)
+	emit(b)
 	return nil
 }

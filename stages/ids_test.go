@@ -53,36 +53,40 @@ func runStages(t *testing.T, ids []int64) idRun {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Seed: 3, Out: out, TablesFrom: tablesFrom, TrainBatch: 4, WriteSamples: true, ReportTables: 2}
-	// N = 2^18 puts four tables in a sample shard: two shards for five tables.
-	pt := Point{XValues: 2, Classes: 2, Encoding: "onehot", Generator: GeneratorFile, Samples: 1 << 18, Model: "linear",
+	// Two tables per block (6 runs of 3 methods): three blocks, so three sample files,
+	// for five tables.
+	opts := Options{Seed: 3, Out: out, TablesFrom: tablesFrom, TrainBatch: 6, WriteSamples: true, ReportTables: 2}
+	pt := Point{XValues: 2, Classes: 2, Encoding: "onehot", Generator: GeneratorFile, Samples: 1 << 10, Model: "linear",
 		LR: 0.05, Steps: 20, Tables: len(ids), Methods: []string{MethodBaseline, MethodJEM, MethodOracle}, PxWeight: 1}
+	points := []Point{pt}
 
-	var tables []Table
-	gen := &generateTablesFn{Seed: opts.Seed, TablesFrom: opts.TablesFrom}
-	if err := gen.ProcessElement(ctx, pt, func(t Table) { tables = append(tables, t) }); err != nil {
+	var blocks []Block
+	gen := &generateTablesFn{Seed: opts.Seed, TablesFrom: opts.TablesFrom, TrainBatch: opts.TrainBatch, Points: points}
+	if err := gen.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var run idRun
-	for i, tb := range tables {
-		if tb.Ordinal != int64(i) {
-			t.Fatalf("table %d (id %d) has ordinal %d", i, tb.ID, tb.Ordinal)
+	for _, ref := range BlockRefs(points, opts.TrainBatch) {
+		if err := gen.ProcessElement(ctx, ref, func(b Block) { blocks = append(blocks, b) }); err != nil {
+			t.Fatal(err)
 		}
-		run.ids = append(run.ids, tb.ID)
+	}
+	var run idRun
+	for _, b := range blocks {
+		for i, id := range b.IDs {
+			if o := b.table(pt, i).Ordinal; o != int64(len(run.ids)) {
+				t.Fatalf("table %d (id %d) has ordinal %d", len(run.ids), id, o)
+			}
+			run.ids = append(run.ids, id)
+		}
 	}
 
-	shards := map[string][]Table{}
-	for _, tb := range tables {
-		k, v := shardKeyFn(tb)
-		shards[k] = append(shards[k], v)
-	}
-	sample := &sampleShardFn{Seed: opts.Seed, Out: opts.Out, WriteSamples: true}
+	sample := &sampleDatasetsFn{OutBucket: OutBucket{Out: opts.Out}, Seed: opts.Seed, Points: points}
 	if err := sample.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var datasets []Dataset
-	for _, k := range sortedKeys(shards) {
-		if err := sample.ProcessElement(ctx, k, iter(shards[k]), func(d Dataset) { datasets = append(datasets, d) }); err != nil {
+	var sampled []Block
+	for _, b := range blocks {
+		if err := sample.ProcessElement(ctx, b, func(b Block) { sampled = append(sampled, b) }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -95,11 +99,11 @@ func runStages(t *testing.T, ids []int64) idRun {
 	}
 	defer bucket.Close()
 	run.samples, run.draws = map[string][]int64{}, map[string][][2]int64{}
-	for shard := range int64(2) {
-		key := SamplePath(0, shard)
+	for block := range int64(3) {
+		key := SamplePath(0, block)
 		rows, err := schemas.ReadParquet[schemas.SampleRow](ctx, bucket, key)
 		if err != nil {
-			t.Fatalf("sample shard %d: %v", shard, err)
+			t.Fatalf("sample file of block %d: %v", block, err)
 		}
 		for _, r := range rows {
 			if n := len(run.samples[key]); n == 0 || run.samples[key][n-1] != r.TableID {
@@ -112,29 +116,25 @@ func runStages(t *testing.T, ids []int64) idRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 2 {
-		t.Errorf("%d sample files, want 2", len(entries))
+	if len(entries) != 3 {
+		t.Errorf("%d sample files, want 3", len(entries))
 	}
 
-	jobs := map[string][]Job{}
-	expand := &expandJobsFn{TrainBatch: int64(opts.TrainBatch)}
-	for _, d := range datasets {
-		expand.ProcessElement(d, func(k string, j Job) { jobs[k] = append(jobs[k], j) })
-	}
-	train := &trainBatchFn{Seed: opts.Seed, Backend: opts.Backend}
+	train := &trainBlockFn{Seed: opts.Seed, Backend: opts.Backend, Points: points}
 	if err := train.Setup(); err != nil {
 		t.Fatal(err)
 	}
 	defer train.Teardown()
-	var learned []Learned
-	for _, k := range sortedKeys(jobs) {
-		if len(jobs[k]) > opts.TrainBatch {
-			t.Errorf("batch %s has %d runs", k, len(jobs[k]))
+	eval := &evaluateFn{Points: points}
+	eval.Setup()
+	var learned []LearnedBlock
+	for _, b := range sampled {
+		if n := b.Len() * len(pt.Methods); n > opts.TrainBatch {
+			t.Errorf("block %d trains %d runs in a batch of %d", b.Index, n, opts.TrainBatch)
 		}
-		err := train.ProcessElement(ctx, k, iter(jobs[k]), func(tr Trained) {
-			row, l := EvaluateRun(tr)
-			run.rows = append(run.rows, row)
-			learned = append(learned, l)
+		err := train.ProcessElement(ctx, b, func(tb TrainedBlock) {
+			eval.ProcessElement(ctx, tb, func(rb ResultBlock) { run.rows = append(run.rows, rb.Rows...) },
+				func(lb LearnedBlock) { learned = append(learned, lb) })
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -144,8 +144,8 @@ func runStages(t *testing.T, ids []int64) idRun {
 
 	first := &firstTablesFn{N: int64(opts.ReportTables)}
 	var kept []Learned
-	for _, l := range learned {
-		first.ProcessElement(l, func(l Learned) { kept = append(kept, l) })
+	for _, lb := range learned {
+		first.ProcessElement(lb, func(l Learned) { kept = append(kept, l) })
 	}
 	ts := triples(iter(kept))
 	run.figures = render.FigureNames(render.Input{Triples: ts})
@@ -165,15 +165,6 @@ func iter[T any](xs []T) func(*T) bool {
 		i++
 		return true
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }
 
 // TestTableIDs: tables with sparse, negative or huge ids give the results, samples,
@@ -325,7 +316,7 @@ func TestFirstTablesByOrdinal(t *testing.T) {
 				for _, m := range []string{MethodBaseline, MethodJEM} {
 					l := Learned{RunID: RunID(0, int64(o), m), TableID: id, Ordinal: int64(o), Method: m, X: 1, K: 2,
 						Q: []float64{.5, .5}, P: []float64{.5, .5}}
-					f.ProcessElement(l, func(l Learned) { kept = append(kept, l) })
+					f.ProcessElement(LearnedBlock{Runs: []Learned{l}}, func(l Learned) { kept = append(kept, l) })
 				}
 			}
 			ts := triples(iter(kept))

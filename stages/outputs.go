@@ -1,6 +1,8 @@
 package stages
 
 import (
+	"context"
+	"fmt"
 	"regexp"
 
 	"gocloud.dev/blob"
@@ -26,6 +28,32 @@ func OwnedOutput(key string) bool { return ownedOutput.MatchString(key) }
 func OutputLayout() schemas.Layout {
 	return schemas.Layout{Owned: OwnedOutput, Dirs: outputDirs}
 }
+
+// OutBucket is the part of every DoFn that writes under --out, embedded in it: the
+// bucket is opened in Setup and closed in Teardown, nil-safely (Teardown also runs
+// after a Setup that failed). With Off set the DoFn writes nothing in this run and no
+// bucket is opened.
+type OutBucket struct {
+	Out    string
+	Off    bool
+	bucket *blob.Bucket
+}
+
+// Setup opens the bucket.
+func (o *OutBucket) Setup(ctx context.Context) error {
+	if o.Off {
+		return nil
+	}
+	b, err := schemas.OpenBucket(ctx, o.Out)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", o.Out, err)
+	}
+	o.bucket = b
+	return nil
+}
+
+// Teardown closes the bucket if Setup opened it.
+func (o *OutBucket) Teardown() error { return closeBucket(o.bucket) }
 
 // closeBucket closes a DoFn's bucket in Teardown; nil when Setup failed before opening it.
 func closeBucket(b *blob.Bucket) error {

@@ -9,14 +9,13 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"gocloud.dev/blob"
 
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages/render"
 )
 
 func init() {
-	register.DoFn2x0[Learned, func(Learned)](&firstTablesFn{})
+	register.DoFn2x0[LearnedBlock, func(Learned)](&firstTablesFn{})
 	register.DoFn5x1[context.Context, schemas.Summary, ResultSet, func(*Learned) bool, func(string), error](&reportFn{})
 }
 
@@ -26,11 +25,11 @@ func init() {
 // baseline-vs-JEM KL per table and, for sweeps, KL against each swept axis.
 //
 // In: PCollection<schemas.Summary> (one element), PCollection<ResultSet> (one element),
-// PCollection<Learned>. Out: PCollection<string> (the keys written).
+// PCollection<LearnedBlock>. Out: PCollection<string> (the keys written).
 func Report(s beam.Scope, opts Options, title, configJSON string, summary, results, learned beam.PCollection) beam.PCollection {
 	s = s.Scope("stages.Report")
 	first := beam.ParDo(s, &firstTablesFn{N: int64(opts.ReportTables)}, learned)
-	return beam.ParDo(s, &reportFn{Out: opts.Out, Title: title, ConfigJSON: configJSON}, summary,
+	return beam.ParDo(s, &reportFn{OutBucket: OutBucket{Out: opts.Out}, Title: title, ConfigJSON: configJSON}, summary,
 		beam.SideInput{Input: results}, beam.SideInput{Input: first})
 }
 
@@ -38,25 +37,19 @@ func Report(s beam.Scope, opts Options, title, configJSON string, summary, resul
 // tables with ordinals 0..N-1 (the N lowest ids), whatever the ids are.
 type firstTablesFn struct{ N int64 }
 
-func (f *firstTablesFn) ProcessElement(l Learned, emit func(Learned)) {
-	if l.Ordinal >= 0 && l.Ordinal < f.N {
-		emit(l)
+func (f *firstTablesFn) ProcessElement(b LearnedBlock, emit func(Learned)) {
+	for _, l := range b.Runs {
+		if l.Ordinal >= 0 && l.Ordinal < f.N {
+			emit(l)
+		}
 	}
 }
 
 type reportFn struct {
-	Out        string
+	OutBucket
 	Title      string
 	ConfigJSON string
-	bucket     *blob.Bucket
 }
-
-func (f *reportFn) Setup(ctx context.Context) (err error) {
-	f.bucket, err = schemas.OpenBucket(ctx, f.Out)
-	return err
-}
-
-func (f *reportFn) Teardown() error { return closeBucket(f.bucket) }
 
 func (f *reportFn) ProcessElement(ctx context.Context, sum schemas.Summary, rs ResultSet, first func(*Learned) bool, emit func(string)) error {
 	if err := schemas.WriteJSON(ctx, f.bucket, "summary.json", sum); err != nil {

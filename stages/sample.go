@@ -1,26 +1,18 @@
 package stages
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"reflect"
-	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"gocloud.dev/blob"
 
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
 )
 
 func init() {
-	beam.RegisterType(reflect.TypeOf((*Dataset)(nil)).Elem())
-	register.Function1x2[Table, string, Table](shardKeyFn)
-	register.DoFn4x1[context.Context, string, func(*Table) bool, func(Dataset), error](&sampleShardFn{})
-	register.Iter1[Table]()
-	register.Emitter1[Dataset]()
+	register.DoFn3x1[context.Context, Block, func(Block), error](&sampleDatasetsFn{})
 }
 
 var (
@@ -28,85 +20,84 @@ var (
 	samplesDrawn    = beam.NewCounter("jemcheck", "samples_drawn")
 )
 
-// shardRows is the target number of sample rows per samples/ Parquet file.
-const shardRows = 1 << 20
+// sampleChunk is the number of sample rows built and handed to the Parquet writer at a
+// time: a block's draws are streamed, never held whole.
+const sampleChunk = 1 << 16
 
-// tablesPerShard groups tables so each samples/ file holds about shardRows rows.
-func tablesPerShard(n int) int64 { return int64(max(1, shardRows/max(n, 1))) }
-
-// SamplePath is the samples/ file of a point's shard.
-func SamplePath(pointID, shard int64) string {
-	return fmt.Sprintf("samples/point-%04d-part-%05d.parquet", pointID, shard)
+// SamplePath is the samples/ file of a point's block.
+func SamplePath(pointID, block int64) string {
+	return fmt.Sprintf("samples/point-%04d-part-%05d.parquet", pointID, block)
 }
 
-// SampleDatasets draws N i.i.d. samples from every table (as multinomial cell counts,
-// whose cost does not depend on N), writes the draws to samples/ as Parquet when
-// opts.WriteSamples is set (one file per shard of tables, deterministic names), and
-// emits each table's counts.
+// SampleDatasets draws N i.i.d. samples from every table of every block (as
+// multinomial cell counts, whose cost does not depend on N) and, when
+// opts.WriteSamples is set, writes the block's draws to samples/ as one Parquet file
+// per block (deterministic names, rows streamed in chunks).
 //
-// In: PCollection<Table>. Out: PCollection<Dataset>.
-func SampleDatasets(s beam.Scope, opts Options, tables beam.PCollection) beam.PCollection {
+// In: PCollection<Block>. Out: PCollection<Block> (with counts).
+func SampleDatasets(s beam.Scope, opts Options, points []Point, blocks beam.PCollection) beam.PCollection {
 	s = s.Scope("stages.SampleDatasets")
-	shards := beam.GroupByKey(s, beam.ParDo(s, shardKeyFn, tables))
-	return beam.ParDo(s, &sampleShardFn{Seed: opts.Seed, Out: opts.Out, WriteSamples: opts.WriteSamples}, shards)
+	return beam.ParDo(s, &sampleDatasetsFn{OutBucket: OutBucket{Out: opts.Out, Off: !opts.WriteSamples}, Seed: opts.Seed, Points: points}, blocks)
 }
 
-// shardKeyFn keys a table by its point and shard: consecutive ordinals (never ids, which
-// may be negative or sparse) share a shard.
-func shardKeyFn(t Table) (string, Table) {
-	return fmt.Sprintf("%d/%d", t.Point.ID, t.Ordinal/tablesPerShard(t.Point.Samples)), t
+type sampleDatasetsFn struct {
+	OutBucket
+	Seed   uint64
+	Points []Point
+
+	points map[int64]Point
 }
 
-type sampleShardFn struct {
-	Seed         uint64
-	Out          string
-	WriteSamples bool
-
-	bucket *blob.Bucket
+func (f *sampleDatasetsFn) Setup(ctx context.Context) error {
+	f.points = pointsByID(f.Points)
+	return f.OutBucket.Setup(ctx)
 }
 
-func (f *sampleShardFn) Setup(ctx context.Context) error {
-	if !f.WriteSamples {
-		return nil
+func (f *sampleDatasetsFn) ProcessElement(ctx context.Context, b Block, emit func(Block)) error {
+	p := f.points[b.PointID]
+	b.Counts = make([]int64, 0, len(b.P))
+	for i := range b.Len() {
+		t := b.table(p, i)
+		b.Counts = append(b.Counts, prob.Multinomial(prob.NewRand(sampleSeed(f.Seed, t)), int64(p.Samples), t.P)...)
 	}
-	b, err := schemas.OpenBucket(ctx, f.Out)
-	if err != nil {
-		return fmt.Errorf("sample datasets: %w", err)
+	datasetsSampled.Inc(ctx, int64(b.Len()))
+	samplesDrawn.Inc(ctx, SatMul(int64(b.Len()), int64(p.Samples)))
+	if f.bucket != nil {
+		if err := f.writeSamples(ctx, p, b); err != nil {
+			return err
+		}
 	}
-	f.bucket = b
+	emit(b)
 	return nil
 }
 
-func (f *sampleShardFn) Teardown() error { return closeBucket(f.bucket) }
-
-func (f *sampleShardFn) ProcessElement(ctx context.Context, _ string, iter func(*Table) bool, emit func(Dataset)) error {
-	var tables []Table
-	var t Table
-	for iter(&t) {
-		tables = append(tables, t)
-	}
-	slices.SortFunc(tables, func(a, b Table) int { return cmp.Compare(a.Ordinal, b.Ordinal) })
-	p := tables[0].Point
-	var rows []schemas.SampleRow
-	for _, t := range tables {
-		d := Dataset{Table: t, Counts: prob.Multinomial(prob.NewRand(sampleSeed(f.Seed, t)), int64(p.Samples), t.P)}
-		if f.WriteSamples {
+// writeSamples streams the block's draws, table by table in ordinal order, each
+// table's N draws in draw order (see Samples).
+func (f *sampleDatasetsFn) writeSamples(ctx context.Context, p Point, b Block) error {
+	key := SamplePath(p.ID, b.Index)
+	rows := make([]schemas.SampleRow, 0, min(sampleChunk, b.Len()*p.Samples))
+	err := schemas.WriteParquetStream(ctx, f.bucket, key, func(write func([]schemas.SampleRow) error) error {
+		for i := range b.Len() {
+			d := b.dataset(p, i)
 			for _, c := range Samples(f.Seed, d) {
-				rows = append(rows, schemas.SampleRow{TableID: t.ID, X: int64(int(c) / p.Classes), Y: int64(int(c) % p.Classes)})
+				rows = append(rows, schemas.SampleRow{TableID: d.Table.ID, X: int64(int(c) / p.Classes), Y: int64(int(c) % p.Classes)})
+				if len(rows) == cap(rows) {
+					if err := write(rows); err != nil {
+						return err
+					}
+					rows = rows[:0]
+				}
 			}
 		}
-		emit(d)
-	}
-	shard := tables[0].Ordinal / tablesPerShard(p.Samples)
-	datasetsSampled.Inc(ctx, int64(len(tables)))
-	samplesDrawn.Inc(ctx, SatMul(int64(len(tables)), int64(p.Samples)))
-	if !f.WriteSamples {
+		if len(rows) > 0 {
+			return write(rows)
+		}
 		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sample datasets: point %d block %d: %w", p.ID, b.Index, err)
 	}
-	key := SamplePath(p.ID, shard)
-	if err := schemas.WriteParquet(ctx, f.bucket, key, rows); err != nil {
-		return fmt.Errorf("sample datasets: point %d shard %d: %w", p.ID, shard, err)
-	}
-	progress("sample: point %d: tables %d..%d, %d rows -> %s", p.ID, tables[0].ID, tables[len(tables)-1].ID, len(rows), key)
+	progress("sample: point %d: tables %d..%d, %d rows -> %s", p.ID, b.First, b.First+int64(b.Len())-1,
+		SatMul(int64(b.Len()), int64(p.Samples)), key)
 	return nil
 }

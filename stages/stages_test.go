@@ -94,35 +94,44 @@ func TestSamplesMatchCounts(t *testing.T) {
 	}
 }
 
-func TestExpandJobsBatches(t *testing.T) {
+// TestBlockRefs: every point's tables 0..T-1 are cut into blocks of at most
+// trainBatch/|methods| tables, so a block's runs are one training batch of at most
+// trainBatch runs.
+func TestBlockRefs(t *testing.T) {
 	tests := []struct {
 		name       string
-		batch      int64
-		tables     int
-		batchSize  int
-		wantGroups int
+		trainBatch int
+		tables     []int // per point
+		want       []int // blocks per point
 	}{
-		{"one batch", 100, 10, 0, 1},
-		{"three runs per batch", 3, 10, 0, 10},
-		{"oracle trains full batch apart", 1000, 10, 50, 2},
+		{"one block", 100, []int{10}, []int{1}},
+		{"three runs per batch: a table per block", 3, []int{10}, []int{10}},
+		{"a batch smaller than the methods", 2, []int{4}, []int{4}},
+		{"partial last block", 9, []int{10}, []int{4}},
+		{"points apart", 30, []int{25, 3, 10}, []int{3, 1, 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := point()
-			p.BatchSize = tt.batchSize
-			f := &expandJobsFn{TrainBatch: tt.batch}
-			groups := map[string][]string{}
-			for id := range int64(tt.tables) {
-				f.ProcessElement(Dataset{Table: Table{Point: p, ID: id, Ordinal: id}}, func(k string, j Job) {
-					groups[k] = append(groups[k], j.RunID)
-				})
+			var points []Point
+			for i, n := range tt.tables {
+				p := point()
+				p.ID, p.Tables = int64(i), n
+				points = append(points, p)
 			}
-			if len(groups) != tt.wantGroups {
-				t.Errorf("%d batches, want %d: %v", len(groups), tt.wantGroups, groups)
+			refs := BlockRefs(points, tt.trainBatch)
+			got := make([]int, len(points))
+			for i, r := range refs {
+				got[r.PointID]++
+				if i > 0 && refs[i-1].PointID == r.PointID && refs[i-1].Index+1 != r.Index {
+					t.Errorf("blocks %v are not consecutive", refs)
+				}
 			}
-			for k, g := range groups {
-				if int64(len(g)) > tt.batch {
-					t.Errorf("batch %s has %d runs > %d", k, len(g), tt.batch)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("blocks per point %v, want %v", got, tt.want)
+			}
+			for _, p := range points {
+				if b := BlockTables(p, tt.trainBatch); b*int64(len(p.Methods)) > int64(max(tt.trainBatch, len(p.Methods))) {
+					t.Errorf("%d tables per block × %d methods > batch %d", b, len(p.Methods), tt.trainBatch)
 				}
 			}
 		})

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -15,60 +14,42 @@ import (
 )
 
 func init() {
-	beam.RegisterType(reflect.TypeOf((*Job)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*Trained)(nil)).Elem())
-	register.DoFn2x0[Dataset, func(string, Job)](&expandJobsFn{})
-	register.Emitter2[string, Job]()
-	register.DoFn4x1[context.Context, string, func(*Job) bool, func(Trained), error](&trainBatchFn{})
-	register.Iter1[Job]()
-	register.Emitter1[Trained]()
+	beam.RegisterType(reflect.TypeOf((*TrainedBlock)(nil)).Elem())
+	register.DoFn3x1[context.Context, Block, func(TrainedBlock), error](&trainBlockFn{})
+	register.Emitter1[TrainedBlock]()
 }
 
 var runsTrained = beam.NewCounter("jemcheck", "runs_trained")
 
-// Train fans every dataset out to one run per method, groups the runs into batches
-// of up to opts.TrainBatch runs that share a training shape, and trains each batch in
-// one GoMLX graph (one DoFn call per batch). Baseline runs minimise cross-entropy,
-// jem runs the exact joint negative log-likelihood (Z by enumerating all cells),
-// oracle runs the jem loss on the true table.
+// Train trains one run per table and method of every block. A block's runs that share a
+// training shape (every method but a minibatch point's oracle, which trains full-batch
+// on the true table) are one training batch, trained in one GoMLX graph: a block is a
+// batch, so no grouping is needed to form batches. Baseline runs minimise
+// cross-entropy, jem runs the exact joint negative log-likelihood (Z by enumerating all
+// cells), oracle runs the jem loss on the true table.
 //
-// In: PCollection<Dataset>. Out: PCollection<Trained>.
-func Train(s beam.Scope, opts Options, datasets beam.PCollection) beam.PCollection {
+// In: PCollection<Block> (with counts). Out: PCollection<TrainedBlock>.
+func Train(s beam.Scope, opts Options, points []Point, blocks beam.PCollection) beam.PCollection {
 	s = s.Scope("stages.Train")
-	jobs := beam.ParDo(s, &expandJobsFn{TrainBatch: int64(opts.TrainBatch)}, datasets)
-	return beam.ParDo(s, &trainBatchFn{Seed: opts.Seed, Backend: opts.Backend, Timings: opts.Timings},
-		beam.GroupByKey(s, jobs))
-}
-
-// expandJobsFn emits one job per method, keyed by its batch: runs with the same
-// training shape are numbered consecutively (by point offset, table ordinal and method)
-// and cut into batches of TrainBatch.
-type expandJobsFn struct {
-	TrainBatch int64
-}
-
-func (f *expandJobsFn) ProcessElement(d Dataset, emit func(string, Job)) {
-	p := d.Table.Point
-	for i, m := range p.Methods {
-		n := (p.Offset+d.Table.Ordinal)*int64(len(p.Methods)) + int64(i)
-		key := fmt.Sprintf("%s#%d", shapeKey(p.Shape(m)), n/f.TrainBatch)
-		emit(key, Job{Dataset: d, Method: m, RunID: RunID(p.ID, d.Table.Ordinal, m)})
-	}
+	return beam.ParDo(s, &trainBlockFn{Seed: opts.Seed, Backend: opts.Backend, Timings: opts.Timings, Points: points}, blocks)
 }
 
 func shapeKey(s models.Shape) string {
 	return fmt.Sprintf("%dx%d/%s/%s/steps=%d/batch=%d", s.XValues, s.Classes, s.Encoding, s.Model, s.Steps, s.BatchSize)
 }
 
-type trainBatchFn struct {
+type trainBlockFn struct {
 	Seed    uint64
 	Backend string
 	Timings bool
+	Points  []Point
 
+	points  map[int64]Point
 	trainer *models.Trainer
 }
 
-func (f *trainBatchFn) Setup() error {
+func (f *trainBlockFn) Setup() error {
+	f.points = pointsByID(f.Points)
 	t, err := models.NewTrainer(f.Backend)
 	if err != nil {
 		return fmt.Errorf("train: %w", err)
@@ -77,53 +58,79 @@ func (f *trainBatchFn) Setup() error {
 	return nil
 }
 
-func (f *trainBatchFn) Teardown() {
+func (f *trainBlockFn) Teardown() {
 	if f.trainer != nil {
 		f.trainer.Close()
 	}
 }
 
-func (f *trainBatchFn) ProcessElement(ctx context.Context, key string, iter func(*Job) bool, emit func(Trained)) error {
-	var jobs []Job
-	var j Job
-	for iter(&j) {
-		jobs = append(jobs, j)
-	}
-	// Deterministic order: a retried bundle trains the same batch the same way.
-	slices.SortFunc(jobs, func(a, b Job) int { return strings.Compare(a.RunID, b.RunID) })
-	shape := jobs[0].Dataset.Table.Point.Shape(jobs[0].Method)
-	runs := make([]models.Run, len(jobs))
-	for i, j := range jobs {
-		runs[i] = f.run(j)
-	}
-	start := time.Now()
-	outs, err := f.trainer.Train(ctx, shape, runs)
-	if err != nil {
-		return fmt.Errorf("train batch %s (%d runs): %w", key, len(jobs), err)
-	}
-	elapsed := time.Since(start)
-	perRun := 0.0
-	if f.Timings {
-		perRun = float64(elapsed.Microseconds()) / 1000 / float64(len(jobs))
-	}
-	// Count diverged runs the way Evaluate records them (results.parquet's diverged
-	// column), not only the ones the trainer flagged.
+func (f *trainBlockFn) ProcessElement(ctx context.Context, b Block, emit func(TrainedBlock)) error {
+	p := f.points[b.PointID]
+	m := len(p.Methods)
+	out := TrainedBlock{Block: b, Runs: make([]TrainedRun, b.Len()*m)}
 	diverged := 0
-	for i, o := range outs {
-		t := Trained{Job: jobs[i], Logits: o.Logits, Loss: o.Loss, Diverged: o.Diverged, TrainMS: perRun}
-		if Diverged(t) {
-			diverged++
+	// One batch per training shape, in the order of the methods' first appearance.
+	var shapes []models.Shape
+	for _, meth := range p.Methods {
+		if sh := p.Shape(meth); !slices.Contains(shapes, sh) {
+			shapes = append(shapes, sh)
 		}
-		emit(t)
 	}
-	runsTrained.Inc(ctx, int64(len(jobs)))
-	progress("train: batch %s: %d runs in %v (%.0f runs/s), %d diverged", key, len(jobs),
-		elapsed.Round(time.Millisecond), float64(len(jobs))/elapsed.Seconds(), diverged)
+	for _, shape := range shapes {
+		var idx []int // runs of this shape: i·m + j, table-major
+		var runs []models.Run
+		for i := range b.Len() {
+			d := b.dataset(p, i)
+			for j, meth := range p.Methods {
+				if p.Shape(meth) != shape {
+					continue
+				}
+				idx = append(idx, i*m+j)
+				runs = append(runs, f.run(Job{Dataset: d, Method: meth}))
+			}
+		}
+		start := time.Now()
+		outs, err := f.trainer.Train(ctx, shape, runs)
+		if err != nil {
+			return fmt.Errorf("train point %d block %d (%s, %d runs): %w", p.ID, b.Index, shapeKey(shape), len(runs), err)
+		}
+		elapsed := time.Since(start)
+		perRun := 0.0
+		if f.Timings {
+			perRun = float64(elapsed.Microseconds()) / 1000 / float64(len(runs))
+		}
+		for k, o := range outs {
+			r := idx[k]
+			out.Runs[r] = TrainedRun{Logits: o.Logits, Loss: o.Loss, Diverged: o.Diverged, TrainMS: perRun}
+			// Count diverged runs the way Evaluate records them (results.parquet's
+			// diverged column), not only the ones the trainer flagged.
+			if Diverged(out.trained(p, r)) {
+				diverged++
+			}
+		}
+		progress("train: point %d block %d %s: %d runs in %v (%.0f runs/s)", p.ID, b.Index, shapeKey(shape), len(runs),
+			elapsed.Round(time.Millisecond), float64(len(runs))/elapsed.Seconds())
+	}
+	runsTrained.Inc(ctx, int64(len(out.Runs)))
+	if diverged > 0 {
+		progress("train: point %d block %d: %d of %d runs diverged", p.ID, b.Index, diverged, len(out.Runs))
+	}
+	emit(out)
 	return nil
 }
 
+// trained is run r (table r/M, method r%M) of the block.
+func (tb TrainedBlock) trained(p Point, r int) Trained {
+	m := len(p.Methods)
+	d := tb.Block.dataset(p, r/m)
+	meth := p.Methods[r%m]
+	o := tb.Runs[r]
+	return Trained{Job: Job{Dataset: d, Method: meth, RunID: RunID(p.ID, d.Table.Ordinal, meth)},
+		Logits: o.Logits, Loss: o.Loss, Diverged: o.Diverged, TrainMS: o.TrainMS}
+}
+
 // run builds the trainer's input for a job.
-func (f *trainBatchFn) run(j Job) models.Run {
+func (f *trainBlockFn) run(j Job) models.Run {
 	d := j.Dataset
 	p := d.Table.Point
 	r := models.Run{LR: p.LR, Seed: trainSeed(f.Seed, d.Table, j.Method)}

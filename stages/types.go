@@ -7,7 +7,9 @@ import (
 	"github.com/jemcheck/jemcheck/schemas"
 )
 
-// Table is one true joint table p(x,y) drawn (or read) for a grid point.
+// Table is one true joint table p(x,y) of a grid point: a view of one table of a Block
+// (elements are blocks; Table, Dataset, Job and Trained are how a DoFn and the per-run
+// functions see one table or run of a block).
 //
 // ID is the user's table id (any int64: sparse, negative or huge ids from
 // --tables_from are carried unchanged into every table_id column). Ordinal is the
@@ -57,6 +59,96 @@ type Learned struct {
 	Logits  []float64
 	Q       []float64 // learned joint softmax(f) over all cells
 	P       []float64 // true joint
+}
+
+// BlockRef names a block of tables: the element Source creates, one per block, so the
+// pipeline parallelises over blocks from its first stage.
+type BlockRef struct {
+	PointID int64
+	Index   int64 // block number within the point
+}
+
+// Block is the element of GenerateTables → SampleDatasets → Train: up to BlockTables
+// tables of one grid point (the point comes from the DoFns' configuration, never from
+// the element), stored column-wise. Table i of the block has ordinal First+i, the
+// user's id IDs[i], true cells P[i·C:(i+1)·C] and, once sampled, counts
+// Counts[i·C:(i+1)·C], with C = X·K cells.
+type Block struct {
+	PointID int64
+	Index   int64
+	First   int64
+	IDs     []int64
+	P       []float64
+	Counts  []int64
+}
+
+// Len is the number of tables in the block.
+func (b Block) Len() int { return len(b.IDs) }
+
+// TrainedBlock is a block with one trained run per table and method: run i·M+j is
+// table i with the point's method j (M methods).
+type TrainedBlock struct {
+	Block Block
+	Runs  []TrainedRun
+}
+
+// TrainedRun is one run's training output.
+type TrainedRun struct {
+	Logits   []float64 // f(x)[y], row-major
+	Loss     float64   // final training loss
+	Diverged bool      // flagged by the trainer
+	TrainMS  float64   // wall time per run (batch time / runs), 0 unless timings are on
+}
+
+// ResultBlock is the result rows of a block's runs, in run-id order.
+type ResultBlock struct {
+	PointID, Index int64
+	Rows           []schemas.ResultRow
+}
+
+// LearnedBlock is the learned joints of a block's runs, in run-id order.
+type LearnedBlock struct {
+	PointID, Index int64
+	Runs           []Learned
+}
+
+// BlockTables is the number of tables in a block of point p: a block's runs of one
+// training shape are one training graph of at most trainBatch runs.
+func BlockTables(p Point, trainBatch int) int64 {
+	return int64(max(1, trainBatch/max(1, len(p.Methods))))
+}
+
+// BlockRefs lists every block of every point, in point then block order.
+func BlockRefs(points []Point, trainBatch int) []BlockRef {
+	var out []BlockRef
+	for _, p := range points {
+		b := BlockTables(p, trainBatch)
+		for i := int64(0); i*b < int64(p.Tables); i++ {
+			out = append(out, BlockRef{PointID: p.ID, Index: i})
+		}
+	}
+	return out
+}
+
+// pointsByID indexes the run's points (a DoFn's configuration) by id.
+func pointsByID(points []Point) map[int64]Point {
+	m := make(map[int64]Point, len(points))
+	for _, p := range points {
+		m[p.ID] = p
+	}
+	return m
+}
+
+// table returns table i of block b of point p.
+func (b Block) table(p Point, i int) Table {
+	c := p.XValues * p.Classes
+	return Table{Point: p, ID: b.IDs[i], Ordinal: b.First + int64(i), P: b.P[i*c : (i+1)*c]}
+}
+
+// dataset returns table i of a sampled block with its counts.
+func (b Block) dataset(p Point, i int) Dataset {
+	c := p.XValues * p.Classes
+	return Dataset{Table: b.table(p, i), Counts: b.Counts[i*c : (i+1)*c]}
 }
 
 // ResultSet is every result row of a run, sorted by RunID: a single element.

@@ -7,7 +7,6 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"gocloud.dev/blob"
 
 	"github.com/jemcheck/jemcheck/schemas"
 )
@@ -26,7 +25,7 @@ const VerdictPath = "verdict.json"
 // In: PCollection<schemas.Summary> (one element). Out: PCollection<string> (the key written).
 func WriteVerdict(s beam.Scope, opts Options, summary beam.PCollection) beam.PCollection {
 	s = s.Scope("stages.WriteVerdict")
-	return beam.ParDo(s, &writeVerdictFn{Out: opts.Out, Thresholds: opts.Thresholds}, summary)
+	return beam.ParDo(s, &writeVerdictFn{OutBucket: OutBucket{Out: opts.Out}, Thresholds: opts.Thresholds}, summary)
 }
 
 // VerdictOf builds verdict.json's content from a single-point summary decided under th.
@@ -66,17 +65,9 @@ func VerdictOf(sum schemas.Summary, th Thresholds) (schemas.VerdictFile, error) 
 }
 
 type writeVerdictFn struct {
-	Out        string
+	OutBucket
 	Thresholds Thresholds
-	bucket     *blob.Bucket
 }
-
-func (f *writeVerdictFn) Setup(ctx context.Context) (err error) {
-	f.bucket, err = schemas.OpenBucket(ctx, f.Out)
-	return err
-}
-
-func (f *writeVerdictFn) Teardown() error { return closeBucket(f.bucket) }
 
 func (f *writeVerdictFn) ProcessElement(ctx context.Context, sum schemas.Summary, emit func(string)) error {
 	v, err := VerdictOf(sum, f.Thresholds)

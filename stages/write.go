@@ -9,22 +9,22 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"gocloud.dev/blob"
 
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
 )
 
 func init() {
-	register.Function1x2[Table, int64, Table](tablePointKeyFn)
-	register.DoFn4x1[context.Context, int64, func(*Table) bool, func(string), error](&writeTablesFn{})
-	register.Function3x0[int, func(*schemas.ResultRow) bool, func(ResultSet)](collectResultsFn)
-	register.Iter1[schemas.ResultRow]()
+	register.Function1x2[Block, int64, Block](blockPointKeyFn)
+	register.DoFn4x1[context.Context, int64, func(*Block) bool, func(string), error](&writeTablesFn{})
+	register.Iter1[Block]()
+	register.Function3x0[int, func(*ResultBlock) bool, func(ResultSet)](collectResultsFn)
+	register.Iter1[ResultBlock]()
 	register.Emitter1[ResultSet]()
 	register.Emitter1[string]()
 	register.DoFn3x1[context.Context, ResultSet, func(string), error](&writeResultsFn{})
-	register.DoFn4x1[context.Context, int, func(*Learned) bool, func(string), error](&writeLearnedFn{})
-	register.Iter1[Learned]()
+	register.DoFn4x1[context.Context, int, func(*LearnedBlock) bool, func(string), error](&writeLearnedFn{})
+	register.Iter1[LearnedBlock]()
 }
 
 // TablesPath is where a point's true tables go: tables.parquet for single-point runs,
@@ -37,35 +37,32 @@ func TablesPath(pointID int64, multiPoint bool) string {
 }
 
 // WriteTables writes the true tables of every point as Parquet (columns table_id, x,
-// y, p; sorted by table_id, x, y).
+// y, p; sorted by table_id, x, y), one file per point.
 //
-// In: PCollection<Table>. Out: PCollection<string> (the keys written).
-func WriteTables(s beam.Scope, opts Options, multiPoint bool, tables beam.PCollection) beam.PCollection {
+// In: PCollection<Block>. Out: PCollection<string> (the keys written).
+func WriteTables(s beam.Scope, opts Options, points []Point, blocks beam.PCollection) beam.PCollection {
 	s = s.Scope("stages.WriteTables")
-	grouped := beam.GroupByKey(s, beam.ParDo(s, tablePointKeyFn, tables))
-	return beam.ParDo(s, &writeTablesFn{Out: opts.Out, MultiPoint: multiPoint}, grouped)
+	grouped := beam.GroupByKey(s, beam.ParDo(s, blockPointKeyFn, blocks))
+	return beam.ParDo(s, &writeTablesFn{OutBucket: OutBucket{Out: opts.Out}, MultiPoint: len(points) > 1, Points: points}, grouped)
 }
 
-func tablePointKeyFn(t Table) (int64, Table) { return t.Point.ID, t }
+func blockPointKeyFn(b Block) (int64, Block) { return b.PointID, b }
 
 type writeTablesFn struct {
-	Out        string
+	OutBucket
 	MultiPoint bool
-	bucket     *blob.Bucket
+	Points     []Point
 }
 
-func (f *writeTablesFn) Setup(ctx context.Context) (err error) {
-	f.bucket, err = schemas.OpenBucket(ctx, f.Out)
-	return err
-}
-
-func (f *writeTablesFn) Teardown() error { return closeBucket(f.bucket) }
-
-func (f *writeTablesFn) ProcessElement(ctx context.Context, point int64, iter func(*Table) bool, emit func(string)) error {
+func (f *writeTablesFn) ProcessElement(ctx context.Context, point int64, iter func(*Block) bool, emit func(string)) error {
+	p := pointsByID(f.Points)[point]
 	var ts []prob.Table
-	var t Table
-	for iter(&t) {
-		ts = append(ts, prob.Table{ID: t.ID, X: t.Point.XValues, K: t.Point.Classes, P: t.P})
+	var b Block
+	for iter(&b) {
+		for i := range b.Len() {
+			t := b.table(p, i)
+			ts = append(ts, prob.Table{ID: t.ID, X: p.XValues, K: p.Classes, P: t.P})
+		}
 	}
 	slices.SortFunc(ts, func(a, b prob.Table) int { return cmp.Compare(a.ID, b.ID) })
 	key := TablesPath(point, f.MultiPoint)
@@ -77,20 +74,20 @@ func (f *writeTablesFn) ProcessElement(ctx context.Context, point int64, iter fu
 	return nil
 }
 
-// CollectResults gathers every result row into one ResultSet sorted by run id, the
-// input of WriteResults, Aggregate and Report.
+// CollectResults gathers every block's result rows into one ResultSet sorted by run
+// id, the input of WriteResults, Aggregate and Report.
 //
-// In: PCollection<schemas.ResultRow>. Out: PCollection<ResultSet> (one element).
-func CollectResults(s beam.Scope, rows beam.PCollection) beam.PCollection {
+// In: PCollection<ResultBlock>. Out: PCollection<ResultSet> (one element).
+func CollectResults(s beam.Scope, blocks beam.PCollection) beam.PCollection {
 	s = s.Scope("stages.CollectResults")
-	return beam.ParDo(s, collectResultsFn, beam.GroupByKey(s, beam.AddFixedKey(s, rows)))
+	return beam.ParDo(s, collectResultsFn, beam.GroupByKey(s, beam.AddFixedKey(s, blocks)))
 }
 
-func collectResultsFn(_ int, iter func(*schemas.ResultRow) bool, emit func(ResultSet)) {
+func collectResultsFn(_ int, iter func(*ResultBlock) bool, emit func(ResultSet)) {
 	var rs ResultSet
-	var r schemas.ResultRow
-	for iter(&r) {
-		rs.Rows = append(rs.Rows, r)
+	var b ResultBlock
+	for iter(&b) {
+		rs.Rows = append(rs.Rows, b.Rows...)
 	}
 	slices.SortFunc(rs.Rows, func(a, b schemas.ResultRow) int { return strings.Compare(a.RunID, b.RunID) })
 	emit(rs)
@@ -101,20 +98,10 @@ func collectResultsFn(_ int, iter func(*schemas.ResultRow) bool, emit func(Resul
 // In: PCollection<ResultSet>. Out: PCollection<string> (the key written).
 func WriteResults(s beam.Scope, opts Options, results beam.PCollection) beam.PCollection {
 	s = s.Scope("stages.WriteResults")
-	return beam.ParDo(s, &writeResultsFn{Out: opts.Out}, results)
+	return beam.ParDo(s, &writeResultsFn{OutBucket: OutBucket{Out: opts.Out}}, results)
 }
 
-type writeResultsFn struct {
-	Out    string
-	bucket *blob.Bucket
-}
-
-func (f *writeResultsFn) Setup(ctx context.Context) (err error) {
-	f.bucket, err = schemas.OpenBucket(ctx, f.Out)
-	return err
-}
-
-func (f *writeResultsFn) Teardown() error { return closeBucket(f.bucket) }
+type writeResultsFn struct{ OutBucket }
 
 func (f *writeResultsFn) ProcessElement(ctx context.Context, rs ResultSet, emit func(string)) error {
 	if err := schemas.WriteParquet(ctx, f.bucket, "results.parquet", rs.Rows); err != nil {
@@ -128,32 +115,26 @@ func (f *writeResultsFn) ProcessElement(ctx context.Context, rs ResultSet, emit 
 // WriteLearned writes learned.parquet: one row per run and cell (logit and learned
 // joint probability), sorted by run id, x, y.
 //
-// In: PCollection<Learned>. Out: PCollection<string> (the key written).
+// In: PCollection<LearnedBlock>. Out: PCollection<string> (the key written).
 func WriteLearned(s beam.Scope, opts Options, learned beam.PCollection) beam.PCollection {
 	s = s.Scope("stages.WriteLearned")
-	return beam.ParDo(s, &writeLearnedFn{Out: opts.Out}, beam.GroupByKey(s, beam.AddFixedKey(s, learned)))
+	return beam.ParDo(s, &writeLearnedFn{OutBucket: OutBucket{Out: opts.Out}}, beam.GroupByKey(s, beam.AddFixedKey(s, learned)))
 }
 
-type writeLearnedFn struct {
-	Out    string
-	bucket *blob.Bucket
-}
+type writeLearnedFn struct{ OutBucket }
 
-func (f *writeLearnedFn) Setup(ctx context.Context) (err error) {
-	f.bucket, err = schemas.OpenBucket(ctx, f.Out)
-	return err
-}
-
-func (f *writeLearnedFn) Teardown() error { return closeBucket(f.bucket) }
-
-func (f *writeLearnedFn) ProcessElement(ctx context.Context, _ int, iter func(*Learned) bool, emit func(string)) error {
+func (f *writeLearnedFn) ProcessElement(ctx context.Context, _ int, iter func(*LearnedBlock) bool, emit func(string)) error {
 	var runs []Learned
-	var l Learned
-	for iter(&l) {
-		runs = append(runs, l)
+	var b LearnedBlock
+	for iter(&b) {
+		runs = append(runs, b.Runs...)
 	}
 	slices.SortFunc(runs, func(a, b Learned) int { return strings.Compare(a.RunID, b.RunID) })
-	var rows []schemas.LearnedRow
+	n := 0
+	for _, l := range runs {
+		n += len(l.Logits)
+	}
+	rows := make([]schemas.LearnedRow, 0, n)
 	for _, l := range runs {
 		for c := range l.Logits {
 			rows = append(rows, schemas.LearnedRow{RunID: l.RunID, TableID: l.TableID, Method: l.Method,

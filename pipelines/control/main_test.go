@@ -63,12 +63,25 @@ func TestControlPipelineMem(t *testing.T) {
 	if got, want := len(learned), 24*3*4; got != want {
 		t.Errorf("learned rows = %d, want %d", got, want)
 	}
-	samples, err := schemas.ReadParquet[schemas.SampleRow](ctx, b, stages.SamplePath(0, 0))
-	if err != nil {
-		t.Fatal(err)
+	// One samples/ file per block: 16 runs per batch over 3 methods is 5 tables a block.
+	var samples []schemas.SampleRow
+	for block := range int64(5) {
+		rows, err := schemas.ReadParquet[schemas.SampleRow](ctx, b, stages.SamplePath(0, block))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := min(5, 24-5*int(block)) * 500; len(rows) != want {
+			t.Errorf("block %d: %d sample rows, want %d", block, len(rows), want)
+		}
+		samples = append(samples, rows...)
 	}
 	if got, want := len(samples), 24*500; got != want {
 		t.Errorf("sample rows = %d, want %d", got, want)
+	}
+	for i := 1; i < len(samples); i++ {
+		if samples[i].TableID < samples[i-1].TableID {
+			t.Fatalf("sample rows are not in table order at row %d", i)
+		}
 	}
 	var sum schemas.Summary
 	raw, err := b.ReadAll(ctx, "summary.json")

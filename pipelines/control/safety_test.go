@@ -247,7 +247,7 @@ func TestKilledRunThenRerun(t *testing.T) {
 	// Wait until the run is writing into its staging folder.
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		ms, _ := filepath.Glob(filepath.Join(out, schemas.StagingPrefix+"*", "tables.parquet"))
+		ms, _ := filepath.Glob(filepath.Join(out, schemas.StagingPrefix+"*", "samples", "*.parquet"))
 		if len(ms) > 0 {
 			break
 		}

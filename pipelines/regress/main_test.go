@@ -158,7 +158,7 @@ func TestDataflowDryRun(t *testing.T) {
 		`"containerImage": "` + image,
 		`"machineType": "n1-standard-8"`,
 		`"maxNumWorkers": 4`,
-		"stages.Train/stages.trainBatchFn",
+		"stages.Train/stages.trainBlockFn",
 		"stages.WriteVerdict/stages.writeVerdictFn",
 		"stages.Publish/stages.publishFn",
 		"dry run, nothing submitted or written",

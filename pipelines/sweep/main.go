@@ -59,7 +59,7 @@ func config(ctx context.Context, specLoc string, of *launch.OptionFlags) (launch
 	}
 	o := of.Options()
 	if o.Out == "" {
-		o.Out = "./out/" + spec.Name
+		o.Out = "./out/" + string(spec.Name)
 	}
 	return launch.Config{Pipeline: "sweep", Runner: launch.RunnerName(), Options: o, Points: points,
 		Extra: map[string]any{"spec": spec, "spec_location": specLoc}, Inputs: []string{specLoc}, Overwrite: of.Overwrite()}, nil
@@ -88,6 +88,6 @@ func runConfig(ctx context.Context, cfg launch.Config, w io.Writer) error {
 
 // build is the sweep DAG: the experiment over every grid point of the spec.
 func build(s beam.Scope, cfg *launch.Config) {
-	_, written := launch.Experiment(s, cfg, "JEM sweep: "+cfg.Extra["spec"].(*Spec).Name)
+	_, written := launch.Experiment(s, cfg, "JEM sweep: "+string(cfg.Extra["spec"].(*Spec).Name))
 	launch.Publish(s, cfg, written...)
 }

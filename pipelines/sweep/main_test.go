@@ -59,8 +59,8 @@ func TestSweepBadSpec(t *testing.T) {
 		name, spec, want string
 	}{
 		{"unknown key", "name: x\ntables: 2\ngrid:\n  lrr: [0.1]\n", "lrr"},
-		{"wrong type", "name: x\ntables: two\n", "tables"},
-		{"empty grid axis", "name: x\ntables: 2\ngrid:\n  lr: []\n", "lr"},
+		{"wrong type", "name: x\ntables: two\n", `line 2: cannot unmarshal !!str "two" into an integer`},
+		{"empty grid axis", "name: x\ntables: 2\ngrid:\n  lr: []\n", "line 4: a grid axis is a non-empty list"},
 		{"bad value", "name: x\ntables: 2\ngrid:\n  lr: [0.1, -1]\n", "lr"},
 		{"missing file", "", "nope.yaml"},
 	}

@@ -8,20 +8,25 @@ import (
 
 // Experiment is the DAG every pipeline runs over its grid points:
 //
-//	points → GenerateTables → SampleDatasets → Train (fan-out: table × method, batched)
-//	       → Evaluate → CollectResults → Aggregate → Report
+//	blocks → GenerateTables → SampleDatasets → Train → Evaluate
+//	       → CollectResults → Aggregate → Report
 //
-// with the tables, samples, results and learned joints written as Parquet on the way,
-// all into the run's staging folder. It returns the summary (PCollection<schemas.Summary>,
-// one element) for pipelines that add stages after Aggregate, and the keys each write
-// stage emits, for Publish.
+// Its elements are blocks of up to --train_batch/|methods| tables of one grid point
+// (see stages.Block): a block is sampled, written to samples/, trained as one batch and
+// evaluated in one DoFn call each, so the runner's cost per element stays small next to
+// the work. The points themselves are the stages' configuration, not part of any
+// element. The tables, samples, results and learned joints are written as Parquet on the
+// way, all into the run's staging folder. It returns the summary
+// (PCollection<schemas.Summary>, one element) for pipelines that add stages after
+// Aggregate, and the keys each write stage emits, for Publish.
 func Experiment(s beam.Scope, cfg *Config, title string) (summary beam.PCollection, written []beam.PCollection) {
 	o := cfg.StageOptions()
-	tables := stages.GenerateTables(s, o, Source(s, cfg.Points))
-	wroteTables := stages.WriteTables(s, o, len(cfg.Points) > 1, tables)
-	datasets := stages.SampleDatasets(s, o, tables)
-	trained := stages.Train(s, o, datasets)
-	results, learned := stages.Evaluate(s, trained)
+	points := cfg.Points
+	tables := stages.GenerateTables(s, o, points, Source(s, stages.BlockRefs(points, o.TrainBatch)))
+	wroteTables := stages.WriteTables(s, o, points, tables)
+	datasets := stages.SampleDatasets(s, o, points, tables)
+	trained := stages.Train(s, o, points, datasets)
+	results, learned := stages.Evaluate(s, points, trained)
 	set := stages.CollectResults(s, results)
 	wroteResults := stages.WriteResults(s, o, set)
 	wroteLearned := stages.WriteLearned(s, o, learned)

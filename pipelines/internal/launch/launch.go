@@ -110,7 +110,6 @@ func Prepare(ctx context.Context, cfg *Config) error {
 			p.XValues, p.Classes, p.Tables, p.Generator = ts[0].X, ts[0].K, len(ts), stages.GeneratorFile
 		}
 	}
-	offsets := map[string]int64{}
 	for i := range cfg.Points {
 		p := &cfg.Points[i]
 		if err := p.Validate(); err != nil {
@@ -119,9 +118,6 @@ func Prepare(ctx context.Context, cfg *Config) error {
 			}
 			return BadInput("%v", err)
 		}
-		key := fmt.Sprint(p.Shape(stages.MethodJEM))
-		p.Offset = offsets[key]
-		offsets[key] += int64(p.Tables)
 	}
 	if err := cfg.Options.CheckLimits(cfg.Points, workersInProcess(cfg.Runner)); err != nil {
 		return BadInput("%v", err)
@@ -201,10 +197,10 @@ func (c *Config) JSON() string {
 	return string(b)
 }
 
-// Source is the pipeline's input: one element per grid point.
-func Source(s beam.Scope, points []stages.Point) beam.PCollection {
-	s = s.Scope("launch.Points")
-	return beam.CreateList(s, points)
+// Source is the pipeline's input: one element per block of tables (see stages.BlockRefs).
+func Source(s beam.Scope, blocks []stages.BlockRef) beam.PCollection {
+	s = s.Scope("launch.Blocks")
+	return beam.CreateList(s, blocks)
 }
 
 // Execute takes --out's lock, writes config.json into the run's staging folder and runs the

@@ -1,0 +1,101 @@
+package stages
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+
+	"github.com/jemcheck/jemcheck/schemas"
+)
+
+func TestMain(m *testing.M) { ptest.MainWithDefault(m, "prism") }
+
+func init() {
+	register.Function1x1[Block, string](blockShapeFn)
+	register.Function1x1[TrainedBlock, string](trainedShapeFn)
+	register.Function1x1[ResultBlock, string](resultShapeFn)
+	register.Function1x1[LearnedBlock, int](learnedRunsFn)
+	register.Function1x1[schemas.ResultRow, bool](rowOKFn)
+	register.Function2x0[ResultSet, func(schemas.ResultRow)](explodeRowsFn)
+	register.Emitter1[schemas.ResultRow]()
+}
+
+func explodeRowsFn(rs ResultSet, emit func(schemas.ResultRow)) {
+	for _, r := range rs.Rows {
+		emit(r)
+	}
+}
+
+// blockShapeFn describes a block: point, index, first ordinal, tables, cells, counts.
+func blockShapeFn(b Block) string {
+	var n int64
+	for _, c := range b.Counts {
+		n += c
+	}
+	return fmtShape("p%d b%d first %d: %d tables, %d cells, %d draws", b.PointID, b.Index, b.First, b.Len(), len(b.P), n)
+}
+
+func trainedShapeFn(tb TrainedBlock) string {
+	logits := 0
+	for _, r := range tb.Runs {
+		logits += len(r.Logits)
+	}
+	return fmtShape("p%d b%d: %d runs, %d logits", tb.Block.PointID, tb.Block.Index, len(tb.Runs), logits)
+}
+
+func resultShapeFn(rb ResultBlock) string {
+	return fmtShape("p%d b%d: %d rows from %s to %s", rb.PointID, rb.Index, len(rb.Rows), rb.Rows[0].RunID, rb.Rows[len(rb.Rows)-1].RunID)
+}
+
+func learnedRunsFn(lb LearnedBlock) int { return len(lb.Runs) }
+
+// rowOKFn: a converged run's split sums to its joint KL.
+func rowOKFn(r schemas.ResultRow) bool {
+	d := r.KLApproximation + r.KLOptimisationGap + r.KLEstimation - r.KLJoint
+	return !r.Diverged && d < 1e-12 && d > -1e-12 && r.KLReferenceExpected > 0
+}
+
+// TestBlockComposites runs GenerateTables → SampleDatasets → Train → Evaluate on two
+// points of a few blocks each and checks every composite's output elements.
+func TestBlockComposites(t *testing.T) {
+	Quiet = true
+	p0, p1 := point(), point()
+	p0.Tables, p0.Steps, p0.Samples = 5, 30, 100
+	p1.ID, p1.Tables, p1.Steps, p1.Samples, p1.Methods = 1, 2, 30, 50, []string{MethodBaseline, MethodJEM}
+	points := []Point{p0, p1}
+	opts := Options{Seed: 4, Out: "mem://blocks", TrainBatch: 6}
+
+	p, s := beam.NewPipelineWithRoot()
+	refs := beam.CreateList(s, BlockRefs(points, opts.TrainBatch))
+	blocks := GenerateTables(s, opts, points, refs)
+	passert.Equals(s, beam.ParDo(s, blockShapeFn, blocks),
+		"p0 b0 first 0: 2 tables, 8 cells, 0 draws", "p0 b1 first 2: 2 tables, 8 cells, 0 draws",
+		"p0 b2 first 4: 1 tables, 4 cells, 0 draws", "p1 b0 first 0: 2 tables, 8 cells, 0 draws")
+	sampled := SampleDatasets(s, opts, points, blocks)
+	passert.Equals(s, beam.ParDo(s, blockShapeFn, sampled),
+		"p0 b0 first 0: 2 tables, 8 cells, 200 draws", "p0 b1 first 2: 2 tables, 8 cells, 200 draws",
+		"p0 b2 first 4: 1 tables, 4 cells, 100 draws", "p1 b0 first 0: 2 tables, 8 cells, 100 draws")
+	trained := Train(s, opts, points, sampled)
+	passert.Equals(s, beam.ParDo(s, trainedShapeFn, trained),
+		"p0 b0: 6 runs, 24 logits", "p0 b1: 6 runs, 24 logits", "p0 b2: 3 runs, 12 logits", "p1 b0: 4 runs, 16 logits")
+	results, learned := Evaluate(s, points, trained)
+	passert.Equals(s, beam.ParDo(s, resultShapeFn, results),
+		"p0 b0: 6 rows from p0000-t0000000-baseline to p0000-t0000001-oracle",
+		"p0 b1: 6 rows from p0000-t0000002-baseline to p0000-t0000003-oracle",
+		"p0 b2: 3 rows from p0000-t0000004-baseline to p0000-t0000004-oracle",
+		"p1 b0: 4 rows from p0001-t0000000-baseline to p0001-t0000001-jem")
+	passert.Equals(s, beam.ParDo(s, learnedRunsFn, learned), 6, 6, 3, 4)
+	set := CollectResults(s, results)
+	passert.Count(s, set, "result sets", 1)
+	rows := beam.ParDo(s, explodeRowsFn, set)
+	passert.Count(s, rows, "rows", 19)
+	passert.True(s, rows, rowOKFn)
+	ptest.RunAndValidate(t, p)
+}
+
+func fmtShape(format string, args ...any) string { return fmt.Sprintf(format, args...) }
