@@ -56,8 +56,14 @@ func (f *evaluateFn) ProcessElement(ctx context.Context, tb TrainedBlock, emitRo
 	rb := ResultBlock{PointID: p.ID, Index: tb.Block.Index, Rows: make([]schemas.ResultRow, len(tb.Runs))}
 	lb := LearnedBlock{PointID: p.ID, Index: tb.Block.Index, Runs: make([]Learned, len(tb.Runs))}
 	diverged := 0
+	var refs *tableRefs
 	for r := range tb.Runs {
-		rb.Rows[r], lb.Runs[r] = EvaluateRun(tb.trained(p, r))
+		t := tb.trained(p, r)
+		if r%len(p.Methods) == 0 { // a new table: its references, once for all its methods
+			d := t.Job.Dataset
+			refs = newTableRefs(familyOf(p), d.Table.P, d.Counts, int64(p.Samples))
+		}
+		rb.Rows[r], lb.Runs[r] = evaluateRun(t, refs)
 		if rb.Rows[r].Diverged {
 			diverged++
 		}
@@ -71,7 +77,10 @@ func (f *evaluateFn) ProcessElement(ctx context.Context, tb TrainedBlock, emitRo
 }
 
 // EvaluateRun computes one run's result row and learned joint.
-func EvaluateRun(t Trained) (schemas.ResultRow, Learned) {
+func EvaluateRun(t Trained) (schemas.ResultRow, Learned) { return evaluateRun(t, nil) }
+
+// evaluateRun is EvaluateRun with the table's references, when already computed.
+func evaluateRun(t Trained, refs *tableRefs) (schemas.ResultRow, Learned) {
 	d := t.Job.Dataset
 	p := d.Table.Point
 	x, k := p.XValues, p.Classes
@@ -93,7 +102,10 @@ func EvaluateRun(t Trained) (schemas.ResultRow, Learned) {
 		FinalLoss:     t.Loss,
 		TrainMS:       t.TrainMS,
 	}
-	splitError(&row, familyOf(p), truth, d.Counts, q, int64(p.Samples), t.Job.Method == MethodOracle)
+	if refs == nil {
+		refs = newTableRefs(familyOf(p), truth, d.Counts, int64(p.Samples))
+	}
+	splitError(&row, refs, truth, q, t.Job.Method == MethodOracle)
 	row.Diverged = diverged(t.Diverged, t.Logits, row.KLJoint, row.KLMarginal, row.KLConditional)
 	if t.Job.Method == MethodBaseline {
 		row.PxWeight = 0
@@ -150,6 +162,31 @@ func familyNote(p Point) string {
 		"so its approximation error (0) may be understated and any shortfall counts as optimisation gap", p.Model, hidden[len(hidden)-1], p.XValues-1)
 }
 
+// tableRefs are the parts of the error split and the references that depend only on a
+// table, its counts and the model family, not on the run: computed once per table and
+// shared by its methods.
+type tableRefs struct {
+	fam                 prob.Family
+	best                prob.Projection // the family's closest member to the truth
+	fit                 prob.Projection // the family's maximum-likelihood fit of the counts
+	data                []float64       // the empirical table p̂
+	ref, refExpected    float64
+	marginalRefExpected float64
+}
+
+func newTableRefs(fam prob.Family, truth []float64, counts []int64, n int64) *tableRefs {
+	r := &tableRefs{fam: fam, best: fam.Project(truth), data: prob.Empirical(counts)}
+	r.fit = fam.Project(r.data)
+	r.ref = prob.KL(truth, fam.Project(prob.Smoothed(counts, prob.SmoothingAdd)).Q)
+	if fam.Complete() {
+		r.refExpected = prob.ExpectedKLSmoothed(truth, n, prob.SmoothingAdd)
+	} else {
+		r.refExpected = r.best.KL + fam.ExcessTrace(truth, r.best.Q)/(2*float64(n))
+	}
+	r.marginalRefExpected = prob.ExpectedKLSmoothed(prob.Marginal(truth, fam.X, fam.K), n, prob.SmoothingAdd)
+	return r
+}
+
 // splitError fills the error split and the references of a run's row:
 //
 //	kl_joint = KL(p‖q) = A + O + E,
@@ -161,27 +198,18 @@ func familyNote(p Point) string {
 // trains on it, so its E is 0). The references are the family's fit r of the add-½
 // table on the same counts (kl_reference = KL(p‖r), paired with the run) and its
 // expectation over N-draw datasets.
-func splitError(row *schemas.ResultRow, fam prob.Family, truth []float64, counts []int64, q []float64, n int64, oracle bool) {
-	x, k := fam.X, fam.K
-	best := fam.Project(truth)
-	data := truth
-	if !oracle {
-		data = prob.Empirical(counts)
+func splitError(row *schemas.ResultRow, refs *tableRefs, truth, q []float64, oracle bool) {
+	x, k := refs.fam.X, refs.fam.K
+	data, fit := refs.data, refs.fit
+	if oracle {
+		data, fit = truth, refs.best
 	}
-	fit := best
-	if !oracle {
-		fit = fam.Project(data)
-	}
-	row.KLApproximation = best.KL
+	row.KLApproximation = refs.best.KL
 	row.KLOptimisationGap = prob.KL(data, q) - fit.KL
 	row.KLEstimation = row.KLJoint - row.KLApproximation - row.KLOptimisationGap
 	dx := prob.Marginal(data, x, k)
 	row.KLMarginalGap = prob.KL(dx, prob.Marginal(q, x, k)) - prob.KL(dx, prob.Marginal(fit.Q, x, k))
-	row.KLReference = prob.KL(truth, fam.Project(prob.Smoothed(counts, prob.SmoothingAdd)).Q)
-	if fam.Complete() {
-		row.KLReferenceExpected = prob.ExpectedKLSmoothed(truth, n, prob.SmoothingAdd)
-	} else {
-		row.KLReferenceExpected = best.KL + fam.ExcessTrace(truth, best.Q)/(2*float64(n))
-	}
-	row.KLMarginalReferenceExpected = prob.ExpectedKLSmoothed(prob.Marginal(truth, x, k), n, prob.SmoothingAdd)
+	row.KLReference = refs.ref
+	row.KLReferenceExpected = refs.refExpected
+	row.KLMarginalReferenceExpected = refs.marginalRefExpected
 }

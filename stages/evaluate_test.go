@@ -65,7 +65,7 @@ func TestSplitError(t *testing.T) {
 				n += c
 			}
 			r := schemas.ResultRow{KLJoint: prob.KL(tt.p, tt.q)}
-			splitError(&r, tt.fam, tt.p, tt.counts, tt.q, n, tt.oracle)
+			splitError(&r, newTableRefs(tt.fam, tt.p, tt.counts, n), tt.p, tt.q, tt.oracle)
 			if sum := r.KLApproximation + r.KLOptimisationGap + r.KLEstimation; math.Abs(sum-r.KLJoint) > 1e-15 {
 				t.Errorf("split %g + %g + %g = %g, want kl_joint %g", r.KLApproximation, r.KLOptimisationGap, r.KLEstimation, sum, r.KLJoint)
 			}

@@ -191,7 +191,7 @@ func TestSummarizeVerdict(t *testing.T) {
 		holds, decided  bool
 		cause, contains string
 	}{
-		{"claim holds", healthy(100), true, true, "", "HOLDS: JEM's optimisation gap is 2.25% [1.97%, 2.53%]"},
+		{"claim holds", healthy(100), true, true, "", "HOLDS: JEM's optimisation gap is 2.25% [1.96%, 2.52%]"},
 		{"too few steps", rows(100, floor, map[string]func(int) float64{
 			MethodBaseline: func(i int) float64 { return 0.5 },
 			MethodJEM:      func(i int) float64 { return 10 * floor },

@@ -222,3 +222,39 @@ func TestBootstrapRatioCI(t *testing.T) {
 		t.Fatalf("no items: [%g, %g], want NaN", lo, hi)
 	}
 }
+
+// The joint bootstrap of several ratios gives each the interval the single-ratio
+// bootstrap gives from the same stream.
+func TestBootstrapRatiosCI(t *testing.T) {
+	num := []float64{1, 5, 3, 4, 9, 6, 7, 8, 2}
+	den := []float64{2, 4, 6, 8, 10, 12, 14, 16, 3}
+	lo1, hi1 := BootstrapRatioCI(NewRand(3), num, den, 500, 0.9)
+	lo, hi := BootstrapRatiosCI(NewRand(3), [][]float64{num, den}, [][]float64{den, num}, 500, 0.9)
+	if lo[0] != lo1 || hi[0] != hi1 {
+		t.Fatalf("first ratio [%g, %g], single bootstrap [%g, %g]", lo[0], hi[0], lo1, hi1)
+	}
+	if !(lo[1] <= 72.0/45 && 72.0/45 <= hi[1]) {
+		t.Fatalf("second ratio [%g, %g] misses %g", lo[1], hi[1], 72.0/45)
+	}
+}
+
+// On many items the delta-method interval and the bootstrap agree.
+func TestNormalRatioCI(t *testing.T) {
+	rng := NewRand(9)
+	n := 5000
+	num, den := make([]float64, n), make([]float64, n)
+	for i := range num {
+		den[i] = 1 + rng.Float64()
+		num[i] = 0.1*den[i] + 0.05*rng.NormFloat64()*rng.ExpFloat64()
+	}
+	blo, bhi := BootstrapRatioCI(NewRand(1), num, den, 4000, 0.95)
+	nlo, nhi := NormalRatioCI(num, den, 0.95)
+	if w := bhi - blo; math.Abs(nlo-blo) > 0.1*w || math.Abs(nhi-bhi) > 0.1*w {
+		t.Fatalf("normal [%g, %g], bootstrap [%g, %g]", nlo, nhi, blo, bhi)
+	}
+	mlo, mhi := NormalMeanCI([]float64{1, 2, 3, 4}, 0.95)
+	// mean 2.5, sd 1.29, se 0.645, z 1.96
+	if math.Abs(mlo-(2.5-1.959964*0.6454972)) > 1e-6 || math.Abs(mhi-(2.5+1.959964*0.6454972)) > 1e-6 {
+		t.Fatalf("mean CI [%g, %g]", mlo, mhi)
+	}
+}

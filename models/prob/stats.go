@@ -178,3 +178,98 @@ func BootstrapRatioCI(rng *rand.Rand, num, den []float64, reps int, level float6
 	alpha := (1 - level) / 2
 	return quantileSorted(ratios, alpha), quantileSorted(ratios, 1-alpha)
 }
+
+// BootstrapRatiosCI is BootstrapRatioCI for several ratios of sums over the same items
+// at once: every resample draws one set of item indices and evaluates each ratio
+// Σ nums[k] / Σ dens[k] on it, so k statistics cost one pass of random draws. It
+// returns the intervals in the order of nums; a ratio with mismatched lengths gets NaN.
+func BootstrapRatiosCI(rng *rand.Rand, nums, dens [][]float64, reps int, level float64) (lo, hi []float64) {
+	k := len(nums)
+	lo, hi = make([]float64, k), make([]float64, k)
+	n := 0
+	if k > 0 {
+		n = len(nums[0])
+	}
+	ok := make([]bool, k)
+	for j := range k {
+		ok[j] = len(nums[j]) == n && len(dens[j]) == n
+		lo[j], hi[j] = math.NaN(), math.NaN()
+	}
+	if n == 0 || reps < 1 || !(level > 0 && level < 1) {
+		return lo, hi
+	}
+	ratios := make([][]float64, k)
+	for j := range ratios {
+		ratios[j] = make([]float64, reps)
+	}
+	sn, sd := make([]float64, k), make([]float64, k)
+	for r := range reps {
+		clear(sn)
+		clear(sd)
+		for range n {
+			i := rng.IntN(n)
+			for j := range k {
+				if ok[j] {
+					sn[j] += nums[j][i]
+					sd[j] += dens[j][i]
+				}
+			}
+		}
+		for j := range k {
+			if sd[j] == 0 {
+				ratios[j][r] = math.Inf(1)
+			} else {
+				ratios[j][r] = sn[j] / sd[j]
+			}
+		}
+	}
+	alpha := (1 - level) / 2
+	for j := range k {
+		if !ok[j] {
+			continue
+		}
+		slices.Sort(ratios[j])
+		lo[j], hi[j] = quantileSorted(ratios[j], alpha), quantileSorted(ratios[j], 1-alpha)
+	}
+	return lo, hi
+}
+
+// NormalRatioCI returns the large-sample (delta-method) confidence interval at level
+// for the ratio of sums R = Σ num / Σ den over n paired items: R ± z·se with
+// se² = Σ (num_i − R·den_i)² / (n·(n−1)) / mean(den)², z the normal quantile. It is what
+// the ratio's bootstrap tends to as n grows, at O(n) instead of O(reps·n). It returns
+// NaN, NaN for fewer than two items, mismatched lengths or Σ den = 0.
+func NormalRatioCI(num, den []float64, level float64) (lo, hi float64) {
+	n := len(num)
+	if n < 2 || len(den) != n || !(level > 0 && level < 1) {
+		return math.NaN(), math.NaN()
+	}
+	var sn, sd float64
+	for i := range num {
+		sn += num[i]
+		sd += den[i]
+	}
+	if sd == 0 {
+		return math.NaN(), math.NaN()
+	}
+	r := sn / sd
+	ss := 0.0
+	for i := range num {
+		e := num[i] - r*den[i]
+		ss += e * e
+	}
+	md := sd / float64(n)
+	se := math.Sqrt(ss/float64(n*(n-1))) / math.Abs(md)
+	z := math.Sqrt2 * math.Erfinv(level)
+	return r - z*se, r + z*se
+}
+
+// NormalMeanCI returns the large-sample confidence interval at level for the mean of
+// xs: mean ± z·sd/√n. NaN, NaN for fewer than two values.
+func NormalMeanCI(xs []float64, level float64) (lo, hi float64) {
+	ones := make([]float64, len(xs))
+	for i := range ones {
+		ones[i] = 1
+	}
+	return NormalRatioCI(xs, ones, level)
+}
