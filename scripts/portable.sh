@@ -19,8 +19,10 @@
 #                   be killed without running its exit trap (default 15m)
 #   PRISM_WEB_PORT  also serve prism's web UI (per-stage counters) on this port
 #   PRISM_LOG       prism's log file (default: a temporary file, shown on failure)
+#   PRISM_BIN       where to build prism (default ./bin/prism)
 #
-# Prism is built into ./bin/prism from the Beam module go.mod pins. It listens on
+# Prism is built into $PRISM_BIN (default ./bin/prism; the tests build it in a temporary
+# folder) from the Beam module go.mod pins. It listens on
 # every interface (prism binds ":PORT"; there is no flag to restrict it); the script
 # itself only talks to localhost, and the server lives only as long as the run.
 set -euo pipefail
@@ -87,7 +89,8 @@ run_child() {
 # Build first, so that compile time never counts against the waits below.
 echo "portable.sh: building prism and pipelines/$pipeline" >&2
 mkdir -p bin
-run_child go build -o bin/prism github.com/apache/beam/sdks/v2/go/cmd/prism
+prism_bin="${PRISM_BIN:-bin/prism}"
+run_child go build -o "$prism_bin" github.com/apache/beam/sdks/v2/go/cmd/prism
 run_child go build -o "$tmp/$pipeline" "./pipelines/$pipeline"
 
 web_flags=(--serve_http=false)
@@ -96,7 +99,7 @@ if [[ -n "${PRISM_WEB_PORT:-}" ]]; then
   web_flags=(--serve_http=true "--web_port=$PRISM_WEB_PORT")
 fi
 # --job_port=0: the kernel picks a free port; prism logs it as endpoint=localhost:PORT.
-./bin/prism --job_port=0 "${web_flags[@]}" --idle_shutdown_timeout="${PRISM_IDLE:-15m}" \
+"$prism_bin" --job_port=0 "${web_flags[@]}" --idle_shutdown_timeout="${PRISM_IDLE:-15m}" \
   --log_kind=text --log_level=info >"$log" 2>&1 &
 prism_pid=$!
 

@@ -32,6 +32,8 @@ func TestPortableRunner(t *testing.T) {
 	cmd.Args = append(cmd.Args, strings.Fields(flags)...)
 	cmd.Args = append(cmd.Args, "--out="+portable)
 	cmd.Dir = root
+	// Build prism outside the repository: a test writes nothing into the tree.
+	cmd.Env = append(os.Environ(), "PRISM_BIN="+filepath.Join(t.TempDir(), "prism"))
 	msg, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("scripts/portable.sh failed: %v\n%s", err, msg)
