@@ -3,7 +3,7 @@
 // each grid point with its own tables, trained with every listed method. The outputs
 // are those of the control pipeline with the grid point's values as columns of
 // results.parquet, per-grid-point aggregates in summary.json and the sweep figures
-// (KL vs each swept axis, a heatmap of two) in report.html.
+// (KL vs each swept axis, a heat map for each pair of up to four swept axes) in report.html.
 //
 //	go run ./pipelines/sweep --spec=sweeps/kl-vs-n.yaml --out=./out/kl-vs-n
 package main
