@@ -34,23 +34,12 @@ func adamScalars(t int) (lrScale, epsT float64) {
 	return (1 - adamBeta1) * sq2 / (bc1 * sqB2), adamEps * sq2 / sqB2
 }
 
-// adamSplit applies one Adam step to split-form state (one [R] node per scalar parameter).
-// lrT is the per-run learning rate times lrScale(t) ([R]); epsT is a scalar node.
-func adamSplit(theta, m, v, grad []*Node, lrT, epsT *Node) (theta2, m2, v2 []*Node) {
-	n := len(theta)
-	theta2, m2, v2 = make([]*Node, n), make([]*Node, n), make([]*Node, n)
-	for j := range n {
-		g := grad[j]
-		m2[j] = Add(MulScalar(m[j], adamBeta1), g)
-		v2[j] = Add(MulScalar(v[j], adamBeta2), Mul(g, g))
-		theta2[j] = Sub(theta[j], Div(Mul(lrT, m2[j]), Add(Sqrt(v2[j]), epsT)))
-	}
-	return
-}
-
-// adamTensor is adamSplit for [R, ...] tensors; lrT[j] is the per-run learning rate
-// times lrScale(t), already broadcast to the shape of theta[j].
-func adamTensor(theta, m, v, grad, lrT []*Node, epsT *Node) (theta2, m2, v2 []*Node) {
+// adam applies one Adam step to every parameter j: theta[j], m[j], v[j] and grad[j] share
+// one shape, either [R] (the split form of the fast path, one node per scalar parameter)
+// or [R, ...] (the tensor path). lrT[j] is the per-run learning rate times lrScale(t),
+// broadcast to that shape (the split form passes the same [R] node for every j); epsT is
+// a scalar node.
+func adam(theta, m, v, grad, lrT []*Node, epsT *Node) (theta2, m2, v2 []*Node) {
 	n := len(theta)
 	theta2, m2, v2 = make([]*Node, n), make([]*Node, n), make([]*Node, n)
 	for j := range n {

@@ -2,10 +2,12 @@ package models
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX graph-building style.
 	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
 // The fast path: linear model (scalar or one-hot encoding) with a hand-derived gradient,
@@ -147,7 +149,8 @@ func buildFastTrain(g *Graph, key fastKey) {
 			c, d = cells[i], derive(cells[i])
 		}
 		grad := fastGradient(theta, c, d.rowW, w, X, K, key.onehot, key.mode)
-		theta, m, v = adamSplit(theta, m, v, grad, Mul(lr, lrScale[i]), epsT[i])
+		lrT := slices.Repeat([]*Node{Mul(lr, lrScale[i])}, P) // one [R] node shared by every parameter
+		theta, m, v = adam(theta, m, v, grad, lrT, epsT[i])
 	}
 
 	// Divergence masking: keep the new state only where it is all finite and the run had
@@ -302,4 +305,78 @@ func softmaxNodes(f []*Node) []*Node {
 		out[i] = Mul(e[i], rz)
 	}
 	return out
+}
+
+// fastLayout is the split form: every scalar parameter, moment and cell weight is its
+// own [R] tensor (see fast.go).
+type fastLayout struct {
+	t   *Trainer
+	st  *batchState
+	key fastKey // U is set per call
+	P   int     // scalar parameters per run
+}
+
+func newFastLayout(t *Trainer, st *batchState) *fastLayout {
+	X, K := st.shape.XValues, st.shape.Classes
+	onehot := st.shape.Encoding == EncodingOneHot
+	return &fastLayout{t: t, st: st, P: fastNumParams(X, K, onehot),
+		key: fastKey{X: X, K: K, onehot: onehot, mode: st.mode, R: st.R, minibatch: st.shape.BatchSize > 0}}
+}
+
+func (l *fastLayout) unroll() int { return fastUnroll(l.t.unrollFast, l.key.X*l.key.K) }
+
+func (l *fastLayout) graph(u int) (*Graph, error) {
+	key := l.key
+	key.U = u
+	return l.t.graphFor(key, fmt.Sprintf("fast_%dx%d_%s_R%d_U%d", key.X, key.K, key.mode, key.R, u),
+		func(g *Graph) { buildFastTrain(g, key) })
+}
+
+func (l *fastLayout) initState() []*tensors.Tensor {
+	R, P := l.st.R, l.P
+	state := make([]*tensors.Tensor, 0, 3*P+1)
+	for j := range P { // theta, transposed to split form
+		col := make([]float32, R)
+		for i := range R {
+			col[i] = l.st.theta[i][j]
+		}
+		state = append(state, tensors.FromFlatDataAndDimensions(col, R))
+	}
+	for range 2 * P { // m, v
+		state = append(state, tensors.FromFlatDataAndDimensions(make([]float32, R), R))
+	}
+	return append(state, tensors.FromFlatDataAndDimensions(slices.Clone(l.st.diverged), R))
+}
+
+func (l *fastLayout) fixed() []*tensors.Tensor {
+	st := l.st
+	fixed := []*tensors.Tensor{tensors.FromFlatDataAndDimensions(st.lr, st.R)}
+	if st.mode == pxMix {
+		fixed = append(fixed, tensors.FromFlatDataAndDimensions(st.w, st.R))
+	}
+	if !l.key.minibatch {
+		fixed = append(fixed, cellColumns(st.chat, l.key.X*l.key.K)...)
+	}
+	return fixed
+}
+
+func (l *fastLayout) stepInputs(u int) []*tensors.Tensor {
+	if !l.key.minibatch {
+		return nil
+	}
+	var cells []*tensors.Tensor
+	for range u {
+		cells = append(cells, cellColumns(l.st.minibatchHistograms(), l.key.X*l.key.K)...)
+	}
+	return cells
+}
+
+func (l *fastLayout) readBack(state []*tensors.Tensor) {
+	for j := range l.P {
+		col := tensors.MustCopyFlatData[float32](state[j])
+		for i := range l.st.R {
+			l.st.theta[i][j] = col[i]
+		}
+	}
+	copy(l.st.diverged, tensors.MustCopyFlatData[bool](state[3*l.P]))
 }

@@ -2,10 +2,12 @@ package models
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX graph-building style.
 	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
 // The general path: parameters as [R, in, out] / [R, 1, out] tensors, any model and
@@ -221,7 +223,7 @@ func buildGeneralTrain(g *Graph, key generalKey, ls []layer) {
 		for j := range np {
 			lrT[j] = Mul(lrFull[j], lrScale[i])
 		}
-		theta, m, v = adamTensor(theta, m, v, grads, lrT, epsT[i])
+		theta, m, v = adam(theta, m, v, grads, lrT, epsT[i])
 	}
 
 	// Divergence: a run is finite iff sum(0*s) over all its state is 0 (NaN otherwise).
@@ -265,4 +267,66 @@ func buildEval(g *Graph, key generalKey, ls []layer) {
 	w := Parameter(g, "w", shapes.Make(f32, R))
 	logits := forward(params, key.X, key.onehot)
 	g.Compile(logits, countsLoss(logits, chat, w))
+}
+
+// generalLayout is the tensor form: per layer one [R,in,out] weight and one [R,1,out]
+// bias tensor, and [R,X,K] cell weights (see general.go).
+type generalLayout struct {
+	t   *Trainer
+	st  *batchState
+	key generalKey // U is set per call
+}
+
+func newGeneralLayout(t *Trainer, st *batchState) *generalLayout {
+	s := st.shape
+	return &generalLayout{t: t, st: st, key: generalKey{X: s.XValues, K: s.Classes, onehot: s.Encoding == EncodingOneHot,
+		model: s.Model, R: st.R, minibatch: s.BatchSize > 0, autodiff: t.fullAutodiff}}
+}
+
+func (l *generalLayout) unroll() int { return l.t.unrollGeneral }
+
+func (l *generalLayout) graph(u int) (*Graph, error) {
+	key := l.key
+	key.U = u
+	return l.t.graphFor(key, fmt.Sprintf("general_%dx%d_%s_R%d_U%d_ad%v", key.X, key.K, key.model, key.R, u, key.autodiff),
+		func(g *Graph) { buildGeneralTrain(g, key, l.st.ls) })
+}
+
+func (l *generalLayout) initState() []*tensors.Tensor {
+	state := packTensor(l.st.theta, l.st.ls)
+	for range 2 { // m, v
+		for _, s := range paramShapes(l.st.ls, l.st.R) {
+			state = append(state, tensors.FromShape(s)) // zeros
+		}
+	}
+	return append(state, tensors.FromFlatDataAndDimensions(slices.Clone(l.st.diverged), l.st.R))
+}
+
+func (l *generalLayout) fixed() []*tensors.Tensor {
+	st := l.st
+	fixed := []*tensors.Tensor{
+		tensors.FromFlatDataAndDimensions(st.lr, st.R),
+		tensors.FromFlatDataAndDimensions(st.w, st.R),
+	}
+	if !l.key.minibatch {
+		fixed = append(fixed, countsTensor(st.chat, l.key.X, l.key.K))
+	}
+	return fixed
+}
+
+func (l *generalLayout) stepInputs(u int) []*tensors.Tensor {
+	if !l.key.minibatch {
+		return nil
+	}
+	counts := make([]*tensors.Tensor, u)
+	for i := range u {
+		counts[i] = countsTensor(l.st.minibatchHistograms(), l.key.X, l.key.K)
+	}
+	return counts
+}
+
+func (l *generalLayout) readBack(state []*tensors.Tensor) {
+	np := 2 * len(l.st.ls)
+	unpackTensor(state[:np], l.st.theta, l.st.ls)
+	copy(l.st.diverged, tensors.MustCopyFlatData[bool](state[3*np]))
 }

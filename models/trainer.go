@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strings"
 
@@ -288,13 +287,13 @@ func (t *Trainer) trainBatch(ctx context.Context, shape Shape, hidden []int, bat
 		st.w[i] = float32(r.PxWeight)
 	}
 
-	var err error
+	var lay layout
 	if len(hidden) == 0 && XK <= fastMaxCells && !t.noFast {
-		err = t.runFast(ctx, st)
+		lay = newFastLayout(t, st)
 	} else {
-		err = t.runGeneral(ctx, st)
+		lay = newGeneralLayout(t, st)
 	}
-	if err != nil {
+	if err := t.run(ctx, st, lay); err != nil {
 		return nil, err
 	}
 	logits, loss, err := t.evaluate(st)
@@ -381,243 +380,70 @@ func finalizeAll(ts []*tensors.Tensor) {
 	}
 }
 
-// runFast trains st on the split-form fast path.
-func (t *Trainer) runFast(ctx context.Context, st *batchState) error {
-	X, K, R := st.shape.XValues, st.shape.Classes, st.R
-	XK := X * K
-	onehot := st.shape.Encoding == EncodingOneHot
-	P := fastNumParams(X, K, onehot)
-	minibatch := st.shape.BatchSize > 0
+func appendTensors(dst []any, ts []*tensors.Tensor) []any {
+	for _, x := range ts {
+		dst = append(dst, x)
+	}
+	return dst
+}
 
-	// Initial state: theta (transposed to split form), zero moments, diverged flags.
-	var state []any
-	for j := range P {
-		col := make([]float32, R)
-		for i := range R {
-			col[i] = st.theta[i][j]
-		}
-		state = append(state, tensors.FromFlatDataAndDimensions(col, R))
-	}
-	for range 2 * P {
-		state = append(state, tensors.FromFlatDataAndDimensions(make([]float32, R), R))
-	}
-	state = append(state, tensors.FromFlatDataAndDimensions(slices.Clone(st.diverged), R))
+// layout is what differs between the split-form fast path and the tensor (general) path:
+// how the state and the cell weights are laid out as tensors, and which graph trains them.
+// Every graph takes the inputs state, fixed, step, step scalars (in that order) and
+// returns the next state.
+type layout interface {
+	// unroll is the number of Adam steps per graph call.
+	unroll() int
+	// graph returns the compiled training graph for u steps.
+	graph(u int) (*graph.Graph, error)
+	// initState returns the initial state: theta, m, v (zero) and the diverged flags.
+	initState() []*tensors.Tensor
+	// fixed returns the inputs shared by every call: lr, w and the full-batch cell weights.
+	fixed() []*tensors.Tensor
+	// stepInputs returns one call's minibatch cell weights for u steps (nil on full batch).
+	stepInputs(u int) []*tensors.Tensor
+	// readBack copies theta and the diverged flags from the final state into the batch.
+	readBack(state []*tensors.Tensor)
+}
 
-	fixed := []*tensors.Tensor{tensors.FromFlatDataAndDimensions(st.lr, R)}
-	if st.mode == pxMix {
-		fixed = append(fixed, tensors.FromFlatDataAndDimensions(st.w, R))
-	}
-	var fullCells []*tensors.Tensor
-	if !minibatch {
-		fullCells = cellColumns(st.chat, XK)
-	}
+// run trains st for st.shape.Steps Adam steps in calls of l.unroll() steps. It owns
+// every tensor it creates: the fixed inputs and the current state are released by the
+// deferred finalise on every return path, step inputs right after their call.
+func (t *Trainer) run(ctx context.Context, st *batchState, l layout) error {
+	fixed := l.fixed()
 	defer finalizeAll(fixed)
-	defer func() { finalizeAll(fullCells) }()
+	state := l.initState()
+	defer func() { finalizeAll(state) }()
 
-	var last []*tensors.Tensor
 	t0 := 0
-	for _, u := range chunks(st.shape.Steps, fastUnroll(t.unrollFast, XK)) {
+	for _, u := range chunks(st.shape.Steps, l.unroll()) {
 		if err := ctx.Err(); err != nil {
-			finalizeAll(last)
 			return err
 		}
-		key := fastKey{X: X, K: K, onehot: onehot, mode: st.mode, R: R, U: u, minibatch: minibatch}
-		g, err := t.graphFor(key, fmt.Sprintf("fast_%dx%d_%s_R%d_U%d", X, K, st.mode, R, u),
-			func(g *graph.Graph) { buildFastTrain(g, key) })
+		g, err := l.graph(u)
 		if err != nil {
 			return err
 		}
-		if last != nil { // state from the previous call: donate its buffers.
-			if state, err = t.donate(last); err != nil {
-				return err
-			}
+		var inputs []any
+		if t0 == 0 { // the initial host tensors: passed as they are, released below.
+			inputs = appendTensors(nil, state)
+		} else if inputs, err = t.donate(state); err != nil { // the previous call's outputs.
+			return err
 		}
-		inputs := make([]any, 0, len(state)+len(fixed)+XK*u+2*u)
-		inputs = append(inputs, state...)
-		for _, f := range fixed {
-			inputs = append(inputs, f)
-		}
-		var stepCells []*tensors.Tensor
-		if minibatch {
-			for range u {
-				stepCells = append(stepCells, cellColumns(st.minibatchHistograms(), XK)...)
-			}
-		} else {
-			stepCells = fullCells
-		}
-		for _, c := range stepCells {
-			inputs = append(inputs, c)
-		}
+		inputs = appendTensors(inputs, fixed)
+		step := l.stepInputs(u)
+		inputs = appendTensors(inputs, step)
 		inputs = append(inputs, stepScalars(t0, u)...)
 		outs, err := runGraph(g, inputs)
-		if minibatch {
-			finalizeAll(stepCells)
-		}
+		finalizeAll(step)
 		if err != nil {
 			return err
 		}
-		last = outs
+		finalizeAll(state) // donated tensors hold nothing any more; frees the initial ones.
+		state = outs
 		t0 += u
 	}
-	// Read back theta and the diverged flags.
-	for j := range P {
-		col := tensors.MustCopyFlatData[float32](last[j])
-		for i := range R {
-			st.theta[i][j] = col[i]
-		}
-	}
-	copy(st.diverged, tensors.MustCopyFlatData[bool](last[3*P]))
-	finalizeAll(last)
-	return nil
-}
-
-// cellColumns turns per-run cell vectors into XK [R] tensors (split form).
-func cellColumns(perRun [][]float32, XK int) []*tensors.Tensor {
-	R := len(perRun)
-	out := make([]*tensors.Tensor, XK)
-	for c := range XK {
-		col := make([]float32, R)
-		for i := range R {
-			col[i] = perRun[i][c]
-		}
-		out[c] = tensors.FromFlatDataAndDimensions(col, R)
-	}
-	return out
-}
-
-// minibatchHistograms draws the next minibatch of every run and returns its normalised
-// cell histogram; runs without samples (and padding) get their full-batch weights.
-func (st *batchState) minibatchHistograms() [][]float32 {
-	XK := st.shape.XValues * st.shape.Classes
-	out := make([][]float32, st.R)
-	for i, s := range st.samplers {
-		if s == nil {
-			out[i] = st.chat[i]
-		} else {
-			out[i] = histogram(s.next(st.shape.BatchSize), XK)
-		}
-	}
-	return out
-}
-
-// packTensor converts per-run canonical parameters to the [R,in,out], [R,1,out] tensors.
-func packTensor(theta [][]float32, ls []layer) []*tensors.Tensor {
-	R := len(theta)
-	var out []*tensors.Tensor
-	off := 0
-	for _, l := range ls {
-		nw, nb := l.in*l.out, l.out
-		W := make([]float32, R*nw)
-		b := make([]float32, R*nb)
-		for i := range R {
-			copy(W[i*nw:(i+1)*nw], theta[i][off:off+nw])
-			copy(b[i*nb:(i+1)*nb], theta[i][off+nw:off+nw+nb])
-		}
-		out = append(out, tensors.FromFlatDataAndDimensions(W, R, l.in, l.out),
-			tensors.FromFlatDataAndDimensions(b, R, 1, l.out))
-		off += nw + nb
-	}
-	return out
-}
-
-// unpackTensor is the inverse of packTensor.
-func unpackTensor(ts []*tensors.Tensor, theta [][]float32, ls []layer) {
-	R := len(theta)
-	off := 0
-	for k, l := range ls {
-		nw, nb := l.in*l.out, l.out
-		W := tensors.MustCopyFlatData[float32](ts[2*k])
-		b := tensors.MustCopyFlatData[float32](ts[2*k+1])
-		for i := range R {
-			copy(theta[i][off:off+nw], W[i*nw:(i+1)*nw])
-			copy(theta[i][off+nw:off+nw+nb], b[i*nb:(i+1)*nb])
-		}
-		off += nw + nb
-	}
-}
-
-// countsTensor stacks per-run normalised counts into [R,X,K].
-func countsTensor(perRun [][]float32, X, K int) *tensors.Tensor {
-	R := len(perRun)
-	flat := make([]float32, 0, R*X*K)
-	for _, c := range perRun {
-		flat = append(flat, c...)
-	}
-	return tensors.FromFlatDataAndDimensions(flat, R, X, K)
-}
-
-// runGeneral trains st on the autodiff path.
-func (t *Trainer) runGeneral(ctx context.Context, st *batchState) error {
-	X, K, R := st.shape.XValues, st.shape.Classes, st.R
-	onehot := st.shape.Encoding == EncodingOneHot
-	minibatch := st.shape.BatchSize > 0
-	np := 2 * len(st.ls)
-
-	var state []any
-	for _, p := range packTensor(st.theta, st.ls) {
-		state = append(state, p)
-	}
-	for range 2 {
-		for _, s := range paramShapes(st.ls, R) {
-			state = append(state, tensors.FromShape(s)) // zeros
-		}
-	}
-	state = append(state, tensors.FromFlatDataAndDimensions(slices.Clone(st.diverged), R))
-	fixed := []*tensors.Tensor{
-		tensors.FromFlatDataAndDimensions(st.lr, R),
-		tensors.FromFlatDataAndDimensions(st.w, R),
-	}
-	var full *tensors.Tensor
-	if !minibatch {
-		full = countsTensor(st.chat, X, K)
-		fixed = append(fixed, full)
-	}
-	defer finalizeAll(fixed)
-
-	var last []*tensors.Tensor
-	t0 := 0
-	for _, u := range chunks(st.shape.Steps, t.unrollGeneral) {
-		if err := ctx.Err(); err != nil {
-			finalizeAll(last)
-			return err
-		}
-		key := generalKey{X: X, K: K, onehot: onehot, model: st.shape.Model, R: R, U: u, minibatch: minibatch,
-			autodiff: t.fullAutodiff}
-		g, err := t.graphFor(key, fmt.Sprintf("general_%dx%d_%s_R%d_U%d_ad%v", X, K, st.shape.Model, R, u, t.fullAutodiff),
-			func(g *graph.Graph) { buildGeneralTrain(g, key, st.ls) })
-		if err != nil {
-			return err
-		}
-		if last != nil { // state from the previous call: donate its buffers.
-			if state, err = t.donate(last); err != nil {
-				return err
-			}
-		}
-		inputs := slices.Clone(state)
-		for _, f := range fixed {
-			inputs = append(inputs, f)
-		}
-		var stepCounts []*tensors.Tensor
-		if minibatch {
-			for range u {
-				stepCounts = append(stepCounts, countsTensor(st.minibatchHistograms(), X, K))
-			}
-			for _, c := range stepCounts {
-				inputs = append(inputs, c)
-			}
-		}
-		inputs = append(inputs, stepScalars(t0, u)...)
-		outs, err := runGraph(g, inputs)
-		finalizeAll(stepCounts)
-		if err != nil {
-			return err
-		}
-		last = outs
-		t0 += u
-	}
-	unpackTensor(last[:np], st.theta, st.ls)
-	copy(st.diverged, tensors.MustCopyFlatData[bool](last[3*np]))
-	finalizeAll(last)
+	l.readBack(state)
 	return nil
 }
 
@@ -646,81 +472,4 @@ func (t *Trainer) evaluate(st *batchState) (logits, loss []float32, err error) {
 	loss = tensors.MustCopyFlatData[float32](outs[1])
 	finalizeAll(outs)
 	return logits, loss, nil
-}
-
-// initTheta draws one run's canonical parameters from its seed: uniform(-1,1) for the
-// linear model; Glorot-uniform weights and zero biases for an MLP.
-func initTheta(seed uint64, ls []layer) []float32 {
-	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
-	theta := make([]float32, 0, numParams(ls))
-	linear := len(ls) == 1
-	for _, l := range ls {
-		a := 1.0
-		if !linear {
-			a = math.Sqrt(6 / float64(l.in+l.out))
-		}
-		for range l.in * l.out {
-			theta = append(theta, float32((rng.Float64()*2-1)*a))
-		}
-		for range l.out {
-			if linear {
-				theta = append(theta, float32(rng.Float64()*2-1))
-			} else {
-				theta = append(theta, 0)
-			}
-		}
-	}
-	return theta
-}
-
-// normalise returns c / sum(c) in float32.
-func normalise(c []float64) []float32 {
-	s := 0.0
-	for _, v := range c {
-		s += v
-	}
-	out := make([]float32, len(c))
-	for i, v := range c {
-		out[i] = float32(v / s)
-	}
-	return out
-}
-
-// histogram returns the normalised cell histogram of samples.
-func histogram(samples []int32, XK int) []float32 {
-	h := make([]float64, XK)
-	for _, s := range samples {
-		h[s]++
-	}
-	return normalise(h)
-}
-
-// sampler yields minibatches: the run's samples shuffled per epoch (RNG seeded from the
-// run's seed), taken in consecutive chunks of B (the last chunk of an epoch may be
-// smaller), reshuffled at the end of each epoch.
-type sampler struct {
-	perm []int32
-	pos  int
-	rng  *rand.Rand
-}
-
-func newSampler(samples []int32, seed uint64) *sampler {
-	s := &sampler{perm: slices.Clone(samples), rng: rand.New(rand.NewPCG(seed, 0x6a09e667f3bcc909))}
-	s.shuffle()
-	return s
-}
-
-func (s *sampler) shuffle() {
-	s.rng.Shuffle(len(s.perm), func(i, j int) { s.perm[i], s.perm[j] = s.perm[j], s.perm[i] })
-	s.pos = 0
-}
-
-func (s *sampler) next(B int) []int32 {
-	if s.pos >= len(s.perm) {
-		s.shuffle()
-	}
-	end := min(s.pos+B, len(s.perm))
-	out := s.perm[s.pos:end]
-	s.pos = end
-	return out
 }
