@@ -50,25 +50,8 @@ func encodeParquet[T any](w io.Writer, rows []T) error {
 // parquet struct tags (int64 → INT64, float64 → DOUBLE, string → BYTE_ARRAY STRING,
 // bool → BOOLEAN: all readable by DuckDB, Arrow and Spark). The object appears only if
 // everything succeeded: on an error the upload is aborted.
-func WriteParquet[T any](ctx context.Context, b *blob.Bucket, key string, rows []T) (err error) {
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	w, err := b.NewWriter(wctx, key, &blob.WriterOptions{ContentType: "application/vnd.apache.parquet"})
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", key, err)
-	}
-	defer func() {
-		if err != nil {
-			cancel() // abort: no partial object
-		}
-		if cerr := w.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("writing %s: %w", key, cerr)
-		}
-	}()
-	if err := encodeParquet(w, rows); err != nil {
-		return fmt.Errorf("writing %s: %w", key, err)
-	}
-	return nil
+func WriteParquet[T any](ctx context.Context, b *blob.Bucket, key string, rows []T) error {
+	return WriteParquetStream(ctx, b, key, func(write func([]T) error) error { return write(rows) })
 }
 
 // WriteParquetStream writes a Parquet file at key in b from rows that fill hands to
