@@ -13,11 +13,13 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/memblob"
+
+	"github.com/jemcheck/jemcheck/storage"
 )
 
 func memBucket(t *testing.T) *blob.Bucket {
 	t.Helper()
-	b, err := OpenBucket(context.Background(), "mem://")
+	b, err := storage.OpenBucket(context.Background(), "mem://")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,9 +10,7 @@ import (
 	"io"
 	"math"
 	"math/big"
-	"net/url"
 	"path"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +19,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/storage"
 )
 
 // Limits of a tables file (--tables_from), enforced while it is read so that a hostile
@@ -67,27 +66,6 @@ func TableRows(ts []prob.Table) []TableRow {
 	return rows
 }
 
-// splitObject splits the location of one file into the location of its directory (or
-// bucket) and its key.
-func splitObject(loc string) (dir, key string, err error) {
-	if !isURL(loc) {
-		return filepath.Dir(loc), filepath.Base(loc), nil
-	}
-	u, err := url.Parse(loc)
-	if err != nil {
-		return "", "", fmt.Errorf("tables file %q: %w", loc, err)
-	}
-	if strings.EqualFold(u.Scheme, "file") {
-		d, k := path.Split(u.Path)
-		u.Path = d
-		return u.String(), k, nil
-	}
-	// Buckets: the host is the bucket, the path the key.
-	key = strings.TrimPrefix(u.Path, "/")
-	u.Path, u.RawPath = "", ""
-	return u.String(), key, nil
-}
-
 // ReadTables reads user-supplied true tables from loc: a path or URL of a .csv or
 // .parquet file (chosen by extension) with exactly the columns table_id, x, y, p (CSV:
 // a header row, in any column order). Every table must hold each of its X·K cells
@@ -96,9 +74,9 @@ func splitObject(loc string) (dir, key string, err error) {
 // back sorted by id. Errors name the file and the problem (with the CSV line or the
 // Parquet row).
 func ReadTables(ctx context.Context, loc string) ([]prob.Table, error) {
-	dir, key, err := splitObject(loc)
+	dir, key, err := storage.SplitObject(loc)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("tables file %q: %w", loc, err)
 	}
 	if key == "" {
 		return nil, fmt.Errorf("tables file %q: no file name", loc)
@@ -106,7 +84,7 @@ func ReadTables(ctx context.Context, loc string) ([]prob.Table, error) {
 	if _, err := tablesFormat(key); err != nil {
 		return nil, fmt.Errorf("tables file %s: %w", loc, err)
 	}
-	b, err := openBucket(ctx, dir, false)
+	b, err := storage.OpenExistingBucket(ctx, dir)
 	if err != nil {
 		return nil, fmt.Errorf("tables file %s: %w", loc, err)
 	}

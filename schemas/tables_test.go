@@ -223,26 +223,6 @@ func TestTableRows(t *testing.T) {
 	}
 }
 
-func TestSplitObject(t *testing.T) {
-	cases := []struct{ loc, dir, key string }{
-		{"t.csv", ".", "t.csv"},
-		{"data/t.csv", "data", "t.csv"},
-		{"/abs/data/t.parquet", "/abs/data", "t.parquet"},
-		{"file:///abs/data/t.csv", "file:///abs/data/", "t.csv"},
-		{"file://./rel/t.csv", "file://./rel/", "t.csv"},
-		{"gs://bucket/dir/t.csv", "gs://bucket", "dir/t.csv"},
-		{"s3://bucket/t.parquet?region=eu-west-1", "s3://bucket?region=eu-west-1", "t.parquet"},
-	}
-	for _, c := range cases {
-		t.Run(c.loc, func(t *testing.T) {
-			dir, key, err := splitObject(c.loc)
-			if err != nil || dir != filepath.FromSlash(c.dir) && dir != c.dir || key != c.key {
-				t.Fatalf("got %q, %q, %v, want %q, %q", dir, key, err, c.dir, c.key)
-			}
-		})
-	}
-}
-
 // TestReadTablesCrafted reads the hostile Parquet files of the audit (P5, P6): each
 // must give an error naming the file, never a panic or an allocation of the forged
 // row count.

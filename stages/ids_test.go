@@ -13,6 +13,7 @@ import (
 
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages/render"
+	"github.com/jemcheck/jemcheck/storage"
 )
 
 // idRun is what one run of the stages on a tables file produced.
@@ -93,7 +94,7 @@ func runStages(t *testing.T, ids []int64) idRun {
 	if err := sample.Teardown(); err != nil {
 		t.Fatal(err)
 	}
-	bucket, err := schemas.OpenBucket(ctx, out)
+	bucket, err := storage.OpenBucket(ctx, out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"gocloud.dev/blob"
 
-	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/storage"
 )
 
 // ownedOutput matches every object key a run writes under --out (see the README's
@@ -21,12 +21,12 @@ var outputDirs = []string{"figures/", "samples/", "tables/"}
 
 // OwnedOutput reports whether key (relative to --out) is a name a jemcheck run writes.
 // Such a name is only ever replaced when the previous run's manifest lists it (see
-// schemas.CheckOwnership); anything else under --out is never touched.
+// storage.CheckOwnership); anything else under --out is never touched.
 func OwnedOutput(key string) bool { return ownedOutput.MatchString(key) }
 
-// OutputLayout is the output layout for schemas.CheckOwnership.
-func OutputLayout() schemas.Layout {
-	return schemas.Layout{Owned: OwnedOutput, Dirs: outputDirs}
+// OutputLayout is the output layout for storage.CheckOwnership.
+func OutputLayout() storage.Layout {
+	return storage.Layout{Owned: OwnedOutput, Dirs: outputDirs}
 }
 
 // OutBucket is the part of every DoFn that writes under --out, embedded in it: the
@@ -44,7 +44,7 @@ func (o *OutBucket) Setup(ctx context.Context) error {
 	if o.Off {
 		return nil
 	}
-	b, err := schemas.OpenBucket(ctx, o.Out)
+	b, err := storage.OpenBucket(ctx, o.Out)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", o.Out, err)
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
-	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/storage"
 )
 
 func init() {
@@ -27,7 +27,7 @@ type Publication struct {
 }
 
 // Publish runs once every write stage has finished: it commits the run's staging
-// folder into the output location (schemas.Commit: manifest last, the previous run's
+// folder into the output location (storage.Commit: manifest last, the previous run's
 // files kept complete until then) and releases the run's lock. Because it runs inside
 // the pipeline, a job that does not wait (Dataflow --async) publishes itself.
 //
@@ -49,16 +49,16 @@ type publishFn struct {
 
 func (f *publishFn) ProcessElement(ctx context.Context, written int, emit func(string)) error {
 	p := f.Publication
-	m, err := schemas.Commit(ctx, p.Out, schemas.CommitInfo{RunID: p.RunID, Pipeline: p.Pipeline,
+	m, err := storage.Commit(ctx, p.Out, storage.CommitInfo{RunID: p.RunID, Pipeline: p.Pipeline,
 		ConfigSHA256: p.ConfigSHA256, Overwrite: p.Overwrite})
 	if err != nil {
 		return fmt.Errorf("publish run %s into %s: %w", p.RunID, p.Out, err)
 	}
-	if err := schemas.ReleaseLock(ctx, p.Out, p.RunID); err != nil {
+	if err := storage.ReleaseLock(ctx, p.Out, p.RunID); err != nil {
 		return fmt.Errorf("release the lock of %s: %w", p.Out, err)
 	}
 	beam.NewCounter("jemcheck", "files_published").Inc(ctx, int64(len(m.Files)))
-	progress("publish: %d files (%d written by the stages) -> %s", len(m.Files), written, schemas.ManifestKey)
-	emit(schemas.ManifestKey)
+	progress("publish: %d files (%d written by the stages) -> %s", len(m.Files), written, storage.ManifestKey)
+	emit(storage.ManifestKey)
 	return nil
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/jemcheck/jemcheck/pipelines/internal/launchtest"
-	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages"
+	"github.com/jemcheck/jemcheck/storage"
 )
 
 // TestS3Output runs into an s3:// location served by an in-process S3 server (the
@@ -37,7 +37,7 @@ func TestS3Output(t *testing.T) {
 	if err := run(ctx, small(out), &bytes.Buffer{}); err != nil {
 		t.Fatalf("first run: %v", err)
 	}
-	first, err := schemas.VerifyManifest(ctx, out)
+	first, err := storage.VerifyManifest(ctx, out)
 	if err != nil {
 		t.Fatalf("first run incomplete: %v", err)
 	}
@@ -50,7 +50,7 @@ func TestS3Output(t *testing.T) {
 	if err := run(ctx, cfg, &buf); err != nil {
 		t.Fatalf("second run: %v\n%s", err, buf.String())
 	}
-	second, err := schemas.VerifyManifest(ctx, out)
+	second, err := storage.VerifyManifest(ctx, out)
 	if err != nil || second.RunID == first.RunID {
 		t.Fatalf("second run: manifest %+v, %v", second, err)
 	}
@@ -65,7 +65,7 @@ func TestS3Output(t *testing.T) {
 		if !strings.HasPrefix(obj.Key, "runs/r1/") && obj.Key != "elsewhere/keep.txt" {
 			t.Errorf("object %s outside the run's folder", obj.Key)
 		}
-		if strings.Contains(obj.Key, schemas.StagingPrefix) || strings.HasSuffix(obj.Key, schemas.LockKey) {
+		if strings.Contains(obj.Key, storage.StagingPrefix) || strings.HasSuffix(obj.Key, storage.LockKey) {
 			t.Errorf("bookkeeping object %s left behind", obj.Key)
 		}
 	}
@@ -79,13 +79,13 @@ func TestS3Output(t *testing.T) {
 	}
 
 	// The lock is exclusive on S3 too.
-	me := schemas.LockInfo{RunID: "a", Host: "h", PID: 1, Started: time.Now(), Remote: true}
-	if _, err := schemas.AcquireLock(ctx, out, me); err != nil {
+	me := storage.LockInfo{RunID: "a", Host: "h", PID: 1, Started: time.Now(), Remote: true}
+	if _, err := storage.AcquireLock(ctx, out, me); err != nil {
 		t.Fatal(err)
 	}
 	me.RunID = "b"
-	var le *schemas.LockedError
-	if _, err := schemas.AcquireLock(ctx, out, me); !errors.As(err, &le) || le.Other.RunID != "a" {
+	var le *storage.LockedError
+	if _, err := storage.AcquireLock(ctx, out, me); !errors.As(err, &le) || le.Other.RunID != "a" {
 		t.Errorf("second lock on s3 = %v, want LockedError naming run a", err)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/jemcheck/jemcheck/pipelines/internal/launchtest"
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages"
+	"github.com/jemcheck/jemcheck/storage"
 )
 
 // snapshot maps every file under dir (relative, slash-separated) to its SHA-256.
@@ -60,9 +61,9 @@ func sameSnapshot(t *testing.T, what string, before, after map[string]string) {
 }
 
 // expectComplete checks that out holds a complete run and no lock or staging folder.
-func expectComplete(t *testing.T, out string) *schemas.Manifest {
+func expectComplete(t *testing.T, out string) *storage.Manifest {
 	t.Helper()
-	m, err := schemas.VerifyManifest(context.Background(), out)
+	m, err := storage.VerifyManifest(context.Background(), out)
 	if err != nil {
 		t.Fatalf("run under %s is not complete: %v", out, err)
 	}
@@ -74,7 +75,7 @@ func expectNoBookkeeping(t *testing.T, out string) {
 	t.Helper()
 	entries, _ := os.ReadDir(out)
 	for _, e := range entries {
-		if e.Name() == schemas.LockKey || strings.HasPrefix(e.Name(), schemas.StagingPrefix) {
+		if e.Name() == storage.LockKey || strings.HasPrefix(e.Name(), storage.StagingPrefix) {
 			t.Errorf("%s left behind under %s", e.Name(), out)
 		}
 	}
@@ -211,8 +212,8 @@ func TestLockedOutRefused(t *testing.T) {
 	ctx := context.Background()
 	out := t.TempDir()
 	host, _ := os.Hostname()
-	other := schemas.LockInfo{RunID: "other-run", Pipeline: "control", Host: host, PID: os.Getpid(), Started: time.Now()}
-	if _, err := schemas.AcquireLock(ctx, out, other); err != nil {
+	other := storage.LockInfo{RunID: "other-run", Pipeline: "control", Host: host, PID: os.Getpid(), Started: time.Now()}
+	if _, err := storage.AcquireLock(ctx, out, other); err != nil {
 		t.Fatal(err)
 	}
 	before := snapshot(t, out)
@@ -247,7 +248,7 @@ func TestKilledRunThenRerun(t *testing.T) {
 	// Wait until the run is writing into its staging folder.
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		ms, _ := filepath.Glob(filepath.Join(out, schemas.StagingPrefix+"*", "samples", "*.parquet"))
+		ms, _ := filepath.Glob(filepath.Join(out, storage.StagingPrefix+"*", "samples", "*.parquet"))
 		if len(ms) > 0 {
 			break
 		}
@@ -270,7 +271,7 @@ func TestKilledRunThenRerun(t *testing.T) {
 			t.Errorf("killed run changed %s", k)
 		}
 	}
-	if _, err := schemas.VerifyManifest(ctx, out); err != nil {
+	if _, err := storage.VerifyManifest(ctx, out); err != nil {
 		t.Errorf("previous run incomplete after the kill: %v", err)
 	}
 	var buf bytes.Buffer

@@ -12,7 +12,7 @@ import (
 
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
 	"github.com/jemcheck/jemcheck/pipelines/internal/launchtest"
-	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/storage"
 )
 
 func TestMain(m *testing.M) { launchtest.Main(m, "sweep", main) }
@@ -108,7 +108,7 @@ func TestSpecInsideOutSurvives(t *testing.T) {
 	if got, err := os.ReadFile(mine); err != nil || !bytes.Equal(got, spec) {
 		t.Errorf("the spec inside --out changed or vanished (err %v)", err)
 	}
-	if _, err := schemas.VerifyManifest(context.Background(), out); err != nil {
+	if _, err := storage.VerifyManifest(context.Background(), out); err != nil {
 		t.Errorf("sweep output incomplete: %v", err)
 	}
 }

@@ -61,7 +61,7 @@ package main
 // not given (except in a grid list, where it is an error). YAML anchors, aliases and
 // merge keys (<<) work. JSON is read as YAML, after json.Compact (for tab indentation).
 // --spec takes a local path or a storage URL (file://, gs://, s3://, mem://), opened as
-// schemas opens locations (schemas.LocalDir, schemas.OpenBucket).
+// schemas opens locations (storage.LocalDir, storage.OpenBucket).
 
 import (
 	"bytes"
@@ -84,8 +84,8 @@ import (
 
 	"github.com/jemcheck/jemcheck/models"
 	"github.com/jemcheck/jemcheck/models/prob"
-	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages"
+	"github.com/jemcheck/jemcheck/storage"
 )
 
 // Limits of a sweep (the same as the stages' limits on a distributed run).
@@ -234,7 +234,7 @@ func (m *Methods) UnmarshalYAML(n *yaml.Node) error {
 
 // ReadSpec reads and parses the spec at location: a local path or a storage URL
 // (file:///abs/spec.yaml, file://./rel/spec.yaml, gs://bucket/dir/spec.yaml, mem://...),
-// opened with schemas.OpenBucket. A file named *.json must be valid JSON.
+// opened with storage.OpenBucket. A file named *.json must be valid JSON.
 func ReadSpec(ctx context.Context, location string) (*Spec, error) {
 	data, err := readLocation(ctx, location)
 	if err != nil {
@@ -264,14 +264,14 @@ func readLocation(ctx context.Context, location string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: no file name in the URL", location)
 	}
 	var r io.ReadCloser
-	if local, ok := schemas.LocalDir(dir); ok {
+	if local, ok := storage.LocalDir(dir); ok {
 		f, err := os.Open(filepath.Join(local, key))
 		if err != nil {
 			return nil, err
 		}
 		r = f
 	} else {
-		b, err := schemas.OpenBucket(ctx, dir)
+		b, err := storage.OpenBucket(ctx, dir)
 		if err != nil {
 			return nil, fmt.Errorf("open %s: %w", location, err)
 		}

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages"
+	"github.com/jemcheck/jemcheck/storage"
 )
 
 // exampleSpecs are the sweeps/ specs (the README's examples).
@@ -221,8 +221,8 @@ func TestJSONSpecs(t *testing.T) {
 	if _, err := ReadSpec(context.Background(), "file://./testdata/tabs.json"); err != nil {
 		t.Errorf("relative file:// URL: %v", err)
 	}
-	// mem:// buckets are shared within the process (schemas.OpenBucket), as for --out.
-	b, err := schemas.OpenBucket(context.Background(), "mem://specs/sweeps")
+	// mem:// buckets are shared within the process (storage.OpenBucket), as for --out.
+	b, err := storage.OpenBucket(context.Background(), "mem://specs/sweeps")
 	if err != nil {
 		t.Fatal(err)
 	}

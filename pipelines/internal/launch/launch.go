@@ -36,6 +36,7 @@ import (
 	"github.com/jemcheck/jemcheck/models"
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages"
+	"github.com/jemcheck/jemcheck/storage"
 )
 
 // ErrBadInput marks errors in the user's input (flags, spec, tables, output location):
@@ -127,11 +128,11 @@ func Prepare(ctx context.Context, cfg *Config) error {
 			return BadInput("backend: %v", err)
 		}
 	}
-	if err := schemas.CheckWritable(ctx, cfg.Options.Out); err != nil {
+	if err := storage.CheckWritable(ctx, cfg.Options.Out); err != nil {
 		return BadInput("out: %v", err)
 	}
-	cfg.RunID = schemas.NewRunID(time.Now())
-	staging, err := schemas.SubLocation(cfg.Options.Out, schemas.StagingKey(cfg.RunID))
+	cfg.RunID = storage.NewRunID(time.Now())
+	staging, err := storage.SubLocation(cfg.Options.Out, storage.StagingKey(cfg.RunID))
 	if err != nil {
 		return BadInput("out: %v", err)
 	}
@@ -139,7 +140,7 @@ func Prepare(ctx context.Context, cfg *Config) error {
 	if boolFlag("dry_run") { // a dry run must work without credentials or network
 		return nil
 	}
-	if err := schemas.CheckReachable(ctx, cfg.Options.Out); err != nil {
+	if err := storage.CheckReachable(ctx, cfg.Options.Out); err != nil {
 		return BadInput("out: %v", err)
 	}
 	if _, err := cfg.checkOwnership(ctx); err != nil {
@@ -148,14 +149,14 @@ func Prepare(ctx context.Context, cfg *Config) error {
 	return nil
 }
 
-// checkOwnership refuses an --out jemcheck may not write into (schemas.CheckOwnership).
-func (c *Config) checkOwnership(ctx context.Context) (*schemas.Manifest, error) {
+// checkOwnership refuses an --out jemcheck may not write into (storage.CheckOwnership).
+func (c *Config) checkOwnership(ctx context.Context) (*storage.Manifest, error) {
 	inputs := slices.Clone(c.Inputs)
 	if c.Options.TablesFrom != "" {
 		inputs = append(inputs, c.Options.TablesFrom)
 	}
-	prev, err := schemas.CheckOwnership(ctx, c.Options.Out, stages.OutputLayout(), inputs, c.Overwrite)
-	if oe := (*schemas.OwnershipError)(nil); errors.As(err, &oe) {
+	prev, err := storage.CheckOwnership(ctx, c.Options.Out, stages.OutputLayout(), inputs, c.Overwrite)
+	if oe := (*storage.OwnershipError)(nil); errors.As(err, &oe) {
 		return nil, BadInput("%v", err)
 	}
 	if err != nil {
@@ -222,7 +223,7 @@ func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*
 	if err := cfg.lock(ctx, w); err != nil {
 		return nil, err
 	}
-	st, err := schemas.OpenBucket(ctx, cfg.Staging)
+	st, err := storage.OpenBucket(ctx, cfg.Staging)
 	if err != nil {
 		return nil, cfg.abort(ctx, w, fmt.Errorf("open staging folder %s: %w", cfg.Staging, err))
 	}
@@ -240,11 +241,11 @@ func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*
 	}
 	if pr == nil || boolFlag("async") {
 		fmt.Fprintf(w, "%s: submitted (the runner does not wait for results; the job publishes %s under %s when it succeeds)\n",
-			cfg.Pipeline, schemas.ManifestKey, out)
+			cfg.Pipeline, storage.ManifestKey, out)
 		return nil, nil
 	}
 	printStages(w, pr)
-	b, err := schemas.OpenBucket(ctx, out)
+	b, err := storage.OpenBucket(ctx, out)
 	if err != nil {
 		return nil, fmt.Errorf("open output %s: %w", out, err)
 	}
@@ -268,15 +269,15 @@ func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*
 // deals with the staging folders of earlier runs; it re-checks ownership under the
 // lock, since another run may have published meanwhile.
 func (c *Config) lock(ctx context.Context, w io.Writer) error {
-	if dir, ok := schemas.LocalDir(c.Options.Out); ok {
+	if dir, ok := storage.LocalDir(c.Options.Out); ok {
 		if _, err := os.Stat(dir); os.IsNotExist(err) {
 			c.createdOut = dir
 		}
 	}
 	host, _ := os.Hostname()
-	note, err := schemas.AcquireLock(ctx, c.Options.Out, schemas.LockInfo{RunID: c.RunID, Pipeline: c.Pipeline,
+	note, err := storage.AcquireLock(ctx, c.Options.Out, storage.LockInfo{RunID: c.RunID, Pipeline: c.Pipeline,
 		Host: host, PID: os.Getpid(), Started: time.Now().UTC(), Remote: !workersInProcess(c.Runner)})
-	if le := (*schemas.LockedError)(nil); errors.As(err, &le) {
+	if le := (*storage.LockedError)(nil); errors.As(err, &le) {
 		return BadInput("%v", err)
 	}
 	if err != nil {
@@ -285,7 +286,7 @@ func (c *Config) lock(ctx context.Context, w io.Writer) error {
 	if note != "" {
 		fmt.Fprintf(w, "%s: %s\n", c.Pipeline, note)
 	}
-	lines, err := schemas.RecoverStaging(ctx, c.Options.Out, c.RunID)
+	lines, err := storage.RecoverStaging(ctx, c.Options.Out, c.RunID)
 	for _, l := range lines {
 		fmt.Fprintf(w, "%s: %s\n", c.Pipeline, l)
 	}
@@ -301,14 +302,14 @@ func (c *Config) lock(ctx context.Context, w io.Writer) error {
 // abort undoes a run that failed: its staging folder goes (unless its commit had
 // begun: the next run finishes it) and its lock is released. It returns err.
 func (c *Config) abort(ctx context.Context, w io.Writer, err error) error {
-	kept, aerr := schemas.Abort(ctx, c.Options.Out, c.RunID)
+	kept, aerr := storage.Abort(ctx, c.Options.Out, c.RunID)
 	if aerr != nil {
 		fmt.Fprintf(w, "%s: could not remove the staging folder %s: %v\n", c.Pipeline, c.Staging, aerr)
 	} else if kept {
 		fmt.Fprintf(w, "%s: the run finished but publishing it was cut short; the next run into %s completes it\n",
 			c.Pipeline, c.Options.Out)
 	}
-	if lerr := schemas.ReleaseLock(ctx, c.Options.Out, c.RunID); lerr != nil {
+	if lerr := storage.ReleaseLock(ctx, c.Options.Out, c.RunID); lerr != nil {
 		fmt.Fprintf(w, "%s: could not release the lock of %s: %v\n", c.Pipeline, c.Options.Out, lerr)
 	}
 	if c.createdOut != "" {
@@ -355,7 +356,7 @@ func printStages(w io.Writer, pr beam.PipelineResult) {
 		{"SampleDatasets", fmt.Sprintf("%d datasets, %d samples", got["datasets_sampled"], got["samples_drawn"])},
 		{"Train", fmt.Sprintf("%d runs", got["runs_trained"])},
 		{"Evaluate", fmt.Sprintf("%d runs evaluated, %d diverged", got["runs_trained"], got["runs_diverged"])},
-		{"Publish", fmt.Sprintf("%d files, %s last", got["files_published"], schemas.ManifestKey)},
+		{"Publish", fmt.Sprintf("%d files, %s last", got["files_published"], storage.ManifestKey)},
 	}
 	for _, l := range lines {
 		fmt.Fprintf(w, "  stage %-15s %s\n", l.stage, l.text)

@@ -4,7 +4,7 @@ import (
 	"flag"
 	"testing"
 
-	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/storage"
 )
 
 // TestSubLocationBuckets: a staging folder inside a gs:// or s3:// --out is the same
@@ -17,7 +17,7 @@ func TestSubLocationBuckets(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.loc, func(t *testing.T) {
-			got, err := schemas.SubLocation(c.loc, ".s/")
+			got, err := storage.SubLocation(c.loc, ".s/")
 			if err != nil || got != c.want {
 				t.Errorf("SubLocation = %q, %v; want %q", got, err, c.want)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages"
+	"github.com/jemcheck/jemcheck/storage"
 )
 
 // EnvArgs names the variable that turns a test binary into the command: its value is
@@ -36,7 +37,7 @@ func Main(m *testing.M, name string, main func()) {
 // Bucket opens out (any bucket URL), closed when the test ends.
 func Bucket(t *testing.T, out string) *blob.Bucket {
 	t.Helper()
-	b, err := schemas.OpenBucket(context.Background(), out)
+	b, err := storage.OpenBucket(context.Background(), out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package schemas
+package storage
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package schemas
+package storage
 
 import (
 	"context"
@@ -179,12 +179,39 @@ func localDir(loc string) (string, bool) {
 	return abs, true
 }
 
+// SplitObject splits the location of one file (a path or URL) into the location of its
+// directory (or bucket) and its key.
+func SplitObject(loc string) (dir, key string, err error) {
+	if !isURL(loc) {
+		return filepath.Dir(loc), filepath.Base(loc), nil
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		return "", "", err
+	}
+	if strings.EqualFold(u.Scheme, "file") {
+		d, k := path.Split(u.Path)
+		u.Path = d
+		return u.String(), k, nil
+	}
+	// Buckets: the host is the bucket, the path the key.
+	key = strings.TrimPrefix(u.Path, "/")
+	u.Path, u.RawPath = "", ""
+	return u.String(), key, nil
+}
+
 // OpenBucket opens the storage location loc (see the package's description of
 // locations). A plain path or query-less file:// URL is a local directory that is
 // created (with its parents) if it does not exist. An unknown scheme is an error that
 // names it and the schemes registered in this binary.
 func OpenBucket(ctx context.Context, loc string) (*blob.Bucket, error) {
 	return openBucket(ctx, loc, true)
+}
+
+// OpenExistingBucket opens the storage location loc like OpenBucket but never creates
+// a missing local directory (for locations only read from).
+func OpenExistingBucket(ctx context.Context, loc string) (*blob.Bucket, error) {
+	return openBucket(ctx, loc, false)
 }
 
 // openBucket opens loc; create says whether a missing local directory is created

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package schemas
+package storage
 
 // processAlive cannot tell on this system: a lock is then stale only by its age.
 func processAlive(pid int) bool { return true }

@@ -1,4 +1,4 @@
-package schemas
+package storage
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	_ "gocloud.dev/blob/memblob" // the mem:// scheme, for the tests
 )
 
 func TestOpenBucket(t *testing.T) {
@@ -157,5 +159,25 @@ func TestMemBucketShared(t *testing.T) {
 	defer c.Close()
 	if ok, _ := c.Exists(ctx, "k"); ok {
 		t.Errorf("a different mem:// URL sees the object")
+	}
+}
+
+func TestSplitObject(t *testing.T) {
+	cases := []struct{ loc, dir, key string }{
+		{"t.csv", ".", "t.csv"},
+		{"data/t.csv", "data", "t.csv"},
+		{"/abs/data/t.parquet", "/abs/data", "t.parquet"},
+		{"file:///abs/data/t.csv", "file:///abs/data/", "t.csv"},
+		{"file://./rel/t.csv", "file://./rel/", "t.csv"},
+		{"gs://bucket/dir/t.csv", "gs://bucket", "dir/t.csv"},
+		{"s3://bucket/t.parquet?region=eu-west-1", "s3://bucket?region=eu-west-1", "t.parquet"},
+	}
+	for _, c := range cases {
+		t.Run(c.loc, func(t *testing.T) {
+			dir, key, err := SplitObject(c.loc)
+			if err != nil || dir != filepath.FromSlash(c.dir) && dir != c.dir || key != c.key {
+				t.Fatalf("got %q, %q, %v, want %q, %q", dir, key, err, c.dir, c.key)
+			}
+		})
 	}
 }

@@ -1,4 +1,4 @@
-package schemas
+package storage
 
 import (
 	"bytes"
@@ -316,7 +316,7 @@ func keyInside(out, in string) (string, bool) {
 	if err != nil || po.url == "" || po.fileQuery {
 		return "", false
 	}
-	dir, key, err := splitObject(in)
+	dir, key, err := SplitObject(in)
 	if err != nil {
 		return "", false
 	}
