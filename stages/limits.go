@@ -35,8 +35,8 @@ import (
 //
 // The memory figures behind them: a table held with its draws costs about 100 bytes
 // per draw (N = 10^7 with one table peaks near 1 GB); prism keeps every element in
-// memory, about 20 KB per table (10^5 tables near 2 GB); learned.parquet gathers every
-// run's learned joint on one worker, about 150 bytes per cell; a training graph keeps
+// memory, about 20 KB per table (10^5 tables near 2 GB); every run's learned joint
+// reaches the report's and the results' single elements, about 150 bytes per cell; a training graph keeps
 // about six float32 copies of its values (parameters, Adam moments, gradients,
 // activations). Point.Validate checks the per-point limits that hold on every runner;
 // Options.CheckLimits checks the rest.

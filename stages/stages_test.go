@@ -299,7 +299,9 @@ func TestOwnedOutput(t *testing.T) {
 		{"config.json", true},
 		{"tables.parquet", true},
 		{"results.parquet", true},
-		{"learned.parquet", true},
+		{"learned.parquet", true}, // written by versions before per-block learned files
+		{"learned/point-0000-part-00003.parquet", true},
+		{"learned/notes.txt", false},
 		{"summary.json", true},
 		{"report.html", true},
 		{"verdict.json", true},

@@ -23,8 +23,7 @@ func init() {
 	register.Emitter1[ResultSet]()
 	register.Emitter1[string]()
 	register.DoFn3x1[context.Context, ResultSet, func(string), error](&writeResultsFn{})
-	register.DoFn4x1[context.Context, int, func(*LearnedBlock) bool, func(string), error](&writeLearnedFn{})
-	register.Iter1[LearnedBlock]()
+	register.DoFn3x1[context.Context, LearnedBlock, func(string), error](&writeLearnedFn{})
 }
 
 // TablesPath is where a point's true tables go: tables.parquet for single-point runs,
@@ -112,39 +111,40 @@ func (f *writeResultsFn) ProcessElement(ctx context.Context, rs ResultSet, emit 
 	return nil
 }
 
-// WriteLearned writes learned.parquet: one row per run and cell (logit and learned
-// joint probability), sorted by run id, x, y.
+// LearnedPath is the learned/ file of a point's block.
+func LearnedPath(pointID, block int64) string {
+	return fmt.Sprintf("learned/point-%04d-part-%05d.parquet", pointID, block)
+}
+
+// WriteLearned writes the learned joints of every block as a Parquet file of its own
+// (learned/point-NNNN-part-BBBBB.parquet, part = block number): one row per run and cell
+// (logit and learned joint probability), sorted by run id, x, y. No run's joint waits
+// for another block's.
 //
-// In: PCollection<LearnedBlock>. Out: PCollection<string> (the key written).
+// In: PCollection<LearnedBlock>. Out: PCollection<string> (the keys written).
 func WriteLearned(s beam.Scope, opts Options, learned beam.PCollection) beam.PCollection {
 	s = s.Scope("stages.WriteLearned")
-	return beam.ParDo(s, &writeLearnedFn{OutBucket: OutBucket{Out: opts.Out}}, beam.GroupByKey(s, beam.AddFixedKey(s, learned)))
+	return beam.ParDo(s, &writeLearnedFn{OutBucket: OutBucket{Out: opts.Out}}, learned)
 }
 
 type writeLearnedFn struct{ OutBucket }
 
-func (f *writeLearnedFn) ProcessElement(ctx context.Context, _ int, iter func(*LearnedBlock) bool, emit func(string)) error {
-	var runs []Learned
-	var b LearnedBlock
-	for iter(&b) {
-		runs = append(runs, b.Runs...)
-	}
-	slices.SortFunc(runs, func(a, b Learned) int { return strings.Compare(a.RunID, b.RunID) })
+func (f *writeLearnedFn) ProcessElement(ctx context.Context, b LearnedBlock, emit func(string)) error {
 	n := 0
-	for _, l := range runs {
+	for _, l := range b.Runs {
 		n += len(l.Logits)
 	}
 	rows := make([]schemas.LearnedRow, 0, n)
-	for _, l := range runs {
+	for _, l := range b.Runs { // in run-id order (Evaluate sorts them)
 		for c := range l.Logits {
 			rows = append(rows, schemas.LearnedRow{RunID: l.RunID, TableID: l.TableID, Method: l.Method,
 				PointID: l.PointID, X: int64(c / l.K), Y: int64(c % l.K), Logit: l.Logits[c], Q: l.Q[c]})
 		}
 	}
-	if err := schemas.WriteParquet(ctx, f.bucket, "learned.parquet", rows); err != nil {
-		return fmt.Errorf("write learned: %w", err)
+	key := LearnedPath(b.PointID, b.Index)
+	if err := schemas.WriteParquet(ctx, f.bucket, key, rows); err != nil {
+		return fmt.Errorf("write learned joints of point %d block %d: %w", b.PointID, b.Index, err)
 	}
-	progress("write: %d cells of %d runs -> learned.parquet", len(rows), len(runs))
-	emit("learned.parquet")
+	emit(key)
 	return nil
 }

@@ -47,7 +47,7 @@ func TestControlPipelineMem(t *testing.T) {
 		t.Errorf("want the claim to hold on the tiny run, got:\n%s", buf.String())
 	}
 	launchtest.ExpectFiles(t, out, "config.json", "tables.parquet", stages.SamplePath(0, 0), "results.parquet",
-		"learned.parquet", "summary.json", "report.html")
+		stages.LearnedPath(0, 0), "summary.json", "report.html")
 	b := launchtest.Bucket(t, out)
 	results, err := schemas.ReadParquet[schemas.ResultRow](ctx, b, "results.parquet")
 	if err != nil {
@@ -56,9 +56,17 @@ func TestControlPipelineMem(t *testing.T) {
 	if got, want := len(results), 24*3; got != want {
 		t.Fatalf("results rows = %d, want %d", got, want)
 	}
-	learned, err := schemas.ReadParquet[schemas.LearnedRow](ctx, b, "learned.parquet")
-	if err != nil {
-		t.Fatal(err)
+	// One learned/ file per block, like samples/: 5 tables a block.
+	var learned []schemas.LearnedRow
+	for block := range int64(5) {
+		rows, err := schemas.ReadParquet[schemas.LearnedRow](ctx, b, stages.LearnedPath(0, block))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := min(5, 24-5*int(block)) * 3 * 4; len(rows) != want {
+			t.Errorf("block %d: %d learned rows, want %d", block, len(rows), want)
+		}
+		learned = append(learned, rows...)
 	}
 	if got, want := len(learned), 24*3*4; got != want {
 		t.Errorf("learned rows = %d, want %d", got, want)
@@ -113,6 +121,8 @@ func TestControlDeterministic(t *testing.T) {
 	}
 	files, _ := filepath.Glob(filepath.Join(dirs[0], "*.parquet"))
 	more, _ := filepath.Glob(filepath.Join(dirs[0], "samples", "*.parquet"))
+	learnedFiles, _ := filepath.Glob(filepath.Join(dirs[0], "learned", "*.parquet"))
+	more = append(more, learnedFiles...)
 	files = append(files, more...)
 	if len(files) < 4 {
 		t.Fatalf("found only %v", files)

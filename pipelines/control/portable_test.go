@@ -53,7 +53,8 @@ func TestPortableRunner(t *testing.T) {
 
 	files, _ := filepath.Glob(filepath.Join(inproc, "*.parquet"))
 	more, _ := filepath.Glob(filepath.Join(inproc, "samples", "*.parquet"))
-	files = append(files, more...)
+	learned, _ := filepath.Glob(filepath.Join(inproc, "learned", "*.parquet"))
+	files = append(append(files, more...), learned...)
 	if len(files) < 4 {
 		t.Fatalf("in-process run wrote only %v", files)
 	}
