@@ -32,17 +32,6 @@ func EmptyCells(counts []int64) int {
 	return e
 }
 
-// MarginalCounts sums the counts of each x over the classes.
-func MarginalCounts(counts []int64, x, k int) []int64 {
-	out := make([]int64, x)
-	for i := range out {
-		for y := 0; y < k; y++ {
-			out[i] += counts[i*k+y]
-		}
-	}
-	return out
-}
-
 // seriesSigma is the binomial standard deviation above which ExpectedKLSmoothed uses
 // the moment expansion instead of the sum over counts: its first omitted term is
 // O(1/μ³) per cell, a relative error below 1e-6 of the result there.
