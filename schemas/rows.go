@@ -16,7 +16,7 @@ type SampleRow struct {
 	Y       int64 `parquet:"y" json:"y"`
 }
 
-// ResultRow is one training run and its evaluation: the rows of results.parquet.
+// ResultRow is one training run and its evaluation: the rows of the results/ files (one per block).
 // The grid-point columns (point_id .. replicate) are constant in the control pipeline
 // and vary in sweeps.
 type ResultRow struct {

@@ -41,7 +41,7 @@ func Evaluate(s beam.Scope, points []Point, trained beam.PCollection) (results, 
 }
 
 // runsDiverged counts the result rows recorded as diverged, where the row's flag is set,
-// so the console's count is the number of diverged rows in results.parquet.
+// so the console's count is the number of diverged rows in the results/ files.
 var runsDiverged = beam.NewCounter("jemcheck", "runs_diverged")
 
 type evaluateFn struct {

@@ -268,7 +268,7 @@ func TestSatMul(t *testing.T) {
 }
 
 // TestDivergedAgreesWithRow: the count Train reports (Diverged) and the flag
-// results.parquet gets (EvaluateRun) are one rule, including runs the trainer did not
+// the results/ files get (EvaluateRun) are one rule, including runs the trainer did not
 // flag whose KL is not finite.
 func TestDivergedAgreesWithRow(t *testing.T) {
 	p := []float64{0.1, 0.2, 0.3, 0.4}

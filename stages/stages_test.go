@@ -298,10 +298,11 @@ func TestOwnedOutput(t *testing.T) {
 	}{
 		{"config.json", true},
 		{"tables.parquet", true},
-		{"results.parquet", true},
+		{"results.parquet", true}, // written by versions before per-block results files
 		{"learned.parquet", true}, // written by versions before per-block learned files
 		{"learned/point-0000-part-00003.parquet", true},
 		{"learned/notes.txt", false},
+		{"results/point-0002-part-00000.parquet", true},
 		{"summary.json", true},
 		{"report.html", true},
 		{"verdict.json", true},

@@ -102,7 +102,7 @@ func (f *trainBlockFn) ProcessElement(ctx context.Context, b Block, emit func(Tr
 		for k, o := range outs {
 			r := idx[k]
 			out.Runs[r] = TrainedRun{Logits: o.Logits, Loss: o.Loss, Diverged: o.Diverged, TrainMS: perRun}
-			// Count diverged runs the way Evaluate records them (results.parquet's
+			// Count diverged runs the way Evaluate records them (the results/ files'
 			// diverged column), not only the ones the trainer flagged.
 			if Diverged(out.trained(p, r)) {
 				diverged++

@@ -22,7 +22,7 @@ func init() {
 	register.Iter1[ResultBlock]()
 	register.Emitter1[ResultSet]()
 	register.Emitter1[string]()
-	register.DoFn3x1[context.Context, ResultSet, func(string), error](&writeResultsFn{})
+	register.DoFn3x1[context.Context, ResultBlock, func(string), error](&writeResultsFn{})
 	register.DoFn3x1[context.Context, LearnedBlock, func(string), error](&writeLearnedFn{})
 }
 
@@ -92,9 +92,16 @@ func collectResultsFn(_ int, iter func(*ResultBlock) bool, emit func(ResultSet))
 	emit(rs)
 }
 
-// WriteResults writes results.parquet: one row per run, sorted by run id.
+// ResultsPath is the results/ file of a point's block.
+func ResultsPath(pointID, block int64) string {
+	return fmt.Sprintf("results/point-%04d-part-%05d.parquet", pointID, block)
+}
+
+// WriteResults writes the result rows of every block as a Parquet file of its own
+// (results/point-NNNN-part-BBBBB.parquet, part = block number): one row per run, sorted
+// by run id. No block's rows wait for another's.
 //
-// In: PCollection<ResultSet>. Out: PCollection<string> (the key written).
+// In: PCollection<ResultBlock>. Out: PCollection<string> (the keys written).
 func WriteResults(s beam.Scope, opts Options, results beam.PCollection) beam.PCollection {
 	s = s.Scope("stages.WriteResults")
 	return beam.ParDo(s, &writeResultsFn{OutBucket: OutBucket{Out: opts.Out}}, results)
@@ -102,12 +109,12 @@ func WriteResults(s beam.Scope, opts Options, results beam.PCollection) beam.PCo
 
 type writeResultsFn struct{ OutBucket }
 
-func (f *writeResultsFn) ProcessElement(ctx context.Context, rs ResultSet, emit func(string)) error {
-	if err := schemas.WriteParquet(ctx, f.bucket, "results.parquet", rs.Rows); err != nil {
-		return fmt.Errorf("write results: %w", err)
+func (f *writeResultsFn) ProcessElement(ctx context.Context, b ResultBlock, emit func(string)) error {
+	key := ResultsPath(b.PointID, b.Index)
+	if err := schemas.WriteParquet(ctx, f.bucket, key, b.Rows); err != nil {
+		return fmt.Errorf("write results of point %d block %d: %w", b.PointID, b.Index, err)
 	}
-	progress("write: %d runs -> results.parquet", len(rs.Rows))
-	emit("results.parquet")
+	emit(key)
 	return nil
 }
 

@@ -46,13 +46,10 @@ func TestControlPipelineMem(t *testing.T) {
 	if !strings.Contains(buf.String(), "verdict: HOLDS") {
 		t.Errorf("want the claim to hold on the tiny run, got:\n%s", buf.String())
 	}
-	launchtest.ExpectFiles(t, out, "config.json", "tables.parquet", stages.SamplePath(0, 0), "results.parquet",
+	launchtest.ExpectFiles(t, out, "config.json", "tables.parquet", stages.SamplePath(0, 0), stages.ResultsPath(0, 0),
 		stages.LearnedPath(0, 0), "summary.json", "report.html")
 	b := launchtest.Bucket(t, out)
-	results, err := schemas.ReadParquet[schemas.ResultRow](ctx, b, "results.parquet")
-	if err != nil {
-		t.Fatal(err)
-	}
+	results := launchtest.Results(t, out)
 	if got, want := len(results), 24*3; got != want {
 		t.Fatalf("results rows = %d, want %d", got, want)
 	}
@@ -121,8 +118,10 @@ func TestControlDeterministic(t *testing.T) {
 	}
 	files, _ := filepath.Glob(filepath.Join(dirs[0], "*.parquet"))
 	more, _ := filepath.Glob(filepath.Join(dirs[0], "samples", "*.parquet"))
-	learnedFiles, _ := filepath.Glob(filepath.Join(dirs[0], "learned", "*.parquet"))
-	more = append(more, learnedFiles...)
+	for _, dir := range []string{"learned", "results"} {
+		blockFiles, _ := filepath.Glob(filepath.Join(dirs[0], dir, "*.parquet"))
+		more = append(more, blockFiles...)
+	}
 	files = append(files, more...)
 	if len(files) < 4 {
 		t.Fatalf("found only %v", files)

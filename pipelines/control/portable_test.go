@@ -54,7 +54,8 @@ func TestPortableRunner(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(inproc, "*.parquet"))
 	more, _ := filepath.Glob(filepath.Join(inproc, "samples", "*.parquet"))
 	learned, _ := filepath.Glob(filepath.Join(inproc, "learned", "*.parquet"))
-	files = append(append(files, more...), learned...)
+	results, _ := filepath.Glob(filepath.Join(inproc, "results", "*.parquet"))
+	files = append(append(append(files, more...), learned...), results...)
 	if len(files) < 4 {
 		t.Fatalf("in-process run wrote only %v", files)
 	}

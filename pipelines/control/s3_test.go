@@ -69,7 +69,7 @@ func TestS3Output(t *testing.T) {
 			t.Errorf("bookkeeping object %s left behind", obj.Key)
 		}
 	}
-	for _, k := range []string{"runs/r1/notes.txt", "elsewhere/keep.txt", "runs/r1/manifest.json", "runs/r1/results.parquet"} {
+	for _, k := range []string{"runs/r1/notes.txt", "elsewhere/keep.txt", "runs/r1/manifest.json", "runs/r1/" + stages.ResultsPath(0, 0)} {
 		if !keys[k] {
 			t.Errorf("%s missing", k)
 		}

@@ -98,7 +98,8 @@ func small(out string) launch.Config {
 // the names it writes.
 func TestUserFilesUntouched(t *testing.T) {
 	out := t.TempDir()
-	mine := map[string]string{"results.parquet": "MY THESIS RESULTS", "config.json": "{}", "figures/holiday.png": "png",
+	mine := map[string]string{stages.ResultsPath(0, 0): "MY THESIS RESULTS", "results.parquet": "an older layout's name",
+		"config.json": "{}", "figures/holiday.png": "png",
 		"figures/arch_v2.svg": "svg", stages.SamplePath(0, 7): "s", "tables/point-0042.parquet": "t", "verdict.json": "v",
 		"notes.txt": "n"}
 	for k, v := range mine {
@@ -123,13 +124,13 @@ func TestUserFilesUntouched(t *testing.T) {
 	}
 	after := snapshot(t, out)
 	for _, k := range []string{"figures/holiday.png", "figures/arch_v2.svg", stages.SamplePath(0, 7), "tables/point-0042.parquet",
-		"verdict.json", "notes.txt"} {
+		"verdict.json", "notes.txt", "results.parquet"} {
 		if after[k] != before[k] {
 			t.Errorf("--overwrite run touched %s, which it does not write", k)
 		}
 	}
-	if after["results.parquet"] == before["results.parquet"] {
-		t.Errorf("--overwrite run did not write results.parquet")
+	if k := stages.ResultsPath(0, 0); after[k] == before[k] {
+		t.Errorf("--overwrite run did not write %s", k)
 	}
 	expectComplete(t, out)
 }

@@ -2,7 +2,7 @@
 // format is documented in spec.go and the README): the Cartesian product of its axes,
 // each grid point with its own tables, trained with every listed method. The outputs
 // are those of the control pipeline with the grid point's values as columns of
-// results.parquet, per-grid-point aggregates in summary.json and the sweep figures
+// results/*.parquet, per-grid-point aggregates in summary.json and the sweep figures
 // (KL vs each swept axis, a heat map for each pair of up to four swept axes) in report.html.
 //
 //	go run ./pipelines/sweep --spec=sweeps/kl-vs-n.yaml --out=./out/kl-vs-n

@@ -71,7 +71,7 @@ func RegisterOptionFlags(fs *flag.FlagSet, out string) *OptionFlags {
 		writeSamples: fs.Bool("write_samples", true, "write the sampled datasets to samples/ as Parquet"),
 		overwrite: fs.Bool("overwrite", false, "write into a non-empty --out that holds no jemcheck manifest.json, replacing "+
 			"only objects with jemcheck's output names (deletes nothing)"),
-		timings:      fs.Bool("timings", false, "record per-run training wall time in results.parquet (train_ms); off keeps every output byte-identical across runs"),
+		timings:      fs.Bool("timings", false, "record per-run training wall time in the results/ files (train_ms); off keeps every output byte-identical across runs"),
 		reportTables: fs.Int("report_tables", 3, "tables per point shown in the report's triple plots"),
 		margin: fs.Float64("margin", th.Margin, "verdict: JEM's optimisation gap (joint and q(x)) and the family's approximation error "+
 			"must each be ≤ this share of the statistical error (upper end of a bootstrap 95% CI)"),

@@ -5,7 +5,9 @@ package launchtest
 
 import (
 	"context"
+	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,14 +47,37 @@ func Bucket(t *testing.T, out string) *blob.Bucket {
 	return b
 }
 
-// Results reads results.parquet of a finished run under out.
+// Results reads the result rows of a finished run under out: every results/ file, in
+// key order (point, then block), so the rows come in run-id order within a point.
 func Results(t *testing.T, out string) []schemas.ResultRow {
 	t.Helper()
-	rs, err := schemas.ReadParquet[schemas.ResultRow](context.Background(), Bucket(t, out), "results.parquet")
-	if err != nil {
-		t.Fatal(err)
+	ctx := context.Background()
+	b := Bucket(t, out)
+	var keys []string
+	it := b.List(&blob.ListOptions{Prefix: "results/"})
+	for {
+		obj, err := it.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, obj.Key)
 	}
-	return rs
+	slices.Sort(keys)
+	var rows []schemas.ResultRow
+	for _, k := range keys {
+		rs, err := schemas.ReadParquet[schemas.ResultRow](ctx, b, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, rs...)
+	}
+	if len(keys) == 0 {
+		t.Fatalf("no results/ files under %s", out)
+	}
+	return rows
 }
 
 // ExpectFiles reports an error for each key missing under out.
