@@ -180,15 +180,7 @@ func TestReadTablesBad(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := writeFile(t, dir, c.file, []byte(c.data))
-			_, err := ReadTables(context.Background(), p)
-			if err == nil {
-				t.Fatalf("got no error, want one mentioning %q", c.want)
-			}
-			for _, w := range append([]string{p}, c.want...) {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("got error %q, want it to mention %q", err, w)
-				}
-			}
+			expectReadError(t, p, c.want)
 		})
 	}
 	for _, c := range []struct{ name, loc, want string }{
@@ -245,15 +237,7 @@ func TestReadTablesCrafted(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := writeFile(t, dir, "crafted.parquet", c.data)
-			_, err := ReadTables(context.Background(), p)
-			if err == nil {
-				t.Fatalf("got no error, want one mentioning %q", c.want)
-			}
-			for _, w := range append([]string{p}, c.want...) {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("got error %q, want it to mention %q", err, w)
-				}
-			}
+			expectReadError(t, p, c.want)
 		})
 	}
 }
@@ -498,5 +482,19 @@ func TestCheckPageBody(t *testing.T) {
 				t.Fatalf("got %v, want an error mentioning %q", err, c.want)
 			}
 		})
+	}
+}
+
+// expectReadError reads the tables file at p and wants an error naming p and each of want.
+func expectReadError(t *testing.T, p string, want []string) {
+	t.Helper()
+	_, err := ReadTables(context.Background(), p)
+	if err == nil {
+		t.Fatalf("got no error, want one mentioning %q", want)
+	}
+	for _, w := range append([]string{p}, want...) {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("got error %q, want it to mention %q", err, w)
+		}
 	}
 }

@@ -316,9 +316,17 @@ type ratioSpec struct {
 	deciding   bool
 }
 
-// ratioCheck is one check with its bootstrap 95% CI.
-func ratioCheck(name, what string, num, den []float64, limit float64, deciding bool, seed uint64) schemas.Check {
-	return ratioChecks(seed, []ratioSpec{{name, what, num, den, limit, deciding}})[0]
+// ratioOfSums is Σ num / Σ den (NaN when Σ den is 0).
+func ratioOfSums(num, den []float64) float64 {
+	var sn, sd float64
+	for i := range num {
+		sn += num[i]
+		sd += den[i]
+	}
+	if sd == 0 {
+		return math.NaN()
+	}
+	return sn / sd
 }
 
 // ratioChecks computes checks over the same tables with one table bootstrap (every
@@ -457,10 +465,10 @@ func failureCause(ps schemas.PointSummary, opt, marg, app schemas.Check, gap, mg
 	for i := range gap {
 		cgap[i], cscale[i] = gap[i]-mgap[i], scale[i]-mscale[i]
 	}
-	cond := ratioCheck("conditional_gap", "", cgap, cscale, d, false, 0)
-	if !marg.Pass && p.PxWeight < 1 && float64(marg.Value) > float64(cond.Value) {
+	cond := ratioOfSums(cgap, cscale)
+	if !marg.Pass && p.PxWeight < 1 && float64(marg.Value) > cond {
 		return CausePxWeight, fmt.Sprintf("px weight: q(x) lags behind q(y|x) (optimisation gaps %s and %s of their statistical errors): "+
-			"--jem_px_weight=%g slows the marginal; use 1 (maximum likelihood) or more --steps", pct(float64(marg.Value)), pct(float64(cond.Value)), p.PxWeight)
+			"--jem_px_weight=%g slows the marginal; use 1 (maximum likelihood) or more --steps", pct(float64(marg.Value)), pct(cond), p.PxWeight)
 	}
 	if float64(opt.Value) <= d && float64(marg.Value) <= d {
 		return CauseTables, fmt.Sprintf("too few tables: the gaps (%s and %s) are within the margin but their 95%% CIs reach above it; "+

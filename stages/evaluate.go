@@ -114,20 +114,6 @@ func evaluateRun(t Trained, refs *tableRefs) (schemas.ResultRow, Learned) {
 		Method: t.Job.Method, X: x, K: k, Logits: t.Logits, Q: q, P: truth}
 }
 
-// Diverged reports whether EvaluateRun records the run as diverged (without building
-// its whole row): the trainer flagged it, or its logits are non-finite, or so extreme
-// that q underflows to 0 where p > 0 (a non-finite KL).
-func Diverged(t Trained) bool {
-	d := t.Job.Dataset
-	x, k := d.Table.Point.XValues, d.Table.Point.Classes
-	if t.Diverged || !finite(t.Logits) {
-		return true
-	}
-	truth, q := d.Table.P, prob.Softmax(t.Logits)
-	return diverged(false, t.Logits, prob.KL(truth, q), prob.KL(prob.Marginal(truth, x, k), prob.Marginal(q, x, k)),
-		prob.KLConditional(truth, q, x, k))
-}
-
 // diverged is the one rule for the diverged flag, given the run's KLs.
 func diverged(trainer bool, logits []float64, kls ...float64) bool {
 	return trainer || !finite(logits) || !finite(kls)

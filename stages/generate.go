@@ -41,12 +41,21 @@ type generateTablesFn struct {
 	Points     []Point
 
 	points map[int64]Point
-	user   []prob.Table // the --tables_from tables in id order
+	gens   map[int64]prob.Generator // each point's generator, parsed once
+	user   []prob.Table             // the --tables_from tables in id order
 }
 
 func (f *generateTablesFn) Setup(ctx context.Context) error {
 	f.points = pointsByID(f.Points)
 	if f.TablesFrom == "" {
+		f.gens = make(map[int64]prob.Generator, len(f.Points))
+		for _, p := range f.Points {
+			g, err := prob.ParseGenerator(p.Generator)
+			if err != nil {
+				return fmt.Errorf("generate tables for point %d: %w", p.ID, err)
+			}
+			f.gens[p.ID] = g
+		}
 		return nil
 	}
 	ts, err := schemas.ReadTables(ctx, f.TablesFrom)
@@ -73,13 +82,7 @@ func (f *generateTablesFn) ProcessElement(ctx context.Context, ref BlockRef, emi
 	}
 	cells := p.XValues * p.Classes
 	b := Block{PointID: p.ID, Index: ref.Index, First: first, IDs: make([]int64, n), P: make([]float64, 0, int(n)*cells)}
-	var gen prob.Generator
-	if f.user == nil {
-		var err error
-		if gen, err = prob.ParseGenerator(p.Generator); err != nil {
-			return fmt.Errorf("generate tables for point %d: %w", p.ID, err)
-		}
-	}
+	gen := f.gens[p.ID]
 	for i := range n {
 		o := first + i
 		if f.user != nil {

@@ -68,7 +68,6 @@ func (f *trainBlockFn) ProcessElement(ctx context.Context, b Block, emit func(Tr
 	p := f.points[b.PointID]
 	m := len(p.Methods)
 	out := TrainedBlock{Block: b, Runs: make([]TrainedRun, b.Len()*m)}
-	diverged := 0
 	// One batch per training shape, in the order of the methods' first appearance.
 	var shapes []models.Shape
 	for _, meth := range p.Methods {
@@ -102,19 +101,12 @@ func (f *trainBlockFn) ProcessElement(ctx context.Context, b Block, emit func(Tr
 		for k, o := range outs {
 			r := idx[k]
 			out.Runs[r] = TrainedRun{Logits: o.Logits, Loss: o.Loss, Diverged: o.Diverged, TrainMS: perRun}
-			// Count diverged runs the way Evaluate records them (the results/ files'
-			// diverged column), not only the ones the trainer flagged.
-			if Diverged(out.trained(p, r)) {
-				diverged++
-			}
 		}
 		progress("train: point %d block %d %s: %d runs in %v (%.0f runs/s)", p.ID, b.Index, shapeKey(shape), len(runs),
 			elapsed.Round(time.Millisecond), float64(len(runs))/elapsed.Seconds())
 	}
+	// Diverged runs are counted by Evaluate, which records them (runs_diverged).
 	runsTrained.Inc(ctx, int64(len(out.Runs)))
-	if diverged > 0 {
-		progress("train: point %d block %d: %d of %d runs diverged", p.ID, b.Index, diverged, len(out.Runs))
-	}
 	emit(out)
 	return nil
 }

@@ -156,27 +156,11 @@ func BootstrapMeanCI(rng *rand.Rand, xs []float64, reps int, level float64) (lo,
 // mismatched lengths, reps < 1 or level outside (0, 1); a resample whose Σ den is 0
 // counts as +Inf.
 func BootstrapRatioCI(rng *rand.Rand, num, den []float64, reps int, level float64) (lo, hi float64) {
-	n := len(num)
-	if n == 0 || len(den) != n || reps < 1 || !(level > 0 && level < 1) {
+	if len(den) != len(num) {
 		return math.NaN(), math.NaN()
 	}
-	ratios := make([]float64, reps)
-	for r := range ratios {
-		sn, sd := 0.0, 0.0
-		for range n {
-			i := rng.IntN(n)
-			sn += num[i]
-			sd += den[i]
-		}
-		if sd == 0 {
-			ratios[r] = math.Inf(1)
-		} else {
-			ratios[r] = sn / sd
-		}
-	}
-	slices.Sort(ratios)
-	alpha := (1 - level) / 2
-	return quantileSorted(ratios, alpha), quantileSorted(ratios, 1-alpha)
+	l, h := BootstrapRatiosCI(rng, [][]float64{num}, [][]float64{den}, reps, level)
+	return l[0], h[0]
 }
 
 // BootstrapRatiosCI is BootstrapRatioCI for several ratios of sums over the same items
