@@ -68,36 +68,43 @@ func sweepRuns(R, N int, lr, w float64, seed uint64) []Run {
 }
 
 // BenchmarkTrain measures the standard sweep: 2x2 tables, linear scalar model, full
-// batch, 300 Adam steps, lr 0.05, R runs per Train call (one graph batch), on the
-// default backend. Run with GOMAXPROCS=1 for the one-core figure.
+// batch, 300 Adam steps, lr 0.05, R runs per Train call (one graph batch), on GoMLX
+// (go:ops_sequential, the path before the fused kernels) and on the default backend
+// (the fused kernel). Run with GOMAXPROCS=1 for the one-core figure.
 func BenchmarkTrain(b *testing.B) {
 	shape := Shape{XValues: 2, Classes: 2, Encoding: EncodingScalar, Model: "linear", Steps: 300}
-	for _, method := range []struct {
-		name string
-		w    float64 // -1: the pipeline's mix, one third each of baseline, jem and oracle (w=1)
-	}{{"jem", 1}, {"baseline", 0}, {"mixed", -1}} {
-		for _, R := range []int{256, 1024, 4096, 16384} {
-			b.Run(fmt.Sprintf("%s/R=%d", method.name, R), func(b *testing.B) {
-				tr, err := NewTrainer("")
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer tr.Close()
-				tr.runsPerBatch = R
-				runs := sweepRuns(R, 1000, 0.05, method.w, 7)
-				if method.w < 0 {
-					for i := range runs {
-						runs[i].PxWeight = float64(min(i%3, 1))
-					}
-				}
-				ctx := context.Background()
-				if _, err := tr.Train(ctx, shape, runs); err != nil { // compile + warm-up
-					b.Fatal(err)
-				}
-				timeTrain(b, tr, shape, runs)
-			})
+	for _, backend := range []struct{ name, config string }{{"gomlx", DefaultBackend}, {"default", ""}} {
+		for _, method := range []struct {
+			name string
+			w    float64 // -1: the pipeline's mix, one third each of baseline, jem and oracle (w=1)
+		}{{"jem", 1}, {"baseline", 0}, {"mixed", -1}} {
+			for _, R := range []int{256, 1024, 4096, 16384} {
+				benchTrainSweep(b, backend.name, backend.config, shape, method.name, method.w, R)
+			}
 		}
 	}
+}
+
+func benchTrainSweep(b *testing.B, name, backend string, shape Shape, method string, w float64, R int) {
+	b.Run(fmt.Sprintf("%s/%s/R=%d", name, method, R), func(b *testing.B) {
+		tr, err := NewTrainer(backend)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer tr.Close()
+		tr.runsPerBatch = R
+		runs := sweepRuns(R, 1000, 0.05, w, 7)
+		if w < 0 {
+			for i := range runs {
+				runs[i].PxWeight = float64(min(i%3, 1))
+			}
+		}
+		ctx := context.Background()
+		if _, err := tr.Train(ctx, shape, runs); err != nil { // compile + warm-up
+			b.Fatal(err)
+		}
+		timeTrain(b, tr, shape, runs)
+	})
 }
 
 // BenchmarkTrainN shows the full-batch counts path is flat in N (samples per table):
@@ -107,7 +114,7 @@ func BenchmarkTrainN(b *testing.B) {
 	const R = 4096
 	for _, N := range []int{100, 1000, 100000} {
 		b.Run(fmt.Sprintf("jem/R=%d/N=%d", R, N), func(b *testing.B) {
-			tr, err := NewTrainer("")
+			tr, err := NewTrainer(DefaultBackend)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -129,7 +136,7 @@ func BenchmarkUnroll(b *testing.B) {
 	for _, R := range []int{256, 4096} {
 		for _, U := range []int{1, 5, 25, 100, 300} {
 			b.Run(fmt.Sprintf("jem/R=%d/U=%d", R, U), func(b *testing.B) {
-				tr, err := NewTrainer("")
+				tr, err := NewTrainer(DefaultBackend)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -149,8 +156,8 @@ func BenchmarkUnroll(b *testing.B) {
 	}
 }
 
-// BenchmarkTrainOther covers the other paths (informational): minibatch SGD on the fast
-// path, an MLP and a larger one-hot table on the autodiff path.
+// BenchmarkTrainOther covers the other GoMLX paths (informational): minibatch SGD on
+// the fast path, an MLP and a larger one-hot table on the autodiff path.
 func BenchmarkTrainOther(b *testing.B) {
 	cases := []struct {
 		name  string
@@ -164,7 +171,7 @@ func BenchmarkTrainOther(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(fmt.Sprintf("%s/R=%d", c.name, c.R), func(b *testing.B) {
-			tr, err := NewTrainer("")
+			tr, err := NewTrainer(DefaultBackend)
 			if err != nil {
 				b.Fatal(err)
 			}

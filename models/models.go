@@ -43,6 +43,14 @@
 //
 // # Execution paths
 //
+// On CPU the default (NewTrainer("")) trains every model the fused float32 kernels of
+// package models/kernel cover (linear and MLPs of up to 4 small tanh layers, on up to
+// 4096 cells) there: one fused pass per step over a block of runs held in cache, the
+// same initialisation, cell weights, minibatch order and divergence checks as below,
+// results equal to the GoMLX paths' to float32 rounding. "kernel" uses only the
+// kernels; a GoMLX backend ("go", "go:ops_sequential", "xla:cpu", "xla:cuda") trains
+// everything in GoMLX graphs:
+//
 //   - Fast path (linear model, X*K <= 256): split form, one [R] tensor per scalar
 //     parameter and cell, hand-derived gradient, graphs specialised on the px weights
 //     (runs are grouped into PxWeight 0, 1 and other). About 70 element-wise ops per step

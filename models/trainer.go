@@ -46,8 +46,10 @@ func Backends() []string {
 // Trainer trains batches of runs and caches the compiled graphs per (shape, batch size,
 // px mode, unroll). A Trainer is safe for use by one goroutine at a time.
 type Trainer struct {
-	backend backends.Backend
+	backend backends.Backend // GoMLX; nil for BackendKernel
 	config  string
+	kernel  kernelUse
+	closed  bool
 	cache   map[any]*graph.Graph
 
 	// Tunables (unexported; tests and benchmarks adjust them).
@@ -58,40 +60,63 @@ type Trainer struct {
 	fullAutodiff  bool // on the general path, autodiff to the parameters, no hand backprop (tests)
 }
 
-// NewTrainer creates a Trainer on the given GoMLX backend configuration
-// ("<name>[:<options>]", e.g. "go:ops_sequential" or "xla:cuda"); "" means
-// DefaultBackend. Unknown or unavailable backends give an error, never a panic.
+// Backend names beside the GoMLX configurations.
+const (
+	// BackendKernel trains with the fused float32 CPU kernels (package models/kernel)
+	// only; a shape they do not cover is an error.
+	BackendKernel = "kernel"
+	// BackendAuto (the empty string, the default) is the fastest correct path on CPU:
+	// the fused kernels where they cover the model, GoMLX on DefaultBackend otherwise.
+	BackendAuto = ""
+)
+
+// NewTrainer creates a Trainer. backend is "" (BackendAuto: the fused CPU kernels
+// where they cover the model, GoMLX on DefaultBackend otherwise), "kernel" (the fused
+// CPU kernels only) or a GoMLX backend configuration ("<name>[:<options>]", e.g. "go"
+// for SimpleGo, "go:ops_sequential", "xla:cpu" or "xla:cuda"), which trains every
+// model with GoMLX. Unknown or unavailable backends give an error, never a panic.
 func NewTrainer(backend string) (tr *Trainer, err error) {
-	if backend == "" {
-		backend = DefaultBackend
-	}
-	name, _, _ := strings.Cut(backend, ":")
-	switch {
-	case name == "":
-		return nil, fmt.Errorf("models: empty backend name in %q", backend)
-	case slices.Contains(Backends(), name):
-	case !xlaCompiledIn && slices.Contains([]string{"xla", "stablehlo", "hlo", "shlo"}, name):
-		return nil, fmt.Errorf("models: backend %s not compiled in; build with -tags xla", name)
+	use, gomlx := kernelAuto, backend
+	switch backend {
+	case BackendAuto:
+		gomlx = DefaultBackend
+	case BackendKernel:
+		use, gomlx = kernelOnly, ""
 	default:
-		return nil, fmt.Errorf("models: unknown backend %q (compiled in: %s)", name, strings.Join(Backends(), ", "))
+		use = kernelOff
 	}
-	var b backends.Backend
-	err = catch(func() error {
-		var err error
-		b, err = backends.NewWithConfig(backend) // typed-nil on error: test err, not b.
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("models: backend %q unavailable: %w", backend, err)
-	}
-	return &Trainer{
-		backend:       b,
+	tr = &Trainer{
 		config:        backend,
+		kernel:        use,
 		cache:         make(map[any]*graph.Graph),
 		runsPerBatch:  DefaultRunsPerBatch,
 		unrollFast:    defaultUnrollFast,
 		unrollGeneral: defaultUnrollGeneral,
-	}, nil
+	}
+	if gomlx == "" {
+		return tr, nil
+	}
+	name, _, _ := strings.Cut(gomlx, ":")
+	switch {
+	case name == "":
+		return nil, fmt.Errorf("models: empty backend name in %q", gomlx)
+	case slices.Contains(Backends(), name):
+	case !xlaCompiledIn && slices.Contains([]string{"xla", "stablehlo", "hlo", "shlo"}, name):
+		return nil, fmt.Errorf("models: backend %s not compiled in; build with -tags xla", name)
+	default:
+		return nil, fmt.Errorf("models: unknown backend %q (compiled in: %s, %q)", name, strings.Join(Backends(), ", "), BackendKernel)
+	}
+	var b backends.Backend
+	err = catch(func() error {
+		var err error
+		b, err = backends.NewWithConfig(gomlx) // typed-nil on error: test err, not b.
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("models: backend %q unavailable: %w", gomlx, err)
+	}
+	tr.backend = b
+	return tr, nil
 }
 
 // CheckBackend reports whether a Trainer can be created on backend in this process
@@ -105,12 +130,17 @@ func CheckBackend(backend string) error {
 	return nil
 }
 
-// Backend returns the backend configuration the Trainer runs on.
+// Backend returns the backend configuration the Trainer was created with ("" is
+// BackendAuto).
 func (t *Trainer) Backend() string { return t.config }
 
 // Close releases the compiled graphs and the backend. The Trainer is unusable afterwards.
 func (t *Trainer) Close() {
-	if t == nil || t.backend == nil {
+	if t == nil || t.closed {
+		return
+	}
+	t.closed = true
+	if t.backend == nil {
 		return
 	}
 	t.clearCache()
@@ -141,12 +171,13 @@ func catch(fn func() error) (err error) {
 }
 
 // Train trains every run for shape.Steps Adam steps and returns one Outcome per run, in
-// order. Runs are grouped by px weight (0, 1, other) and stacked into graphs of at most
+// order. Models the fused CPU kernels cover go to them (unless the Trainer is on a
+// GoMLX backend); the rest to GoMLX. On GoMLX, runs are grouped by px weight (0, 1, other) and stacked into graphs of at most
 // DefaultRunsPerBatch runs; a smaller last batch is padded with inert runs (learning
 // rate 0) to a size bucket so that few distinct graphs get compiled. The context is
 // checked between graph calls.
 func (t *Trainer) Train(ctx context.Context, shape Shape, runs []Run) ([]Outcome, error) {
-	if t == nil || t.backend == nil {
+	if t == nil || t.closed {
 		return nil, errors.New("models: Train on a closed or nil Trainer")
 	}
 	if err := shape.Validate(); err != nil {
@@ -156,6 +187,12 @@ func (t *Trainer) Train(ctx context.Context, shape Shape, runs []Run) ([]Outcome
 		return nil, err
 	}
 	hidden, _ := ParseModel(shape.Model)
+	if t.useKernel(shape, hidden) {
+		return t.trainKernel(ctx, shape, hidden, runs)
+	}
+	if t.backend == nil {
+		return nil, fmt.Errorf("models: backend %q: the fused CPU kernels do not cover %s", BackendKernel, shape)
+	}
 	out := make([]Outcome, len(runs))
 	// Group the runs by px mode (baseline, JEM, other weights): a mode-pure graph skips
 	// the softmax it does not need. Results do not depend on the grouping.

@@ -15,9 +15,14 @@ import (
 )
 
 func init() {
-	beam.RegisterType(reflect.TypeOf((*ResultSet)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*PointAcc)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*schemas.Summary)(nil)).Elem())
-	register.DoFn2x0[ResultSet, func(schemas.Summary)](&aggregateFn{})
+	beam.RegisterType(reflect.TypeOf((*schemas.PointSummary)(nil)).Elem())
+	register.Function2x0[ResultBlock, func(int64, ResultBlock)](keyByPointFn)
+	register.Emitter2[int64, ResultBlock]()
+	register.Combiner3[PointAcc, ResultBlock, schemas.PointSummary](&pointCombineFn{})
+	register.DoFn3x0[int, func(*schemas.PointSummary) bool, func(schemas.Summary)](&summaryFn{})
+	register.Iter1[schemas.PointSummary]()
 	register.Emitter1[schemas.Summary]()
 }
 
@@ -36,22 +41,61 @@ const MaxDivergedShare = 0.10
 // the mean difference); and the verdict under opts.Thresholds, which is undecided when a
 // method is missing or more than MaxDivergedShare of the pairs diverged.
 //
-// In: PCollection<ResultSet> (one element). Out: PCollection<schemas.Summary> (one element).
+// Each point's blocks are combined (beam.CombinePerKey) into a PointAcc, a partial
+// aggregate that is exact up to bootstrapMaxItems tables and of fixed size per block
+// beyond (see PointAcc), so no step holds every result row of a large run.
+//
+// In: PCollection<ResultBlock>. Out: PCollection<schemas.Summary> (one element).
 func Aggregate(s beam.Scope, opts Options, pipeline string, results beam.PCollection) beam.PCollection {
 	s = s.Scope("stages.Aggregate")
-	return beam.ParDo(s, &aggregateFn{Seed: opts.Seed, Pipeline: pipeline, Thresholds: opts.Thresholds}, results)
+	points := beam.CombinePerKey(s, &pointCombineFn{Seed: opts.Seed, Thresholds: opts.Thresholds},
+		beam.ParDo(s, keyByPointFn, results))
+	all := beam.GroupByKey(s, beam.AddFixedKey(s, beam.DropKey(s, points)))
+	return beam.ParDo(s, &summaryFn{Seed: opts.Seed, Pipeline: pipeline}, all)
 }
 
-type aggregateFn struct {
+func keyByPointFn(b ResultBlock, emit func(int64, ResultBlock)) { emit(b.PointID, b) }
+
+// pointCombineFn combines a point's result blocks into its summary.
+type pointCombineFn struct {
 	Seed       uint64
-	Pipeline   string
 	Thresholds Thresholds
 }
 
-func (f *aggregateFn) ProcessElement(rs ResultSet, emit func(schemas.Summary)) {
-	sum := Summarize(rs.Rows, f.Seed, f.Thresholds)
+func (f *pointCombineFn) CreateAccumulator() PointAcc { return PointAcc{} }
+
+func (f *pointCombineFn) AddInput(a PointAcc, b ResultBlock) PointAcc {
+	a.Add(b)
+	return a
+}
+
+func (f *pointCombineFn) MergeAccumulators(a, b PointAcc) PointAcc {
+	a.Merge(b)
+	return a
+}
+
+func (f *pointCombineFn) ExtractOutput(a PointAcc) schemas.PointSummary { return a.Summary(f.Seed, f.Thresholds) }
+
+// summaryFn gathers the points' summaries into the run's.
+type summaryFn struct {
+	Seed     uint64
+	Pipeline string
+}
+
+func (f *summaryFn) ProcessElement(_ int, iter func(*schemas.PointSummary) bool, emit func(schemas.Summary)) {
+	var points []schemas.PointSummary
+	var ps schemas.PointSummary
+	runs := 0
+	for iter(&ps) {
+		points = append(points, ps)
+		for _, m := range ps.Methods {
+			runs += m.Runs
+		}
+	}
+	slices.SortFunc(points, func(a, b schemas.PointSummary) int { return cmp.Compare(a.PointID, b.PointID) })
+	sum := summaryOf(points, f.Seed)
 	sum.Pipeline = f.Pipeline
-	progress("aggregate: %d runs over %d points: %s", len(rs.Rows), len(sum.Points), sum.Verdict.Reason)
+	progress("aggregate: %d runs over %d points: %s", runs, len(sum.Points), sum.Verdict.Reason)
 	emit(sum)
 }
 
@@ -64,10 +108,19 @@ func Summarize(rows []schemas.ResultRow, seed uint64, th Thresholds) schemas.Sum
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	out := schemas.Summary{Seed: seed}
-	held, undecided, pairs, excluded := 0, 0, 0, 0
+	points := make([]schemas.PointSummary, 0, len(ids))
 	for _, id := range ids {
-		ps := summarizePoint(byPoint[id], prob.Seed(seed, prob.SeedString("bootstrap"), uint64(id)), th)
+		points = append(points, summarizePoint(byPoint[id], prob.Seed(seed, prob.SeedString("bootstrap"), uint64(id)), th))
+	}
+	return summaryOf(points, seed)
+}
+
+// summaryOf is the run's summary from its points' (by point id), with the verdict over
+// all points.
+func summaryOf(points []schemas.PointSummary, seed uint64) schemas.Summary {
+	out := schemas.Summary{Seed: seed, Points: points}
+	held, undecided, pairs, excluded := 0, 0, 0, 0
+	for _, ps := range points {
 		if ps.Verdict.Holds {
 			held++
 		}
@@ -76,7 +129,6 @@ func Summarize(rows []schemas.ResultRow, seed uint64, th Thresholds) schemas.Sum
 		}
 		pairs += ps.Verdict.Pairs
 		excluded += ps.Verdict.Excluded
-		out.Points = append(out.Points, ps)
 	}
 	switch {
 	case len(out.Points) == 1:
@@ -94,14 +146,7 @@ func Summarize(rows []schemas.ResultRow, seed uint64, th Thresholds) schemas.Sum
 
 func summarizePoint(rows []schemas.ResultRow, seed uint64, th Thresholds) schemas.PointSummary {
 	r0 := rows[0]
-	ps := schemas.PointSummary{
-		PointID: r0.PointID,
-		Params: schemas.PointParams{XValues: r0.XValues, Classes: r0.Classes, Encoding: r0.Encoding,
-			Generator: r0.Generator, Samples: r0.Samples, Model: r0.Model, LR: r0.LR, Steps: r0.Steps,
-			BatchSize: r0.BatchSize, Replicate: r0.Replicate},
-		Floor:  r0.Floor,
-		Family: rowFamily(r0).String(),
-	}
+	ps := pointHeader(r0)
 	byMethod := groupRows(rows, func(r *schemas.ResultRow) string { return r.Method })
 	tables := map[int64]*schemas.ResultRow{} // one row per table for its table-level columns
 	for i := range rows {
@@ -142,6 +187,19 @@ func summarizePoint(rows []schemas.ResultRow, seed uint64, th Thresholds) schema
 		ps.Verdict.Reason += "; note: " + note
 	}
 	return ps
+}
+
+// pointHeader is a point's summary before its statistics: its parameters (but the px
+// weight, which baseline rows do not carry), floor and model family, from its first row.
+func pointHeader(r0 schemas.ResultRow) schemas.PointSummary {
+	return schemas.PointSummary{
+		PointID: r0.PointID,
+		Params: schemas.PointParams{XValues: r0.XValues, Classes: r0.Classes, Encoding: r0.Encoding,
+			Generator: r0.Generator, Samples: r0.Samples, Model: r0.Model, LR: r0.LR, Steps: r0.Steps,
+			BatchSize: r0.BatchSize, Replicate: r0.Replicate},
+		Floor:  r0.Floor,
+		Family: rowFamily(r0).String(),
+	}
 }
 
 // groupRows splits rows by key, copying each row once into a slice of exactly its
@@ -186,29 +244,24 @@ func rowPoint(r schemas.ResultRow) Point {
 
 func summarizeMethod(m string, rows []schemas.ResultRow, floor float64) schemas.MethodSummary {
 	ms := schemas.MethodSummary{Method: m, Runs: len(rows)}
-	var joint, marg, cond, acc, bayes, emp, approx, gap, est, mgap []float64
+	vals := make([][]float64, len(distFields))
 	var sumScale, sumRef float64
-	for _, r := range rows {
+	for i := range rows {
+		r := &rows[i]
 		if r.Diverged {
 			ms.Diverged++
 			continue
 		}
-		joint = append(joint, r.KLJoint)
-		marg = append(marg, r.KLMarginal)
-		cond = append(cond, r.KLConditional)
-		acc = append(acc, r.Accuracy)
-		bayes = append(bayes, r.BayesAccuracy)
-		emp = append(emp, r.KLEmpirical)
-		approx = append(approx, r.KLApproximation)
-		gap = append(gap, r.KLOptimisationGap)
-		est = append(est, r.KLEstimation)
-		mgap = append(mgap, r.KLMarginalGap)
+		for f, get := range distFields {
+			vals[f] = append(vals[f], get(r))
+		}
 		sumScale += r.KLReferenceExpected - r.KLApproximation
 		sumRef += r.KLReferenceExpected
 	}
-	ms.KLJoint, ms.KLMarginal, ms.KLConditional = dist(joint), dist(marg), dist(cond)
-	ms.Accuracy, ms.BayesAccuracy, ms.KLEmpirical = dist(acc), dist(bayes), dist(emp)
-	ms.KLApproximation, ms.KLOptimisationGap, ms.KLEstimation, ms.KLMarginalGap = dist(approx), dist(gap), dist(est), dist(mgap)
+	for f, d := range distsOf(&ms) {
+		*d = dist(vals[f])
+	}
+	joint := vals[0]
 	if floor > 0 && len(joint) > 0 {
 		ms.FloorRatio = ms.KLJoint.Mean / floor
 	}
@@ -247,19 +300,25 @@ func dist(all []float64) schemas.Dist {
 // JEM's joint KL is lower. Tables with a diverged (or missing) run are counted as
 // excluded.
 func compare(base, jem []schemas.ResultRow, seed uint64) *schemas.Comparison {
+	diffs, wins, sumB, sumJ, tables := pairDiffs(base, jem)
+	return comparison(diffs, int(wins), sumB, sumJ, int(tables), seed)
+}
+
+// pairDiffs pairs baseline and jem runs by table: the differences baseline − jem of
+// joint KL in table order where both converged with a finite KL, JEM's wins, the sums
+// of both KLs over those pairs, and the number of tables with either run. It sorts base
+// by table id.
+func pairDiffs(base, jem []schemas.ResultRow) (diffs []float64, wins int64, sumB, sumJ float64, tables int64) {
 	jemBy := map[int64]schemas.ResultRow{}
-	tables := map[int64]bool{}
+	seen := map[int64]bool{}
 	for _, r := range jem {
 		jemBy[r.TableID] = r
-		tables[r.TableID] = true
+		seen[r.TableID] = true
 	}
 	for _, r := range base {
-		tables[r.TableID] = true
+		seen[r.TableID] = true
 	}
 	slices.SortFunc(base, func(a, b schemas.ResultRow) int { return cmp.Compare(a.TableID, b.TableID) })
-	var diffs []float64
-	var sumB, sumJ float64
-	wins := 0
 	for _, b := range base {
 		j, ok := jemBy[b.TableID]
 		if !ok || b.Diverged || j.Diverged || math.IsInf(b.KLJoint, 0) || math.IsInf(j.KLJoint, 0) {
@@ -272,7 +331,14 @@ func compare(base, jem []schemas.ResultRow, seed uint64) *schemas.Comparison {
 			wins++
 		}
 	}
-	c := &schemas.Comparison{Pairs: len(diffs), Excluded: len(tables) - len(diffs)}
+	return diffs, wins, sumB, sumJ, int64(len(seen))
+}
+
+// comparison is the paired comparison from the per-table differences baseline − jem of
+// joint KL (in table order), the number of them JEM wins, the sums of both KLs over the
+// pairs and the number of tables with a baseline or jem run.
+func comparison(diffs []float64, wins int, sumB, sumJ float64, tables int, seed uint64) *schemas.Comparison {
+	c := &schemas.Comparison{Pairs: len(diffs), Excluded: tables - len(diffs)}
 	if len(diffs) == 0 {
 		c.WilcoxonP = 1
 		return c
@@ -353,17 +419,33 @@ func ratioChecks(seed uint64, specs []ratioSpec) []schemas.Check {
 			sn += sp.num[t]
 			sd += sp.den[t]
 		}
-		c := schemas.Check{Name: sp.name, What: sp.what, Limit: schemas.Number(sp.limit), Deciding: sp.deciding,
-			Value: schemas.Number(math.NaN()), CILow: schemas.Number(math.NaN()), CIHigh: schemas.Number(math.NaN())}
-		if !(sd > 0) {
-			c.Pass = !(sn > 0) // no statistical error to compare with: only an exact 0 passes
-		} else {
-			c.Value, c.CILow, c.CIHigh = schemas.Number(sn/sd), schemas.Number(lo[i]), schemas.Number(hi[i])
-			c.Pass = hi[i] <= sp.limit
-		}
-		out[i] = c
+		out[i] = ratioCheck(sp, sn, sd, lo[i], hi[i])
 	}
 	return out
+}
+
+// momentChecks computes checks from their moments over the tables (a folded point,
+// above bootstrapMaxItems tables): delta-method intervals.
+func momentChecks(specs []ratioSpec, ms []prob.RatioMoments) []schemas.Check {
+	out := make([]schemas.Check, len(specs))
+	for i, sp := range specs {
+		lo, hi := prob.NormalRatioCIMoments(ms[i], 0.95)
+		out[i] = ratioCheck(sp, ms[i].Num, ms[i].Den, lo, hi)
+	}
+	return out
+}
+
+// ratioCheck is the check of Σ num / Σ den = sn/sd with its CI [lo, hi].
+func ratioCheck(sp ratioSpec, sn, sd, lo, hi float64) schemas.Check {
+	c := schemas.Check{Name: sp.name, What: sp.what, Limit: schemas.Number(sp.limit), Deciding: sp.deciding,
+		Value: schemas.Number(math.NaN()), CILow: schemas.Number(math.NaN()), CIHigh: schemas.Number(math.NaN())}
+	if !(sd > 0) {
+		c.Pass = !(sn > 0) // no statistical error to compare with: only an exact 0 passes
+	} else {
+		c.Value, c.CILow, c.CIHigh = schemas.Number(sn/sd), schemas.Number(lo), schemas.Number(hi)
+		c.Pass = hi <= sp.limit
+	}
+	return c
 }
 
 // decide takes the verdict at one grid point from its converged jem runs.
@@ -378,9 +460,6 @@ func ratioChecks(seed uint64, specs []ratioSpec) []schemas.Check {
 // table-bootstrap 95% CI. The estimation error is the data's, not JEM's: it is reported
 // (the paired line against the add-½ reference on the same counts) but does not decide.
 func decide(ps schemas.PointSummary, jem []schemas.ResultRow, seed uint64, th Thresholds) schemas.Verdict {
-	if len(jem) == 0 {
-		return schemas.Verdict{Reason: "undecided: the verdict needs jem runs"}
-	}
 	var gap, mgap, approx, scale, mscale, excess, refExcess, joint, refExp []float64
 	for _, r := range jem {
 		if r.Diverged {
@@ -396,7 +475,44 @@ func decide(ps schemas.PointSummary, jem []schemas.ResultRow, seed uint64, th Th
 		joint = append(joint, r.KLJoint)
 		refExp = append(refExp, r.KLReferenceExpected)
 	}
-	total, pairs := len(jem), len(gap)
+	in := verdictInput{total: len(jem), pairs: len(gap), meanJoint: prob.Mean(joint), meanRefExp: prob.Mean(refExp),
+		checks: func(specs []ratioSpec) []schemas.Check {
+			vecs := [][2][]float64{{gap, scale}, {mgap, mscale}, {approx, scale}, {excess, refExcess}}
+			for i := range specs {
+				specs[i].num, specs[i].den = vecs[i][0], vecs[i][1]
+			}
+			return ratioChecks(prob.Seed(seed, prob.SeedString("checks")), specs)
+		},
+		cond: func() float64 {
+			// The conditional's gap is the joint's minus q(x)'s (chain rule), over the
+			// conditional's share of the statistical error.
+			cgap, cscale := make([]float64, len(gap)), make([]float64, len(gap))
+			for i := range gap {
+				cgap[i], cscale[i] = gap[i]-mgap[i], scale[i]-mscale[i]
+			}
+			return ratioOfSums(cgap, cscale)
+		}}
+	return decideFrom(ps, in, th)
+}
+
+// verdictInput is what the verdict needs from a point's jem runs, from their rows
+// (decide) or from their folded sums (see PointAcc).
+type verdictInput struct {
+	total, pairs          int     // jem runs, and those that converged
+	meanJoint, meanRefExp float64 // over the converged runs
+	// checks fills the ratio checks' values and CIs: specs are, in order, the
+	// optimisation gap, q(x)'s gap, the approximation error and the paired line.
+	checks func(specs []ratioSpec) []schemas.Check
+	// cond is the conditional q(y|x)'s optimisation gap over its statistical error.
+	cond func() float64
+}
+
+// decideFrom takes the verdict at one grid point (see decide).
+func decideFrom(ps schemas.PointSummary, in verdictInput, th Thresholds) schemas.Verdict {
+	if in.total == 0 {
+		return schemas.Verdict{Reason: "undecided: the verdict needs jem runs"}
+	}
+	total, pairs := in.total, in.pairs
 	excluded := total - pairs
 	if pairs == 0 {
 		return schemas.Verdict{Excluded: excluded,
@@ -409,11 +525,11 @@ func decide(ps schemas.PointSummary, jem []schemas.ResultRow, seed uint64, th Th
 				excluded, total, 100*share, 100*MaxDivergedShare, pairs)}
 	}
 	d := th.Margin
-	checks := ratioChecks(prob.Seed(seed, prob.SeedString("checks")), []ratioSpec{
-		{CheckOptimisation, "JEM's optimisation gap KL(p̂‖q) − min over the family, over the statistical error", gap, scale, d, true},
-		{CheckMarginal, "the optimisation gap of q(x), over the statistical error of the add-½ estimate of p(x)", mgap, mscale, d, true},
-		{CheckApproximation, "the model family's approximation error min KL(p‖·), over the statistical error", approx, scale, d, true},
-		{CheckPaired, "JEM's excess KL over the family's best, over the add-½ reference's on the same counts", excess, refExcess, 1 + d, false},
+	checks := in.checks([]ratioSpec{
+		{name: CheckOptimisation, what: "JEM's optimisation gap KL(p̂‖q) − min over the family, over the statistical error", limit: d, deciding: true},
+		{name: CheckMarginal, what: "the optimisation gap of q(x), over the statistical error of the add-½ estimate of p(x)", limit: d, deciding: true},
+		{name: CheckApproximation, what: "the model family's approximation error min KL(p‖·), over the statistical error", limit: d, deciding: true},
+		{name: CheckPaired, what: "JEM's excess KL over the family's best, over the add-½ reference's on the same counts", limit: 1 + d},
 	})
 	opt, marg, app := checks[0], checks[1], checks[2]
 	v := schemas.Verdict{Decided: true, Pairs: pairs, Excluded: excluded, Checks: checks}
@@ -426,7 +542,7 @@ func decide(ps schemas.PointSummary, jem []schemas.ResultRow, seed uint64, th Th
 	desc := fmt.Sprintf("JEM's optimisation gap is %s of the statistical error, q(x)'s %s, the family's approximation error %s (each need ≤ %s at the CI's upper end)",
 		pctCI(opt), pctCI(marg), pctCI(app), pct(d))
 	desc += fmt.Sprintf("; JEM's joint KL %.3g against the exact expected reference %.3g (%.2f×), %.3g%% of tables with an empty cell",
-		prob.Mean(joint), prob.Mean(refExp), prob.Mean(joint)/prob.Mean(refExp), 100*ps.EmptyCellShare)
+		in.meanJoint, in.meanRefExp, in.meanJoint/in.meanRefExp, 100*ps.EmptyCellShare)
 	if c := ps.Comparison; c != nil && c.Pairs > 0 {
 		desc += fmt.Sprintf("; secondary: Wilcoxon baseline vs JEM p %s over %d tables", formatP(c.WilcoxonP), c.Pairs)
 	}
@@ -437,7 +553,7 @@ func decide(ps schemas.PointSummary, jem []schemas.ResultRow, seed uint64, th Th
 		v.Reason = "HOLDS: " + desc
 		return v
 	}
-	v.Cause, v.Reason = failureCause(ps, opt, marg, app, gap, mgap, scale, mscale, d)
+	v.Cause, v.Reason = failureCause(ps, opt, marg, app, in.cond, d)
 	v.Reason = "FAILS (" + v.Reason + "): " + desc
 	return v
 }
@@ -445,7 +561,7 @@ func decide(ps schemas.PointSummary, jem []schemas.ResultRow, seed uint64, th Th
 // failureCause names why the claim fails, with the remedy: the model family when it
 // cannot represent the tables; otherwise an optimisation gap, from px weight (q(x) lags
 // while the conditional has converged), minibatch noise, or too few steps.
-func failureCause(ps schemas.PointSummary, opt, marg, app schemas.Check, gap, mgap, scale, mscale []float64, d float64) (string, string) {
+func failureCause(ps schemas.PointSummary, opt, marg, app schemas.Check, condRatio func() float64, d float64) (string, string) {
 	p := ps.Params
 	if !app.Pass {
 		why := fmt.Sprintf("model family: %s cannot represent these tables; its best fit of the true tables is %s of the statistical error, "+
@@ -458,14 +574,9 @@ func failureCause(ps schemas.PointSummary, opt, marg, app schemas.Check, gap, mg
 	if p.PxWeight == 0 {
 		return CausePxWeight, "px weight: --jem_px_weight=0 leaves q(x) untrained, so JEM is the baseline; use a positive weight (1 is maximum likelihood)"
 	}
-	// The conditional's gap is the joint's minus q(x)'s (chain rule), over the
-	// conditional's share of the statistical error. A px weight below 1 slows q(x)
-	// alone: it is the cause when q(x) lags further behind than q(y|x).
-	cgap, cscale := make([]float64, len(gap)), make([]float64, len(gap))
-	for i := range gap {
-		cgap[i], cscale[i] = gap[i]-mgap[i], scale[i]-mscale[i]
-	}
-	cond := ratioOfSums(cgap, cscale)
+	// A px weight below 1 slows q(x) alone: it is the cause when q(x) lags further
+	// behind than q(y|x).
+	cond := condRatio()
 	if !marg.Pass && p.PxWeight < 1 && float64(marg.Value) > cond {
 		return CausePxWeight, fmt.Sprintf("px weight: q(x) lags behind q(y|x) (optimisation gaps %s and %s of their statistical errors): "+
 			"--jem_px_weight=%g slows the marginal; use 1 (maximum likelihood) or more --steps", pct(float64(marg.Value)), pct(cond), p.PxWeight)

@@ -21,14 +21,30 @@ func init() {
 	register.Function1x1[ResultBlock, string](resultShapeFn)
 	register.Function1x1[LearnedBlock, int](learnedRunsFn)
 	register.Function1x1[schemas.ResultRow, bool](rowOKFn)
-	register.Function2x0[ResultSet, func(schemas.ResultRow)](explodeRowsFn)
-	register.Emitter1[schemas.ResultRow]()
+	register.Function2x0[ResultBlock, func(schemas.ResultRow)](explodeRowsFn)
+	register.Function1x1[schemas.ResultRow, string](rowRunFn)
+	register.Function1x1[schemas.Summary, string](summaryShapeFn)
 }
 
-func explodeRowsFn(rs ResultSet, emit func(schemas.ResultRow)) {
-	for _, r := range rs.Rows {
+func explodeRowsFn(rb ResultBlock, emit func(schemas.ResultRow)) {
+	for _, r := range rb.Rows {
 		emit(r)
 	}
+}
+
+func rowRunFn(r schemas.ResultRow) string { return r.RunID }
+
+// summaryShapeFn describes a summary: per point its tables and runs per method.
+func summaryShapeFn(sum schemas.Summary) string {
+	out := ""
+	for _, ps := range sum.Points {
+		out += fmt.Sprintf("p%d %d tables:", ps.PointID, ps.Tables)
+		for _, m := range ps.Methods {
+			out += fmt.Sprintf(" %s %d", m.Method, m.Runs)
+		}
+		out += "; "
+	}
+	return out
 }
 
 // blockShapeFn describes a block: point, index, first ordinal, tables, cells, counts.
@@ -90,11 +106,13 @@ func TestBlockComposites(t *testing.T) {
 		"p0 b2: 3 rows from p0000-t0000004-baseline to p0000-t0000004-oracle",
 		"p1 b0: 4 rows from p0001-t0000000-baseline to p0001-t0000001-jem")
 	passert.Equals(s, beam.ParDo(s, learnedRunsFn, learned), 6, 6, 3, 4)
-	set := CollectResults(s, results)
-	passert.Count(s, set, "result sets", 1)
-	rows := beam.ParDo(s, explodeRowsFn, set)
+	rows := beam.ParDo(s, explodeRowsFn, results)
 	passert.Count(s, rows, "rows", 19)
 	passert.True(s, rows, rowOKFn)
+	passert.Equals(s, beam.ParDo(s, rowRunFn, beam.ParDo(s, &figureRowsFn{N: 1}, results)),
+		"p0000-t0000000-baseline", "p0000-t0000000-jem", "p0000-t0000000-oracle", "p0001-t0000000-baseline", "p0001-t0000000-jem")
+	passert.Equals(s, beam.ParDo(s, summaryShapeFn, Aggregate(s, opts, "test", results)),
+		"p0 5 tables: baseline 5 jem 5 oracle 5; p1 2 tables: baseline 2 jem 2; ")
 	ptest.RunAndValidate(t, p)
 }
 

@@ -53,7 +53,7 @@ func (f *evaluateFn) Setup() { f.points = pointsByID(f.Points) }
 
 func (f *evaluateFn) ProcessElement(ctx context.Context, tb TrainedBlock, emitRows func(ResultBlock), emitLearned func(LearnedBlock)) {
 	p := f.points[tb.Block.PointID]
-	rb := ResultBlock{PointID: p.ID, Index: tb.Block.Index, Rows: make([]schemas.ResultRow, len(tb.Runs))}
+	rb := ResultBlock{PointID: p.ID, Index: tb.Block.Index, First: tb.Block.First, Rows: make([]schemas.ResultRow, len(tb.Runs))}
 	lb := LearnedBlock{PointID: p.ID, Index: tb.Block.Index, Runs: make([]Learned, len(tb.Runs))}
 	diverged := 0
 	var refs *tableRefs

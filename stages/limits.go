@@ -20,7 +20,7 @@ import (
 //	N: samples per table                         10^12          10^12          (counts only; exact in float64)
 //	N when the draws are held in memory          10^7           10^8           --runner=dataflow; --write_samples=false with --batch_size=0
 //	  (--write_samples, or --batch_size > 0)
-//	tables per grid point, and over all points   500,000        10^7           --runner=dataflow
+//	tables per grid point, and over all points   2,000,000      10^7           --runner=dataflow
 //	cells X·K per table                          65,536         65,536         -
 //	steps                                        16,777,216     16,777,216     -
 //	parameters of one run's model                4,194,304      4,194,304      a smaller model
@@ -34,17 +34,21 @@ import (
 //	draws: Σ tables × N                          10^18          10^18          -
 //
 // The memory figures behind them: a table held with its draws costs about 100 bytes
-// per draw (N = 10^7 with one table peaks near 1 GB); prism keeps every element in
-// memory, about 20 KB per table (10^5 tables near 2 GB); every run's learned joint
-// reaches the report's and the results' single elements, about 150 bytes per cell; a training graph keeps
-// about six float32 copies of its values (parameters, Adam moments, gradients,
-// activations). Point.Validate checks the per-point limits that hold on every runner;
+// per draw (N = 10^7 with one table peaks near 1 GB). Blocks of tables stream through
+// the fused stages and Aggregate keeps a fixed-size partial aggregate per block (see
+// PointAcc), so the tables cost little memory: regress peaked at 340 MB at 2·10^5
+// tables and 760 MB at 10^6 (scripts/bench-e2e.sh; the rest of the growth is the
+// single tables.parquet of a point, written from all its tables at once). The local
+// table limit is one of wall time (10^6 2×2 tables took 89 s on 2 cores) and disk;
+// the learned-cells limit bounds learned/ on disk. A training graph keeps about six
+// float32 copies of its values (parameters, Adam moments, gradients, activations).
+// Point.Validate checks the per-point limits that hold on every runner;
 // Options.CheckLimits checks the rest.
 const (
 	MaxSamples           = 1_000_000_000_000         // N per table (counts only), any runner
 	MaxHeldSamplesLocal  = 10_000_000                // N per table when the draws are held in memory, local run
 	MaxHeldSamples       = 100_000_000               // N per table when the draws are held in memory, distributed run
-	MaxTablesLocal       = 500_000                   // tables per point and over all points, local run
+	MaxTablesLocal       = 2_000_000                 // tables per point and over all points, local run
 	MaxTables            = 10_000_000                // tables per point and over all points, distributed run
 	MaxCells             = 1 << 16                   // cells X·K per table
 	MaxSteps             = 1 << 24                   // optimiser steps

@@ -16,21 +16,56 @@ import (
 
 func init() {
 	register.DoFn2x0[LearnedBlock, func(Learned)](&firstTablesFn{})
-	register.DoFn5x1[context.Context, schemas.Summary, ResultSet, func(*Learned) bool, func(string), error](&reportFn{})
+	register.DoFn2x0[ResultBlock, func(schemas.ResultRow)](&figureRowsFn{})
+	register.Emitter1[schemas.ResultRow]()
+	register.Iter1[schemas.ResultRow]()
+	register.DoFn5x1[context.Context, schemas.Summary, func(*schemas.ResultRow) bool, func(*Learned) bool, func(string), error](&reportFn{})
 }
+
+// FigureTablesBudget bounds the result rows the report's per-table figures (the KL
+// histogram, the baseline-vs-JEM scatter, the sweep plots and heat maps) are drawn
+// from: the first FigureTables(points) tables of each point, by ordinal. Tables are
+// i.i.d. draws, so the first n are a random sample; the report's tables and
+// summary.json cover every table.
+const FigureTablesBudget = 20000
+
+// FigureTables is the number of tables per point the report's figures are drawn from:
+// FigureTablesBudget shared among the points, at least 200 each.
+func FigureTables(points int) int64 { return int64(max(200, FigureTablesBudget/max(1, points))) }
 
 // Report writes summary.json, report.html and figures/: the seed's triple plot (joint,
 // marginal, conditional; truth vs each method) for the first opts.ReportTables tables
 // of each point, the distribution of joint KL per method with the floor marked,
-// baseline-vs-JEM KL per table and, for sweeps, KL against each swept axis.
+// baseline-vs-JEM KL per table and, for sweeps, KL against each swept axis, drawn from
+// the first FigureTables tables of each point. It never holds more result rows than
+// those, whatever the number of tables.
 //
-// In: PCollection<schemas.Summary> (one element), PCollection<ResultSet> (one element),
+// In: PCollection<schemas.Summary> (one element), PCollection<ResultBlock>,
 // PCollection<LearnedBlock>. Out: PCollection<string> (the keys written).
-func Report(s beam.Scope, opts Options, title, configJSON string, summary, results, learned beam.PCollection) beam.PCollection {
+func Report(s beam.Scope, opts Options, points int, title, configJSON string, summary, results, learned beam.PCollection) beam.PCollection {
 	s = s.Scope("stages.Report")
+	n := FigureTables(points)
 	first := beam.ParDo(s, &firstTablesFn{N: int64(opts.ReportTables)}, learned)
-	return beam.ParDo(s, &reportFn{OutBucket: OutBucket{Out: opts.Out}, Title: title, ConfigJSON: configJSON}, summary,
-		beam.SideInput{Input: results}, beam.SideInput{Input: first})
+	rows := beam.ParDo(s, &figureRowsFn{N: n}, results)
+	return beam.ParDo(s, &reportFn{OutBucket: OutBucket{Out: opts.Out}, Title: title, ConfigJSON: configJSON, FigureTables: n}, summary,
+		beam.SideInput{Input: rows}, beam.SideInput{Input: first})
+}
+
+// figureRowsFn keeps the result rows of the first N tables (ordinals 0..N-1) of each
+// point.
+type figureRowsFn struct{ N int64 }
+
+func (f *figureRowsFn) ProcessElement(b ResultBlock, emit func(schemas.ResultRow)) {
+	ord := b.First - 1
+	for i := range b.Rows {
+		if i == 0 || b.Rows[i].TableID != b.Rows[i-1].TableID {
+			ord++
+		}
+		if ord >= f.N {
+			return
+		}
+		emit(b.Rows[i])
+	}
 }
 
 // firstTablesFn keeps the learned joints of the first N tables of each point: the
@@ -47,11 +82,12 @@ func (f *firstTablesFn) ProcessElement(b LearnedBlock, emit func(Learned)) {
 
 type reportFn struct {
 	OutBucket
-	Title      string
-	ConfigJSON string
+	Title        string
+	ConfigJSON   string
+	FigureTables int64
 }
 
-func (f *reportFn) ProcessElement(ctx context.Context, sum schemas.Summary, rs ResultSet, first func(*Learned) bool, emit func(string)) error {
+func (f *reportFn) ProcessElement(ctx context.Context, sum schemas.Summary, rowIter func(*schemas.ResultRow) bool, first func(*Learned) bool, emit func(string)) error {
 	if err := schemas.WriteJSON(ctx, f.bucket, "summary.json", sum); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
@@ -60,7 +96,13 @@ func (f *reportFn) ProcessElement(ctx context.Context, sum schemas.Summary, rs R
 	if f.ConfigJSON == "" {
 		cfg = nil
 	}
-	files, err := render.Render(render.Input{Title: f.Title, Config: cfg, Summary: sum, Results: rs.Rows, Triples: triples(first)})
+	var rows []schemas.ResultRow
+	var r schemas.ResultRow
+	for rowIter(&r) {
+		rows = append(rows, r)
+	}
+	files, err := render.Render(render.Input{Title: f.Title, Config: cfg, Summary: sum, Results: rows,
+		FigureTables: int(f.FigureTables), Triples: triples(first)})
 	if err != nil {
 		return fmt.Errorf("report: render: %w", err)
 	}

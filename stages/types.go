@@ -100,10 +100,11 @@ type TrainedRun struct {
 	TrainMS  float64   // wall time per run (batch time / runs), 0 unless timings are on
 }
 
-// ResultBlock is the result rows of a block's runs, in run-id order.
+// ResultBlock is the result rows of a block's runs, in run-id order: the rows of the
+// table with ordinal First, then First+1, ...
 type ResultBlock struct {
-	PointID, Index int64
-	Rows           []schemas.ResultRow
+	PointID, Index, First int64
+	Rows                  []schemas.ResultRow
 }
 
 // LearnedBlock is the learned joints of a block's runs, in run-id order.
@@ -149,11 +150,6 @@ func (b Block) table(p Point, i int) Table {
 func (b Block) dataset(p Point, i int) Dataset {
 	c := p.XValues * p.Classes
 	return Dataset{Table: b.table(p, i), Counts: b.Counts[i*c : (i+1)*c]}
-}
-
-// ResultSet is every result row of a run, sorted by RunID: a single element.
-type ResultSet struct {
-	Rows []schemas.ResultRow
 }
 
 // Methods.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -18,9 +17,6 @@ func init() {
 	register.Function1x2[Block, int64, Block](blockPointKeyFn)
 	register.DoFn4x1[context.Context, int64, func(*Block) bool, func(string), error](&writeTablesFn{})
 	register.Iter1[Block]()
-	register.Function3x0[int, func(*ResultBlock) bool, func(ResultSet)](collectResultsFn)
-	register.Iter1[ResultBlock]()
-	register.Emitter1[ResultSet]()
 	register.Emitter1[string]()
 	register.DoFn3x1[context.Context, ResultBlock, func(string), error](&writeResultsFn{})
 	register.DoFn3x1[context.Context, LearnedBlock, func(string), error](&writeLearnedFn{})
@@ -71,25 +67,6 @@ func (f *writeTablesFn) ProcessElement(ctx context.Context, point int64, iter fu
 	progress("write: %d tables -> %s", len(ts), key)
 	emit(key)
 	return nil
-}
-
-// CollectResults gathers every block's result rows into one ResultSet sorted by run
-// id, the input of WriteResults, Aggregate and Report.
-//
-// In: PCollection<ResultBlock>. Out: PCollection<ResultSet> (one element).
-func CollectResults(s beam.Scope, blocks beam.PCollection) beam.PCollection {
-	s = s.Scope("stages.CollectResults")
-	return beam.ParDo(s, collectResultsFn, beam.GroupByKey(s, beam.AddFixedKey(s, blocks)))
-}
-
-func collectResultsFn(_ int, iter func(*ResultBlock) bool, emit func(ResultSet)) {
-	var rs ResultSet
-	var b ResultBlock
-	for iter(&b) {
-		rs.Rows = append(rs.Rows, b.Rows...)
-	}
-	slices.SortFunc(rs.Rows, func(a, b schemas.ResultRow) int { return strings.Compare(a.RunID, b.RunID) })
-	emit(rs)
 }
 
 // ResultsPath is the results/ file of a point's block.

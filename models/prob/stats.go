@@ -257,3 +257,45 @@ func NormalMeanCI(xs []float64, level float64) (lo, hi float64) {
 	}
 	return NormalRatioCI(xs, ones, level)
 }
+
+// RatioMoments are the sums over n paired items that the delta-method interval of a
+// ratio of sums needs: mergeable by adding (see NormalRatioCIMoments).
+type RatioMoments struct {
+	N                      int64
+	Num, Den               float64 // Σ num, Σ den
+	NumNum, DenDen, NumDen float64 // Σ num², Σ den², Σ num·den
+}
+
+// Add adds one item.
+func (m *RatioMoments) Add(num, den float64) {
+	m.N++
+	m.Num += num
+	m.Den += den
+	m.NumNum += num * num
+	m.DenDen += den * den
+	m.NumDen += num * den
+}
+
+// Merge adds the items of o.
+func (m *RatioMoments) Merge(o RatioMoments) {
+	m.N += o.N
+	m.Num += o.Num
+	m.Den += o.Den
+	m.NumNum += o.NumNum
+	m.DenDen += o.DenDen
+	m.NumDen += o.NumDen
+}
+
+// NormalRatioCIMoments is NormalRatioCI from the items' moments:
+// Σ (num − R·den)² = Σ num² − 2R Σ num·den + R² Σ den² (clamped at 0).
+func NormalRatioCIMoments(m RatioMoments, level float64) (lo, hi float64) {
+	if m.N < 2 || m.Den == 0 || !(level > 0 && level < 1) {
+		return math.NaN(), math.NaN()
+	}
+	n := float64(m.N)
+	r := m.Num / m.Den
+	ss := math.Max(m.NumNum-2*r*m.NumDen+r*r*m.DenDen, 0)
+	se := math.Sqrt(ss/(n*(n-1))) / math.Abs(m.Den/n)
+	z := math.Sqrt2 * math.Erfinv(level)
+	return r - z*se, r + z*se
+}

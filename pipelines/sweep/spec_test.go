@@ -467,9 +467,9 @@ func TestSpecLimitsAgainstRunner(t *testing.T) {
 	}{
 		{"example scale", "name: a\ntables: 100\ngrid:\n  samples: [30, 1000, 100000]\n", "", ""},
 		{"ten million tables", "name: a\ntables: 10000000\nmethods: [baseline, jem]\n",
-			"tables: 10000000 tables is over the local limit of 500000 (run on Dataflow with --runner=dataflow to go higher)", ""},
-		{"tables over points", "name: a\ntables: 200000\nmethods: [baseline, jem]\ngrid:\n  samples: [10, 20, 30]\n",
-			"600000 tables over 3 grid points is over the local limit of 500000", ""},
+			"tables: 10000000 tables is over the local limit of 2000000 (run on Dataflow with --runner=dataflow to go higher)", ""},
+		{"tables over points", "name: a\ntables: 700000\nmethods: [baseline, jem]\ngrid:\n  samples: [10, 20, 30]\n",
+			"2100000 tables over 3 grid points is over the local limit of 2000000", ""},
 		{"N held in memory", "name: a\ntables: 1\ngrid:\n  samples: [1000, 100000000]\n",
 			"grid point 1: samples: 100000000 draws per table is over the local limit of 10000000", ""},
 	}

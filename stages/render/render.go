@@ -29,7 +29,10 @@ type Input struct {
 	Title   string
 	Config  any // resolved configuration, shown as a JSON block in the report
 	Summary schemas.Summary
-	Results []schemas.ResultRow // all runs
+	Results []schemas.ResultRow // the runs of (the first FigureTables tables of) each point
+	// FigureTables is the number of tables per point Results was cut to (0: Results
+	// holds every run). The per-table figures say so when a point has more tables.
+	FigureTables int
 	Triples []Triple            // the first few tables of (each) point, for the triple plot
 }
 
@@ -65,6 +68,9 @@ func Render(in Input) (map[string][]byte, error) {
 		if svg == nil {
 			return
 		}
+		if note := in.sampleNote(); note != "" && !strings.HasPrefix(name, figTriplePrefix) {
+			caption += " " + note
+		}
 		file := "figures/" + name + ".svg"
 		out[file] = svg
 		figs = append(figs, figure{Name: name, File: file, Title: title, Caption: caption})
@@ -89,6 +95,20 @@ func Render(in Input) (map[string][]byte, error) {
 	}
 	out["report.html"] = html
 	return out, nil
+}
+
+// sampleNote says that the per-table figures show the first tables of each point, when
+// Results was cut (see FigureTables).
+func (in Input) sampleNote() string {
+	most := 0
+	for _, ps := range in.Summary.Points {
+		most = max(most, ps.Tables)
+	}
+	if in.FigureTables <= 0 || most <= in.FigureTables {
+		return ""
+	}
+	return fmt.Sprintf("Drawn from the first %d tables of each grid point (of up to %d; tables are independent draws, so "+
+		"these are a random sample); the tables of this report and summary.json cover every table.", in.FigureTables, most)
 }
 
 // FigureNames lists the figure names Render draws for the input, in report order,

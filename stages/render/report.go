@@ -129,7 +129,7 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 		Pipeline:   s.Pipeline,
 		Seed:       s.Seed,
 		NPoints:    len(s.Points),
-		NRuns:      len(in.Results),
+		NRuns:      max(len(in.Results), summaryRuns(s)),
 		Holds:      s.Verdict.Holds,
 		Decided:    s.Verdict.Decided,
 		HasVerdict: s.Verdict.Reason != "" || len(s.Points) > 0,
@@ -664,3 +664,14 @@ the verdict compares with the exact finite-N reference of the error split, not w
 </body>
 </html>
 `))
+
+// summaryRuns is the number of runs the summary covers.
+func summaryRuns(s schemas.Summary) int {
+	n := 0
+	for _, ps := range s.Points {
+		for _, m := range ps.Methods {
+			n += m.Runs
+		}
+	}
+	return n
+}

@@ -8,8 +8,7 @@ import (
 
 // Experiment is the DAG every pipeline runs over its grid points:
 //
-//	blocks → GenerateTables → SampleDatasets → Train → Evaluate
-//	       → CollectResults → Aggregate → Report
+//	blocks → GenerateTables → SampleDatasets → Train → Evaluate → Aggregate → Report
 //
 // Its elements are blocks of up to --train_batch/|methods| tables of one grid point
 // (see stages.Block): a block is sampled, written to samples/, trained as one batch and
@@ -28,10 +27,9 @@ func Experiment(s beam.Scope, cfg *Config, title string) (summary beam.PCollecti
 	trained := stages.Train(s, o, points, datasets)
 	results, learned := stages.Evaluate(s, points, trained)
 	wroteResults := stages.WriteResults(s, o, results)
-	set := stages.CollectResults(s, results)
 	wroteLearned := stages.WriteLearned(s, o, learned)
-	summary = stages.Aggregate(s, o, cfg.Pipeline, set)
-	wroteReport := stages.Report(s, o, title, cfg.JSON(), summary, set, learned)
+	summary = stages.Aggregate(s, o, cfg.Pipeline, results)
+	wroteReport := stages.Report(s, o, len(points), title, cfg.JSON(), summary, results, learned)
 	return summary, []beam.PCollection{wroteTables, wroteResults, wroteLearned, wroteReport}
 }
 

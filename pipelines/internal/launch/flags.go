@@ -67,7 +67,7 @@ func RegisterOptionFlags(fs *flag.FlagSet, out string) *OptionFlags {
 		seed:         fs.Uint64("seed", 1, "run seed: every random draw derives from it"),
 		out:          fs.String("out", out, "output location: a path or a gocloud.dev URL (file://, mem://, gs://, s3://)"),
 		trainBatch:   fs.Int("train_batch", stages.DefaultTrainBatch, "runs trained together in one GoMLX graph"),
-		backend:      fs.String("backend", "", `GoMLX backend: "" = pure Go (go:ops_sequential); xla:cuda or xla:cpu when built with -tags xla`),
+		backend:      fs.String("backend", "", `training backend: "" = fastest on CPU (fused float32 kernels where they cover the model, else GoMLX go:ops_sequential); kernel = fused kernels only; go or go:ops_sequential = GoMLX pure Go; xla:cuda or xla:cpu when built with -tags xla`),
 		writeSamples: fs.Bool("write_samples", true, "write the sampled datasets to samples/ as Parquet"),
 		overwrite: fs.Bool("overwrite", false, "write into a non-empty --out that holds no jemcheck manifest.json, replacing "+
 			"only objects with jemcheck's output names (deletes nothing)"),

@@ -1,0 +1,383 @@
+package stages
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/schemas"
+)
+
+// PointAcc is Aggregate's accumulator of one grid point: the partial aggregate of the
+// result blocks it has seen, mergeable in any order and grouping with the same summary.
+//
+// Up to bootstrapMaxItems tables it keeps every result row (Exact), and the summary is
+// computed from the rows as Summarize does: exact quantiles, table bootstraps. Beyond,
+// it folds each block into a fixed-size BlockSums (sums and the moments of the verdict's
+// ratios, summed in block order at the end so the result does not depend on how the
+// runner bundled the blocks) plus the per-table baseline − jem differences for the
+// Wilcoxon test (8 bytes a table), and each distribution into a prob.Sketch (quantiles
+// within a factor 1 ± prob.SketchAlpha; counts and means exact). Memory then grows by
+// ~8 bytes a table plus ~1 KB a block, not by a result row per run.
+type PointAcc struct {
+	PointID  int64
+	Tables   int64
+	Exact    []ResultBlock // every row, until the point passes bootstrapMaxItems tables
+	Folded   bool
+	First    schemas.ResultRow // the row with the lowest run id (the point's parameters)
+	PxWeight float64           // from a row of a method other than the baseline
+	Blocks   []BlockSums       // when folded
+	Sketches []MethodSketch    // when folded, by method name
+}
+
+// BlockSums is one folded result block.
+type BlockSums struct {
+	Index       int64
+	Tables      int64
+	Empty       int64   // tables with an empty cell
+	Ref, RefExp float64 // Σ kl_reference, Σ kl_reference_expected over the tables
+	Methods     []MethodSums
+	// The paired comparison: baseline − jem joint KL per table where both converged
+	// with a finite KL, in table order; JEM's wins; Σ of both KLs over those pairs;
+	// tables with a baseline or jem run.
+	Diffs      []float64
+	Wins       int64
+	SumB, SumJ float64
+	Paired     int64
+}
+
+// MethodSums is one method's runs of a folded block.
+type MethodSums struct {
+	Method         string
+	Runs, Diverged int64
+	Sum            []float64 // per distField: Σ of the finite values of the converged runs
+	Inf            []int64   // per distField: ±Inf values
+	Scale, RefExp  float64   // Σ (kl_reference_expected − kl_approximation), Σ kl_reference_expected
+	Joint          float64   // Σ kl_joint (all converged runs, as the verdict's mean)
+	Checks         []prob.RatioMoments
+	MarginalGap    float64 // Σ kl_marginal_gap and Σ kl_marginal_reference_expected,
+	MarginalScale  float64 // for the conditional's ratio
+	OptimisationGp float64 // Σ kl_optimisation_gap
+}
+
+// MethodSketch holds one method's distributions (per distField) of a folded point.
+type MethodSketch struct {
+	Method string
+	Dists  []prob.Sketch
+}
+
+// distFields are the per-run values whose distributions a MethodSummary reports, in
+// the order of distsOf.
+var distFields = []func(r *schemas.ResultRow) float64{
+	func(r *schemas.ResultRow) float64 { return r.KLJoint },
+	func(r *schemas.ResultRow) float64 { return r.KLMarginal },
+	func(r *schemas.ResultRow) float64 { return r.KLConditional },
+	func(r *schemas.ResultRow) float64 { return r.Accuracy },
+	func(r *schemas.ResultRow) float64 { return r.BayesAccuracy },
+	func(r *schemas.ResultRow) float64 { return r.KLEmpirical },
+	func(r *schemas.ResultRow) float64 { return r.KLApproximation },
+	func(r *schemas.ResultRow) float64 { return r.KLOptimisationGap },
+	func(r *schemas.ResultRow) float64 { return r.KLEstimation },
+	func(r *schemas.ResultRow) float64 { return r.KLMarginalGap },
+}
+
+// distsOf are a method summary's distributions, in the order of distFields.
+func distsOf(ms *schemas.MethodSummary) []*schemas.Dist {
+	return []*schemas.Dist{&ms.KLJoint, &ms.KLMarginal, &ms.KLConditional, &ms.Accuracy, &ms.BayesAccuracy,
+		&ms.KLEmpirical, &ms.KLApproximation, &ms.KLOptimisationGap, &ms.KLEstimation, &ms.KLMarginalGap}
+}
+
+// checkMoments are the verdict's ratios of one converged run, in the order of
+// decideFrom's specs: (gap, scale), (q(x) gap, q(x) scale), (approximation, scale),
+// (excess, reference excess).
+func checkMoments(r *schemas.ResultRow) [4][2]float64 {
+	scale := r.KLReferenceExpected - r.KLApproximation
+	return [4][2]float64{
+		{r.KLOptimisationGap, scale},
+		{r.KLMarginalGap, r.KLMarginalReferenceExpected},
+		{r.KLApproximation, scale},
+		{r.KLJoint - r.KLApproximation, r.KLReference - r.KLApproximation},
+	}
+}
+
+// exactMaxTables is the number of a point's tables up to which PointAcc keeps rows (a
+// variable so tests can fold small points).
+var exactMaxTables int64 = bootstrapMaxItems
+
+// Add adds a result block of the point.
+func (a *PointAcc) Add(b ResultBlock) {
+	if len(b.Rows) == 0 {
+		return
+	}
+	a.PointID = b.PointID
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		if a.First.RunID == "" || r.RunID < a.First.RunID {
+			a.First = *r
+		}
+		if r.Method != MethodBaseline {
+			a.PxWeight = r.PxWeight
+		}
+	}
+	a.Tables += distinctTables(b.Rows)
+	if !a.Folded {
+		a.Exact = append(a.Exact, b)
+		if a.Tables > exactMaxTables {
+			a.fold()
+		}
+		return
+	}
+	a.addFolded(b)
+}
+
+// Merge adds the blocks of o.
+func (a *PointAcc) Merge(o PointAcc) {
+	if o.First.RunID == "" {
+		return
+	}
+	if a.First.RunID == "" || o.First.RunID < a.First.RunID {
+		a.First = o.First
+	}
+	if o.First.Method != MethodBaseline || o.PxWeight != 0 {
+		a.PxWeight = o.PxWeight
+	}
+	a.PointID = o.PointID
+	a.Tables += o.Tables
+	if !a.Folded && !o.Folded && a.Tables <= exactMaxTables {
+		a.Exact = append(a.Exact, o.Exact...)
+		return
+	}
+	a.fold()
+	for _, b := range o.Exact {
+		a.addFolded(b)
+	}
+	a.Blocks = append(a.Blocks, o.Blocks...)
+	a.mergeSketches(o.Sketches)
+}
+
+// fold turns the kept rows into block sums.
+func (a *PointAcc) fold() {
+	if a.Folded {
+		return
+	}
+	a.Folded = true
+	for _, b := range a.Exact {
+		a.addFolded(b)
+	}
+	a.Exact = nil
+}
+
+func distinctTables(rows []schemas.ResultRow) int64 {
+	seen := map[int64]bool{}
+	for i := range rows {
+		seen[rows[i].TableID] = true
+	}
+	return int64(len(seen))
+}
+
+// addFolded folds one block into the sums and sketches.
+func (a *PointAcc) addFolded(b ResultBlock) {
+	rows := slices.Clone(b.Rows)
+	slices.SortFunc(rows, func(x, y schemas.ResultRow) int { return strings.Compare(x.RunID, y.RunID) })
+	bs := BlockSums{Index: b.Index}
+	seen := map[int64]bool{}
+	byMethod := groupRows(rows, func(r *schemas.ResultRow) string { return r.Method })
+	for i := range rows {
+		r := &rows[i]
+		if seen[r.TableID] {
+			continue
+		}
+		seen[r.TableID] = true
+		bs.Tables++
+		if r.EmptyCells > 0 {
+			bs.Empty++
+		}
+		bs.Ref += r.KLReference
+		bs.RefExp += r.KLReferenceExpected
+	}
+	var sketches []MethodSketch
+	for _, m := range AllMethods {
+		mr, ok := byMethod[m]
+		if !ok {
+			continue
+		}
+		ms := MethodSums{Method: m, Sum: make([]float64, len(distFields)), Inf: make([]int64, len(distFields)),
+			Checks: make([]prob.RatioMoments, 4)}
+		vals := make([][]float64, len(distFields))
+		for i := range mr {
+			r := &mr[i]
+			ms.Runs++
+			if r.Diverged {
+				ms.Diverged++
+				continue
+			}
+			for f, get := range distFields {
+				v := get(r)
+				switch {
+				case math.IsInf(v, 0):
+					ms.Inf[f]++
+				case !math.IsNaN(v):
+					ms.Sum[f] += v
+					vals[f] = append(vals[f], v)
+				}
+			}
+			ms.Scale += r.KLReferenceExpected - r.KLApproximation
+			ms.RefExp += r.KLReferenceExpected
+			ms.Joint += r.KLJoint
+			ms.OptimisationGp += r.KLOptimisationGap
+			ms.MarginalGap += r.KLMarginalGap
+			ms.MarginalScale += r.KLMarginalReferenceExpected
+			for c, nd := range checkMoments(r) {
+				ms.Checks[c].Add(nd[0], nd[1])
+			}
+		}
+		bs.Methods = append(bs.Methods, ms)
+		sk := MethodSketch{Method: m, Dists: make([]prob.Sketch, len(distFields))}
+		for f := range distFields {
+			sk.Dists[f] = prob.NewSketch(vals[f])
+		}
+		sketches = append(sketches, sk)
+	}
+	bs.Diffs, bs.Wins, bs.SumB, bs.SumJ, bs.Paired = pairDiffs(byMethod[MethodBaseline], byMethod[MethodJEM])
+	a.Blocks = append(a.Blocks, bs)
+	a.mergeSketches(sketches)
+}
+
+func (a *PointAcc) mergeSketches(o []MethodSketch) {
+	for _, s := range o {
+		i := slices.IndexFunc(a.Sketches, func(x MethodSketch) bool { return x.Method == s.Method })
+		if i < 0 {
+			a.Sketches = append(a.Sketches, MethodSketch{Method: s.Method, Dists: slices.Clone(s.Dists)})
+			continue
+		}
+		for f := range s.Dists {
+			a.Sketches[i].Dists[f] = a.Sketches[i].Dists[f].Merge(s.Dists[f])
+		}
+	}
+	slices.SortFunc(a.Sketches, func(x, y MethodSketch) int { return strings.Compare(x.Method, y.Method) })
+}
+
+// Summary is the point's summary.
+func (a *PointAcc) Summary(seed uint64, th Thresholds) schemas.PointSummary {
+	pointSeed := prob.Seed(seed, prob.SeedString("bootstrap"), uint64(a.PointID))
+	if !a.Folded {
+		var rows []schemas.ResultRow
+		for _, b := range a.Exact {
+			rows = append(rows, b.Rows...)
+		}
+		slices.SortFunc(rows, func(x, y schemas.ResultRow) int { return strings.Compare(x.RunID, y.RunID) })
+		return summarizePoint(rows, pointSeed, th)
+	}
+	blocks := slices.Clone(a.Blocks)
+	slices.SortFunc(blocks, func(x, y BlockSums) int { return cmp.Compare(x.Index, y.Index) })
+	ps := pointHeader(a.First)
+	ps.Params.PxWeight = a.PxWeight
+	var empty int64
+	var ref, refExp float64
+	var diffs []float64
+	var wins, paired int64
+	var sumB, sumJ float64
+	for _, b := range blocks {
+		ps.Tables += int(b.Tables)
+		empty += b.Empty
+		ref += b.Ref
+		refExp += b.RefExp
+		diffs = append(diffs, b.Diffs...)
+		wins += b.Wins
+		paired += b.Paired
+		sumB += b.SumB
+		sumJ += b.SumJ
+	}
+	if ps.Tables > 0 {
+		n := float64(ps.Tables)
+		ps.EmptyCellShare, ps.Reference, ps.ReferenceExpected = float64(empty)/n, ref/n, refExp/n
+	}
+	var jem *MethodSums
+	for _, m := range AllMethods {
+		i := slices.IndexFunc(a.Sketches, func(x MethodSketch) bool { return x.Method == m })
+		if i < 0 {
+			continue
+		}
+		tot := MethodSums{Method: m, Sum: make([]float64, len(distFields)), Inf: make([]int64, len(distFields)),
+			Checks: make([]prob.RatioMoments, 4)}
+		for _, b := range blocks {
+			for _, ms := range b.Methods {
+				if ms.Method == m {
+					tot.add(ms)
+				}
+			}
+		}
+		ps.Methods = append(ps.Methods, foldedMethod(tot, a.Sketches[i], ps.Floor))
+		if m == MethodJEM {
+			jem = &tot
+		}
+	}
+	if slices.ContainsFunc(a.Sketches, func(x MethodSketch) bool { return x.Method == MethodBaseline }) && jem != nil {
+		ps.Comparison = comparison(diffs, int(wins), sumB, sumJ, int(paired), pointSeed)
+	}
+	in := verdictInput{}
+	if jem != nil {
+		n := float64(jem.Runs - jem.Diverged)
+		in = verdictInput{total: int(jem.Runs), pairs: int(jem.Runs - jem.Diverged), meanJoint: jem.Joint / n, meanRefExp: jem.RefExp / n,
+			checks: func(specs []ratioSpec) []schemas.Check { return momentChecks(specs, jem.Checks) },
+			cond: func() float64 {
+				den := jem.Scale - jem.MarginalScale
+				if den == 0 {
+					return math.NaN()
+				}
+				return (jem.OptimisationGp - jem.MarginalGap) / den
+			}}
+	}
+	ps.Verdict = decideFrom(ps, in, th)
+	if note := familyNote(rowPoint(a.First)); note != "" && ps.Verdict.Decided {
+		ps.Verdict.Reason += "; note: " + note
+	}
+	return ps
+}
+
+// add adds the sums of o (of the same method).
+func (m *MethodSums) add(o MethodSums) {
+	m.Runs += o.Runs
+	m.Diverged += o.Diverged
+	for f := range o.Sum {
+		m.Sum[f] += o.Sum[f]
+		m.Inf[f] += o.Inf[f]
+	}
+	m.Scale += o.Scale
+	m.RefExp += o.RefExp
+	m.Joint += o.Joint
+	m.OptimisationGp += o.OptimisationGp
+	m.MarginalGap += o.MarginalGap
+	m.MarginalScale += o.MarginalScale
+	for c := range o.Checks {
+		m.Checks[c].Merge(o.Checks[c])
+	}
+}
+
+// foldedMethod is summarizeMethod from a folded method's sums and sketches.
+func foldedMethod(t MethodSums, sk MethodSketch, floor float64) schemas.MethodSummary {
+	ms := schemas.MethodSummary{Method: t.Method, Runs: int(t.Runs), Diverged: int(t.Diverged)}
+	for f, d := range distsOf(&ms) {
+		s := sk.Dists[f]
+		d.Infinite = int(t.Inf[f])
+		if n := s.Count(); n > 0 {
+			d.Count, d.Mean = int(n), t.Sum[f]/float64(n)
+			d.Median, d.P10, d.P90 = s.Quantile(0.5), s.Quantile(0.1), s.Quantile(0.9)
+		}
+	}
+	converged := float64(t.Runs - t.Diverged)
+	if floor > 0 && converged > 0 {
+		ms.FloorRatio = ms.KLJoint.Mean / floor
+	}
+	if converged > 0 {
+		if t.RefExp > 0 {
+			ms.ReferenceRatio = ms.KLJoint.Mean / (t.RefExp / converged)
+		}
+		if t.Scale > 0 {
+			ms.GapRatio = ms.KLOptimisationGap.Mean / (t.Scale / converged)
+		}
+	}
+	return ms
+}
