@@ -13,6 +13,7 @@
 # python3-pandas python3-matplotlib); without them the peer row is skipped. CPU is user+sys.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export GOEXPERIMENT="${GOEXPERIMENT-simd}" # the AVX-512 build of the training kernels, as the README builds
 tables=${TABLES:-50000}
 peer=${PEER:-../shared/peers/torch_e2e.py}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/jemcheck-e2e.XXXXXX")

@@ -14,6 +14,7 @@
 # directory that is removed at the end. Needs GNU time (/usr/bin/time) for RSS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export GOEXPERIMENT="${GOEXPERIMENT-simd}" # the AVX-512 build of the training kernels, as the README builds
 big=${TABLES:-100000}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/jemcheck-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT

@@ -10,6 +10,7 @@
 # Installs python3-torch and python3-numpy from Debian when they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export GOEXPERIMENT="${GOEXPERIMENT-simd}" # the AVX-512 build of the training kernels, as the README builds
 tables=${1:-10000}
 peers=${PEERS:-../shared/peers}
 py=/usr/bin/python3

@@ -27,6 +27,7 @@
 # itself only talks to localhost, and the server lives only as long as the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export GOEXPERIMENT="${GOEXPERIMENT-simd}" # the AVX-512 build of the training kernels, as the README builds
 
 die() { echo "portable.sh: $*" >&2; exit 2; }
 

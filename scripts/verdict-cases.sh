@@ -2,7 +2,7 @@
 # The verdict over the cases of the scientific audit (issue 8): one regress run per case,
 # a line per case with the verdict, its cause and the error split of JEM's joint KL.
 #
-#   go build -o bin/ ./pipelines/regress && scripts/verdict-cases.sh bin/regress /tmp/cases
+#   GOEXPERIMENT=simd go build -o bin/ ./pipelines/regress && scripts/verdict-cases.sh bin/regress /tmp/cases
 #
 # TABLES (default 2000) and SEED (default 4) set every case's --tables and --seed.
 set -euo pipefail

@@ -74,7 +74,9 @@ func (f *pointCombineFn) MergeAccumulators(a, b PointAcc) PointAcc {
 	return a
 }
 
-func (f *pointCombineFn) ExtractOutput(a PointAcc) schemas.PointSummary { return a.Summary(f.Seed, f.Thresholds) }
+func (f *pointCombineFn) ExtractOutput(a PointAcc) schemas.PointSummary {
+	return a.Summary(f.Seed, f.Thresholds)
+}
 
 // summaryFn gathers the points' summaries into the run's.
 type summaryFn struct {

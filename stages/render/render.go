@@ -33,7 +33,7 @@ type Input struct {
 	// FigureTables is the number of tables per point Results was cut to (0: Results
 	// holds every run). The per-table figures say so when a point has more tables.
 	FigureTables int
-	Triples []Triple            // the first few tables of (each) point, for the triple plot
+	Triples      []Triple // the first few tables of (each) point, for the triple plot
 }
 
 // Figure names (files are figures/<name>.svg). Triple plots are triple_p<point>_t<ordinal>,
