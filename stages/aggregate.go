@@ -2,6 +2,7 @@ package stages
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"reflect"
@@ -21,7 +22,7 @@ func init() {
 	register.Function2x0[ResultBlock, func(int64, ResultBlock)](keyByPointFn)
 	register.Emitter2[int64, ResultBlock]()
 	register.Combiner3[PointAcc, ResultBlock, schemas.PointSummary](&pointCombineFn{})
-	register.DoFn3x0[int, func(*schemas.PointSummary) bool, func(schemas.Summary)](&summaryFn{})
+	register.DoFn4x0[context.Context, int, func(*schemas.PointSummary) bool, func(schemas.Summary)](&summaryFn{})
 	register.Iter1[schemas.PointSummary]()
 	register.Emitter1[schemas.Summary]()
 }
@@ -84,7 +85,7 @@ type summaryFn struct {
 	Pipeline string
 }
 
-func (f *summaryFn) ProcessElement(_ int, iter func(*schemas.PointSummary) bool, emit func(schemas.Summary)) {
+func (f *summaryFn) ProcessElement(ctx context.Context, _ int, iter func(*schemas.PointSummary) bool, emit func(schemas.Summary)) {
 	var points []schemas.PointSummary
 	var ps schemas.PointSummary
 	runs := 0
@@ -97,7 +98,7 @@ func (f *summaryFn) ProcessElement(_ int, iter func(*schemas.PointSummary) bool,
 	slices.SortFunc(points, func(a, b schemas.PointSummary) int { return cmp.Compare(a.PointID, b.PointID) })
 	sum := summaryOf(points, f.Seed)
 	sum.Pipeline = f.Pipeline
-	progress("aggregate: %d runs over %d points: %s", runs, len(sum.Points), sum.Verdict.Reason)
+	progress(ctx, "aggregate: %d runs over %d points: %s", runs, len(sum.Points), sum.Verdict.Reason)
 	emit(sum)
 }
 

@@ -79,7 +79,6 @@ func rowOKFn(r schemas.ResultRow) bool {
 // TestBlockComposites runs GenerateTables → SampleDatasets → Train → Evaluate on two
 // points of a few blocks each and checks every composite's output elements.
 func TestBlockComposites(t *testing.T) {
-	Quiet = true
 	p0, p1 := point(), point()
 	p0.Tables, p0.Steps, p0.Samples = 5, 30, 100
 	p1.ID, p1.Tables, p1.Steps, p1.Samples, p1.Methods = 1, 2, 30, 50, []string{MethodBaseline, MethodJEM}

@@ -32,7 +32,6 @@ type idRun struct {
 func runStages(t *testing.T, ids []int64) idRun {
 	t.Helper()
 	ctx := context.Background()
-	Quiet = true
 	dir := t.TempDir()
 	// Five 2×2 tables, the same in every file; only the ids change.
 	var csv strings.Builder

@@ -1,28 +1,19 @@
 package stages
 
 import (
-	"fmt"
-	"os"
-	"sync"
-	"time"
+	"context"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 )
 
-var (
-	progressMu sync.Mutex
-	started    = time.Now()
-)
-
-// Quiet silences progress lines (tests set it).
-var Quiet bool
-
-// progress prints one line per unit of work to stderr. On a local runner the workers
-// run in this process, so these are the live progress lines; on Dataflow they land in
-// the worker logs.
-func progress(format string, args ...any) {
-	if Quiet {
-		return
-	}
-	progressMu.Lock()
-	defer progressMu.Unlock()
-	fmt.Fprintf(os.Stderr, "  %6.2fs "+format+"\n", append([]any{time.Since(started).Seconds()}, args...)...)
+// progress logs one line per unit of work through Beam's log package, at info level:
+// on Dataflow it lands in the worker logs; on a local runner the worker's log stream
+// reaches prism in this process, which re-logs it through log/slog, where the launcher
+// prints it as a progress line (see launch.Logging).
+func progress(ctx context.Context, format string, args ...any) {
+	log.Infof(ctx, ProgressPrefix+format, args...)
 }
+
+// ProgressPrefix starts every progress line, so a log handler can tell them from the
+// rest of a worker's log.
+const ProgressPrefix = "progress: "

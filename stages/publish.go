@@ -58,7 +58,7 @@ func (f *publishFn) ProcessElement(ctx context.Context, written int, emit func(s
 		return fmt.Errorf("release the lock of %s: %w", p.Out, err)
 	}
 	beam.NewCounter("jemcheck", "files_published").Inc(ctx, int64(len(m.Files)))
-	progress("publish: %d files (%d written by the stages) -> %s", len(m.Files), written, storage.ManifestKey)
+	progress(ctx, "publish: %d files (%d written by the stages) -> %s", len(m.Files), written, storage.ManifestKey)
 	emit(storage.ManifestKey)
 	return nil
 }

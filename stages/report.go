@@ -126,7 +126,7 @@ func (f *reportFn) ProcessElement(ctx context.Context, _ int, sums func(*schemas
 		}
 		emit(k)
 	}
-	progress("report: summary.json, %d report files", len(keys))
+	progress(ctx, "report: summary.json, %d report files", len(keys))
 	return nil
 }
 

@@ -97,7 +97,7 @@ func (f *sampleDatasetsFn) writeSamples(ctx context.Context, p Point, b Block) e
 	if err != nil {
 		return fmt.Errorf("sample datasets: point %d block %d: %w", p.ID, b.Index, err)
 	}
-	progress("sample: point %d: tables %d..%d, %d rows -> %s", p.ID, b.First, b.First+int64(b.Len())-1,
+	progress(ctx, "sample: point %d: tables %d..%d, %d rows -> %s", p.ID, b.First, b.First+int64(b.Len())-1,
 		SatMul(int64(b.Len()), int64(p.Samples)), key)
 	return nil
 }

@@ -102,7 +102,7 @@ func (f *trainBlockFn) ProcessElement(ctx context.Context, b Block, emit func(Tr
 			r := idx[k]
 			out.Runs[r] = TrainedRun{Logits: o.Logits, Loss: o.Loss, Diverged: o.Diverged, TrainMS: perRun}
 		}
-		progress("train: point %d block %d %s: %d runs in %v (%.0f runs/s)", p.ID, b.Index, shapeKey(shape), len(runs),
+		progress(ctx, "train: point %d block %d %s: %d runs in %v (%.0f runs/s)", p.ID, b.Index, shapeKey(shape), len(runs),
 			elapsed.Round(time.Millisecond), float64(len(runs))/elapsed.Seconds())
 	}
 	// Diverged runs are counted by Evaluate, which records them (runs_diverged).

@@ -64,7 +64,7 @@ func (f *writeTablesFn) ProcessElement(ctx context.Context, point int64, iter fu
 	if err := schemas.WriteParquet(ctx, f.bucket, key, schemas.TableRows(ts)); err != nil {
 		return fmt.Errorf("write tables of point %d: %w", point, err)
 	}
-	progress("write: %d tables -> %s", len(ts), key)
+	progress(ctx, "write: %d tables -> %s", len(ts), key)
 	emit(key)
 	return nil
 }

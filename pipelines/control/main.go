@@ -25,6 +25,7 @@ var flags = launch.RegisterFlags(flag.CommandLine, launch.Defaults{Tables: 1000,
 func main() {
 	flag.Parse()
 	beam.Init()
+	launch.Logging(os.Stderr)
 	if flag.NArg() > 0 {
 		launch.Exit("control", launch.BadInput("unexpected arguments %q", flag.Args()))
 	}

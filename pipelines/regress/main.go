@@ -39,6 +39,7 @@ var flags = launch.RegisterFlags(flag.CommandLine, launch.Defaults{Tables: 10000
 func main() {
 	flag.Parse()
 	beam.Init()
+	launch.Logging(os.Stderr)
 	if flag.NArg() > 0 {
 		launch.Exit("regress", launch.BadInput("unexpected arguments %q", flag.Args()))
 	}

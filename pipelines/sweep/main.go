@@ -28,6 +28,7 @@ var (
 func main() {
 	flag.Parse()
 	beam.Init()
+	launch.Logging(os.Stderr)
 	if flag.NArg() > 0 {
 		launch.Exit("sweep", launch.BadInput("unexpected arguments %q", flag.Args()))
 	}

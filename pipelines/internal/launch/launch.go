@@ -18,10 +18,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	// Storage drivers for every bucket URL a user may pass.
@@ -218,7 +218,6 @@ func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*
 		fmt.Fprintf(w, "%s: dry run, nothing submitted or written\n", cfg.Pipeline)
 		return nil, nil
 	}
-	quietLogs()
 	out := cfg.Options.Out
 	if err := cfg.lock(ctx, w); err != nil {
 		return nil, err
@@ -318,16 +317,48 @@ func (c *Config) abort(ctx context.Context, w io.Writer, err error) error {
 	return err
 }
 
-// quietLogs keeps the runner's chatter (job server, loopback worker, and the bundle
-// plans it logs on a failure) off the terminal: the progress lines, the verdict and one
-// error line are the output. JEMCHECK_LOG=debug keeps the runner's logs.
-func quietLogs() {
-	if os.Getenv("JEMCHECK_LOG") == "debug" {
+// Logging routes this process's log/slog records to w. On a local runner they are
+// prism's own chatter (job server, loopback worker, and the bundle plans it logs on a
+// failure) and the workers' Beam log lines, which prism re-logs with an "[SDK] " prefix:
+// the stages' progress lines (stages.ProgressPrefix) are printed as timestamped
+// lines, the workers' warnings and errors as they are, and the rest is dropped (a failure reaches the user
+// as the run's error). JEMCHECK_LOG=debug, and a Dataflow --dry_run (which prints the
+// job through Beam's log), keep Go's default handler: every log line of the runner. Mains call it once, after flag parsing; tests leave slog as it is.
+func Logging(w io.Writer) {
+	if os.Getenv("JEMCHECK_LOG") == "debug" || boolFlag("dry_run") { // a dry run prints the job through Beam's log
 		return
 	}
-	log.LogLevel = "fatal"
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError + 4})))
+	slog.SetDefault(slog.New(&progressHandler{mu: &sync.Mutex{}, w: w, start: time.Now()}))
 }
+
+// progressHandler prints the progress lines and warnings relayed by prism.
+type progressHandler struct {
+	mu    *sync.Mutex
+	w     io.Writer
+	start time.Time
+}
+
+func (h *progressHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
+
+func (h *progressHandler) Handle(_ context.Context, r slog.Record) error {
+	msg, ok := strings.CutPrefix(r.Message, "[SDK] ")
+	if !ok {
+		return nil
+	}
+	if msg, ok = strings.CutPrefix(msg, stages.ProgressPrefix); !ok {
+		if r.Level < slog.LevelWarn {
+			return nil // the harness's own info lines
+		}
+		msg = r.Level.String() + ": " + r.Message
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := fmt.Fprintf(h.w, "  %6.2fs %s\n", time.Since(h.start).Seconds(), msg)
+	return err
+}
+
+func (h *progressHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *progressHandler) WithGroup(string) slog.Handler      { return h }
 
 // rootCause shortens a failed pipeline's error to its innermost cause: Beam wraps a
 // DoFn's error in the bundle's whole execution plan, under "caused by:" lines.

@@ -1,9 +1,15 @@
 package launch
 
 import (
+	"context"
 	"flag"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/jemcheck/jemcheck/stages"
 	"github.com/jemcheck/jemcheck/storage"
 )
 
@@ -63,4 +69,34 @@ func setFlag(t *testing.T, name, value string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = f.Value.Set(old) })
+}
+
+// TestProgressHandler: of the records prism logs in-process, only the stages' progress
+// lines and the workers' warnings and errors are printed.
+func TestProgressHandler(t *testing.T) {
+	tests := []struct {
+		name  string
+		level slog.Level
+		msg   string
+		want  string // "" = dropped
+	}{
+		{"progress", slog.LevelInfo, "[SDK] " + stages.ProgressPrefix + "train: 10 runs", "train: 10 runs"},
+		{"harness info", slog.LevelInfo, "[SDK] stopping worker", ""},
+		{"runner chatter", slog.LevelInfo, "Serving JobManagement", ""},
+		{"runner error", slog.LevelError, "job failed", ""},
+		{"worker error", slog.LevelError, "[SDK] DoFn failed", "ERROR: [SDK] DoFn failed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf strings.Builder
+			h := &progressHandler{mu: &sync.Mutex{}, w: &buf, start: time.Now()}
+			if err := h.Handle(context.Background(), slog.NewRecord(time.Now(), tt.level, tt.msg, 0)); err != nil {
+				t.Fatal(err)
+			}
+			got := strings.TrimSpace(buf.String())
+			if tt.want == "" && got != "" || tt.want != "" && !strings.HasSuffix(got, " "+tt.want) {
+				t.Errorf("printed %q, want %q", got, tt.want)
+			}
+		})
+	}
 }

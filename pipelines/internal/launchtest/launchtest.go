@@ -15,7 +15,6 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/jemcheck/jemcheck/schemas"
-	"github.com/jemcheck/jemcheck/stages"
 	"github.com/jemcheck/jemcheck/storage"
 )
 
@@ -25,14 +24,13 @@ const EnvArgs = "JEMCHECK_RUN_MAIN"
 
 // Main is a package's TestMain. With EnvArgs set it runs the command's main (which
 // exits on its own on failure) and exits 0; otherwise it runs the tests on prism
-// in-process with progress lines silenced.
+// in-process.
 func Main(m *testing.M, name string, main func()) {
 	if args := os.Getenv(EnvArgs); args != "" {
 		os.Args = append([]string{name}, strings.Fields(args)...)
 		main()
 		os.Exit(0)
 	}
-	stages.Quiet = true
 	ptest.Main(m)
 }
 
