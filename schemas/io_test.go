@@ -232,7 +232,7 @@ func TestWriteJSON(t *testing.T) {
 	b := memBucket(t)
 	ctx := context.Background()
 	s := Summary{Pipeline: "control", Seed: 42, Verdict: Verdict{Holds: true, Reason: "ok"},
-		Points: []PointSummary{{PointID: 1, Params: PointParams{Samples: 1000, Model: "linear"}, Tables: 3}}}
+		Points: []PointSummary{{PointID: 1, Params: Grid{Samples: 1000, Model: "linear"}, Tables: 3}}}
 	if err := WriteJSON(ctx, b, "summary.json", s); err != nil {
 		t.Fatal(err)
 	}

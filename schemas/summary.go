@@ -60,7 +60,7 @@ type Comparison struct {
 // PointSummary aggregates one grid point (the whole run in the control pipeline).
 type PointSummary struct {
 	PointID int64       `json:"point_id"`
-	Params  PointParams `json:"params"` // the grid point's values
+	Params  Grid        `json:"params"` // the grid point's values
 	Tables  int         `json:"tables"`
 	Floor   float64     `json:"floor"`        // the first-order (X·K−1)/(2N), for comparison
 	Family  string      `json:"model_family"` // "complete" or the restricted family the point trains
@@ -116,21 +116,6 @@ type Summary struct {
 	Seed     uint64         `json:"seed"`
 	Points   []PointSummary `json:"points"`
 	Verdict  Verdict        `json:"verdict"` // over all points
-}
-
-// PointParams are the values of one grid point.
-type PointParams struct {
-	XValues   int64   `json:"x_values"`
-	Classes   int64   `json:"classes"`
-	Encoding  string  `json:"encoding"`
-	Generator string  `json:"generator"`
-	Samples   int64   `json:"samples"`
-	Model     string  `json:"model"`
-	LR        float64 `json:"lr"`
-	Steps     int64   `json:"steps"`
-	BatchSize int64   `json:"batch_size"`
-	Replicate int64   `json:"replicate"`
-	PxWeight  float64 `json:"jem_px_weight"`
 }
 
 // VerdictFile is verdict.json, written by the regression check next to summary.json:

@@ -47,11 +47,11 @@ const MaxDivergedShare = 0.10
 // beyond (see PointAcc), so no step holds every result row of a large run.
 //
 // In: PCollection<ResultBlock>. Out: PCollection<schemas.Summary> (one element).
-func Aggregate(s beam.Scope, opts Options, pipeline string, results beam.PCollection) beam.PCollection {
+func Aggregate(s beam.Scope, opts Options, points []Point, pipeline string, results beam.PCollection) beam.PCollection {
 	s = s.Scope("stages.Aggregate")
-	points := beam.CombinePerKey(s, &pointCombineFn{Seed: opts.Seed, Thresholds: opts.Thresholds},
+	summaries := beam.CombinePerKey(s, &pointCombineFn{Points: points, Seed: opts.Seed, Thresholds: opts.Thresholds},
 		beam.ParDo(s, keyByPointFn, results))
-	all := beam.GroupByKey(s, beam.AddFixedKey(s, beam.DropKey(s, points)))
+	all := beam.GroupByKey(s, beam.AddFixedKey(s, beam.DropKey(s, summaries)))
 	return beam.ParDo(s, &summaryFn{Seed: opts.Seed, Pipeline: pipeline}, all)
 }
 
@@ -59,6 +59,7 @@ func keyByPointFn(b ResultBlock, emit func(int64, ResultBlock)) { emit(b.PointID
 
 // pointCombineFn combines a point's result blocks into its summary.
 type pointCombineFn struct {
+	Points     []Point
 	Seed       uint64
 	Thresholds Thresholds
 }
@@ -76,7 +77,13 @@ func (f *pointCombineFn) MergeAccumulators(a, b PointAcc) PointAcc {
 }
 
 func (f *pointCombineFn) ExtractOutput(a PointAcc) schemas.PointSummary {
-	return a.Summary(f.Seed, f.Thresholds)
+	var g schemas.Grid
+	for _, p := range f.Points {
+		if p.ID == a.PointID {
+			g = p.Grid
+		}
+	}
+	return a.Summary(g, f.Seed, f.Thresholds)
 }
 
 // summaryFn gathers the points' summaries into the run's.
@@ -113,7 +120,7 @@ func Summarize(rows []schemas.ResultRow, seed uint64, th Thresholds) schemas.Sum
 	slices.Sort(ids)
 	points := make([]schemas.PointSummary, 0, len(ids))
 	for _, id := range ids {
-		points = append(points, summarizePoint(byPoint[id], prob.Seed(seed, prob.SeedString("bootstrap"), uint64(id)), th))
+		points = append(points, summarizePoint(gridOfRows(byPoint[id]), byPoint[id], prob.Seed(seed, prob.SeedString("bootstrap"), uint64(id)), th))
 	}
 	return summaryOf(points, seed)
 }
@@ -147,18 +154,15 @@ func summaryOf(points []schemas.PointSummary, seed uint64) schemas.Summary {
 	return out
 }
 
-func summarizePoint(rows []schemas.ResultRow, seed uint64, th Thresholds) schemas.PointSummary {
-	r0 := rows[0]
-	ps := pointHeader(r0)
+// summarizePoint summarises the rows of the point with values g from its rows.
+func summarizePoint(g schemas.Grid, rows []schemas.ResultRow, seed uint64, th Thresholds) schemas.PointSummary {
+	ps := pointHeader(rows[0].PointID, g, rows[0].Floor)
 	byMethod := groupRows(rows, func(r *schemas.ResultRow) string { return r.Method })
 	tables := map[int64]*schemas.ResultRow{} // one row per table for its table-level columns
 	for i := range rows {
 		r := &rows[i]
 		if _, ok := tables[r.TableID]; !ok {
 			tables[r.TableID] = r
-		}
-		if r.Method != MethodBaseline {
-			ps.Params.PxWeight = r.PxWeight
 		}
 	}
 	ps.Tables = len(tables)
@@ -186,23 +190,30 @@ func summarizePoint(rows []schemas.ResultRow, seed uint64, th Thresholds) schema
 		ps.Comparison = compare(b, j, seed)
 	}
 	ps.Verdict = decide(ps, byMethod[MethodJEM], seed, th)
-	if note := familyNote(rowPoint(r0)); note != "" && ps.Verdict.Decided {
+	if note := familyNote(g); note != "" && ps.Verdict.Decided {
 		ps.Verdict.Reason += "; note: " + note
 	}
 	return ps
 }
 
-// pointHeader is a point's summary before its statistics: its parameters (but the px
-// weight, which baseline rows do not carry), floor and model family, from its first row.
-func pointHeader(r0 schemas.ResultRow) schemas.PointSummary {
-	return schemas.PointSummary{
-		PointID: r0.PointID,
-		Params: schemas.PointParams{XValues: r0.XValues, Classes: r0.Classes, Encoding: r0.Encoding,
-			Generator: r0.Generator, Samples: r0.Samples, Model: r0.Model, LR: r0.LR, Steps: r0.Steps,
-			BatchSize: r0.BatchSize, Replicate: r0.Replicate},
-		Floor:  r0.Floor,
-		Family: rowFamily(r0).String(),
+// pointHeader is a point's summary before its statistics: its values, floor (the
+// rows' floor column) and model family.
+func pointHeader(id int64, g schemas.Grid, floor float64) schemas.PointSummary {
+	return schemas.PointSummary{PointID: id, Params: g, Floor: floor, Family: familyOf(g).String()}
+}
+
+// gridOfRows is the grid of a point's rows (for Summarize, which has no points): the
+// first row's columns, with the px weight of a row of another method than the baseline
+// (whose rows carry 0).
+func gridOfRows(rows []schemas.ResultRow) schemas.Grid {
+	g := schemas.GridOf(rows[0])
+	g.PxWeight = 0
+	for i := range rows {
+		if rows[i].Method != MethodBaseline {
+			g.PxWeight = rows[i].PxWeight
+		}
 	}
+	return g
 }
 
 // groupRows splits rows by key, copying each row once into a slice of exactly its
@@ -235,14 +246,6 @@ func meanCI(seed uint64, xs []float64) (lo, hi float64) {
 		return prob.NormalMeanCI(xs, 0.95)
 	}
 	return prob.BootstrapMeanCI(prob.NewRand(seed), xs, bootstrapReps, 0.95)
-}
-
-// rowFamily is the model family of a row's point (see familyOf).
-func rowFamily(r schemas.ResultRow) prob.Family { return familyOf(rowPoint(r)) }
-
-// rowPoint is the part of a row's point that decides its model family.
-func rowPoint(r schemas.ResultRow) Point {
-	return Point{XValues: int(r.XValues), Classes: int(r.Classes), Encoding: r.Encoding, Model: r.Model}
 }
 
 func summarizeMethod(m string, rows []schemas.ResultRow, floor float64) schemas.MethodSummary {
@@ -598,8 +601,8 @@ func failureCause(ps schemas.PointSummary, opt, marg, app schemas.Check, condRat
 }
 
 // familyWords describes a point's model family for a verdict.
-func familyWords(p schemas.PointParams) string {
-	fam := familyOf(Point{XValues: int(p.XValues), Classes: int(p.Classes), Encoding: p.Encoding, Model: p.Model}) // p is a summary's params
+func familyWords(p schemas.Grid) string {
+	fam := familyOf(p)
 	if fam.Complete() {
 		return fmt.Sprintf("model %q", p.Model)
 	}

@@ -61,7 +61,7 @@ func (f *evaluateFn) ProcessElement(ctx context.Context, tb TrainedBlock, emitRo
 		t := tb.trained(p, r)
 		if r%len(p.Methods) == 0 { // a new table: its references, once for all its methods
 			d := t.Job.Dataset
-			refs = newTableRefs(familyOf(p), d.Table.P, d.Counts, int64(p.Samples))
+			refs = newTableRefs(familyOf(p.Grid), d.Table.P, d.Counts, int64(p.Samples))
 		}
 		rb.Rows[r], lb.Runs[r] = evaluateRun(t, refs)
 		if rb.Rows[r].Diverged {
@@ -88,9 +88,7 @@ func evaluateRun(t Trained, refs *tableRefs) (schemas.ResultRow, Learned) {
 	q := prob.Softmax(t.Logits)
 	row := schemas.ResultRow{
 		RunID: t.Job.RunID, TableID: d.Table.ID, Method: t.Job.Method,
-		PointID: p.ID, XValues: int64(x), Classes: int64(k), Encoding: p.Encoding, Generator: p.Generator,
-		Model: p.Model, Samples: int64(p.Samples), Steps: int64(p.Steps), LR: p.LR, BatchSize: int64(p.BatchSize),
-		PxWeight: p.PxWeight, Replicate: int64(p.Replicate),
+		PointID:       p.ID,
 		KLJoint:       prob.KL(truth, q),
 		KLMarginal:    prob.KL(prob.Marginal(truth, x, k), prob.Marginal(q, x, k)),
 		KLConditional: prob.KLConditional(truth, q, x, k),
@@ -103,13 +101,15 @@ func evaluateRun(t Trained, refs *tableRefs) (schemas.ResultRow, Learned) {
 		TrainMS:       t.TrainMS,
 	}
 	if refs == nil {
-		refs = newTableRefs(familyOf(p), truth, d.Counts, int64(p.Samples))
+		refs = newTableRefs(familyOf(p.Grid), truth, d.Counts, int64(p.Samples))
 	}
 	splitError(&row, refs, truth, q, t.Job.Method == MethodOracle)
 	row.Diverged = diverged(t.Diverged, t.Logits, row.KLJoint, row.KLMarginal, row.KLConditional)
+	px := p.PxWeight
 	if t.Job.Method == MethodBaseline {
-		row.PxWeight = 0
+		px = 0
 	}
+	p.SetColumns(&row, px)
 	return row, Learned{RunID: t.Job.RunID, PointID: p.ID, TableID: d.Table.ID, Ordinal: d.Table.Ordinal,
 		Method: t.Job.Method, X: x, K: k, Logits: t.Logits, Q: q, P: truth}
 }
@@ -133,13 +133,13 @@ func finite(xs []float64) bool {
 // is complete when its last hidden layer has at least X−1 units (it then interpolates
 // any X×K logit table); a narrower one is taken as complete too, and familyNote says
 // so in the verdict.
-func familyOf(p Point) prob.Family {
+func familyOf(p schemas.Grid) prob.Family {
 	return prob.Family{X: p.XValues, K: p.Classes, ScalarLinear: p.Encoding == models.EncodingScalar && p.Model == "linear"}
 }
 
 // familyNote warns when familyOf's completeness is an assumption rather than a fact:
 // an MLP whose last hidden layer is narrower than X−1.
-func familyNote(p Point) string {
+func familyNote(p schemas.Grid) string {
 	hidden, err := models.ParseModel(p.Model)
 	if err != nil || len(hidden) == 0 || hidden[len(hidden)-1] >= p.XValues-1 {
 		return ""

@@ -56,8 +56,7 @@ func runStages(t *testing.T, ids []int64) idRun {
 	// Two tables per block (6 runs of 3 methods): three blocks, so three sample files,
 	// for five tables.
 	opts := Options{Seed: 3, Out: out, TablesFrom: tablesFrom, TrainBatch: 6, WriteSamples: true, ReportTables: 2}
-	pt := Point{XValues: 2, Classes: 2, Encoding: "onehot", Generator: GeneratorFile, Samples: 1 << 10, Model: "linear",
-		LR: 0.05, Steps: 20, Tables: len(ids), Methods: []string{MethodBaseline, MethodJEM, MethodOracle}, PxWeight: 1}
+	pt := Point{Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "onehot", Generator: GeneratorFile, Samples: 1 << 10, Model: "linear", LR: 0.05, Steps: 20, PxWeight: 1}, Tables: len(ids), Methods: []string{MethodBaseline, MethodJEM, MethodOracle}}
 	points := []Point{pt}
 
 	var blocks []Block

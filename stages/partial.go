@@ -26,10 +26,9 @@ type PointAcc struct {
 	Tables   int64
 	Exact    []ResultBlock // every row, until the point passes bootstrapMaxItems tables
 	Folded   bool
-	First    schemas.ResultRow // the row with the lowest run id (the point's parameters)
-	PxWeight float64           // from a row of a method other than the baseline
-	Blocks   []BlockSums       // when folded
-	Sketches []MethodSketch    // when folded, by method name
+	Floor    float64        // the rows' floor column (the same in every row of a point)
+	Blocks   []BlockSums    // when folded
+	Sketches []MethodSketch // when folded, by method name
 }
 
 // BlockSums is one folded result block.
@@ -111,16 +110,7 @@ func (a *PointAcc) Add(b ResultBlock) {
 	if len(b.Rows) == 0 {
 		return
 	}
-	a.PointID = b.PointID
-	for i := range b.Rows {
-		r := &b.Rows[i]
-		if a.First.RunID == "" || r.RunID < a.First.RunID {
-			a.First = *r
-		}
-		if r.Method != MethodBaseline {
-			a.PxWeight = r.PxWeight
-		}
-	}
+	a.PointID, a.Floor = b.PointID, b.Rows[0].Floor
 	a.Tables += distinctTables(b.Rows)
 	if !a.Folded {
 		a.Exact = append(a.Exact, b)
@@ -134,16 +124,10 @@ func (a *PointAcc) Add(b ResultBlock) {
 
 // Merge adds the blocks of o.
 func (a *PointAcc) Merge(o PointAcc) {
-	if o.First.RunID == "" {
+	if o.Tables == 0 {
 		return
 	}
-	if a.First.RunID == "" || o.First.RunID < a.First.RunID {
-		a.First = o.First
-	}
-	if o.First.Method != MethodBaseline || o.PxWeight != 0 {
-		a.PxWeight = o.PxWeight
-	}
-	a.PointID = o.PointID
+	a.PointID, a.Floor = o.PointID, o.Floor
 	a.Tables += o.Tables
 	if !a.Folded && !o.Folded && a.Tables <= exactMaxTables {
 		a.Exact = append(a.Exact, o.Exact...)
@@ -259,8 +243,8 @@ func (a *PointAcc) mergeSketches(o []MethodSketch) {
 	slices.SortFunc(a.Sketches, func(x, y MethodSketch) int { return strings.Compare(x.Method, y.Method) })
 }
 
-// Summary is the point's summary.
-func (a *PointAcc) Summary(seed uint64, th Thresholds) schemas.PointSummary {
+// Summary is the summary of the point, whose values are g.
+func (a *PointAcc) Summary(g schemas.Grid, seed uint64, th Thresholds) schemas.PointSummary {
 	pointSeed := prob.Seed(seed, prob.SeedString("bootstrap"), uint64(a.PointID))
 	if !a.Folded {
 		var rows []schemas.ResultRow
@@ -268,12 +252,11 @@ func (a *PointAcc) Summary(seed uint64, th Thresholds) schemas.PointSummary {
 			rows = append(rows, b.Rows...)
 		}
 		slices.SortFunc(rows, func(x, y schemas.ResultRow) int { return strings.Compare(x.RunID, y.RunID) })
-		return summarizePoint(rows, pointSeed, th)
+		return summarizePoint(g, rows, pointSeed, th)
 	}
 	blocks := slices.Clone(a.Blocks)
 	slices.SortFunc(blocks, func(x, y BlockSums) int { return cmp.Compare(x.Index, y.Index) })
-	ps := pointHeader(a.First)
-	ps.Params.PxWeight = a.PxWeight
+	ps := pointHeader(a.PointID, g, a.Floor)
 	var empty int64
 	var ref, refExp float64
 	var diffs []float64
@@ -331,7 +314,7 @@ func (a *PointAcc) Summary(seed uint64, th Thresholds) schemas.PointSummary {
 			}}
 	}
 	ps.Verdict = decideFrom(ps, in, th)
-	if note := familyNote(rowPoint(a.First)); note != "" && ps.Verdict.Decided {
+	if note := familyNote(g); note != "" && ps.Verdict.Decided {
 		ps.Verdict.Reason += "; note: " + note
 	}
 	return ps

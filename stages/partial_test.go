@@ -57,7 +57,7 @@ func foldedSummary(t *testing.T, rows []schemas.ResultRow, b int, seed uint64) s
 	}
 	accs[2].Merge(accs[0])
 	accs[2].Merge(accs[1])
-	return accs[2].Summary(1, DefaultThresholds())
+	return accs[2].Summary(gridOfRows(rows), 1, DefaultThresholds())
 }
 
 // TestPointAccFolded: the folded summary of a point equals the exact one: counts,
@@ -159,7 +159,7 @@ func TestPointAccExact(t *testing.T) {
 	if a.Folded {
 		t.Fatal("300 tables folded")
 	}
-	got, _ := json.Marshal(a.Summary(1, DefaultThresholds()))
+	got, _ := json.Marshal(a.Summary(gridOfRows(rows), 1, DefaultThresholds()))
 	if string(got) != string(want) {
 		t.Errorf("combined summary differs from Summarize:\n%s\n%s", got, want)
 	}

@@ -11,8 +11,7 @@ import (
 )
 
 func point() Point {
-	return Point{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform", Samples: 1000, Model: "linear",
-		LR: 0.05, Steps: 300, Tables: 10, Methods: []string{MethodBaseline, MethodJEM, MethodOracle}, PxWeight: 1}
+	return Point{Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform", Samples: 1000, Model: "linear", LR: 0.05, Steps: 300, PxWeight: 1}, Tables: 10, Methods: []string{MethodBaseline, MethodJEM, MethodOracle}}
 }
 
 func TestEvaluateRun(t *testing.T) {

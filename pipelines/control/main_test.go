@@ -31,8 +31,7 @@ func tiny(out string) launch.Config {
 		Pipeline: "control", Runner: "prism",
 		Options: stages.Options{Seed: 7, Out: out, TrainBatch: 16, WriteSamples: true, ReportTables: 2,
 			Thresholds: stages.DefaultThresholds()},
-		Points: []stages.Point{{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform", Samples: 500,
-			Model: "linear", LR: 0.05, Steps: 1000, Tables: 24, Methods: []string{"baseline", "jem", "oracle"}, PxWeight: 1}},
+		Points: []stages.Point{{Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform", Samples: 500, Model: "linear", LR: 0.05, Steps: 1000, PxWeight: 1}, Tables: 24, Methods: []string{"baseline", "jem", "oracle"}}},
 	}
 }
 

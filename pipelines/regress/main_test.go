@@ -24,8 +24,7 @@ func TestMain(m *testing.M) { launchtest.Main(m, "regress", main) }
 // many tables for the defaults' heavy-tailed optimisation gap (a few tables with
 // extreme cell ratios carry most of it) to sit clearly inside the 10% margin.
 func small(out string, change func(p *stages.Point)) launch.Config {
-	p := stages.Point{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform", Samples: 1000,
-		Model: "linear", LR: 0.05, Steps: 300, Tables: 2000, Methods: []string{"baseline", "jem"}, PxWeight: 1}
+	p := stages.Point{Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform", Samples: 1000, Model: "linear", LR: 0.05, Steps: 300, PxWeight: 1}, Tables: 2000, Methods: []string{"baseline", "jem"}}
 	change(&p)
 	return launch.Config{
 		Pipeline: "regress", Runner: "prism",

@@ -217,48 +217,38 @@ func (v axisValue) less(w axisValue) bool {
 	return v.s < w.s
 }
 
-// axisDef is a grid axis the sweep figures can follow. Its value is read from a point's
-// schemas.PointParams (the summary), never from a result row: rows carry per-run
-// values (a baseline row's px_weight is 0 whatever the point's is).
+// axisDef is a grid axis the sweep figures can follow (schemas.GridAxes). Its value is
+// read from a point's schemas.Grid (the summary), never from a result row: rows carry
+// per-run values (a baseline row's px_weight is 0 whatever the point's is).
 type axisDef struct {
 	key, label string
-	value      func(p *schemas.PointParams) axisValue
+	value      func(p *schemas.Grid) axisValue
 	numeric    bool // x coordinate is the value itself (else the category's index)
 	log        bool // numeric on a log axis
 
 	values []axisValue // distinct values, sorted
 }
 
-func numVal(v float64) axisValue { return axisValue{a: v, label: fmtNum(v)} }
-func intVal(v int64) axisValue   { return axisValue{a: float64(v), label: fmt.Sprint(v)} }
-func strVal(s string) axisValue  { return axisValue{s: s, label: s} }
-
 func axisDefs() []*axisDef {
-	return []*axisDef{
-		{key: "size", label: "table size X×K", value: func(p *schemas.PointParams) axisValue {
-			return axisValue{a: float64(p.XValues * p.Classes), b: float64(p.XValues), label: fmt.Sprintf("%d×%d", p.XValues, p.Classes)}
-		}},
-		{key: "samples", label: "samples N", numeric: true, value: func(p *schemas.PointParams) axisValue { return intVal(p.Samples) }},
-		{key: "lr", label: "learning rate", numeric: true, value: func(p *schemas.PointParams) axisValue { return numVal(p.LR) }},
-		{key: "steps", label: "optimiser steps", numeric: true, value: func(p *schemas.PointParams) axisValue { return intVal(p.Steps) }},
-		{key: "batch_size", label: "batch size", numeric: true, value: func(p *schemas.PointParams) axisValue {
-			if p.BatchSize == 0 {
-				return axisValue{a: 0, label: "full"}
+	var out []*axisDef
+	for _, ax := range schemas.GridAxes() {
+		value, numeric := ax.Value, ax.Numeric
+		out = append(out, &axisDef{key: ax.Key, label: ax.Label, numeric: numeric, value: func(g *schemas.Grid) axisValue {
+			v := value(g)
+			if numeric {
+				v.Label = tidyExp(v.Label)
 			}
-			return intVal(p.BatchSize)
-		}},
-		{key: "model", label: "model", value: func(p *schemas.PointParams) axisValue { return strVal(p.Model) }},
-		{key: "encoding", label: "encoding", value: func(p *schemas.PointParams) axisValue { return strVal(p.Encoding) }},
-		{key: "generator", label: "generator", value: func(p *schemas.PointParams) axisValue { return strVal(p.Generator) }},
-		{key: "px_weight", label: "JEM p(x) weight", numeric: true, value: func(p *schemas.PointParams) axisValue { return numVal(p.PxWeight) }},
+			return axisValue{a: v.Num, b: v.Tie, s: v.Str, label: v.Label}
+		}})
 	}
+	return out
 }
 
 // point is one grid point as seen in the results.
 type point struct {
 	id     int64
-	params *schemas.PointParams // its grid values, from the summary (nil when the summary lacks the point)
-	floor  float64              // mean floor of its rows (0 if unknown)
+	params *schemas.Grid // its grid values, from the summary (nil when the summary lacks the point)
+	floor  float64       // mean floor of its rows (0 if unknown)
 	rows   int
 	vals   []int                 // index into axisDef.values, per axis (nil when params is nil)
 	kl     map[string][]float64  // method → clean joint KLs (clamped), table order
@@ -321,12 +311,12 @@ func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // rowFloor is the floor of a row: its floor column, or (X·K−1)/(2N) of its point's
 // grid values when that is unset (0 when those are unknown too).
-func rowFloor(r *schemas.ResultRow, pp *schemas.PointParams) float64 {
+func rowFloor(r *schemas.ResultRow, pp *schemas.Grid) float64 {
 	if finite(r.Floor) && r.Floor > 0 {
 		return r.Floor
 	}
 	if pp != nil && pp.Samples > 0 && pp.XValues*pp.Classes > 1 {
-		return prob.Floor(int(pp.XValues*pp.Classes), pp.Samples)
+		return prob.Floor(int(pp.XValues*pp.Classes), int64(pp.Samples))
 	}
 	return 0
 }
@@ -353,7 +343,7 @@ func prepare(in Input) *data {
 
 	// A point's grid values come from the summary, matched by point id (the first entry
 	// of an id wins).
-	params := make(map[int64]*schemas.PointParams, len(in.Summary.Points))
+	params := make(map[int64]*schemas.Grid, len(in.Summary.Points))
 	for i := range in.Summary.Points {
 		ps := &in.Summary.Points[i]
 		if _, dup := params[ps.PointID]; !dup {

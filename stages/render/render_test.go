@@ -42,8 +42,8 @@ func (g grid) px() float64 {
 	return g.pxWeight
 }
 
-func (g grid) params() schemas.PointParams {
-	return schemas.PointParams{XValues: g.x, Classes: g.k, Samples: g.samples, Steps: g.steps, LR: g.lr, BatchSize: g.batch,
+func (g grid) params() schemas.Grid {
+	return schemas.Grid{XValues: int(g.x), Classes: int(g.k), Samples: int(g.samples), Steps: int(g.steps), LR: g.lr, BatchSize: int(g.batch),
 		Model: g.model, Encoding: g.enc, Generator: g.gen, PxWeight: g.px()}
 }
 

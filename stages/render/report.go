@@ -502,7 +502,7 @@ func fmtPct(v float64) string {
 }
 
 // fmtParams writes a point's grid values.
-func fmtParams(p schemas.PointParams) string {
+func fmtParams(p schemas.Grid) string {
 	batch := "full"
 	if p.BatchSize > 0 {
 		batch = fmt.Sprint(p.BatchSize)

@@ -28,7 +28,7 @@ func Experiment(s beam.Scope, cfg *Config, title string) (summary beam.PCollecti
 	results, learned := stages.Evaluate(s, points, trained)
 	wroteResults := stages.WriteResults(s, o, results)
 	wroteLearned := stages.WriteLearned(s, o, learned)
-	summary = stages.Aggregate(s, o, cfg.Pipeline, results)
+	summary = stages.Aggregate(s, o, points, cfg.Pipeline, results)
 	wroteReport := stages.Report(s, o, len(points), title, cfg.JSON(), summary, results, learned)
 	return summary, []beam.PCollection{wroteTables, wroteResults, wroteLearned, wroteReport}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages"
 )
 
@@ -102,11 +103,7 @@ func (f *Flags) Config(pipeline string) (Config, error) {
 		Runner:    RunnerName(),
 		Options:   f.Options(),
 		Overwrite: f.Overwrite(),
-		Points: []stages.Point{{
-			XValues: *f.xValues, Classes: *f.classes, Encoding: *f.encoding, Generator: *f.generator,
-			Samples: *f.samples, Model: *f.model, LR: *f.lr, Steps: *f.steps, BatchSize: *f.batchSize,
-			Tables: *f.tables, Methods: ms, PxWeight: *f.pxWeight,
-		}},
+		Points:    []stages.Point{{Grid: schemas.Grid{XValues: *f.xValues, Classes: *f.classes, Encoding: *f.encoding, Generator: *f.generator, Samples: *f.samples, Model: *f.model, LR: *f.lr, Steps: *f.steps, BatchSize: *f.batchSize, PxWeight: *f.pxWeight}, Tables: *f.tables, Methods: ms}},
 	}, nil
 }
 

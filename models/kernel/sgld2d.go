@@ -1,0 +1,786 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+
+	"github.com/jemcheck/jemcheck/models/prob"
+)
+
+// Complete training loops for the continuous 2-D tasks of issue 9 (prob.Task2D): an MLP
+// 2-H1-…-Hn-K with tanh hidden layers (none: the linear model), Adam, one of three
+// losses, over a block of runs whose randomness comes from each run's own seed only.
+//
+//   - Baseline: cross-entropy on minibatches of the run's draws.
+//   - JEM (exact grid JEM): CE + PxWeight·(log Z − mean LSE_y f(x) over the data), with
+//     log Z = LSE over the training grid's cells and classes of f(x_c)[y] + log(cell
+//     area): the joint negative log-likelihood of the model normalised on the grid. The
+//     training grid is TrainGrid cells per side over the box (64: the evaluation grid
+//     itself; coarser: cheaper), optionally shifted by a uniform random offset per step
+//     (ShiftGrid), which makes the Riemann sum Z an unbiased estimate of ∫_box.
+//     With Run2D.Fresh the minibatches are fresh draws from the truth: the oracle.
+//   - SGLD: JEM whose log Z gradient uses negatives from a persistent per-run replay
+//     buffer, as the paper's reference code (wgrathwohl/JEM train_wrn_ebm.py): Buffer
+//     chains initialised uniformly on the box; per step Batch distinct slots (official:
+//     with replacement; distinct here, as torch_sgld.py, so no slot is written twice),
+//     each restarted uniformly on the box with probability Reinit, then Steps SGLD steps
+//     x += LR·∇x LSE_y f(x) + Std·ε (optionally clamped to the box), written back; the loss
+//     CE + PxWeight·(mean LSE f(x_neg) − mean LSE f(x_data)), no gradient through the
+//     chains.
+//
+// Points are the vector lanes (as in SGLD.Step, whose primitives these loops reuse and
+// whose results they reproduce bit for bit for 2 hidden layers): one run is trained at
+// a time per goroutine, all its steps, then the next run, so a run's state (parameters,
+// moments, its replay buffer) stays in cache and its result cannot depend on its
+// block-mates.
+//
+// The divergence guard: a step whose loss is non-finite or whose |loss|, |mean LSE f| on
+// the data or |mean LSE f| on the negatives exceeds MaxEnergy (finite blow-ups, the
+// SGLD probe's pitfall 6), or after which a parameter or Adam moment is non-finite, is
+// not applied; the run is frozen at its last good state with DivergedStep = that step.
+
+// Method2D is the training loss of a 2-D run.
+type Method2D int
+
+const (
+	Baseline2D Method2D = iota // cross-entropy
+	JEM2D                      // exact grid JEM
+	SGLD2D                     // JEM with SGLD negatives from a replay buffer
+)
+
+func (m Method2D) String() string {
+	switch m {
+	case Baseline2D:
+		return "baseline"
+	case JEM2D:
+		return "jem"
+	case SGLD2D:
+		return "sgld"
+	}
+	return fmt.Sprintf("Method2D(%d)", int(m))
+}
+
+// SGLDOptions are the sampler's settings (the official names in brackets).
+type SGLDOptions struct {
+	Steps  int     // SGLD steps per training step (n_steps)
+	LR     float32 // step on ∇x LSE_y f(x) (sgld_lr)
+	Std    float32 // noise standard deviation (sgld_std)
+	Buffer int     // replay buffer size per run (buffer_size)
+	Reinit float32 // per-sample probability of a uniform restart on the box (reinit_freq)
+	Clamp  bool    // clamp the chains to the box after every SGLD step
+}
+
+// OfficialSGLD is the reference implementation's defaults: 20 steps, lr 1, std 0.01,
+// buffer 10000, reinit 0.05 ("improper" SGLD: the noise is not √(2·lr)).
+func OfficialSGLD() SGLDOptions {
+	return SGLDOptions{Steps: 20, LR: 1, Std: 0.01, Buffer: 10000, Reinit: 0.05}
+}
+
+// SGLDPreset returns the options of a preset with step lr: "official" (std 0.01) or
+// "langevin" (std = √(2·lr), the Langevin-consistent noise); the other settings are
+// OfficialSGLD's.
+func SGLDPreset(name string, lr float32) (SGLDOptions, error) {
+	o := OfficialSGLD()
+	if !(lr > 0) || math.IsInf(float64(lr), 0) {
+		return o, fmt.Errorf("sgld: lr must be finite and > 0, got %g", lr)
+	}
+	o.LR = lr
+	switch name {
+	case "official":
+	case "langevin":
+		o.Std = float32(math.Sqrt(2 * float64(lr)))
+	default:
+		return o, fmt.Errorf("unknown sgld preset %q: want official or langevin", name)
+	}
+	return o, nil
+}
+
+// DefaultMaxEnergy is the divergence guard's default threshold on |loss| and |mean LSE f|.
+const DefaultMaxEnergy = 1e3
+
+// Spec2D is the model, loss and schedule shared by the runs of a Train2D call.
+type Spec2D struct {
+	Hidden       []int // tanh hidden widths (0 to 4 layers of 1 to 256)
+	K            int   // classes
+	Method       Method2D
+	Steps        int     // Adam steps
+	Batch        int     // data points per step, and negatives per step for SGLD: a positive multiple of 16
+	PxWeight     float32 // weight of the log q(x) term (JEM, SGLD)
+	Box          float32 // the box [−Box, Box]²: exact JEM's grid, SGLD's restarts and clamp
+	TrainGrid    int     // exact JEM: training grid cells per side, a multiple of 4 (0: 64)
+	ShiftGrid    bool    // exact JEM: shift the training grid by a uniform random offset per step
+	SGLD         SGLDOptions
+	MaxEnergy    float32 // divergence threshold (0: DefaultMaxEnergy)
+	KeepBuffer   bool    // SGLD: return each run's final replay buffer
+	ObserveEvery int     // call Run2D.Observe every this many steps (0: never)
+}
+
+// Run2D is one run of a Train2D call.
+type Run2D struct {
+	Seed   uint64    // every random draw of the run (minibatch order, buffer, restarts, SGLD noise, grid shifts)
+	Theta  []float32 // initial parameters, canonical layout (InitMLP2D)
+	LR     float32   // Adam learning rate
+	X0, X1 []float32 // the run's N draws
+	Y      []int32
+	// Fresh, if set, fills every minibatch with fresh draws from the truth using the
+	// run's data RNG (the oracle); X0, X1, Y are then unused.
+	Fresh func(rng *rand.Rand, x0, x1 []float32, y []int32)
+	// Observe, if set, is called with the step and the current parameters (valid during
+	// the call only) every Spec2D.ObserveEvery steps, and not after a divergence.
+	Observe func(step int, theta []float32)
+}
+
+// Result2D is a trained run.
+type Result2D struct {
+	Theta        []float32 // final parameters (the last good state if Diverged)
+	Loss         float32   // the loss of the last step applied
+	Diverged     bool
+	DivergedStep int       // the step whose guard fired (1-based), 0 if none
+	Buffer       []float32 // SGLD with KeepBuffer: the final replay buffer [Buffer][2] (x0, x1 per chain)
+	InBox        float64   // SGLD: share of the final buffer inside the box
+}
+
+// layers2D returns the (in, out) shapes of the MLP 2-hidden…-K.
+func layers2D(hidden []int, k int) []dims {
+	in := 2
+	var ls []dims
+	for _, h := range hidden {
+		ls = append(ls, dims{in, h})
+		in = h
+	}
+	return append(ls, dims{in, k})
+}
+
+// NumParams2D is the number of parameters of the MLP 2-hidden…-K.
+func NumParams2D(hidden []int, k int) int {
+	n := 0
+	for _, l := range layers2D(hidden, k) {
+		n += l.in*l.out + l.out
+	}
+	return n
+}
+
+// InitMLP2D draws a run's initial parameters from its seed with the convention of
+// package models (initTheta): Glorot-uniform weights and zero biases for an MLP,
+// uniform(−1, 1) weights and biases for the linear model, canonical layout (per layer W
+// row-major [in][out], then b).
+func InitMLP2D(seed uint64, hidden []int, k int) []float32 {
+	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	ls := layers2D(hidden, k)
+	theta := make([]float32, 0, NumParams2D(hidden, k))
+	linear := len(ls) == 1
+	for _, l := range ls {
+		a := 1.0
+		if !linear {
+			a = math.Sqrt(6 / float64(l.in+l.out))
+		}
+		for range l.in * l.out {
+			theta = append(theta, float32((rng.Float64()*2-1)*a))
+		}
+		for range l.out {
+			if linear {
+				theta = append(theta, float32(rng.Float64()*2-1))
+			} else {
+				theta = append(theta, 0)
+			}
+		}
+	}
+	return theta
+}
+
+func (s Spec2D) trainGrid() int {
+	if s.TrainGrid == 0 {
+		return 64
+	}
+	return s.TrainGrid
+}
+
+func (s Spec2D) maxEnergy() float32 {
+	if s.MaxEnergy == 0 {
+		return DefaultMaxEnergy
+	}
+	return s.MaxEnergy
+}
+
+// validate checks the spec.
+func (s Spec2D) validate() error {
+	if len(s.Hidden) > 4 || s.K < 2 || s.K > 256 {
+		return fmt.Errorf("kernel: 2-D spec needs at most 4 hidden layers and 2 <= K <= 256, got %v, K=%d", s.Hidden, s.K)
+	}
+	for _, h := range s.Hidden {
+		if h < 1 || h > 256 {
+			return fmt.Errorf("kernel: hidden width %d not in [1, 256]", h)
+		}
+	}
+	if s.Steps < 0 || s.Batch < VW || s.Batch%VW != 0 || s.Batch > 4096 {
+		return fmt.Errorf("kernel: 2-D spec needs Steps >= 0 and Batch a multiple of 16 in [16, 4096], got %d, %d", s.Steps, s.Batch)
+	}
+	if !(s.Box > 0) || math.IsInf(float64(s.Box), 0) || math.IsNaN(float64(s.PxWeight)) || math.IsInf(float64(s.PxWeight), 0) {
+		return fmt.Errorf("kernel: 2-D spec needs a finite Box > 0 and a finite PxWeight, got %g, %g", s.Box, s.PxWeight)
+	}
+	if !(s.MaxEnergy >= 0) {
+		return fmt.Errorf("kernel: MaxEnergy must be >= 0, got %g", s.MaxEnergy)
+	}
+	switch s.Method {
+	case Baseline2D:
+	case JEM2D:
+		if g := s.trainGrid(); g < 4 || g%4 != 0 || g > 256 {
+			return fmt.Errorf("kernel: TrainGrid must be a multiple of 4 in [4, 256], got %d", g)
+		}
+	case SGLD2D:
+		o := s.SGLD
+		if o.Steps < 0 || o.Buffer < s.Batch || !(o.Reinit >= 0 && o.Reinit <= 1) ||
+			!(o.LR >= 0) || !(o.Std >= 0) || math.IsInf(float64(o.LR), 0) || math.IsInf(float64(o.Std), 0) {
+			return fmt.Errorf("kernel: bad SGLD options %+v (need Steps >= 0, Buffer >= Batch, Reinit in [0, 1], finite LR, Std >= 0)", o)
+		}
+	default:
+		return fmt.Errorf("kernel: unknown method %v", s.Method)
+	}
+	return nil
+}
+
+// Train2D trains every run for spec.Steps steps and returns one Result2D per run, in
+// order. Runs are spread over GOMAXPROCS goroutines; a run's result depends only on
+// its own Run2D and the spec (and not on the build: portable or vector). The context is
+// checked between runs.
+func Train2D(ctx context.Context, spec Spec2D, runs []Run2D) ([]Result2D, error) {
+	if err := spec.validate(); err != nil {
+		return nil, err
+	}
+	np := NumParams2D(spec.Hidden, spec.K)
+	for i, r := range runs {
+		if len(r.Theta) != np {
+			return nil, fmt.Errorf("kernel: run %d: len(Theta)=%d, want %d", i, len(r.Theta), np)
+		}
+		if r.Fresh == nil && (len(r.Y) == 0 || len(r.X0) != len(r.Y) || len(r.X1) != len(r.Y)) {
+			return nil, fmt.Errorf("kernel: run %d: needs draws (len X0, X1, Y = %d, %d, %d) or Fresh", i, len(r.X0), len(r.X1), len(r.Y))
+		}
+		for j, y := range r.Y {
+			if y < 0 || int(y) >= spec.K {
+				return nil, fmt.Errorf("kernel: run %d: draw %d has class %d, want [0, %d)", i, j, y, spec.K)
+			}
+		}
+	}
+	out := make([]Result2D, len(runs))
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(runs)))
+	var next int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var ctxErr error
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tr := newTrainer2D(spec)
+			for {
+				mu.Lock()
+				if ctxErr == nil {
+					ctxErr = ctx.Err()
+				}
+				i := next
+				next++
+				stop := ctxErr != nil
+				mu.Unlock()
+				if stop || i >= len(runs) {
+					return
+				}
+				out[i] = tr.train(&runs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	if ctxErr != nil {
+		return nil, ctxErr
+	}
+	return out, nil
+}
+
+// mlp2d is the forward and backward passes of the MLP on P points (lanes), P a
+// multiple of VW, arrays [features][P].
+type mlp2d struct {
+	ls   []dims
+	off  []int // offset of each layer's W; b follows at off+in*out
+	np   int   // parameters, padded to a multiple of VW
+	acts [][]float32
+	f, s []float32
+	d    [2][]float32
+	g    []float32
+	xin  []float32
+}
+
+func newMLP2D(hidden []int, k, pmax int) *mlp2d {
+	ls := layers2D(hidden, k)
+	n := &mlp2d{ls: ls}
+	o, wmax := 0, k
+	for _, l := range ls {
+		n.off = append(n.off, o)
+		o += l.in*l.out + l.out
+		wmax = max(wmax, l.out)
+	}
+	n.np = (o + VW - 1) / VW * VW
+	n.acts = make([][]float32, len(ls))
+	for l := 1; l < len(ls); l++ {
+		n.acts[l] = make([]float32, ls[l].in*pmax)
+	}
+	n.f, n.s = make([]float32, k*pmax), make([]float32, k*pmax)
+	n.d = [2][]float32{make([]float32, wmax*pmax), make([]float32, wmax*pmax)}
+	n.g = make([]float32, n.np)
+	return n
+}
+
+func (n *mlp2d) wb(theta []float32, l int) (W, b []float32) {
+	d := n.ls[l]
+	o := n.off[l]
+	return theta[o : o+d.in*d.out], theta[o+d.in*d.out : o+d.in*d.out+d.out]
+}
+
+// forward computes the logits n.f [K][P] of the points x [2][P].
+func (n *mlp2d) forward(theta, x []float32, P int) {
+	n.xin = x
+	h := x
+	last := len(n.ls) - 1
+	for l, d := range n.ls {
+		W, b := n.wb(theta, l)
+		var z []float32
+		if l == last {
+			z = n.f[:d.out*P]
+		} else {
+			z = n.acts[l+1][:d.out*P]
+		}
+		vGemmFwd(z, W, b, h, d.in, d.out, P)
+		if l < last {
+			vTanh(z, z)
+		}
+		h = z
+	}
+}
+
+// backward back-propagates delta = dL/df [K][P] from the last forward: into the
+// parameter gradient n.g (cleared first) if param, and into dx [2][P] if dx != nil.
+func (n *mlp2d) backward(theta, delta []float32, P int, param bool, dx []float32) {
+	if param {
+		clear(n.g)
+	}
+	nb := 0
+	for l := len(n.ls) - 1; l >= 0; l-- {
+		d := n.ls[l]
+		W, _ := n.wb(theta, l)
+		hin := n.xin
+		if l > 0 {
+			hin = n.acts[l]
+		}
+		if param {
+			gW, gb := n.wb(n.g, l)
+			vGemmGradW(gW, hin, delta, d.in, d.out, P)
+			vSumP(gb, delta, d.out, P)
+		}
+		if l > 0 {
+			next := n.d[nb][:d.in*P]
+			vGemmBackIn(next, W, delta, d.in, d.out, P)
+			vMulOneMinusSq(next, next, n.acts[l])
+			delta, nb = next, 1-nb
+		} else if dx != nil {
+			vGemmBackIn(dx[:2*P], W, delta, 2, d.out, P)
+		}
+	}
+}
+
+// inputGrad computes dx [2][P] = ∇x LSE_y f(x) for the points x [2][P].
+func (n *mlp2d) inputGrad(theta, x, dx []float32, P, K int) {
+	n.forward(theta, x, P)
+	s := n.s[:K*P]
+	vSoftmax(s, n.f[:K*P], K, P)
+	n.backward(theta, s, P, false, dx)
+}
+
+// lse32 is LSE_y of the logits of point p (f [K][P]).
+func lse32(f []float32, p, K, P int) float32 {
+	mx := f[p]
+	for y := 1; y < K; y++ {
+		mx = max(mx, f[y*P+p])
+	}
+	var sum float32
+	for y := range K {
+		sum += Exp32(f[y*P+p] - mx)
+	}
+	return mx + Log32(sum)
+}
+
+// trainer2D is one goroutine's scratch space.
+type trainer2D struct {
+	spec         Spec2D
+	net          *mlp2d
+	B, P, K      int
+	gt           int       // exact JEM training grid per side
+	x            []float32 // [2][P]: data, then negatives or grid nodes
+	xn, dx       []float32 // negatives [2][B] and their input gradient
+	yd           []int32
+	delta        []float32 // [K][P]
+	noise        []float32
+	tmp          []float32
+	theta, m, v  []float32
+	snap         []float32
+	buf          []float32 // replay buffer [M][2]
+	perm, slots  []int32
+	order        []int32 // data order for minibatches
+	pos          int
+	fx0, fx1     []float32 // Fresh draws
+	dataRng      *rand.Rand
+	bufRng       *rand.Rand
+	noiseRng     *rand.Rand
+	lseD, lseNeg float32
+}
+
+func newTrainer2D(spec Spec2D) *trainer2D {
+	B, K := spec.Batch, spec.K
+	t := &trainer2D{spec: spec, B: B, K: K}
+	switch spec.Method {
+	case Baseline2D:
+		t.P = B
+	case JEM2D:
+		t.gt = spec.trainGrid()
+		t.P = B + t.gt*t.gt
+	case SGLD2D:
+		t.P = 2 * B
+		o := spec.SGLD
+		t.xn, t.dx = make([]float32, 2*B), make([]float32, 2*B)
+		t.noise = make([]float32, 2*B)
+		t.buf = make([]float32, 2*o.Buffer)
+		t.perm = make([]int32, o.Buffer)
+		t.slots = make([]int32, B)
+	}
+	t.net = newMLP2D(spec.Hidden, K, t.P)
+	np := t.net.np
+	t.x = make([]float32, 2*t.P)
+	t.yd = make([]int32, B)
+	t.delta = make([]float32, K*t.P)
+	t.tmp = make([]float32, K*t.P)
+	t.theta, t.m, t.v, t.snap = make([]float32, np), make([]float32, np), make([]float32, np), make([]float32, 3*np)
+	t.fx0, t.fx1 = make([]float32, B), make([]float32, B)
+	return t
+}
+
+// Seed tags of a run's random streams.
+const (
+	tagData  = 0x64617461 // "data"
+	tagBuf   = 0x62756666 // "buff"
+	tagNoise = 0x6e6f6973 // "nois"
+)
+
+// batch fills the data part of t.x and t.yd with the next minibatch: the run's draws in
+// a random order reshuffled every epoch, taken B at a time across epoch boundaries; or
+// fresh draws.
+func (t *trainer2D) batch(r *Run2D) {
+	B, P := t.B, t.P
+	if r.Fresh != nil {
+		r.Fresh(t.dataRng, t.fx0, t.fx1, t.yd)
+		copy(t.x[:B], t.fx0)
+		copy(t.x[P:P+B], t.fx1)
+		return
+	}
+	n := len(r.Y)
+	for p := range B {
+		if t.pos == n {
+			t.pos = 0
+			t.dataRng.Shuffle(n, func(i, j int) { t.order[i], t.order[j] = t.order[j], t.order[i] })
+		}
+		j := t.order[t.pos]
+		t.pos++
+		t.x[p], t.x[P+p], t.yd[p] = r.X0[j], r.X1[j], r.Y[j]
+	}
+}
+
+// negatives draws B distinct buffer slots (partial Fisher–Yates on the persistent
+// permutation: a uniform sample without replacement whatever its state), restarts each
+// chain uniformly on the box with probability Reinit, and copies the chains to t.xn. It
+// returns the number of restarts.
+func (t *trainer2D) negatives() int {
+	B, M := t.B, len(t.perm)
+	box := t.spec.Box
+	fresh := 0
+	for p := range B {
+		q := p + t.bufRng.IntN(M-p)
+		t.perm[p], t.perm[q] = t.perm[q], t.perm[p]
+		slot := t.perm[p]
+		t.slots[p] = slot
+		if t.bufRng.Float32() < t.spec.SGLD.Reinit {
+			t.xn[p] = (2*t.bufRng.Float32() - 1) * box
+			t.xn[B+p] = (2*t.bufRng.Float32() - 1) * box
+			fresh++
+		} else {
+			t.xn[p], t.xn[B+p] = t.buf[2*slot], t.buf[2*slot+1]
+		}
+	}
+	return fresh
+}
+
+// store writes the refined chains back to their slots.
+func (t *trainer2D) store() {
+	B := t.B
+	for p, slot := range t.slots {
+		t.buf[2*slot], t.buf[2*slot+1] = t.xn[p], t.xn[B+p]
+	}
+}
+
+// sgld runs the SGLD steps on t.xn in place.
+func (t *trainer2D) sgld() {
+	o := t.spec.SGLD
+	B := t.B
+	box := t.spec.Box
+	for range o.Steps {
+		t.net.inputGrad(t.theta, t.xn, t.dx, B, t.K)
+		for i := range t.noise {
+			t.noise[i] = float32(t.noiseRng.NormFloat64())
+		}
+		vScaleAdd(t.xn, t.dx, o.LR, t.xn)
+		vScaleAdd(t.xn, t.noise, o.Std, t.xn)
+		if o.Clamp {
+			for i, v := range t.xn {
+				t.xn[i] = min(box, max(-box, v))
+			}
+		}
+	}
+}
+
+// gridNodes writes the exact-JEM training grid (shifted by a uniform offset if
+// ShiftGrid, wrapping within the box) into t.x after the data.
+func (t *trainer2D) gridNodes() {
+	B, P, G := t.B, t.P, t.gt
+	box := float64(t.spec.Box)
+	h := 2 * box / float64(G)
+	u0, u1 := 0.5, 0.5
+	if t.spec.ShiftGrid {
+		u0, u1 = t.bufRng.Float64(), t.bufRng.Float64()
+	}
+	for i := range G {
+		c0 := float32(-box + (float64(i)+u0)*h)
+		for j := range G {
+			c := B + i*G + j
+			t.x[c] = c0
+			t.x[P+c] = float32(-box + (float64(j)+u1)*h)
+		}
+	}
+}
+
+// lossGrad computes the loss and t.delta = dL/df after the forward pass on t.x.
+func (t *trainer2D) lossGrad() float32 {
+	B, P, K := t.B, t.P, t.K
+	w := t.spec.PxWeight
+	f, s := t.net.f[:K*P], t.net.s[:K*P]
+	invB := 1 / float32(B)
+	var loss, sumD, sumN float32
+	vSoftmax(s, f, K, P)
+	switch t.spec.Method {
+	case Baseline2D:
+		for p := range B {
+			l := lse32(f, p, K, P)
+			sumD += l
+			loss += (l - f[int(t.yd[p])*P+p]) * invB
+			for y := range K {
+				t.delta[y*P+p] = s[y*P+p] * invB
+			}
+			t.delta[int(t.yd[p])*P+p] -= invB
+		}
+	case SGLD2D: // as SGLD.gradient
+		for p := range P {
+			lse := lse32(f, p, K, P)
+			scale := w * invB
+			if p < B {
+				sumD += lse
+				scale = (1 - w) * invB
+				loss += (lse - f[int(t.yd[p])*P+p]) * invB
+				loss -= w * lse * invB
+			} else {
+				sumN += lse
+				loss += w * lse * invB
+			}
+			for y := range K {
+				t.delta[y*P+p] = s[y*P+p] * scale
+			}
+			if p < B {
+				t.delta[int(t.yd[p])*P+p] -= invB
+			}
+		}
+	case JEM2D:
+		for p := range B {
+			l := lse32(f, p, K, P)
+			sumD += l
+			loss += (l - f[int(t.yd[p])*P+p] - w*l) * invB
+			for y := range K {
+				t.delta[y*P+p] = s[y*P+p] * ((1 - w) * invB)
+			}
+			t.delta[int(t.yd[p])*P+p] -= invB
+		}
+		// log Z over the grid's cells and classes; dL/df = w·softmax over all of them.
+		n := P - B
+		mx := f[B]
+		for y := range K {
+			for _, v := range f[y*P+B : (y+1)*P] {
+				mx = max(mx, v)
+			}
+		}
+		var z float64
+		for y := range K {
+			e := t.tmp[y*P+B : (y+1)*P]
+			for i, v := range f[y*P+B : (y+1)*P] {
+				e[i] = v - mx
+			}
+			vExp(e, e)
+			var zs float32
+			for _, v := range e {
+				zs += v
+			}
+			z += float64(zs)
+		}
+		h := 2 * float64(t.spec.Box) / float64(t.gt)
+		logZ := float64(mx) + math.Log(z) + math.Log(h*h)
+		loss += w * float32(logZ)
+		sc := w / float32(z)
+		for y := range K {
+			e, d := t.tmp[y*P+B:(y+1)*P], t.delta[y*P+B:(y+1)*P]
+			for i := range n {
+				d[i] = e[i] * sc
+			}
+		}
+	}
+	t.lseD = sumD * invB
+	t.lseNeg = sumN * invB
+	return loss
+}
+
+func finite32(x float32) bool { return x-x == 0 }
+
+// train runs one run to the end.
+func (t *trainer2D) train(r *Run2D) Result2D {
+	spec := t.spec
+	np := t.net.np
+	clear(t.theta)
+	copy(t.theta, r.Theta)
+	clear(t.m)
+	clear(t.v)
+	t.dataRng = prob.NewRand(prob.Seed(r.Seed, tagData))
+	t.bufRng = prob.NewRand(prob.Seed(r.Seed, tagBuf))
+	t.noiseRng = prob.NewRand(prob.Seed(r.Seed, tagNoise))
+	if r.Fresh == nil {
+		n := len(r.Y)
+		if cap(t.order) < n {
+			t.order = make([]int32, n)
+		}
+		t.order = t.order[:n]
+		for i := range t.order {
+			t.order[i] = int32(i)
+		}
+		t.pos = n // shuffle before the first batch
+	}
+	if spec.Method == SGLD2D {
+		for i := range t.buf {
+			t.buf[i] = (2*t.bufRng.Float32() - 1) * spec.Box
+		}
+		for i := range t.perm {
+			t.perm[i] = int32(i)
+		}
+	}
+	res := Result2D{}
+	maxE := spec.maxEnergy()
+	for step := 1; step <= spec.Steps; step++ {
+		t.batch(r)
+		switch spec.Method {
+		case SGLD2D:
+			t.negatives()
+			t.sgld()
+			t.store()
+			B, P := t.B, t.P
+			copy(t.x[B:P], t.xn[:B])
+			copy(t.x[P+B:2*P], t.xn[B:])
+		case JEM2D:
+			t.gridNodes()
+		}
+		t.net.forward(t.theta, t.x, t.P)
+		loss := t.lossGrad()
+		if !finite32(loss) || abs32(loss) > maxE || abs32(t.lseD) > maxE || abs32(t.lseNeg) > maxE {
+			res.Diverged, res.DivergedStep = true, step
+			break
+		}
+		t.net.backward(t.theta, t.delta, t.P, true, nil)
+		copy(t.snap[:np], t.theta)
+		copy(t.snap[np:2*np], t.m)
+		copy(t.snap[2*np:], t.v)
+		lrScale, epsT := AdamScalars(step)
+		vAdamFlat(t.theta, t.m, t.v, t.net.g, r.LR*float32(lrScale), float32(epsT))
+		if !allFinite(t.theta) || !allFinite(t.m) || !allFinite(t.v) {
+			copy(t.theta, t.snap[:np])
+			copy(t.m, t.snap[np:2*np])
+			copy(t.v, t.snap[2*np:])
+			res.Diverged, res.DivergedStep = true, step
+			break
+		}
+		res.Loss = loss
+		if r.Observe != nil && spec.ObserveEvery > 0 && step%spec.ObserveEvery == 0 {
+			r.Observe(step, t.theta[:len(r.Theta)])
+		}
+	}
+	res.Theta = append([]float32(nil), t.theta[:len(r.Theta)]...)
+	if spec.Method == SGLD2D {
+		in := 0
+		for i := 0; i < len(t.buf); i += 2 {
+			if abs32(t.buf[i]) <= spec.Box && abs32(t.buf[i+1]) <= spec.Box {
+				in++
+			}
+		}
+		res.InBox = float64(in) / float64(len(t.buf)/2)
+		if spec.KeepBuffer {
+			res.Buffer = append([]float32(nil), t.buf...)
+		}
+	}
+	return res
+}
+
+func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
+
+func allFinite(a []float32) bool {
+	for _, x := range a {
+		if x-x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// GridLogits evaluates the MLP 2-hidden…-K with parameters theta at the centres of the
+// G×G grid over [−box, box]² (cell i·G + j at (−box + (i+½)h, −box + (j+½)h), the layout
+// of prob.Grid) and returns the logits [G²][K] in float64, ready for prob.GridJoint.
+func GridLogits(hidden []int, k int, theta []float32, G int, box float64) ([]float64, error) {
+	if G < 1 || len(theta) != NumParams2D(hidden, k) || k < 2 {
+		return nil, errors.New("kernel: GridLogits: bad grid, K or parameter count")
+	}
+	const chunk = 1024
+	n := G * G
+	net := newMLP2D(hidden, k, chunk)
+	th := make([]float32, net.np)
+	copy(th, theta)
+	x := make([]float32, 2*chunk)
+	out := make([]float64, n*k)
+	h := 2 * box / float64(G)
+	for lo := 0; lo < n; lo += chunk {
+		m := min(chunk, n-lo)
+		P := (m + VW - 1) / VW * VW
+		clear(x)
+		for c := range m {
+			i, j := (lo+c)/G, (lo+c)%G
+			x[c] = float32(-box + (float64(i)+0.5)*h)
+			x[P+c] = float32(-box + (float64(j)+0.5)*h)
+		}
+		net.forward(th, x[:2*P], P)
+		for c := range m {
+			for y := range k {
+				out[(lo+c)*k+y] = float64(net.f[y*P+c])
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,507 @@
+package kernel
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/jemcheck/jemcheck/models/prob"
+)
+
+// refLogits2D is a float64 reference of the MLP 2-hidden…-K (tanh) at one point.
+func refLogits2D(th []float64, hidden []int, K int, x0, x1 float64) []float64 {
+	h := []float64{x0, x1}
+	o := 0
+	ls := layers2D(hidden, K)
+	for l, d := range ls {
+		W, b := th[o:o+d.in*d.out], th[o+d.in*d.out:o+d.in*d.out+d.out]
+		o += d.in*d.out + d.out
+		z := make([]float64, d.out)
+		for j := range d.out {
+			s := b[j]
+			for i := range d.in {
+				s += h[i] * W[i*d.out+j]
+			}
+			if l < len(ls)-1 {
+				s = math.Tanh(s)
+			}
+			z[j] = s
+		}
+		h = z
+	}
+	return h
+}
+
+// refLoss2D is the float64 loss of a method for the trainer's current points t.x (data,
+// then negatives or grid nodes) and labels.
+func refLoss2D(th []float64, t *trainer2D) float64 {
+	spec := t.spec
+	B, P, K := t.B, t.P, t.K
+	w := float64(spec.PxWeight)
+	at := func(p int) []float64 {
+		return refLogits2D(th, spec.Hidden, K, float64(t.x[p]), float64(t.x[P+p]))
+	}
+	loss := 0.0
+	for p := range B {
+		f := at(p)
+		l := refLSE(f)
+		loss += (l - f[t.yd[p]]) / float64(B)
+		if spec.Method != Baseline2D {
+			loss -= w * l / float64(B)
+		}
+	}
+	switch spec.Method {
+	case SGLD2D:
+		for p := B; p < P; p++ {
+			loss += w * refLSE(at(p)) / float64(B)
+		}
+	case JEM2D:
+		var all []float64
+		for p := B; p < P; p++ {
+			all = append(all, at(p)...)
+		}
+		h := 2 * float64(spec.Box) / float64(t.gt)
+		loss += w * (refLSE(all) + math.Log(h*h))
+	}
+	return loss
+}
+
+// fixture2D makes a trainer with random parameters, data and negatives/grid in t.x.
+func fixture2D(t *testing.T, spec Spec2D, seed uint64) (*trainer2D, []float64) {
+	t.Helper()
+	if err := spec.validate(); err != nil {
+		t.Fatal(err)
+	}
+	tr := newTrainer2D(spec)
+	rng := rand.New(rand.NewPCG(seed, 3))
+	np := NumParams2D(spec.Hidden, spec.K)
+	th := make([]float64, np)
+	for i := range th {
+		th[i] = rng.NormFloat64() * 0.7
+		tr.theta[i] = float32(th[i])
+		th[i] = float64(tr.theta[i])
+	}
+	B, P := tr.B, tr.P
+	for p := range B {
+		tr.x[p], tr.x[P+p] = float32(rng.Float64()*4-2), float32(rng.Float64()*4-2)
+		tr.yd[p] = int32(rng.IntN(spec.K))
+	}
+	switch spec.Method {
+	case SGLD2D:
+		for p := B; p < P; p++ {
+			tr.x[p], tr.x[P+p] = float32(rng.Float64()*8-4), float32(rng.Float64()*8-4)
+		}
+	case JEM2D:
+		tr.bufRng = rand.New(rand.NewPCG(seed, 4))
+		tr.gridNodes()
+	}
+	return tr, th
+}
+
+// TestSGLD2DGradients: the parameter gradient and loss of every method, and the input
+// gradient of LSE_y f(x), against central finite differences of a float64 reference,
+// for MLPs of 0 to 3 hidden layers.
+func TestSGLD2DGradients(t *testing.T) {
+	cases := []struct {
+		name string
+		spec Spec2D
+	}{
+		{"baseline/8,8", Spec2D{Hidden: []int{8, 8}, K: 3, Method: Baseline2D, Batch: 16, Box: 4}},
+		{"jem/5/grid8", Spec2D{Hidden: []int{5}, K: 2, Method: JEM2D, Batch: 16, Box: 4, PxWeight: 1, TrainGrid: 8}},
+		{"jem/6,4,3/shifted", Spec2D{Hidden: []int{6, 4, 3}, K: 4, Method: JEM2D, Batch: 32, Box: 3, PxWeight: 0.6, TrainGrid: 4, ShiftGrid: true}},
+		{"sgld/8,8", Spec2D{Hidden: []int{8, 8}, K: 3, Method: SGLD2D, Batch: 16, Box: 4, PxWeight: 0.7, SGLD: SGLDOptions{Buffer: 16}}},
+		{"sgld/linear", Spec2D{K: 3, Method: SGLD2D, Batch: 16, Box: 4, PxWeight: 1, SGLD: SGLDOptions{Buffer: 16}}},
+	}
+	for ci, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tr, th := fixture2D(t, c.spec, uint64(ci+1))
+			tr.net.forward(tr.theta, tr.x, tr.P)
+			loss := tr.lossGrad()
+			tr.net.backward(tr.theta, tr.delta, tr.P, true, nil)
+			want := refLoss2D(th, tr)
+			if math.Abs(float64(loss)-want) > 2e-5*math.Max(1, math.Abs(want)) {
+				t.Errorf("loss %v, reference %v", loss, want)
+			}
+			const h = 1e-5
+			worst := 0.0
+			for j := range th {
+				old := th[j]
+				th[j] = old + h
+				lp := refLoss2D(th, tr)
+				th[j] = old - h
+				lm := refLoss2D(th, tr)
+				th[j] = old
+				fd := (lp - lm) / (2 * h)
+				d := math.Abs(float64(tr.net.g[j]) - fd)
+				worst = max(worst, d)
+				if d > 2e-5+1e-4*math.Abs(fd) {
+					t.Errorf("dL/dtheta[%d] = %v, finite difference %v", j, tr.net.g[j], fd)
+				}
+			}
+			t.Logf("parameter gradient: max |kernel - finite difference| = %.3g", worst)
+			// Input gradient of LSE_y f at the data points.
+			B := tr.B
+			xs := slices.Clone(tr.x[:B])
+			xs = append(xs, tr.x[tr.P:tr.P+B]...)
+			dx := make([]float32, 2*B)
+			tr.net.inputGrad(tr.theta, xs, dx, B, c.spec.K)
+			worst = 0
+			for p := range B {
+				for i := range 2 {
+					x := []float64{float64(xs[p]), float64(xs[B+p])}
+					x[i] += h
+					lp := refLSE(refLogits2D(th, c.spec.Hidden, c.spec.K, x[0], x[1]))
+					x[i] -= 2 * h
+					lm := refLSE(refLogits2D(th, c.spec.Hidden, c.spec.K, x[0], x[1]))
+					fd := (lp - lm) / (2 * h)
+					d := math.Abs(float64(dx[i*B+p]) - fd)
+					worst = max(worst, d)
+					if d > 2e-5+1e-4*math.Abs(fd) {
+						t.Errorf("dLSE/dx[%d] of point %d = %v, finite difference %v", i, p, dx[i*B+p], fd)
+					}
+				}
+			}
+			t.Logf("input gradient: max |kernel - finite difference| = %.3g", worst)
+		})
+	}
+}
+
+// TestSGLD2DMatchesSGLDStep: for 2 hidden layers the generic loops give the same bits as
+// the SGLD step kernel (SGLD.gradient, SGLD.inputGrad).
+func TestSGLD2DMatchesSGLDStep(t *testing.T) {
+	spec2 := Spec2D{Hidden: []int{8, 8}, K: 3, Method: SGLD2D, Batch: 32, Box: 4, PxWeight: 0.8, SGLD: SGLDOptions{Buffer: 32}}
+	tr, _ := fixture2D(t, spec2, 9)
+	k, err := NewSGLD(SGLDSpec{H: 8, K: 3, B: 32, PxWeight: 0.8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	B, P := tr.B, tr.P
+	xd := append(slices.Clone(tr.x[:B]), tr.x[P:P+B]...)
+	xn := append(slices.Clone(tr.x[B:P]), tr.x[P+B:]...)
+	lossK := k.gradient(tr.theta, xd, tr.yd, xn)
+	tr.net.forward(tr.theta, tr.x, P)
+	loss := tr.lossGrad()
+	tr.net.backward(tr.theta, tr.delta, P, true, nil)
+	if loss != lossK || !slices.Equal(tr.net.g, k.g[:len(tr.net.g)]) {
+		t.Errorf("loss %v vs %v; gradients equal %v", loss, lossK, slices.Equal(tr.net.g, k.g[:len(tr.net.g)]))
+	}
+	dxK, dx := make([]float32, 2*B), make([]float32, 2*B)
+	k.inputGrad(tr.theta, xn, dxK, B)
+	tr.net.inputGrad(tr.theta, xn, dx, B, 3)
+	if !slices.Equal(dx, dxK) {
+		t.Error("input gradients differ from SGLD.inputGrad")
+	}
+}
+
+// TestReplayBuffer: every draw takes distinct slots, restarts about Reinit of them
+// uniformly on the box, and store writes exactly the drawn slots: with no SGLD steps
+// the buffer keeps every value that was not restarted.
+func TestReplayBuffer(t *testing.T) {
+	const B, M, draws = 16, 48, 4000
+	spec := Spec2D{Hidden: []int{4}, K: 2, Method: SGLD2D, Batch: B, Box: 2, PxWeight: 1,
+		SGLD: SGLDOptions{Steps: 0, Buffer: M, Reinit: 0.25}}
+	tr := newTrainer2D(spec)
+	tr.bufRng = rand.New(rand.NewPCG(1, 2))
+	for i := range tr.buf {
+		tr.buf[i] = float32(1000 + i) // outside the box: restarts are recognisable
+	}
+	for i := range tr.perm {
+		tr.perm[i] = int32(i)
+	}
+	fresh, hits := 0, make([]int, M)
+	for range draws {
+		before := slices.Clone(tr.buf)
+		n := tr.negatives()
+		fresh += n
+		seen := map[int32]bool{}
+		restarted := 0
+		for p, s := range tr.slots {
+			if seen[s] {
+				t.Fatalf("slot %d drawn twice in one step", s)
+			}
+			seen[s] = true
+			hits[s]++
+			x0, x1 := tr.xn[p], tr.xn[B+p]
+			if x0 == before[2*s] && x1 == before[2*s+1] {
+				continue
+			}
+			restarted++
+			if abs32(x0) > spec.Box || abs32(x1) > spec.Box {
+				t.Fatalf("restart (%v, %v) outside the box", x0, x1)
+			}
+		}
+		if restarted != n {
+			t.Fatalf("%d chains changed, %d restarts reported", restarted, n)
+		}
+		tr.sgld() // no steps: the chains stay
+		tr.store()
+		for s := range M {
+			changed := tr.buf[2*s] != before[2*s] || tr.buf[2*s+1] != before[2*s+1]
+			if changed && !seen[int32(s)] {
+				t.Fatalf("slot %d written without being drawn", s)
+			}
+		}
+		for p, s := range tr.slots {
+			if tr.buf[2*s] != tr.xn[p] || tr.buf[2*s+1] != tr.xn[B+p] {
+				t.Fatalf("slot %d holds (%v, %v), want its chain (%v, %v)", s, tr.buf[2*s], tr.buf[2*s+1], tr.xn[p], tr.xn[B+p])
+			}
+		}
+	}
+	n := float64(B * draws)
+	share := float64(fresh) / n
+	if sd := math.Sqrt(0.25 * 0.75 / n); math.Abs(share-0.25) > 5*sd {
+		t.Errorf("restart share %v, want 0.25 ± %v", share, 5*sd)
+	}
+	exp := n / M
+	for s, h := range hits {
+		if math.Abs(float64(h)-exp) > 6*math.Sqrt(exp) {
+			t.Errorf("slot %d drawn %d times, expected %v", s, h, exp)
+		}
+	}
+	t.Logf("restart share %.4f over %d draws", share, int(n))
+}
+
+// gmmRuns makes R runs of random gmm:3,2 tasks, n draws each, with their seeds and
+// initial parameters.
+func gmmRuns(R, n int, hidden []int, lr float32) ([]Run2D, []prob.Task2D) {
+	spec, _ := prob.ParseTaskSpec("gmm:3,2")
+	runs := make([]Run2D, R)
+	tasks := make([]prob.Task2D, R)
+	for i := range runs {
+		tasks[i] = spec.Draw(prob.Seed(7, uint64(i)))
+		d := tasks[i].Sample(prob.Seed(8, uint64(i)), n)
+		r := Run2D{Seed: prob.Seed(9, uint64(i)), Theta: InitMLP2D(uint64(i), hidden, 3), LR: lr, Y: d.Y}
+		for j := range d.Y {
+			r.X0 = append(r.X0, float32(d.X0[j]))
+			r.X1 = append(r.X1, float32(d.X1[j]))
+		}
+		runs[i] = r
+	}
+	return runs, tasks
+}
+
+// TestTrain2DDeterminism: a run's result is the same alone (R=1) as in a block of
+// runs (R=5) and on a second call, for every method; different seeds differ.
+func TestTrain2DDeterminism(t *testing.T) {
+	hidden := []int{8, 8}
+	runs, _ := gmmRuns(5, 200, hidden, 0.01)
+	specs := []Spec2D{
+		{Hidden: hidden, K: 3, Method: Baseline2D, Steps: 20, Batch: 16, Box: 4},
+		{Hidden: hidden, K: 3, Method: JEM2D, Steps: 20, Batch: 16, Box: 4, PxWeight: 1, TrainGrid: 8, ShiftGrid: true},
+		{Hidden: hidden, K: 3, Method: SGLD2D, Steps: 20, Batch: 16, Box: 4, PxWeight: 1, KeepBuffer: true,
+			SGLD: SGLDOptions{Steps: 3, LR: 1, Std: 0.01, Buffer: 100, Reinit: 0.05}},
+	}
+	ctx := context.Background()
+	for _, spec := range specs {
+		t.Run(spec.Method.String(), func(t *testing.T) {
+			all, err := Train2D(ctx, spec, runs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, _ := Train2D(ctx, spec, runs)
+			for i := range runs {
+				one, err := Train2D(ctx, spec, runs[i:i+1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, o := range []Result2D{one[0], again[i]} {
+					if !slices.Equal(o.Theta, all[i].Theta) || o.Loss != all[i].Loss || !slices.Equal(o.Buffer, all[i].Buffer) {
+						t.Errorf("run %d: alone or again differs from its block result", i)
+					}
+				}
+				if slices.Equal(all[i].Theta, runs[i].Theta) || all[i].Diverged {
+					t.Errorf("run %d did not train (diverged %v)", i, all[i].Diverged)
+				}
+			}
+			if slices.Equal(all[0].Theta, all[1].Theta) {
+				t.Error("two runs gave the same parameters")
+			}
+			if spec.Method == SGLD2D && (len(all[0].Buffer) != 200 || all[0].InBox <= 0) {
+				t.Errorf("buffer %d values, in box %v", len(all[0].Buffer), all[0].InBox)
+			}
+		})
+	}
+}
+
+// gridKL trains nothing: it evaluates theta on the grid and returns the exact KLs
+// against the task's truth.
+func gridKL(t *testing.T, hidden []int, theta []float32, task prob.Task2D, g prob.Grid) (j, m, c float64) {
+	t.Helper()
+	lg, err := GridLogits(hidden, task.K, theta, g.G, g.Box)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prob.GridKL(task.Truth(g), prob.GridJoint(lg), task.K)
+}
+
+// TestExactJEMRecoversMixture: exact grid JEM on draws of a known 2-component mixture
+// gets close to it on the 64×64 grid (and far closer than cross-entropy); the oracle
+// (fresh draws) too.
+func TestExactJEMRecoversMixture(t *testing.T) {
+	task, err := prob.NewMixture(0, []prob.Component{
+		{Y: 0, Weight: 0.4, Mu0: -1, Mu1: 0.5, SD: 0.6},
+		{Y: 1, Weight: 0.6, Mu0: 1.2, Mu1: -0.3, SD: 0.8},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hidden := []int{16, 16}
+	d := task.Sample(3, 4000)
+	r := Run2D{Seed: 1, Theta: InitMLP2D(5, hidden, 2), LR: 0.003, Y: d.Y}
+	for j := range d.Y {
+		r.X0 = append(r.X0, float32(d.X0[j]))
+		r.X1 = append(r.X1, float32(d.X1[j]))
+	}
+	oracle := r
+	oracle.Fresh = func(rng *rand.Rand, x0, x1 []float32, y []int32) {
+		s := task.Sample(rng.Uint64(), len(y))
+		for i := range y {
+			x0[i], x1[i], y[i] = float32(s.X0[i]), float32(s.X1[i]), s.Y[i]
+		}
+	}
+	// A 16×16 training grid: the midpoint rule is spectrally accurate for densities
+	// smooth on the scale of a cell (h = 0.5 here, sd ≥ 0.6), so Z is as good as on the
+	// 64×64 grid at a sixteenth of the cost.
+	spec := Spec2D{Hidden: hidden, K: 2, Method: JEM2D, Steps: 1500, Batch: 64, Box: 4, PxWeight: 1, TrainGrid: 16}
+	res, err := Train2D(context.Background(), spec, []Run2D{r, oracle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Method = Baseline2D
+	base, err := Train2D(context.Background(), spec, []Run2D{r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := prob.DefaultGrid
+	jj, jm, jc := gridKL(t, hidden, res[0].Theta, task, g)
+	oj, _, _ := gridKL(t, hidden, res[1].Theta, task, g)
+	bj, _, _ := gridKL(t, hidden, base[0].Theta, task, g)
+	t.Logf("KL joint: jem %.4f (marginal %.4f, conditional %.4f), oracle %.4f, baseline %.4f", jj, jm, jc, oj, bj)
+	if jj > 0.03 || oj > 0.03 || bj < 10*jj || math.Abs(jj-(jm+jc)) > 1e-9 {
+		t.Errorf("KL joint: jem %v, oracle %v, baseline %v", jj, oj, bj)
+	}
+}
+
+// TestTrain2DDivergence: a run whose energy exceeds MaxEnergy, or whose step goes
+// non-finite, is frozen with the step recorded; its block-mates are unaffected.
+func TestTrain2DDivergence(t *testing.T) {
+	hidden := []int{8, 8}
+	runs, _ := gmmRuns(3, 200, hidden, 0.01)
+	spec := Spec2D{Hidden: hidden, K: 3, Method: SGLD2D, Steps: 15, Batch: 16, Box: 4, PxWeight: 1, MaxEnergy: 50,
+		SGLD: SGLDOptions{Steps: 2, LR: 1, Std: 0.01, Buffer: 64, Reinit: 0.05}, ObserveEvery: 1}
+	ctx := context.Background()
+	clean, err := Train2D(ctx, spec, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := slices.Clone(runs)
+	// Run 0: an output bias of 100 puts LSE f above MaxEnergy at once (a finite blow-up).
+	bad[0].Theta = slices.Clone(runs[0].Theta)
+	bad[0].Theta[len(bad[0].Theta)-1] = 100
+	// Run 2: an infinite learning rate makes the first Adam step non-finite.
+	bad[2].LR = float32(math.Inf(1))
+	observed := make([]int, 3)
+	for i := range bad {
+		bad[i].Observe = func(step int, _ []float32) { observed[i] = step }
+	}
+	res, err := Train2D(ctx, spec, bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, 2} {
+		if !res[i].Diverged || res[i].DivergedStep != 1 || !slices.Equal(res[i].Theta, bad[i].Theta) || observed[i] != 0 {
+			t.Errorf("run %d: diverged %v at step %d, parameters kept %v, observed to step %d",
+				i, res[i].Diverged, res[i].DivergedStep, slices.Equal(res[i].Theta, bad[i].Theta), observed[i])
+		}
+	}
+	if res[1].Diverged || !slices.Equal(res[1].Theta, clean[1].Theta) || observed[1] != spec.Steps {
+		t.Errorf("the healthy run changed: diverged %v, same %v, observed to step %d", res[1].Diverged, slices.Equal(res[1].Theta, clean[1].Theta), observed[1])
+	}
+	// A finite blow-up mid-run: cross-entropy sharpens the logits until |mean LSE f|
+	// passes a threshold set just above its start.
+	spec.Method, spec.MaxEnergy, spec.Steps = Baseline2D, 3, 300
+	fast := slices.Clone(runs[:1])
+	fast[0].LR = 0.05
+	mid, err := Train2D(ctx, spec, fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("baseline with MaxEnergy 3: diverged %v at step %d", mid[0].Diverged, mid[0].DivergedStep)
+	if !mid[0].Diverged || mid[0].DivergedStep < 2 {
+		t.Errorf("diverged %v at step %d, want a step > 1", mid[0].Diverged, mid[0].DivergedStep)
+	}
+}
+
+// TestGridLogits: GridLogits agrees with the float64 reference at the cell centres.
+func TestGridLogits(t *testing.T) {
+	hidden := []int{6, 5}
+	theta := InitMLP2D(3, hidden, 3)
+	th := make([]float64, len(theta))
+	for i, v := range theta {
+		th[i] = float64(v)
+	}
+	g := prob.Grid{G: 37, Box: 3}
+	lg, err := GridLogits(hidden, 3, theta, g.G, g.Box)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x0, x1 := g.Centres()
+	for c := range g.Cells() {
+		f := refLogits2D(th, hidden, 3, float64(float32(x0[c])), float64(float32(x1[c])))
+		for y := range 3 {
+			if math.Abs(lg[c*3+y]-f[y]) > 1e-5 {
+				t.Fatalf("cell %d y %d: %v, reference %v", c, y, lg[c*3+y], f[y])
+			}
+		}
+	}
+	if _, err := GridLogits(hidden, 3, theta[1:], 4, 1); err == nil {
+		t.Error("a short theta was accepted")
+	}
+}
+
+// TestSpec2DValidation: bad specs are refused, and InitMLP2D follows the models
+// convention (zero biases, Glorot bounds).
+func TestSpec2DValidation(t *testing.T) {
+	ok := Spec2D{Hidden: []int{8}, K: 3, Method: SGLD2D, Steps: 1, Batch: 16, Box: 4, PxWeight: 1, SGLD: OfficialSGLD()}
+	if err := ok.validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range map[string]func(*Spec2D){
+		"batch 20":       func(s *Spec2D) { s.Batch = 20 },
+		"K 1":            func(s *Spec2D) { s.K = 1 },
+		"wide":           func(s *Spec2D) { s.Hidden = []int{300} },
+		"box 0":          func(s *Spec2D) { s.Box = 0 },
+		"buffer < batch": func(s *Spec2D) { s.SGLD.Buffer = 8 },
+		"reinit 2":       func(s *Spec2D) { s.SGLD.Reinit = 2 },
+		"grid 6":         func(s *Spec2D) { s.Method, s.TrainGrid = JEM2D, 6 },
+		"method":         func(s *Spec2D) { s.Method = 9 },
+	} {
+		s := ok
+		f(&s)
+		if s.validate() == nil {
+			t.Errorf("%s: validated", name)
+		}
+	}
+	if _, err := Train2D(context.Background(), ok, []Run2D{{Theta: InitMLP2D(1, ok.Hidden, 3)}}); err == nil {
+		t.Error("a run without draws was accepted")
+	}
+	o, err := SGLDPreset("langevin", 0.005)
+	if err != nil || math.Abs(float64(o.Std)-0.1) > 1e-7 || o.Steps != 20 || o.Buffer != 10000 {
+		t.Errorf("langevin preset %+v, %v", o, err)
+	}
+	if _, err := SGLDPreset("fast", 1); err == nil {
+		t.Error("unknown preset accepted")
+	}
+	th := InitMLP2D(4, []int{32, 32}, 3)
+	if len(th) != NumParams2D([]int{32, 32}, 3) || th[2*32] != 0 || th[len(th)-1] != 0 {
+		t.Error("biases not zero")
+	}
+	lim := float32(math.Sqrt(6.0 / 34))
+	for _, v := range th[:64] {
+		if abs32(v) > lim {
+			t.Errorf("first-layer weight %v beyond the Glorot bound %v", v, lim)
+		}
+	}
+}

@@ -1,0 +1,197 @@
+// Command probe2d reproduces the SGLD probe's 2-D finding (../shared/research/sgld_probe.md
+// §1) with the fused kernels: it draws T tasks, N draws each, and trains every method on
+// the same tasks, draws and initial parameters (paired), then prints the exact KL of the
+// joint, the marginal q(x) and the conditional on the 64×64 grid per method.
+//
+//	GOEXPERIMENT=simd go run ./scripts/probe2d --tasks=100 --task=gmm:3,2
+//
+// Methods (--methods, comma-separated):
+//
+//	baseline                      cross-entropy
+//	jem:G                         exact grid JEM on a G×G training grid (G=64: the evaluation grid)
+//	oracle:G                      exact grid JEM on fresh draws from the truth every step
+//	sgld:PRESET:LR:STEPS[:clamp]  SGLD-JEM, PRESET official (std 0.01) or langevin (std √(2·LR)),
+//	                              buffer 10000, restarts 0.05, optionally clamped to the box
+//
+// Not part of the pipeline; a research probe for issue 9.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/jemcheck/jemcheck/models/kernel"
+	"github.com/jemcheck/jemcheck/models/prob"
+)
+
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime)
+}
+
+type method struct {
+	name string
+	spec kernel.Spec2D
+	orac bool
+}
+
+func parseMethod(s string, base kernel.Spec2D) (method, error) {
+	parts := strings.Split(s, ":")
+	m := method{name: s, spec: base}
+	switch parts[0] {
+	case "baseline":
+		m.spec.Method = kernel.Baseline2D
+	case "jem", "oracle":
+		m.spec.Method = kernel.JEM2D
+		m.spec.TrainGrid = 64
+		if len(parts) > 1 {
+			g, err := strconv.Atoi(parts[1])
+			if err != nil {
+				return m, fmt.Errorf("method %q: grid %q", s, parts[1])
+			}
+			m.spec.TrainGrid = g
+		}
+		m.orac = parts[0] == "oracle"
+	case "sgld":
+		if len(parts) < 4 {
+			return m, fmt.Errorf("method %q: want sgld:PRESET:LR:STEPS[:clamp]", s)
+		}
+		lr, err := strconv.ParseFloat(parts[2], 32)
+		if err != nil {
+			return m, fmt.Errorf("method %q: lr %q", s, parts[2])
+		}
+		o, err := kernel.SGLDPreset(parts[1], float32(lr))
+		if err != nil {
+			return m, err
+		}
+		if o.Steps, err = strconv.Atoi(parts[3]); err != nil {
+			return m, fmt.Errorf("method %q: steps %q", s, parts[3])
+		}
+		o.Clamp = len(parts) > 4 && parts[4] == "clamp"
+		m.spec.Method = kernel.SGLD2D
+		m.spec.SGLD = o
+	default:
+		return m, fmt.Errorf("unknown method %q", s)
+	}
+	return m, nil
+}
+
+func main() {
+	tasks := flag.Int("tasks", 100, "tasks (one run per task and method)")
+	taskS := flag.String("task", "gmm:3,2", "gmm:K,C, moons:SIGMA or circles:SIGMA")
+	methods := flag.String("methods", "baseline,jem:64,jem:16,oracle:16,sgld:official:1:20,sgld:langevin:0.005:20", "methods")
+	n := flag.Int("n", 2000, "draws per task")
+	steps := flag.Int("steps", 1500, "Adam steps")
+	lr := flag.Float64("lr", 3e-3, "Adam learning rate")
+	batch := flag.Int("batch", 64, "data batch (and negatives)")
+	hiddenS := flag.String("hidden", "32,32", "tanh hidden widths")
+	seed := flag.Uint64("seed", 1, "seed")
+	flag.Parse()
+	if err := run(*tasks, *taskS, *methods, *n, *steps, float32(*lr), *batch, *hiddenS, *seed); err != nil {
+		fmt.Fprintln(os.Stderr, "probe2d:", err)
+		os.Exit(2)
+	}
+}
+
+func run(T int, taskS, methodsS string, n, steps int, lr float32, batch int, hiddenS string, seed uint64) error {
+	ts, err := prob.ParseTaskSpec(taskS)
+	if err != nil {
+		return err
+	}
+	var hidden []int
+	for _, f := range strings.Split(hiddenS, ",") {
+		h, err := strconv.Atoi(f)
+		if err != nil {
+			return fmt.Errorf("hidden %q", hiddenS)
+		}
+		hidden = append(hidden, h)
+	}
+	base := kernel.Spec2D{Hidden: hidden, K: ts.K, Steps: steps, Batch: batch, Box: 4, PxWeight: 1}
+	var ms []method
+	for _, s := range strings.Split(methodsS, ",") {
+		m, err := parseMethod(s, base)
+		if err != nil {
+			return err
+		}
+		ms = append(ms, m)
+	}
+	g := prob.DefaultGrid
+	taskL := make([]prob.Task2D, T)
+	truth := make([][]float64, T)
+	runs := make([]kernel.Run2D, T)
+	bayes := 0.0
+	for i := range T {
+		taskL[i] = ts.Draw(prob.Seed(seed, 1, uint64(i)))
+		truth[i] = taskL[i].Truth(g)
+		bayes += prob.BayesAccuracy(truth[i], g.Cells(), ts.K) / float64(T)
+		d := taskL[i].Sample(prob.Seed(seed, 2, uint64(i)), n)
+		r := kernel.Run2D{Seed: prob.Seed(seed, 3, uint64(i)), Theta: kernel.InitMLP2D(prob.Seed(seed, 4, uint64(i)), hidden, ts.K), LR: lr, Y: d.Y}
+		for j := range d.Y {
+			r.X0 = append(r.X0, float32(d.X0[j]))
+			r.X1 = append(r.X1, float32(d.X1[j]))
+		}
+		runs[i] = r
+	}
+	fmt.Printf("probe2d: %d tasks %s, N=%d, MLP 2-%s-%d tanh, Adam lr %g, %d steps, batch %d, grid %dx%d on [-%g,%g]^2, Bayes accuracy %.3f\n",
+		T, taskS, n, hiddenS, ts.K, lr, steps, batch, g.G, g.G, g.Box, g.Box, bayes)
+	fmt.Printf("%-24s %9s %9s %9s %9s %9s %9s %6s %6s %8s %8s\n", "method", "joint", "median", "marginal", "cond", "acc", "in_box", "div", "n", "cpu_s", "ms/step")
+	for _, m := range ms {
+		rs := slices.Clone(runs)
+		if m.orac {
+			for i := range rs {
+				task := taskL[i]
+				rs[i].Fresh = func(rng *rand.Rand, x0, x1 []float32, y []int32) {
+					s := task.Sample(rng.Uint64(), len(y))
+					for j := range y {
+						x0[j], x1[j], y[j] = float32(s.X0[j]), float32(s.X1[j]), s.Y[j]
+					}
+				}
+			}
+		}
+		c0 := cpuSeconds()
+		res, err := kernel.Train2D(context.Background(), m.spec, rs)
+		if err != nil {
+			return fmt.Errorf("%s: %w", m.name, err)
+		}
+		cpu := cpuSeconds() - c0
+		var joints []float64
+		var sj, sm, sc, acc, inBox float64
+		div, ok := 0, 0
+		for i, r := range res {
+			lg, err := kernel.GridLogits(hidden, ts.K, r.Theta, g.G, g.Box)
+			if err != nil {
+				return err
+			}
+			q := prob.GridJoint(lg)
+			j, mm, c := prob.GridKL(truth[i], q, ts.K)
+			joints = append(joints, j)
+			inBox += r.InBox / float64(len(res))
+			if r.Diverged {
+				div++
+				continue
+			}
+			ok++
+			sj += j
+			sm += mm
+			sc += c
+			acc += prob.Accuracy(truth[i], q, g.Cells(), ts.K)
+		}
+		d := math.Max(1, float64(ok))
+		fmt.Printf("%-24s %9.4f %9.4f %9.4f %9.4f %9.3f %9.3f %6d %6d %8.1f %8.3f\n", m.name, sj/d, prob.Median(joints), sm/d, sc/d, acc/d, inBox, div, len(res),
+			cpu, 1000*cpu/float64(len(res)*steps))
+	}
+	fmt.Println("joint/marginal/cond/acc: means over the runs that did not diverge; median: over all runs; in_box: SGLD buffer share inside the box; ms/step: CPU per run-step incl. setup")
+	return nil
+}
