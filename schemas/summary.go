@@ -59,11 +59,11 @@ type Comparison struct {
 
 // PointSummary aggregates one grid point (the whole run in the control pipeline).
 type PointSummary struct {
-	PointID int64       `json:"point_id"`
-	Params  Grid        `json:"params"` // the grid point's values
-	Tables  int         `json:"tables"`
-	Floor   float64     `json:"floor"`        // the first-order (X·K−1)/(2N), for comparison
-	Family  string      `json:"model_family"` // "complete" or the restricted family the point trains
+	PointID int64   `json:"point_id"`
+	Params  Grid    `json:"params"` // the grid point's values
+	Tables  int     `json:"tables"`
+	Floor   float64 `json:"floor"`        // the first-order (X·K−1)/(2N), for comparison
+	Family  string  `json:"model_family"` // "complete" or the restricted family the point trains
 
 	// References over the point's tables (every method shares them).
 	EmptyCellShare    float64 `json:"empty_cell_share"`      // share of tables whose N draws left a cell empty

@@ -141,7 +141,8 @@ type Grid struct {
 }
 
 // defaultPoint holds the built-in defaults: the control pipeline's flag defaults.
-var defaultPoint = stages.Point{Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform", Samples: 1000, Model: "linear", LR: 0.05, Steps: 300, PxWeight: 1}}
+var defaultPoint = stages.Point{Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform",
+	Samples: 1000, Model: "linear", LR: 0.05, Steps: 300, PxWeight: 1}}
 
 var (
 	nameRE  = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)

@@ -103,7 +103,11 @@ func (f *Flags) Config(pipeline string) (Config, error) {
 		Runner:    RunnerName(),
 		Options:   f.Options(),
 		Overwrite: f.Overwrite(),
-		Points:    []stages.Point{{Grid: schemas.Grid{XValues: *f.xValues, Classes: *f.classes, Encoding: *f.encoding, Generator: *f.generator, Samples: *f.samples, Model: *f.model, LR: *f.lr, Steps: *f.steps, BatchSize: *f.batchSize, PxWeight: *f.pxWeight}, Tables: *f.tables, Methods: ms}},
+		Points: []stages.Point{{
+			Grid: schemas.Grid{XValues: *f.xValues, Classes: *f.classes, Encoding: *f.encoding, Generator: *f.generator,
+				Samples: *f.samples, Model: *f.model, LR: *f.lr, Steps: *f.steps, BatchSize: *f.batchSize, PxWeight: *f.pxWeight},
+			Tables: *f.tables, Methods: ms,
+		}},
 	}, nil
 }
 
