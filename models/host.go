@@ -1,39 +1,25 @@
 package models
 
 import (
-	"math"
 	"math/rand/v2"
 	"slices"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/jemcheck/jemcheck/models/kernel"
 )
 
 // Host-side helpers: parameter initialisation, cell weights, minibatch sampling, and the
 // conversions between per-run host slices and the batched tensors of the two layouts.
 
-// initTheta draws one run's canonical parameters from its seed: uniform(-1,1) for the
-// linear model; Glorot-uniform weights and zero biases for an MLP.
+// initTheta draws one run's canonical parameters from its seed (kernel.InitTheta:
+// uniform(-1,1) for the linear model; Glorot-uniform weights and zero biases for an MLP).
 func initTheta(seed uint64, ls []layer) []float32 {
-	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
-	theta := make([]float32, 0, numParams(ls))
-	linear := len(ls) == 1
-	for _, l := range ls {
-		a := 1.0
-		if !linear {
-			a = math.Sqrt(6 / float64(l.in+l.out))
-		}
-		for range l.in * l.out {
-			theta = append(theta, float32((rng.Float64()*2-1)*a))
-		}
-		for range l.out {
-			if linear {
-				theta = append(theta, float32(rng.Float64()*2-1))
-			} else {
-				theta = append(theta, 0)
-			}
-		}
+	layers := make([][2]int, len(ls))
+	for i, l := range ls {
+		layers[i] = [2]int{l.in, l.out}
 	}
-	return theta
+	return kernel.InitTheta(seed, layers)
 }
 
 // normalise returns c / sum(c) in float32.

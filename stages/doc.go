@@ -5,9 +5,8 @@
 //	SampleDatasets  Block → Block (+ samples/)       N draws per table, as cell counts
 //	Train           Block → TrainedBlock              a block's runs, one graph per training shape
 //	Evaluate        TrainedBlock → ResultBlock, LearnedBlock   KLs, the error split, references
-//	CollectResults  ResultBlock → ResultSet           every row, by run id
-//	Aggregate       ResultSet → schemas.Summary       per point and method, and the verdict
-//	Report          Summary, ResultSet, LearnedBlock → summary.json, report.html, figures/
+//	Aggregate       ResultBlock → schemas.Summary     per point and method (a combine of PointAcc), and the verdict
+//	Report          Summary, ResultBlock, LearnedBlock → summary.json, report.html, figures/
 //	WriteVerdict    Summary → verdict.json            the regression check
 //	Publish         written keys → manifest.json      the run's staging folder becomes --out
 //

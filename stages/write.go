@@ -51,20 +51,34 @@ type writeTablesFn struct {
 
 func (f *writeTablesFn) ProcessElement(ctx context.Context, point int64, iter func(*Block) bool, emit func(string)) error {
 	p := pointsByID(f.Points)[point]
-	var ts []prob.Table
+	var blocks []Block
 	var b Block
+	n := 0
 	for iter(&b) {
-		for i := range b.Len() {
-			t := b.table(p, i)
-			ts = append(ts, prob.Table{ID: t.ID, X: p.XValues, K: p.Classes, P: t.P})
-		}
+		blocks = append(blocks, Block{First: b.First, IDs: b.IDs, P: b.P})
+		n += b.Len()
 	}
-	slices.SortFunc(ts, func(a, b prob.Table) int { return cmp.Compare(a.ID, b.ID) })
+	// A point's blocks are consecutive ordinal ranges and ordinals follow the ids: in
+	// block order the tables are in id order. The rows are streamed a block at a time.
+	slices.SortFunc(blocks, func(a, b Block) int { return cmp.Compare(a.First, b.First) })
 	key := TablesPath(point, f.MultiPoint)
-	if err := schemas.WriteParquet(ctx, f.bucket, key, schemas.TableRows(ts)); err != nil {
+	err := schemas.WriteParquetStream(ctx, f.bucket, key, func(write func([]schemas.TableRow) error) error {
+		for _, b := range blocks {
+			ts := make([]prob.Table, b.Len())
+			for i := range ts {
+				t := b.table(p, i)
+				ts[i] = prob.Table{ID: t.ID, X: p.XValues, K: p.Classes, P: t.P}
+			}
+			if err := write(schemas.TableRows(ts)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("write tables of point %d: %w", point, err)
 	}
-	progress(ctx, "write: %d tables -> %s", len(ts), key)
+	progress(ctx, "write: %d tables -> %s", n, key)
 	emit(key)
 	return nil
 }

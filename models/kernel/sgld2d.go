@@ -165,24 +165,38 @@ func NumParams2D(hidden []int, k int) int {
 	return n
 }
 
-// InitMLP2D draws a run's initial parameters from its seed with the convention of
-// package models (initTheta): Glorot-uniform weights and zero biases for an MLP,
-// uniform(−1, 1) weights and biases for the linear model, canonical layout (per layer W
-// row-major [in][out], then b).
+// InitMLP2D draws a run's initial parameters for the MLP 2-hidden…-K (InitTheta).
 func InitMLP2D(seed uint64, hidden []int, k int) []float32 {
-	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	ls := layers2D(hidden, k)
-	theta := make([]float32, 0, NumParams2D(hidden, k))
-	linear := len(ls) == 1
-	for _, l := range ls {
+	layers := make([][2]int, len(ls))
+	for i, l := range ls {
+		layers[i] = [2]int{l.in, l.out}
+	}
+	return InitTheta(seed, layers)
+}
+
+// InitTheta draws one run's parameters from its seed, the project's one convention
+// (package models trains with it too): uniform(−1, 1) weights and biases for the linear
+// model (one layer), Glorot-uniform weights uniform(−a, a), a = sqrt(6/(in+out)), and
+// zero biases for an MLP; canonical layout, per layer W row-major [in][out], then b.
+// layers are the (in, out) sizes of the dense layers.
+func InitTheta(seed uint64, layers [][2]int) []float32 {
+	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	n := 0
+	for _, l := range layers {
+		n += l[0]*l[1] + l[1]
+	}
+	theta := make([]float32, 0, n)
+	linear := len(layers) == 1
+	for _, l := range layers {
 		a := 1.0
 		if !linear {
-			a = math.Sqrt(6 / float64(l.in+l.out))
+			a = math.Sqrt(6 / float64(l[0]+l[1]))
 		}
-		for range l.in * l.out {
+		for range l[0] * l[1] {
 			theta = append(theta, float32((rng.Float64()*2-1)*a))
 		}
-		for range l.out {
+		for range l[1] {
 			if linear {
 				theta = append(theta, float32(rng.Float64()*2-1))
 			} else {
