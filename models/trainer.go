@@ -24,8 +24,9 @@ const DefaultBackend = "go:ops_sequential"
 // sweep, one core): runs per CPU-second rise from ~37k at 256 runs per graph to ~50k at
 // 1024 and ~55k at 4096, flat beyond; unrolling 25 steps per call is within noise of 300.
 const (
-	// DefaultRunsPerBatch is the largest number of runs stacked into one graph; longer
-	// Train calls are split into batches of this size.
+	// DefaultRunsPerBatch is the largest number of runs stacked into one GoMLX graph
+	// unless SetRunsPerBatch says otherwise; longer Train calls are split into batches
+	// of this size.
 	DefaultRunsPerBatch = 4096
 	// defaultUnrollFast is the number of Adam steps unrolled per graph call on the fast path.
 	defaultUnrollFast = 25
@@ -128,6 +129,14 @@ func CheckBackend(backend string) error {
 	}
 	tr.Close()
 	return nil
+}
+
+// SetRunsPerBatch sets the largest number of runs stacked into one GoMLX graph (n > 0):
+// the pipelines pass --train_batch, so that flag alone caps a graph.
+func (t *Trainer) SetRunsPerBatch(n int) {
+	if n > 0 {
+		t.runsPerBatch = n
+	}
 }
 
 // Backend returns the backend configuration the Trainer was created with ("" is

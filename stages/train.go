@@ -23,15 +23,16 @@ var runsTrained = beam.NewCounter("jemcheck", "runs_trained")
 
 // Train trains one run per table and method of every block. A block's runs that share a
 // training shape (every method but a minibatch point's oracle, which trains full-batch
-// on the true table) are one training batch, trained in one GoMLX graph: a block is a
-// batch, so no grouping is needed to form batches. Baseline runs minimise
+// on the true table) are one training batch, trained in one call of the fused CPU
+// kernels or one GoMLX graph (see models.NewTrainer and --backend): a block is a batch,
+// so no grouping is needed to form batches. Baseline runs minimise
 // cross-entropy, jem runs the exact joint negative log-likelihood (Z by enumerating all
 // cells), oracle runs the jem loss on the true table.
 //
 // In: PCollection<Block> (with counts). Out: PCollection<TrainedBlock>.
 func Train(s beam.Scope, opts Options, points []Point, blocks beam.PCollection) beam.PCollection {
 	s = s.Scope("stages.Train")
-	return beam.ParDo(s, &trainBlockFn{Seed: opts.Seed, Backend: opts.Backend, Timings: opts.Timings, Points: points}, blocks)
+	return beam.ParDo(s, &trainBlockFn{Seed: opts.Seed, Backend: opts.Backend, TrainBatch: opts.TrainBatch, Timings: opts.Timings, Points: points}, blocks)
 }
 
 func shapeKey(s models.Shape) string {
@@ -39,10 +40,11 @@ func shapeKey(s models.Shape) string {
 }
 
 type trainBlockFn struct {
-	Seed    uint64
-	Backend string
-	Timings bool
-	Points  []Point
+	Seed       uint64
+	Backend    string
+	TrainBatch int // runs per training graph (the block's runs of one shape)
+	Timings    bool
+	Points     []Point
 
 	points  map[int64]Point
 	trainer *models.Trainer
@@ -54,6 +56,7 @@ func (f *trainBlockFn) Setup() error {
 	if err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
+	t.SetRunsPerBatch(f.TrainBatch)
 	f.trainer = t
 	return nil
 }
