@@ -49,16 +49,16 @@ type BlockSums struct {
 
 // MethodSums is one method's runs of a folded block.
 type MethodSums struct {
-	Method         string
-	Runs, Diverged int64
-	Sum            []float64 // per distField: Σ of the finite values of the converged runs
-	Inf            []int64   // per distField: ±Inf values
-	Scale, RefExp  float64   // Σ (kl_reference_expected − kl_approximation), Σ kl_reference_expected
-	Joint          float64   // Σ kl_joint (all converged runs, as the verdict's mean)
-	Checks         []prob.RatioMoments
-	MarginalGap    float64 // Σ kl_marginal_gap and Σ kl_marginal_reference_expected,
-	MarginalScale  float64 // for the conditional's ratio
-	OptimisationGp float64 // Σ kl_optimisation_gap
+	Method          string
+	Runs, Diverged  int64
+	Sum             []float64           // per distField: Σ of the finite values of the converged runs
+	Inf             []int64             // per distField: ±Inf values
+	Scale, RefExp   float64             // Σ (kl_reference_expected − kl_approximation), Σ kl_reference_expected
+	Joint           float64             // Σ kl_joint (all converged runs, as the verdict's mean)
+	Checks          []prob.RatioMoments // the verdict's ratios (checkMoments), converged runs
+	OptimisationGap float64             // Σ kl_optimisation_gap, Σ kl_marginal_gap and
+	MarginalGap     float64             // Σ kl_marginal_reference_expected: the conditional's
+	MarginalScale   float64             // ratio (joint minus q(x), chain rule)
 }
 
 // MethodSketch holds one method's distributions (per distField) of a folded point.
@@ -210,7 +210,7 @@ func (a *PointAcc) addFolded(b ResultBlock) {
 			ms.Scale += r.KLReferenceExpected - r.KLApproximation
 			ms.RefExp += r.KLReferenceExpected
 			ms.Joint += r.KLJoint
-			ms.OptimisationGp += r.KLOptimisationGap
+			ms.OptimisationGap += r.KLOptimisationGap
 			ms.MarginalGap += r.KLMarginalGap
 			ms.MarginalScale += r.KLMarginalReferenceExpected
 			for c, nd := range checkMoments(r) {
@@ -310,7 +310,7 @@ func (a *PointAcc) Summary(g schemas.Grid, seed uint64, th Thresholds) schemas.P
 				if den == 0 {
 					return math.NaN()
 				}
-				return (jem.OptimisationGp - jem.MarginalGap) / den
+				return (jem.OptimisationGap - jem.MarginalGap) / den
 			}}
 	}
 	ps.Verdict = decideFrom(ps, in, th)
@@ -331,7 +331,7 @@ func (m *MethodSums) add(o MethodSums) {
 	m.Scale += o.Scale
 	m.RefExp += o.RefExp
 	m.Joint += o.Joint
-	m.OptimisationGp += o.OptimisationGp
+	m.OptimisationGap += o.OptimisationGap
 	m.MarginalGap += o.MarginalGap
 	m.MarginalScale += o.MarginalScale
 	for c := range o.Checks {
