@@ -40,11 +40,194 @@ var (
 	maxTablesBytes int64 = MaxTablesFileBytes
 )
 
-// tooManyRows is the error for a file with more than MaxTablesFileCells rows; unit
-// and at say where the first row over the limit is ("line 10000002", "row 10000001").
-func tooManyRows(unit string, at int64) error {
-	return fmt.Errorf("%s %d: more than %d rows: a tables file holds at most %d cells (one row per cell)",
-		unit, at, maxTablesCells, maxTablesCells)
+// userFile describes one kind of user input file (a tables file, a tasks file): its
+// columns and limits, and the words its messages use. The readers of every kind share
+// the code below and in tables_parquet.go (format by extension, bounded reading, the
+// CSV header and values, the Parquet checks), so they fail alike.
+type userFile struct {
+	kind     string   // names the file in messages: "tables" gives "tables file t.csv: ..."
+	row      string   // what one row holds, in the row limit's message: "cell"
+	columns  []string // the columns, the integer ones first
+	ints     int      // how many of columns are integers (INT32/INT64); the rest are floating point
+	maxRows  *int64   // the limits in force
+	maxBytes *int64
+}
+
+// maxUserColumns bounds len(userFile.columns): scratch arrays are this long.
+const maxUserColumns = 8
+
+// tablesFile is the tables file of --tables_from: one row per cell, in TableRow's order.
+var tablesFile = userFile{kind: "tables", row: "cell", columns: tableColumns, ints: 3,
+	maxRows: &maxTablesCells, maxBytes: &maxTablesBytes}
+
+// want lists the columns for messages: "table_id, x, y, p".
+func (f userFile) want() string { return strings.Join(f.columns, ", ") }
+
+// tooManyRows is the error for a file with more than its row limit; unit and at say
+// where the first row over the limit is ("line 10000002", "row 10000001").
+func (f userFile) tooManyRows(unit string, at int64) error {
+	return fmt.Errorf("%s %d: more than %d rows: a %s file holds at most %d %ss (one row per %s)",
+		unit, at, *f.maxRows, f.kind, *f.maxRows, f.row, f.row)
+}
+
+// load reads the file at loc (a path or URL) whole, within the byte limit, after
+// checking its extension. It returns the file's key, which names its format; errors
+// name the file.
+func (f userFile) load(ctx context.Context, loc string) (key string, data []byte, err error) {
+	dir, key, err := storage.SplitObject(loc)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s file %q: %w", f.kind, loc, err)
+	}
+	if key == "" {
+		return "", nil, fmt.Errorf("%s file %q: no file name", f.kind, loc)
+	}
+	if _, err := fileFormat(key); err != nil {
+		return "", nil, fmt.Errorf("%s file %s: %w", f.kind, loc, err)
+	}
+	b, err := storage.OpenExistingBucket(ctx, dir)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s file %s: %w", f.kind, loc, err)
+	}
+	defer b.Close()
+	data, err = f.readBounded(ctx, b, key)
+	if err != nil {
+		if gcerrors.Code(err) == gcerrors.NotFound {
+			return "", nil, fmt.Errorf("%s file %s does not exist", f.kind, loc)
+		}
+		return "", nil, fmt.Errorf("%s file %s: %w", f.kind, loc, err)
+	}
+	return key, data, nil
+}
+
+// readBounded reads the object key whole, refusing one over the byte limit before
+// reading it (and while reading, should it grow meanwhile).
+func (f userFile) readBounded(ctx context.Context, b *blob.Bucket, key string) ([]byte, error) {
+	attrs, err := b.Attributes(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	limit := *f.maxBytes
+	tooBig := func(size int64) error {
+		return fmt.Errorf("the file has %d bytes, more than the %d a %s file may have", size, limit, f.kind)
+	}
+	if attrs.Size > limit {
+		return nil, tooBig(attrs.Size)
+	}
+	r, err := b.NewReader(ctx, key, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, tooBig(int64(len(data)))
+	}
+	return data, nil
+}
+
+// fileFormat is "csv" or "parquet", from the extension of a file's name.
+func fileFormat(name string) (string, error) {
+	switch ext := strings.ToLower(path.Ext(name)); ext {
+	case ".csv":
+		return "csv", nil
+	case ".parquet":
+		return "parquet", nil
+	default:
+		return "", fmt.Errorf("unknown extension %q, want .csv or .parquet", ext)
+	}
+}
+
+// parseUserRows parses the bytes of a file of kind f, CSV or Parquet by the extension
+// of name, into rows made by conv (see parseCSVRows and parseParquetRows). unit is
+// what the file's errors call a row's position: "line" (CSV, from 1, the header
+// included) or "row" (Parquet, from 1).
+func parseUserRows[R any](f userFile, name string, data []byte, conv func(ints []int64, floats []float64, at int64) R) (rows []R, unit string, err error) {
+	format, err := fileFormat(name)
+	if err != nil {
+		return nil, "", err
+	}
+	if format == "csv" {
+		rows, err = parseCSVRows(f, data, conv)
+		return rows, "line", err
+	}
+	rows, err = parseParquetRows(f, data, conv)
+	return rows, "row", err
+}
+
+// parseCSVRows reads a CSV file of f's columns: a header row naming each column once,
+// in any order (case and surrounding spaces ignored; a leading BOM is skipped), then
+// at most the row limit of rows. conv makes each row into an R from its values, in
+// f.columns' order (integers, then floats: scratch slices, reused), and its line. A
+// value that is not a number is refused here; an out-of-range float comes as ±Inf or
+// 0, for the caller to judge.
+func parseCSVRows[R any](f userFile, data []byte, conv func(ints []int64, floats []float64, at int64) R) ([]R, error) {
+	data = bytes.TrimPrefix(data, []byte("\uFEFF")) // a BOM from spreadsheet exports
+	r := csv.NewReader(bytes.NewReader(data))
+	r.ReuseRecord = true
+	header, err := r.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("empty file: want a header %s and rows", strings.Join(f.columns, ","))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("malformed CSV: %w", err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		name := strings.ToLower(strings.TrimSpace(h))
+		if !slices.Contains(f.columns, name) {
+			return nil, fmt.Errorf("line 1: unexpected column %q: want exactly %s", h, f.want())
+		}
+		if _, dup := col[name]; dup {
+			return nil, fmt.Errorf("line 1: column %q appears twice", name)
+		}
+		col[name] = i
+	}
+	for _, name := range f.columns {
+		if _, ok := col[name]; !ok {
+			return nil, fmt.Errorf("line 1: missing column %q: want exactly %s", name, f.want())
+		}
+	}
+	ints := make([]int64, f.ints)
+	floats := make([]float64, len(f.columns)-f.ints)
+	var rows []R
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("malformed CSV: %w", err)
+		}
+		line, _ := r.FieldPos(0)
+		if int64(len(rows)) >= *f.maxRows {
+			return nil, f.tooManyRows("line", int64(line))
+		}
+		for j, name := range f.columns {
+			s := strings.TrimSpace(rec[col[name]])
+			if j >= f.ints {
+				v, err := strconv.ParseFloat(s, 64)
+				if err != nil && !errors.Is(err, strconv.ErrRange) { // out of range: ±Inf or 0, judged by the caller
+					return nil, fmt.Errorf("line %d: %s %q is not a number", line, name, s)
+				}
+				floats[j-f.ints] = v
+				continue
+			}
+			v, err := strconv.ParseInt(s, 10, 64)
+			if errors.Is(err, strconv.ErrRange) {
+				return nil, fmt.Errorf("line %d: %s %s is out of range: it must be in [%d, %d] (a signed 64-bit integer)",
+					line, name, s, int64(math.MinInt64), int64(math.MaxInt64))
+			}
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %s %q is not an integer", line, name, s)
+			}
+			ints[j] = v
+		}
+		rows = append(rows, conv(ints, floats, int64(line)))
+	}
+	return rows, nil
 }
 
 // tableColumns are the columns of a user tables file, in TableRow's order.
@@ -74,27 +257,9 @@ func TableRows(ts []prob.Table) []TableRow {
 // back sorted by id. Errors name the file and the problem (with the CSV line or the
 // Parquet row).
 func ReadTables(ctx context.Context, loc string) ([]prob.Table, error) {
-	dir, key, err := storage.SplitObject(loc)
+	key, data, err := tablesFile.load(ctx, loc)
 	if err != nil {
-		return nil, fmt.Errorf("tables file %q: %w", loc, err)
-	}
-	if key == "" {
-		return nil, fmt.Errorf("tables file %q: no file name", loc)
-	}
-	if _, err := tablesFormat(key); err != nil {
-		return nil, fmt.Errorf("tables file %s: %w", loc, err)
-	}
-	b, err := storage.OpenExistingBucket(ctx, dir)
-	if err != nil {
-		return nil, fmt.Errorf("tables file %s: %w", loc, err)
-	}
-	defer b.Close()
-	data, err := readBounded(ctx, b, key)
-	if err != nil {
-		if gcerrors.Code(err) == gcerrors.NotFound {
-			return nil, fmt.Errorf("tables file %s does not exist", loc)
-		}
-		return nil, fmt.Errorf("tables file %s: %w", loc, err)
+		return nil, err
 	}
 	ts, err := ParseTables(key, data)
 	if err != nil {
@@ -103,61 +268,11 @@ func ReadTables(ctx context.Context, loc string) ([]prob.Table, error) {
 	return ts, nil
 }
 
-// readBounded reads the object key whole, refusing one over MaxTablesFileBytes
-// before reading it (and while reading, should it grow meanwhile).
-func readBounded(ctx context.Context, b *blob.Bucket, key string) ([]byte, error) {
-	attrs, err := b.Attributes(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	tooBig := func(size int64) error {
-		return fmt.Errorf("the file has %d bytes, more than the %d a tables file may have", size, maxTablesBytes)
-	}
-	if attrs.Size > maxTablesBytes {
-		return nil, tooBig(attrs.Size)
-	}
-	r, err := b.NewReader(ctx, key, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	data, err := io.ReadAll(io.LimitReader(r, maxTablesBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > maxTablesBytes {
-		return nil, tooBig(int64(len(data)))
-	}
-	return data, nil
-}
-
-func tablesFormat(name string) (string, error) {
-	switch ext := strings.ToLower(path.Ext(name)); ext {
-	case ".csv":
-		return "csv", nil
-	case ".parquet":
-		return "parquet", nil
-	default:
-		return "", fmt.Errorf("unknown extension %q, want .csv or .parquet", ext)
-	}
-}
-
 // ParseTables parses and validates the bytes of a tables file as ReadTables does; the
 // extension of name (.csv or .parquet) chooses the format. It never panics, and it
 // allocates in proportion to the rows it really reads, at most MaxTablesFileCells.
 func ParseTables(name string, data []byte) ([]prob.Table, error) {
-	format, err := tablesFormat(name)
-	if err != nil {
-		return nil, err
-	}
-	var cells []cell
-	unit := "line"
-	if format == "csv" {
-		cells, err = parseTablesCSV(data)
-	} else {
-		unit = "row"
-		cells, err = parseTablesParquet(data)
-	}
+	cells, unit, err := parseUserRows(tablesFile, name, data, newCell)
 	if err != nil {
 		return nil, err
 	}
@@ -170,68 +285,9 @@ type cell struct {
 	at int64
 }
 
-func parseTablesCSV(data []byte) ([]cell, error) {
-	data = bytes.TrimPrefix(data, []byte("\uFEFF")) // a BOM from spreadsheet exports
-	r := csv.NewReader(bytes.NewReader(data))
-	r.ReuseRecord = true
-	header, err := r.Read()
-	if errors.Is(err, io.EOF) {
-		return nil, errors.New("empty file: want a header table_id,x,y,p and rows")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("malformed CSV: %w", err)
-	}
-	col := map[string]int{}
-	for i, h := range header {
-		name := strings.ToLower(strings.TrimSpace(h))
-		if !slices.Contains(tableColumns, name) {
-			return nil, fmt.Errorf("line 1: unexpected column %q: want exactly table_id, x, y, p", h)
-		}
-		if _, dup := col[name]; dup {
-			return nil, fmt.Errorf("line 1: column %q appears twice", name)
-		}
-		col[name] = i
-	}
-	for _, name := range tableColumns {
-		if _, ok := col[name]; !ok {
-			return nil, fmt.Errorf("line 1: missing column %q: want exactly table_id, x, y, p", name)
-		}
-	}
-	var cells []cell
-	for {
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("malformed CSV: %w", err)
-		}
-		line, _ := r.FieldPos(0)
-		if int64(len(cells)) >= maxTablesCells {
-			return nil, tooManyRows("line", int64(line))
-		}
-		c := cell{at: int64(line)}
-		ints := []*int64{&c.TableID, &c.X, &c.Y}
-		for j, name := range tableColumns[:3] {
-			s := strings.TrimSpace(rec[col[name]])
-			v, err := strconv.ParseInt(s, 10, 64)
-			if errors.Is(err, strconv.ErrRange) {
-				return nil, fmt.Errorf("line %d: %s %s is out of range: it must be in [%d, %d] (a signed 64-bit integer)",
-					line, name, s, int64(math.MinInt64), int64(math.MaxInt64))
-			}
-			if err != nil {
-				return nil, fmt.Errorf("line %d: %s %q is not an integer", line, name, s)
-			}
-			*ints[j] = v
-		}
-		s := strings.TrimSpace(rec[col["p"]])
-		c.P, err = strconv.ParseFloat(s, 64)
-		if err != nil && !errors.Is(err, strconv.ErrRange) { // out of range: ±Inf or 0, judged below
-			return nil, fmt.Errorf("line %d: p %q is not a number", line, s)
-		}
-		cells = append(cells, c)
-	}
-	return cells, nil
+// newCell makes a cell of the values of a row of tablesFile.
+func newCell(ints []int64, floats []float64, at int64) cell {
+	return cell{TableRow: TableRow{TableID: ints[0], X: ints[1], Y: ints[2], P: floats[0]}, at: at}
 }
 
 // assembleTables groups validated cells into tables sorted by id; unit names where a

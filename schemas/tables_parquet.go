@@ -16,83 +16,95 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 )
 
-// maxTablesPageBytes bounds the declared uncompressed size of one page of a tables
-// Parquet file: parquet-go allocates it before decompressing. Writers cut pages at
-// about 1 MiB (parquet-mr, Arrow, DuckDB, parquet-go), so this only refuses forgeries.
-const maxTablesPageBytes = 1 << 27
+// maxPageBytes bounds the declared uncompressed size of one page of a user Parquet
+// file: parquet-go allocates it before decompressing. Writers cut pages at about 1 MiB
+// (parquet-mr, Arrow, DuckDB, parquet-go), so this only refuses forgeries.
+const maxPageBytes = 1 << 27
 
-// tablesReadBatch is how many rows are decoded at a time.
-const tablesReadBatch = 1024
+// readBatch is how many rows are decoded at a time.
+const readBatch = 1024
 
-// parseTablesParquet reads the cells of a tables Parquet file. parquet-go trusts the
-// footer and page headers, allocating what they declare, so before it reads them
-// they are checked against the file's size and the limits (checkParquetFooter, then
-// checkTablesLayout); rows are then decoded in batches, never allocated from a
-// declared count, and a panic inside parquet-go becomes an error.
-func parseTablesParquet(data []byte) (cells []cell, err error) {
+// parseParquetRows reads the rows of a Parquet file of kind f, made by conv from each
+// row's values (as parseCSVRows) and its row number (from 1). parquet-go trusts the
+// footer and page headers, allocating what they declare, so before it reads them they
+// are checked against the file's size and f's limits (checkParquetFooter, then
+// checkLayout); rows are then decoded in batches, never allocated from a declared
+// count, and a panic inside parquet-go becomes an error.
+func parseParquetRows[R any](f userFile, data []byte, conv func(ints []int64, floats []float64, at int64) R) (rows []R, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			cells, err = nil, fmt.Errorf("not a readable tables Parquet file: the Parquet reader failed: %v", r)
+			rows, err = nil, fmt.Errorf("not a readable %s Parquet file: the Parquet reader failed: %v", f.kind, r)
 		}
 	}()
 	if err := checkParquetFooter(data); err != nil {
 		return nil, fmt.Errorf("not a valid Parquet file: %w", err)
 	}
-	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)),
+	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)),
 		parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
 		return nil, fmt.Errorf("not a valid Parquet file: %w", err)
 	}
-	unsigned, err := checkTableSchema(f.Schema())
+	unsigned, err := f.checkSchema(pf.Schema())
 	if err != nil {
 		return nil, err
 	}
-	if err := checkTablesLayout(data, f.Metadata()); err != nil {
+	if err := f.checkLayout(data, pf.Metadata()); err != nil {
 		return nil, err
 	}
-	declared := f.NumRows() // checked: in [0, maxTablesCells]
+	declared := pf.NumRows() // checked: in [0, *f.maxRows]
 	// A capacity hint only: an honest file rarely stores a row in under a byte, and
 	// when it does (run-length encoding) append grows the slice as rows really decode.
-	cells = make([]cell, 0, min(declared, int64(len(data))))
-	col := [4]int{} // the leaf column index of table_id, x, y, p
-	for i, name := range tableColumns {
-		leaf, _ := f.Schema().Lookup(name) // checked: present
-		col[i] = leaf.ColumnIndex
+	rows = make([]R, 0, min(declared, int64(len(data))))
+	d := rowDecoder[R]{f: f, unsigned: unsigned, conv: conv,
+		col: make([]int, len(f.columns)), ints: make([]int64, f.ints), floats: make([]float64, len(f.columns)-f.ints)}
+	for i, name := range f.columns {
+		leaf, _ := pf.Schema().Lookup(name) // checked: present
+		d.col[i] = leaf.ColumnIndex
 	}
-	buf := make([]parquet.Row, min(tablesReadBatch, max(declared, 1)))
-	for _, rg := range f.RowGroups() {
-		if err := readTableCells(rg, col, unsigned, buf, &cells); err != nil {
+	buf := make([]parquet.Row, min(readBatch, max(declared, 1)))
+	for _, rg := range pf.RowGroups() {
+		if err := d.readRowGroup(rg, buf, &rows); err != nil {
 			return nil, err
 		}
 	}
-	if int64(len(cells)) != declared {
-		return nil, fmt.Errorf("not a readable tables Parquet file: the footer declares %d rows but %d could be read", declared, len(cells))
+	if int64(len(rows)) != declared {
+		return nil, fmt.Errorf("not a readable %s Parquet file: the footer declares %d rows but %d could be read", f.kind, declared, len(rows))
 	}
-	return cells, nil
+	return rows, nil
 }
 
-// readTableCells appends the cells of one row group, decoded a batch of rows at a
-// time into buf (parquet.Row values, reused: no allocation per row).
-func readTableCells(rg parquet.RowGroup, col [4]int, unsigned [3]int, buf []parquet.Row, cells *[]cell) error {
+// rowDecoder converts the rows of a Parquet file of kind f, in scratch slices.
+type rowDecoder[R any] struct {
+	f        userFile
+	col      []int // the leaf column index of each of f.columns
+	unsigned []int // of each integer column: see checkSchema
+	ints     []int64
+	floats   []float64
+	conv     func(ints []int64, floats []float64, at int64) R
+}
+
+// readRowGroup appends the rows of one row group, decoded a batch of rows at a time
+// into buf (parquet.Row values, reused: no allocation per row).
+func (d *rowDecoder[R]) readRowGroup(rg parquet.RowGroup, buf []parquet.Row, out *[]R) error {
 	rows := rg.Rows()
 	defer rows.Close()
 	for {
 		n, err := rows.ReadRows(buf)
 		for _, row := range buf[:n] {
-			if int64(len(*cells)) >= maxTablesCells {
-				return tooManyRows("row", int64(len(*cells))+1)
+			at := int64(len(*out)) + 1
+			if at > *d.f.maxRows {
+				return d.f.tooManyRows("row", at)
 			}
-			c, err := tableCell(row, col, unsigned, int64(len(*cells))+1)
-			if err != nil {
+			if err := d.decode(row, at); err != nil {
 				return err
 			}
-			*cells = append(*cells, c)
+			*out = append(*out, d.conv(d.ints, d.floats, at))
 		}
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("not a readable tables Parquet file: %w", err)
+			return fmt.Errorf("not a readable %s Parquet file: %w", d.f.kind, err)
 		}
 		if n == 0 {
 			return nil
@@ -100,88 +112,93 @@ func readTableCells(rg parquet.RowGroup, col [4]int, unsigned [3]int, buf []parq
 	}
 }
 
-// tableCell converts the row-th row (from 1). Unsigned columns come as their bits: a
-// UINT_32 value above MaxInt32 is restored, and a UINT_64 value above MaxInt64, which
-// would wrap to a negative number, is refused.
-func tableCell(r parquet.Row, col [4]int, unsigned [3]int, row int64) (cell, error) {
-	var ints [3]int64
-	var p float64
-	var seen [4]bool
+// decode puts the values of the row-th row (from 1) in d.ints and d.floats. Unsigned
+// columns come as their bits: a UINT_32 value above MaxInt32 is restored, and a
+// UINT_64 value above MaxInt64, which would wrap to a negative number, is refused.
+func (d *rowDecoder[R]) decode(r parquet.Row, row int64) error {
+	f := d.f
+	var seen [maxUserColumns]bool
 	for _, v := range r {
-		j := slices.Index(col[:], v.Column())
+		j := slices.Index(d.col, v.Column())
 		if j < 0 || seen[j] {
-			return cell{}, fmt.Errorf("not a readable tables Parquet file: row %d has a stray value in column %d", row, v.Column())
+			return fmt.Errorf("not a readable %s Parquet file: row %d has a stray value in column %d", f.kind, row, v.Column())
 		}
 		seen[j] = true
 		if v.IsNull() {
-			return cell{}, fmt.Errorf("row %d: %s is null", row, tableColumns[j])
+			return fmt.Errorf("row %d: %s is null", row, f.columns[j])
 		}
+		isInt := j < f.ints
 		switch k := v.Kind(); {
-		case j == 3 && k == parquet.Double:
-			p = v.Double()
-		case j == 3 && k == parquet.Float:
-			p = float64(v.Float())
-		case j < 3 && k == parquet.Int64:
-			ints[j] = v.Int64()
-		case j < 3 && k == parquet.Int32 && unsigned[j] == 32:
-			ints[j] = int64(uint32(v.Int32()))
-		case j < 3 && k == parquet.Int32:
-			ints[j] = int64(v.Int32())
+		case !isInt && k == parquet.Double:
+			d.floats[j-f.ints] = v.Double()
+		case !isInt && k == parquet.Float:
+			d.floats[j-f.ints] = float64(v.Float())
+		case isInt && k == parquet.Int64:
+			d.ints[j] = v.Int64()
+		case isInt && k == parquet.Int32 && d.unsigned[j] == 32:
+			d.ints[j] = int64(uint32(v.Int32()))
+		case isInt && k == parquet.Int32:
+			d.ints[j] = int64(v.Int32())
 		default:
-			return cell{}, fmt.Errorf("not a readable tables Parquet file: row %d: %s holds a value of type %s", row, tableColumns[j], k)
+			return fmt.Errorf("not a readable %s Parquet file: row %d: %s holds a value of type %s", f.kind, row, f.columns[j], k)
 		}
-		if j < 3 && unsigned[j] == 64 && ints[j] < 0 {
-			return cell{}, fmt.Errorf("row %d: %s %d is too large: the largest supported value is %d (a signed 64-bit integer)",
-				row, tableColumns[j], uint64(ints[j]), int64(math.MaxInt64))
-		}
-	}
-	for j, ok := range seen {
-		if !ok {
-			return cell{}, fmt.Errorf("row %d: %s is null", row, tableColumns[j])
+		if isInt && d.unsigned[j] == 64 && d.ints[j] < 0 {
+			return fmt.Errorf("row %d: %s %d is too large: the largest supported value is %d (a signed 64-bit integer)",
+				row, f.columns[j], uint64(d.ints[j]), int64(math.MaxInt64))
 		}
 	}
-	return cell{TableRow: TableRow{TableID: ints[0], X: ints[1], Y: ints[2], P: p}, at: row}, nil
+	for j := range f.columns {
+		if !seen[j] {
+			return fmt.Errorf("row %d: %s is null", row, f.columns[j])
+		}
+	}
+	return nil
 }
 
-// checkTableSchema requires exactly the columns table_id, x, y, p, the first three of
-// plain integer types (INT32 or INT64, signed or unsigned) and p of a floating type
-// (FLOAT or DOUBLE). DECIMAL in particular is refused: it would be read as its
-// unscaled integer. It returns, for table_id, x and y, the bit width of unsigned
-// columns whose values parquet-go reads as their bits (32 or 64), else 0.
-func checkTableSchema(s *parquet.Schema) (unsigned [3]int, err error) {
+// checkTableSchema checks the schema of a tables file (see userFile.checkSchema).
+func checkTableSchema(s *parquet.Schema) ([]int, error) { return tablesFile.checkSchema(s) }
+
+// checkSchema requires exactly f's columns, the integer ones of plain integer types
+// (INT32 or INT64, signed or unsigned) and the others of a floating type (FLOAT or
+// DOUBLE). DECIMAL in particular is refused: it would be read as its unscaled integer.
+// It returns, for each integer column, the bit width of an unsigned column whose
+// values parquet-go reads as their bits (32 or 64), else 0.
+func (f userFile) checkSchema(s *parquet.Schema) (unsigned []int, err error) {
 	have := map[string]parquet.Field{}
 	var extra []string
 	for _, field := range s.Fields() {
-		if !slices.Contains(tableColumns, field.Name()) {
+		if !slices.Contains(f.columns, field.Name()) {
 			extra = append(extra, field.Name())
 		}
 		have[field.Name()] = field
 	}
 	if len(extra) > 0 {
-		return unsigned, fmt.Errorf("unexpected column(s) %s: want exactly table_id, x, y, p", strings.Join(extra, ", "))
+		return nil, fmt.Errorf("unexpected column(s) %s: want exactly %s", strings.Join(extra, ", "), f.want())
 	}
-	for i, name := range tableColumns {
+	unsigned = make([]int, f.ints)
+	for i, name := range f.columns {
 		field, ok := have[name]
 		if !ok {
-			return unsigned, fmt.Errorf("missing column %q: want exactly table_id, x, y, p", name)
+			return nil, fmt.Errorf("missing column %q: want exactly %s", name, f.want())
 		}
 		typ := field.Type()
 		kind, plain := leafKind(typ)
 		if !field.Leaf() || field.Repeated() || !plain {
-			return unsigned, fmt.Errorf("column %q is not a plain value column", name)
+			return nil, fmt.Errorf("column %q is not a plain value column", name)
 		}
 		lt := typ.LogicalType()
-		want := "an integer (INT32 or INT64)"
+		isFloat := i >= f.ints
+		want, cast := "an integer (INT32 or INT64)", "BIGINT"
 		ok = (kind == parquet.Int32 || kind == parquet.Int64) && (lt == nil || isIntLogical(lt))
-		if name == "p" {
-			want = "a floating-point number (DOUBLE or FLOAT)"
+		if isFloat {
+			want, cast = "a floating-point number (DOUBLE or FLOAT)", "DOUBLE"
 			ok = (kind == parquet.Double || kind == parquet.Float) && (lt == nil || lt.Value == nil)
 		} else if ok {
 			unsigned[i] = unsignedBits(kind, lt, typ.ConvertedType())
 		}
 		if !ok {
-			return unsigned, fmt.Errorf("column %q has type %s, want %s (in DuckDB, cast it: %s::%s)",
-				name, typ, want, name, map[bool]string{true: "DOUBLE", false: "BIGINT"}[name == "p"])
+			return nil, fmt.Errorf("column %q has type %s, want %s (in DuckDB, cast it: %s::%s)",
+				name, typ, want, name, cast)
 		}
 	}
 	return unsigned, nil
@@ -232,21 +249,20 @@ func unsignedBits(kind parquet.Kind, lt *format.LogicalType, ct *deprecated.Conv
 	return 0
 }
 
-// checkTablesLayout checks what parquet-go would otherwise trust before it allocates:
-// the declared row counts against MaxTablesFileCells, every column chunk against the
-// file's bounds, and every page header (the sizes and value counts it declares)
-// against its chunk, maxTablesPageBytes and MaxTablesFileCells. A file that passes
-// can make parquet-go allocate at most about maxTablesPageBytes and
-// MaxTablesFileCells values per page.
-func checkTablesLayout(data []byte, md *format.FileMetaData) error {
+// checkLayout checks what parquet-go would otherwise trust before it allocates: the
+// declared row counts against f's row limit, every column chunk against the file's
+// bounds, and every page header (the sizes and value counts it declares) against its
+// chunk, maxPageBytes and the row limit. A file that passes can make parquet-go
+// allocate at most about maxPageBytes and the row limit's values per page.
+func (f userFile) checkLayout(data []byte, md *format.FileMetaData) error {
 	bad := func(msg string, args ...any) error {
-		return fmt.Errorf("not a readable tables Parquet file: "+msg, args...)
+		return fmt.Errorf("not a readable %s Parquet file: "+msg, append([]any{f.kind}, args...)...)
 	}
 	if md.NumRows < 0 {
 		return bad("the footer declares %d rows", md.NumRows)
 	}
-	if md.NumRows > maxTablesCells {
-		return fmt.Errorf("the file declares %d rows, more than the %d a tables file may hold (one row per cell)", md.NumRows, maxTablesCells)
+	if md.NumRows > *f.maxRows {
+		return fmt.Errorf("the file declares %d rows, more than the %d a %s file may hold (one row per %s)", md.NumRows, *f.maxRows, f.kind, f.row)
 	}
 	size := int64(len(data))
 	var rows int64
@@ -266,10 +282,10 @@ func checkTablesLayout(data []byte, md *format.FileMetaData) error {
 				return bad("row group %d, column %s: the column chunk (%d bytes at %d) is not inside the file of %d bytes",
 					g, name, m.TotalCompressedSize, start, size)
 			}
-			if m.NumValues < 0 || m.NumValues > maxTablesCells {
+			if m.NumValues < 0 || m.NumValues > *f.maxRows {
 				return bad("row group %d, column %s declares %d values", g, name, m.NumValues)
 			}
-			if err := checkTablesPages(data[start:start+m.TotalCompressedSize], start, m.Codec); err != nil {
+			if err := checkPages(data[start:start+m.TotalCompressedSize], start, m.Codec, *f.maxRows); err != nil {
 				return bad("row group %d, column %s: %v", g, name, err)
 			}
 		}
@@ -280,9 +296,14 @@ func checkTablesLayout(data []byte, md *format.FileMetaData) error {
 	return nil
 }
 
-// checkTablesPages walks the page headers of one column chunk, which starts at byte
-// offset of the file.
+// checkTablesPages checks the pages of a column chunk of a tables file.
 func checkTablesPages(chunk []byte, offset int64, codec format.CompressionCodec) error {
+	return checkPages(chunk, offset, codec, maxTablesCells)
+}
+
+// checkPages walks the page headers of one column chunk, which starts at byte offset
+// of the file, of a file of at most maxValues rows.
+func checkPages(chunk []byte, offset int64, codec format.CompressionCodec, maxValues int64) error {
 	var values int64
 	for pos := 0; pos < len(chunk); {
 		var h format.PageHeader
@@ -295,8 +316,8 @@ func checkTablesPages(chunk []byte, offset int64, codec format.CompressionCodec)
 		switch {
 		case h.CompressedPageSize < 0 || int(h.CompressedPageSize) > len(chunk)-pos:
 			return fmt.Errorf("page at byte %d declares %d bytes, beyond its column chunk", at, h.CompressedPageSize)
-		case h.UncompressedPageSize < 0 || h.UncompressedPageSize > maxTablesPageBytes:
-			return fmt.Errorf("page at byte %d declares %d uncompressed bytes, more than the %d allowed", at, h.UncompressedPageSize, maxTablesPageBytes)
+		case h.UncompressedPageSize < 0 || h.UncompressedPageSize > maxPageBytes:
+			return fmt.Errorf("page at byte %d declares %d uncompressed bytes, more than the %d allowed", at, h.UncompressedPageSize, maxPageBytes)
 		}
 		var n int32
 		switch {
@@ -309,7 +330,7 @@ func checkTablesPages(chunk []byte, offset int64, codec format.CompressionCodec)
 		case h.DictionaryPageHeader.Valid:
 			n = h.DictionaryPageHeader.V.NumValues
 		}
-		if n < 0 || int64(n) > maxTablesCells || values > maxTablesCells {
+		if n < 0 || int64(n) > maxValues || values > maxValues {
 			return fmt.Errorf("page at byte %d declares %d values", at, n)
 		}
 		body, limit := chunk[pos:pos+int(h.CompressedPageSize)], int64(h.UncompressedPageSize)

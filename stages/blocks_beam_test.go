@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -24,6 +25,7 @@ func init() {
 	register.Function2x0[ResultBlock, func(schemas.ResultRow)](explodeRowsFn)
 	register.Function1x1[schemas.ResultRow, string](rowRunFn)
 	register.Function1x1[schemas.Summary, string](summaryShapeFn)
+	register.Function1x1[schemas.Summary, string](summaryJSONFn)
 }
 
 func explodeRowsFn(rb ResultBlock, emit func(schemas.ResultRow)) {
@@ -116,3 +118,37 @@ func TestBlockComposites(t *testing.T) {
 }
 
 func fmtShape(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+
+// TestAggregateFolded runs Aggregate on prism with every block folded (exactMaxTables
+// = 0): the accumulators cross the runner's coder and merge in its order, and the
+// summary equals the one combined in process.
+func TestAggregateFolded(t *testing.T) {
+	old := exactMaxTables
+	exactMaxTables = 0
+	defer func() { exactMaxTables = old }()
+	rows := randomRows(600, 11)
+	m := len(AllMethods)
+	var blocks []ResultBlock
+	for i := 0; i*50*m < len(rows); i++ {
+		blocks = append(blocks, ResultBlock{Index: int64(i), First: int64(50 * i), Rows: rows[i*50*m : min(len(rows), (i+1)*50*m)]})
+	}
+	var acc PointAcc
+	for _, b := range blocks {
+		acc.Add(b)
+	}
+	pt := point()
+	pt.Grid = gridOfRows(rows)
+	want, err := json.Marshal(summaryOf([]schemas.PointSummary{acc.Summary(pt.Grid, 1, DefaultThresholds())}, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, s := beam.NewPipelineWithRoot()
+	sum := Aggregate(s, Options{Seed: 1, Thresholds: DefaultThresholds()}, []Point{pt}, "", beam.CreateList(s, blocks))
+	passert.Equals(s, beam.ParDo(s, summaryJSONFn, sum), string(want))
+	ptest.RunAndValidate(t, p)
+}
+
+func summaryJSONFn(sum schemas.Summary) string {
+	b, _ := json.Marshal(sum)
+	return string(b)
+}
