@@ -162,3 +162,89 @@ func FuzzParseTables(f *testing.F) {
 		}
 	})
 }
+
+// taskFuzzSeeds are the seed corpus of FuzzParseTasks: valid files of both kinds, bad
+// rows and tasks, and crafted Parquet footers.
+func taskFuzzSeeds(t testing.TB) []struct {
+	name string
+	data []byte
+} {
+	good := smallTasksParquet(t)
+	forged := func(edit func(*format.FileMetaData)) []byte { return patchFooter(t, good, edit) }
+	const h = "task_id,y,component,weight,mu0,mu1,sd\n"
+	return []struct {
+		name string
+		data []byte
+	}{
+		{"t.csv", []byte(goodTasksCSV)},
+		{"t.csv", []byte("\uFEFFsd, MU1 ,mu0,weight,component,y,task_id\r\n0.5,-2,2,0.25,0,1,9\r\n 1 ,0,0,0.75,0,0,9\r\n")},
+		{"t.csv", []byte(h + "-9223372036854775808,0,0,0.5,0,0,1e-300\n-9223372036854775808,63,9223372036854775807,0.5,1e300,-1e300,1e300\n")},
+		{"t.csv", []byte(h + "1,0,0,0.5,0,0,1\n1,2,0,0.5,0,0,1\n")},
+		{"t.csv", []byte(h + "1,0,0,0.5,0,0,1\n1,1,0,0.5,0,0,1\n2,0,0,0.5,0,0,1\n2,1,0,0.25,0,0,1\n2,2,0,0.25,0,0,1\n")},
+		{"t.csv", []byte(h + "1,0,0,1,0,0,1\n1,1,0,0,0,0,1\n1,1,0,0,0,0,1\n")},
+		{"t.parquet", good},
+		{"t.parquet", smallTablesParquet(t)},
+		{"t.parquet", forged(func(md *format.FileMetaData) { md.NumRows = 1e9 })},
+		{"t.parquet", forged(func(md *format.FileMetaData) {
+			md.NumRows = 1e6
+			for i := range md.RowGroups {
+				md.RowGroups[i].NumRows = 1e6
+			}
+		})},
+		{"t.parquet", forged(func(md *format.FileMetaData) {
+			for i := range md.Schema {
+				if md.Schema[i].Name == "sd" {
+					md.Schema[i].LogicalType = format.LogicalType{}
+					md.Schema[i].ConvertedType = thrift.New(deprecated.MapKeyValue)
+				}
+			}
+		})},
+	}
+}
+
+// FuzzParseTasks feeds arbitrary bytes to ParseTasks as a CSV file (csv true) or a
+// Parquet file (csv false): it must return tasks or an error, never panic, hang or
+// exhaust memory, and the tasks it returns must be valid. Run it on demand with
+//
+//	go test -run '^$' -fuzz=FuzzParseTasks -fuzztime=60s ./schemas/
+func FuzzParseTasks(f *testing.F) {
+	old := maxTasksRows // as in FuzzParseTables: each input stays fast
+	maxTasksRows = 1 << 14
+	f.Cleanup(func() { maxTasksRows = old })
+	for _, s := range taskFuzzSeeds(f) {
+		f.Add(strings.HasSuffix(s.name, ".csv"), s.data)
+	}
+	f.Fuzz(func(t *testing.T, csv bool, data []byte) {
+		name := "t.parquet"
+		if csv {
+			name = "t.csv"
+		}
+		tasks, ids, err := ParseTasks(name, data)
+		if err != nil {
+			if tasks != nil || ids != nil {
+				t.Fatalf("got %d tasks, %d ids and error %v, want none with an error", len(tasks), len(ids), err)
+			}
+			return
+		}
+		if len(tasks) == 0 || len(ids) != len(tasks) {
+			t.Fatalf("got %d tasks and %d ids, want as many, at least one", len(tasks), len(ids))
+		}
+		comps := 0
+		for i, task := range tasks {
+			if i > 0 && ids[i] <= ids[i-1] {
+				t.Fatalf("got ids %d then %d, want them strictly increasing", ids[i-1], ids[i])
+			}
+			if task.Kind != "mixture" || task.K != tasks[0].K || task.K < 2 {
+				t.Fatalf("task %d: got kind %q with K=%d, want a mixture with K=%d ≥ 2", ids[i], task.Kind, task.K, tasks[0].K)
+			}
+			cs := task.Components(0)
+			if _, err := prob.NewMixture(ids[i], cs); err != nil {
+				t.Fatalf("task %d: got components that NewMixture refuses: %v", ids[i], err)
+			}
+			comps += len(cs)
+		}
+		if int64(comps) > maxTasksRows {
+			t.Fatalf("got %d components, want at most the limit, %d", comps, maxTasksRows)
+		}
+	})
+}
