@@ -59,9 +59,21 @@ type ResultRow struct {
 	KLReference                 float64 `parquet:"kl_reference" json:"kl_reference"`                                     // KL(p‖r) of the reference estimate r on the same counts: the family's fit of the add-½ table (n+½)/(N+C/2)
 	KLReferenceExpected         float64 `parquet:"kl_reference_expected" json:"kl_reference_expected"`                   // E[kl_reference] over N-draw datasets: exact (binomial sums) for a complete family; kl_approximation + tr(J⁺K)/(2N) (first order) for a restricted one
 	KLMarginalReferenceExpected float64 `parquet:"kl_marginal_reference_expected" json:"kl_marginal_reference_expected"` // E[KL(p(x)‖add-½ estimate of p(x))], exact: the statistical scale of q(x)
-	FinalLoss                   float64 `parquet:"final_loss" json:"final_loss"`
-	Diverged                    bool    `parquet:"diverged" json:"diverged"`
-	TrainMS                     float64 `parquet:"train_ms" json:"train_ms"`
+
+	// The paper's promises beyond the joint, exact by enumeration of the table. OOD: the
+	// AUROC of x ~ p(x) (in distribution) against x uniform over 0..X-1 (out), for the
+	// score log q(x) (logsumexp f(x), the paper's p(x) score), max_y q(y|x) (its p(y|x)
+	// score) and the true p(x) (the ceiling: the likelihood ratio). Calibration: the
+	// exact expected calibration error Σ_x p(x) |max_y q(y|x) − p(ŷ(x)|x)|, no binning
+	// (0 for the Bayes classifier).
+	AUROCPx              float64 `parquet:"auroc_px" json:"auroc_px"`
+	AUROCPy              float64 `parquet:"auroc_py" json:"auroc_py"`
+	AUROCTruePx          float64 `parquet:"auroc_true_px" json:"auroc_true_px"`
+	CalibrationErrorTrue float64 `parquet:"calibration_error_true" json:"calibration_error_true"`
+
+	FinalLoss float64 `parquet:"final_loss" json:"final_loss"`
+	Diverged  bool    `parquet:"diverged" json:"diverged"`
+	TrainMS   float64 `parquet:"train_ms" json:"train_ms"`
 }
 
 // LearnedRow is one cell of a learned joint: the rows of learned.parquet.

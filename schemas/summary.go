@@ -40,6 +40,12 @@ type MethodSummary struct {
 	KLMarginalGap     Dist    `json:"kl_marginal_gap"`
 	ReferenceRatio    float64 `json:"reference_ratio"` // mean kl_joint / mean kl_reference_expected
 	GapRatio          float64 `json:"gap_ratio"`       // mean kl_optimisation_gap / mean statistical scale
+
+	// The paper's promises beyond the joint, exact on the table (see schemas.ResultRow).
+	AUROCPx              Dist `json:"auroc_px"`
+	AUROCPy              Dist `json:"auroc_py"`
+	AUROCTruePx          Dist `json:"auroc_true_px"`
+	CalibrationErrorTrue Dist `json:"calibration_error_true"`
 }
 
 // Comparison is the paired JEM-vs-baseline comparison of joint KL over the tables

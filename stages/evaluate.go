@@ -104,6 +104,7 @@ func evaluateRun(t Trained, refs *tableRefs) (schemas.ResultRow, Learned) {
 		refs = newTableRefs(familyOf(p.Grid), truth, d.Counts, int64(p.Samples))
 	}
 	splitError(&row, refs, truth, q, t.Job.Method == MethodOracle)
+	promises(&row, truth, q, x, k)
 	row.Diverged = diverged(t.Diverged, t.Logits, row.KLJoint, row.KLMarginal, row.KLConditional)
 	px := p.PxWeight
 	if t.Job.Method == MethodBaseline {
@@ -112,6 +113,15 @@ func evaluateRun(t Trained, refs *tableRefs) (schemas.ResultRow, Learned) {
 	p.SetColumns(&row, px)
 	return row, Learned{RunID: t.Job.RunID, PointID: p.ID, TableID: d.Table.ID, Ordinal: d.Table.Ordinal,
 		Method: t.Job.Method, X: x, K: k, Logits: t.Logits, Q: q, P: truth}
+}
+
+// promises fills the row's OOD and calibration columns (see schemas.ResultRow): OOD is x
+// uniform over its X values, the tables' analogue of the paper's uniform noise.
+func promises(r *schemas.ResultRow, truth, q []float64, x, k int) {
+	px, u := prob.Marginal(truth, x, k), prob.Uniform(x)
+	logQx, maxQy := prob.OODScores(q, x, k)
+	r.AUROCPx, r.AUROCPy, r.AUROCTruePx = prob.AUROC(logQx, px, u), prob.AUROC(maxQy, px, u), prob.AUROC(px, px, u)
+	r.CalibrationErrorTrue = prob.CalibrationError(truth, q, x, k)
 }
 
 // diverged is the one rule for the diverged flag, given the run's KLs.

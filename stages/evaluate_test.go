@@ -82,3 +82,41 @@ func near(t *testing.T, what string, got, want float64) {
 		t.Errorf("%s = %.15g, want %.15g", what, got, want)
 	}
 }
+
+// TestEvaluatePromises: a run that learned the truth reaches the OOD ceiling with its
+// p(x) score and is perfectly calibrated; a uniform model is at chance.
+func TestEvaluatePromises(t *testing.T) {
+	p := []float64{0.05, 0.15, 0.5, 0.1, 0.12, 0.08}
+	logits := func(q []float64) []float64 {
+		out := make([]float64, len(q))
+		for i, v := range q {
+			out[i] = math.Log(v)
+		}
+		return out
+	}
+	pt := point()
+	pt.XValues, pt.Classes = 3, 2
+	d := Dataset{Table: Table{Point: pt, P: p}, Counts: []int64{50, 150, 500, 100, 120, 80}}
+	tests := []struct {
+		name                 string
+		q                    []float64
+		auroc, maxPy, calErr float64 // NaN: not checked
+	}{
+		{"truth", p, prob.AUROC(prob.Marginal(p, 3, 2), prob.Marginal(p, 3, 2), prob.Uniform(3)), math.NaN(), 0},
+		{"uniform model", []float64{1. / 6, 1. / 6, 1. / 6, 1. / 6, 1. / 6, 1. / 6}, 0.5, 0.5, math.NaN()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, _ := EvaluateRun(Trained{Job: Job{Dataset: d, Method: MethodJEM, RunID: "r"}, Logits: logits(tt.q)})
+			if math.Abs(r.AUROCPx-tt.auroc) > 1e-12 || math.Abs(r.AUROCTruePx-prob.AUROC(prob.Marginal(p, 3, 2), prob.Marginal(p, 3, 2), prob.Uniform(3))) > 1e-12 {
+				t.Errorf("auroc_px %g (want %g), auroc_true_px %g", r.AUROCPx, tt.auroc, r.AUROCTruePx)
+			}
+			if !math.IsNaN(tt.maxPy) && math.Abs(r.AUROCPy-tt.maxPy) > 1e-12 {
+				t.Errorf("auroc_py %g, want %g", r.AUROCPy, tt.maxPy)
+			}
+			if !math.IsNaN(tt.calErr) && math.Abs(r.CalibrationErrorTrue-tt.calErr) > 1e-12 {
+				t.Errorf("calibration_error_true %g, want %g", r.CalibrationErrorTrue, tt.calErr)
+			}
+		})
+	}
+}

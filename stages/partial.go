@@ -80,12 +80,17 @@ var distFields = []func(r *schemas.ResultRow) float64{
 	func(r *schemas.ResultRow) float64 { return r.KLOptimisationGap },
 	func(r *schemas.ResultRow) float64 { return r.KLEstimation },
 	func(r *schemas.ResultRow) float64 { return r.KLMarginalGap },
+	func(r *schemas.ResultRow) float64 { return r.AUROCPx },
+	func(r *schemas.ResultRow) float64 { return r.AUROCPy },
+	func(r *schemas.ResultRow) float64 { return r.AUROCTruePx },
+	func(r *schemas.ResultRow) float64 { return r.CalibrationErrorTrue },
 }
 
 // distsOf are a method summary's distributions, in the order of distFields.
 func distsOf(ms *schemas.MethodSummary) []*schemas.Dist {
 	return []*schemas.Dist{&ms.KLJoint, &ms.KLMarginal, &ms.KLConditional, &ms.Accuracy, &ms.BayesAccuracy,
-		&ms.KLEmpirical, &ms.KLApproximation, &ms.KLOptimisationGap, &ms.KLEstimation, &ms.KLMarginalGap}
+		&ms.KLEmpirical, &ms.KLApproximation, &ms.KLOptimisationGap, &ms.KLEstimation, &ms.KLMarginalGap,
+		&ms.AUROCPx, &ms.AUROCPy, &ms.AUROCTruePx, &ms.CalibrationErrorTrue}
 }
 
 // checkMoments are the verdict's ratios of one converged run, in the order of

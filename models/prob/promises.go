@@ -1,0 +1,117 @@
+package prob
+
+import (
+	"math"
+	"slices"
+)
+
+// The JEM paper's promises beyond the joint, on a table, exact by enumeration: out-of-
+// distribution detection and calibration against the Bayes-optimal answer.
+
+// AUROC is the area under the ROC curve of a score that should be higher in
+// distribution: P(s(X) > s(X')) + ½·P(s(X) = s(X')) for X ~ in and X' ~ out, independent,
+// both distributions over the same values 0..len(score)-1. It is exact (a sort of the
+// scores, ties grouped): 1 separates perfectly, ½ is chance, and a score that is
+// constant gives exactly ½. NaN scores are ranked lowest.
+func AUROC(score, in, out []float64) float64 {
+	n := len(score)
+	if len(in) != n || len(out) != n {
+		panic("prob: AUROC needs score, in and out of one length")
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	key := func(i int) float64 {
+		if math.IsNaN(score[i]) {
+			return math.Inf(-1)
+		}
+		return score[i]
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		switch ka, kb := key(a), key(b); {
+		case ka < kb:
+			return -1
+		case ka > kb:
+			return 1
+		}
+		return 0
+	})
+	var sumIn, sumOut, below, auc float64 // below: out-mass with a lower score
+	for _, v := range in {
+		sumIn += v
+	}
+	for _, v := range out {
+		sumOut += v
+	}
+	if !(sumIn > 0) || !(sumOut > 0) {
+		return math.NaN()
+	}
+	for i := 0; i < n; {
+		j := i
+		var tieIn, tieOut float64
+		for j < n && key(idx[j]) == key(idx[i]) {
+			tieIn += in[idx[j]]
+			tieOut += out[idx[j]]
+			j++
+		}
+		auc += tieIn * (below + tieOut/2)
+		below += tieOut
+		i = j
+	}
+	return auc / (sumIn * sumOut)
+}
+
+// OODScores are the paper's two OOD scores of a learned joint q over an X×K table, per
+// x: log q(x) (logsumexp_y f(x)[y] up to the constant log Z) and max_y q(y|x) (the
+// classifier's confidence). The paper's third score, the gradient norm of log q(x) in
+// x, has no meaning for a discrete x.
+func OODScores(q []float64, x, k int) (logPx, maxPy []float64) {
+	checkShape("OODScores", q, x, k)
+	logPx, maxPy = make([]float64, x), make([]float64, x)
+	for i := range x {
+		row := q[i*k : (i+1)*k]
+		s := 0.0
+		for _, v := range row {
+			s += v
+		}
+		logPx[i] = math.Log(s)
+		if s > 0 {
+			maxPy[i] = row[argmax(row)] / s
+		} else {
+			maxPy[i] = 1 / float64(k)
+		}
+	}
+	return logPx, maxPy
+}
+
+// CalibrationError is the exact expected calibration error of the classifier derived
+// from q under the truth p, without binning: Σ_x p(x) |max_y q(y|x) − p(ŷ(x)|x)| with
+// ŷ(x) = argmax_y q(y|x) (ties to the lowest y). The Bayes classifier (q = p) has 0.
+func CalibrationError(p, q []float64, x, k int) float64 {
+	checkShape("CalibrationError", p, x, k)
+	checkShape("CalibrationError", q, x, k)
+	_, conf := OODScores(q, x, k)
+	e := 0.0
+	for i := range x {
+		prow, qrow := p[i*k:(i+1)*k], q[i*k:(i+1)*k]
+		px := 0.0
+		for _, v := range prow {
+			px += v
+		}
+		if px <= 0 {
+			continue
+		}
+		e += px * math.Abs(conf[i]-prow[argmax(qrow)]/px)
+	}
+	return e
+}
+
+// Uniform is the uniform distribution over n values.
+func Uniform(n int) []float64 {
+	u := make([]float64, n)
+	for i := range u {
+		u[i] = 1 / float64(n)
+	}
+	return u
+}
