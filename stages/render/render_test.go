@@ -933,3 +933,24 @@ func TestPointMissingFromSummary(t *testing.T) {
 		t.Errorf("no warning about the missing point")
 	}
 }
+
+// TestPromiseRows: the beyond-the-joint table shows each method's means beside the
+// point's ceiling, and nothing for a summary written before those columns existed.
+func TestPromiseRows(t *testing.T) {
+	d := func(v float64) schemas.Dist { return schemas.Dist{Count: 10, Mean: v} }
+	ps := schemas.PointSummary{PointID: 3, Methods: []schemas.MethodSummary{
+		{Method: "baseline", AUROCPx: d(0.49), AUROCPy: d(0.47), AUROCTruePx: d(0.5675), CalibrationErrorTrue: d(0.0152)},
+		{Method: "jem", AUROCPx: d(0.5671), AUROCPy: d(0.4716), AUROCTruePx: d(0.5675), CalibrationErrorTrue: d(0.0153)},
+	}}
+	rows := promiseRows(ps)
+	if len(rows) != 2 || !rows[0].First || rows[1].First || rows[0].Span != 2 {
+		t.Fatalf("rows %+v", rows)
+	}
+	if rows[1].Method != "jem" || rows[1].AUROCPx != fmtNA(0.5671) || rows[0].Ceiling != fmtNA(0.5675) || rows[1].Calib != fmtNA(0.0153) {
+		t.Errorf("jem row %+v, first %+v", rows[1], rows[0])
+	}
+	ps.Methods[0].AUROCTruePx, ps.Methods[1].AUROCTruePx = schemas.Dist{}, schemas.Dist{}
+	if rows := promiseRows(ps); rows != nil {
+		t.Errorf("old summary: %d rows, want none", len(rows))
+	}
+}

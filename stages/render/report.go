@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/jemcheck/jemcheck/schemas"
@@ -25,11 +26,12 @@ type reportView struct {
 	PointRows   []pointRow
 	OpenPoints  bool
 	Comparisons []comparisonRow
-	Single      bool       // one grid point: its line and its checks are shown in full
-	PointLines  []string   // per point: family, empty-cell share, exact reference beside the floor
-	SplitRows   []splitRow // the error split, per point and method
-	CheckRows   []checkRow // the verdict checks, per point
-	CauseLines  []string   // per point that fails: its cause
+	Single      bool         // one grid point: its line and its checks are shown in full
+	PointLines  []string     // per point: family, empty-cell share, exact reference beside the floor
+	SplitRows   []splitRow   // the error split, per point and method
+	PromiseRows []promiseRow // OOD detection and calibration, per point and method
+	CheckRows   []checkRow   // the verdict checks, per point
+	CauseLines  []string     // per point that fails: its cause
 	VerdictRows []verdictRow
 	EmptyNote   string // the empirical KL's +Inf tables, left out of its mean
 	Notes       []string
@@ -172,6 +174,7 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 				Tables: ps.Tables, Holds: ps.Verdict.Holds, Verdict: verdict, Method: "—"})
 		}
 		v.SplitRows = append(v.SplitRows, splitRows(ps)...)
+		v.PromiseRows = append(v.PromiseRows, promiseRows(ps)...)
 		v.CheckRows = append(v.CheckRows, checkRows(ps, verdict)...)
 		if line := pointLine(ps); line != "" {
 			v.PointLines = append(v.PointLines, line)
@@ -257,6 +260,30 @@ func splitRows(ps schemas.PointSummary) []splitRow {
 			Est: distMean(m.KLEstimation), MargGap: distMean(m.KLMarginalGap),
 			GapRatio: fmtShare(m.GapRatio), RefRatio: fmtRatio(m.ReferenceRatio),
 		})
+	}
+	return out
+}
+
+// promiseRow is one method's line of the beyond-the-joint table.
+type promiseRow struct {
+	First                   bool
+	Span                    int
+	PointID                 int64
+	Ceiling                 string
+	Method                  string
+	AUROCPx, AUROCPy, Calib string
+}
+
+// promiseRows are a point's rows of the beyond-the-joint table, one per method.
+func promiseRows(ps schemas.PointSummary) []promiseRow {
+	if !slices.ContainsFunc(ps.Methods, func(m schemas.MethodSummary) bool { return m.AUROCTruePx.Count > 0 }) {
+		return nil // a summary without these columns (written before they existed)
+	}
+	var out []promiseRow
+	for i, m := range ps.Methods {
+		out = append(out, promiseRow{First: i == 0, Span: len(ps.Methods), PointID: ps.PointID,
+			Ceiling: distMean(ps.Methods[0].AUROCTruePx), Method: m.Method,
+			AUROCPx: distMean(m.AUROCPx), AUROCPy: distMean(m.AUROCPy), Calib: distMean(m.CalibrationErrorTrue)})
 	}
 	return out
 }
@@ -634,7 +661,15 @@ The empirical KL is the measured KL(p‖p̂) of the empirical table p̂: +Inf on
 Accuracy is the learned classifier's; Bayes accuracy is that of the Bayes classifier argmax p(y|x), the best any classifier can do.</p>
 {{if .EmptyNote}}<p>{{.EmptyNote}}</p>
 {{end}}
-<h2>JEM vs baseline, paired by table</h2>
+{{if .PromiseRows}}<h2>Beyond the joint: out-of-distribution detection and calibration</h2>
+<div class="scroll"><table>
+<thead><tr><th class="l key">point</th><th>ceiling: AUROC of the true p(x)</th><th class="l">method</th><th>AUROC log q(x)</th><th>AUROC max q(y|x)</th><th>calibration error</th></tr></thead>
+<tbody>
+{{range .PromiseRows}}<tr>{{if .First}}<td class="l key" rowspan="{{.Span}}">{{.PointID}}</td><td rowspan="{{.Span}}">{{.Ceiling}}</td>{{end}}<td class="l"><span class="method-{{.Method}}">{{.Method}}</span></td><td>{{.AUROCPx}}</td><td>{{.AUROCPy}}</td><td>{{.Calib}}</td></tr>
+{{end}}</tbody>
+</table></div>
+<p>Means over converged runs, exact on each table. AUROC of x ~ p(x) against x uniform over its values, for the paper's density score log q(x) and its classifier score max q(y|x); the ceiling is the true p(x) as the score (½ is chance). The calibration error is Σ<sub>x</sub> p(x) |max<sub>y</sub> q(y|x) − p(ŷ(x)|x)|, exact (0 for the Bayes classifier).</p>
+{{end}}<h2>JEM vs baseline, paired by table</h2>
 {{if .Comparisons}}<div class="scroll"><table>
 <thead><tr><th class="l key">point</th><th class="l">parameters</th><th>pairs</th><th>JEM win share</th><th>mean KL<sub>baseline</sub> − KL<sub>jem</sub></th><th>95% bootstrap CI</th><th>Wilcoxon W<sup>+</sup></th><th>z</th><th>p (two-sided)</th><th>baseline / JEM</th><th class="l">verdict</th></tr></thead>
 <tbody>
