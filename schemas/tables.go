@@ -285,6 +285,20 @@ type cell struct {
 	at int64
 }
 
+// firstDuplicate returns, in rows sorted by key and then file position, the index of
+// the duplicate met first in file order (a row whose key equals the row before it, the
+// key's first occurrence), or 0 when no key repeats.
+func firstDuplicate[T any](rows []T, same func(a, b T) bool, at func(T) int64) int {
+	dup := 0
+	for i := 1; i < len(rows); i++ {
+		second := same(rows[i-1], rows[i]) && (i == 1 || !same(rows[i-2], rows[i]))
+		if second && (dup == 0 || at(rows[i]) < at(rows[dup])) {
+			dup = i
+		}
+	}
+	return dup
+}
+
 // newCell makes a cell of the values of a row of tablesFile.
 func newCell(ints []int64, floats []float64, at int64) cell {
 	return cell{TableRow: TableRow{TableID: ints[0], X: ints[1], Y: ints[2], P: floats[0]}, at: at}
@@ -314,14 +328,8 @@ func assembleTables(cells []cell, unit string) ([]prob.Table, error) {
 	slices.SortFunc(cells, func(a, b cell) int {
 		return cmp.Or(cmp.Compare(a.TableID, b.TableID), cmp.Compare(a.X, b.X), cmp.Compare(a.Y, b.Y), cmp.Compare(a.at, b.at))
 	})
-	same := func(a, b cell) bool { return a.TableID == b.TableID && a.X == b.X && a.Y == b.Y }
-	dup := 0 // the index of the duplicate met first in file order, after its first occurrence
-	for i := 1; i < len(cells); i++ {
-		second := same(cells[i-1], cells[i]) && (i == 1 || !same(cells[i-2], cells[i]))
-		if second && (dup == 0 || cells[i].at < cells[dup].at) {
-			dup = i
-		}
-	}
+	dup := firstDuplicate(cells, func(a, b cell) bool { return a.TableID == b.TableID && a.X == b.X && a.Y == b.Y },
+		func(c cell) int64 { return c.at })
 	if dup > 0 {
 		c := cells[dup]
 		return nil, fmt.Errorf("%s %d: duplicate cell (table %d, x=%d, y=%d), first at %s %d",

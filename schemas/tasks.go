@@ -183,14 +183,8 @@ func assembleTasks(rows []taskRow, unit string) ([]prob.Task2D, []int64, error) 
 		return cmp.Or(cmp.Compare(a.TaskID, b.TaskID), cmp.Compare(a.Y, b.Y),
 			cmp.Compare(a.Component, b.Component), cmp.Compare(a.at, b.at))
 	})
-	same := func(a, b taskRow) bool { return a.TaskID == b.TaskID && a.Y == b.Y && a.Component == b.Component }
-	dup := 0 // the index of the duplicate met first in file order, after its first occurrence
-	for i := 1; i < len(rows); i++ {
-		second := same(rows[i-1], rows[i]) && (i == 1 || !same(rows[i-2], rows[i]))
-		if second && (dup == 0 || rows[i].at < rows[dup].at) {
-			dup = i
-		}
-	}
+	dup := firstDuplicate(rows, func(a, b taskRow) bool { return a.TaskID == b.TaskID && a.Y == b.Y && a.Component == b.Component },
+		func(r taskRow) int64 { return r.at })
 	if dup > 0 {
 		r := rows[dup]
 		return nil, nil, fmt.Errorf("%s %d: duplicate component (task %d, y=%d, component=%d), first at %s %d",

@@ -104,7 +104,7 @@ func evaluateRun(t Trained, refs *tableRefs) (schemas.ResultRow, Learned) {
 		refs = newTableRefs(familyOf(p.Grid), truth, d.Counts, int64(p.Samples))
 	}
 	splitError(&row, refs, truth, q, t.Job.Method == MethodOracle)
-	promises(&row, truth, q, x, k)
+	promises(&row, refs, truth, q)
 	row.Diverged = diverged(t.Diverged, t.Logits, row.KLJoint, row.KLMarginal, row.KLConditional)
 	px := p.PxWeight
 	if t.Job.Method == MethodBaseline {
@@ -117,10 +117,10 @@ func evaluateRun(t Trained, refs *tableRefs) (schemas.ResultRow, Learned) {
 
 // promises fills the row's OOD and calibration columns (see schemas.ResultRow): OOD is x
 // uniform over its X values, the tables' analogue of the paper's uniform noise.
-func promises(r *schemas.ResultRow, truth, q []float64, x, k int) {
-	px, u := prob.Marginal(truth, x, k), prob.Uniform(x)
+func promises(r *schemas.ResultRow, refs *tableRefs, truth, q []float64) {
+	x, k := refs.fam.X, refs.fam.K
 	logQx, maxQy := prob.OODScores(q, x, k)
-	r.AUROCPx, r.AUROCPy, r.AUROCTruePx = prob.AUROC(logQx, px, u), prob.AUROC(maxQy, px, u), prob.AUROC(px, px, u)
+	r.AUROCPx, r.AUROCPy, r.AUROCTruePx = prob.AUROC(logQx, refs.px, refs.uniform), prob.AUROC(maxQy, refs.px, refs.uniform), refs.aurocTruePx
 	r.CalibrationErrorTrue = prob.CalibrationError(truth, q, x, k)
 }
 
@@ -168,6 +168,8 @@ type tableRefs struct {
 	data                []float64       // the empirical table p̂
 	ref, refExpected    float64
 	marginalRefExpected float64
+	px, uniform         []float64 // p(x), and x uniform: the in- and out-of-distribution x
+	aurocTruePx         float64   // the OOD ceiling: the AUROC of p(x) as the score
 }
 
 func newTableRefs(fam prob.Family, truth []float64, counts []int64, n int64) *tableRefs {
@@ -179,7 +181,9 @@ func newTableRefs(fam prob.Family, truth []float64, counts []int64, n int64) *ta
 	} else {
 		r.refExpected = r.best.KL + fam.ExcessTrace(truth, r.best.Q)/(2*float64(n))
 	}
-	r.marginalRefExpected = prob.ExpectedKLSmoothed(prob.Marginal(truth, fam.X, fam.K), n, prob.SmoothingAdd)
+	r.px, r.uniform = prob.Marginal(truth, fam.X, fam.K), prob.Uniform(fam.X)
+	r.marginalRefExpected = prob.ExpectedKLSmoothed(r.px, n, prob.SmoothingAdd)
+	r.aurocTruePx = prob.AUROC(r.px, r.px, r.uniform)
 	return r
 }
 
