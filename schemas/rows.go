@@ -38,6 +38,23 @@ type ResultRow struct {
 	PxWeight  float64 `parquet:"px_weight" json:"px_weight"`
 	Replicate int64   `parquet:"replicate" json:"replicate"`
 
+	// The task and the sampler options (see schemas.Grid): task "table" or a 2-D task;
+	// grid, box and train_grid apply to 2-D tasks, the sgld_* options to sgld runs,
+	// buffer_size and reinit_freq to sgld and pcd runs, chain_steps and proposal to pcd.
+	Task       string  `parquet:"task" json:"task"`
+	GridCells  int64   `parquet:"grid" json:"grid"`
+	Box        float64 `parquet:"box" json:"box"`
+	TrainGrid  int64   `parquet:"train_grid" json:"train_grid"`
+	SGLDPreset string  `parquet:"sgld_preset" json:"sgld_preset"`
+	SGLDLR     float64 `parquet:"sgld_lr" json:"sgld_lr"`
+	SGLDStd    float64 `parquet:"sgld_std" json:"sgld_std"`
+	SGLDSteps  int64   `parquet:"sgld_steps" json:"sgld_steps"`
+	SGLDClamp  bool    `parquet:"sgld_clamp" json:"sgld_clamp"`
+	BufferSize int64   `parquet:"buffer_size" json:"buffer_size"`
+	ReinitFreq float64 `parquet:"reinit_freq" json:"reinit_freq"`
+	ChainSteps int64   `parquet:"chain_steps" json:"chain_steps"`
+	Proposal   string  `parquet:"proposal" json:"proposal"`
+
 	// Evaluation against the true table.
 	KLJoint       float64 `parquet:"kl_joint" json:"kl_joint"`
 	KLMarginal    float64 `parquet:"kl_marginal" json:"kl_marginal"`
@@ -71,9 +88,19 @@ type ResultRow struct {
 	AUROCTruePx          float64 `parquet:"auroc_true_px" json:"auroc_true_px"`
 	CalibrationErrorTrue float64 `parquet:"calibration_error_true" json:"calibration_error_true"`
 
-	FinalLoss float64 `parquet:"final_loss" json:"final_loss"`
-	Diverged  bool    `parquet:"diverged" json:"diverged"`
-	TrainMS   float64 `parquet:"train_ms" json:"train_ms"`
+	// The sampler's replay buffer at the end of training (sgld and pcd runs; NaN for
+	// the others): the share of its samples inside the box (1 for tables), and its
+	// total-variation distance from the true p(x) and from the model's own q(x), on
+	// the evaluation grid's cells for 2-D tasks (a histogram of the buffer) and on the
+	// X values for tables.
+	BufferInBox   float64 `parquet:"buffer_in_box" json:"buffer_in_box"`
+	BufferTVTruth float64 `parquet:"buffer_tv_truth" json:"buffer_tv_truth"`
+	BufferTVModel float64 `parquet:"buffer_tv_model" json:"buffer_tv_model"`
+
+	FinalLoss    float64 `parquet:"final_loss" json:"final_loss"`
+	Diverged     bool    `parquet:"diverged" json:"diverged"`
+	DivergedStep int64   `parquet:"diverged_step" json:"diverged_step"` // the training step whose divergence guard fired (1-based), 0 if none or unknown
+	TrainMS      float64 `parquet:"train_ms" json:"train_ms"`
 }
 
 // LearnedRow is one cell of a learned joint: the rows of learned.parquet.
@@ -86,4 +113,59 @@ type LearnedRow struct {
 	Y       int64   `parquet:"y" json:"y"`
 	Logit   float64 `parquet:"logit" json:"logit"`
 	Q       float64 `parquet:"q" json:"q"`
+}
+
+// SampleRow2D is one i.i.d. draw (x0, x1, y) from a 2-D task: the rows of a 2-D point's
+// samples/*.parquet.
+type SampleRow2D struct {
+	TaskID int64   `parquet:"task_id" json:"task_id"`
+	X0     float64 `parquet:"x0" json:"x0"`
+	X1     float64 `parquet:"x1" json:"x1"`
+	Y      int64   `parquet:"y" json:"y"`
+}
+
+// TruthRow is one cell and class of a 2-D task's true joint on the evaluation grid
+// (normalised on the grid): the rows of truth.parquet. Cell c = i·G + j is centred at
+// (x0, x1) = (−b + (i+½)h, −b + (j+½)h), h = 2b/G.
+type TruthRow struct {
+	TaskID int64   `parquet:"task_id" json:"task_id"`
+	Cell   int64   `parquet:"cell" json:"cell"`
+	X0     float64 `parquet:"x0" json:"x0"`
+	X1     float64 `parquet:"x1" json:"x1"`
+	Y      int64   `parquet:"y" json:"y"`
+	P      float64 `parquet:"p" json:"p"`
+}
+
+// LearnedGridRow is one cell and class of a 2-D run's learned joint on the evaluation
+// grid: the rows of learned_grid/*.parquet; q is normalised over all cells and classes.
+type LearnedGridRow struct {
+	RunID  string  `parquet:"run_id" json:"run_id"`
+	TaskID int64   `parquet:"task_id" json:"task_id"`
+	Cell   int64   `parquet:"cell" json:"cell"`
+	Y      int64   `parquet:"y" json:"y"`
+	Logit  float64 `parquet:"logit" json:"logit"`
+	Q      float64 `parquet:"q" json:"q"`
+}
+
+// BufferRow is one sample of a sampler run's final replay buffer: the rows of
+// buffers/*.parquet (x1 is 0 and x0 the x value for a table's pcd chains).
+type BufferRow struct {
+	RunID  string  `parquet:"run_id" json:"run_id"`
+	TaskID int64   `parquet:"task_id" json:"task_id"`
+	Index  int64   `parquet:"index" json:"index"`
+	X0     float64 `parquet:"x0" json:"x0"`
+	X1     float64 `parquet:"x1" json:"x1"`
+}
+
+// CurveRow is a run's exact KL on the evaluation grid after a training step: the rows
+// of curves/*.parquet (2-D runs, every --eval_every steps).
+type CurveRow struct {
+	RunID         string  `parquet:"run_id" json:"run_id"`
+	TaskID        int64   `parquet:"task_id" json:"task_id"`
+	Method        string  `parquet:"method" json:"method"`
+	PointID       int64   `parquet:"point_id" json:"point_id"`
+	Step          int64   `parquet:"step" json:"step"`
+	KLJoint       float64 `parquet:"kl_joint" json:"kl_joint"`
+	KLMarginal    float64 `parquet:"kl_marginal" json:"kl_marginal"`
+	KLConditional float64 `parquet:"kl_conditional" json:"kl_conditional"`
 }

@@ -63,6 +63,26 @@ type Comparison struct {
 	BaselineToJEM float64 `json:"baseline_to_jem"` // mean KL_baseline / mean KL_jem
 }
 
+// SamplerComparison pairs a sampler method's runs with exact jem's on the same tasks
+// (both converged): the sampler's excess joint KL over exact JEM, per task, with its
+// 95% CI and a Wilcoxon signed-rank test, and the same for q(x) alone.
+type SamplerComparison struct {
+	Method         string  `json:"method"`
+	Pairs          int     `json:"pairs"`
+	Excluded       int     `json:"excluded_pairs"`
+	MeanExact      float64 `json:"mean_kl_joint_exact"`
+	MeanSampler    float64 `json:"mean_kl_joint_sampler"`
+	Excess         float64 `json:"excess"` // mean KL_sampler − KL_jem (nats)
+	ExcessCILow    float64 `json:"excess_ci_low"`
+	ExcessCIHigh   float64 `json:"excess_ci_high"`
+	MarginalExcess float64 `json:"marginal_excess"` // the same for KL(p(x)‖q(x))
+	MarginalCILow  float64 `json:"marginal_excess_ci_low"`
+	MarginalCIHigh float64 `json:"marginal_excess_ci_high"`
+	WorseShare     float64 `json:"worse_share"` // share of tasks where the sampler's KL is higher
+	WilcoxonP      float64 `json:"wilcoxon_p"`
+	ExcessRatio    float64 `json:"excess_ratio"` // Excess / MeanExact
+}
+
 // PointSummary aggregates one grid point (the whole run in the control pipeline).
 type PointSummary struct {
 	PointID int64   `json:"point_id"`
@@ -78,7 +98,10 @@ type PointSummary struct {
 
 	Methods    []MethodSummary `json:"methods"`
 	Comparison *Comparison     `json:"comparison,omitempty"` // present when baseline and jem both ran
-	Verdict    Verdict         `json:"verdict"`
+	// Samplers is each sampler method (sgld, pcd, pcd-exact) paired with exact jem on
+	// the same tasks, present when both ran.
+	Samplers []SamplerComparison `json:"samplers,omitempty"`
+	Verdict  Verdict             `json:"verdict"`
 }
 
 // Check is one line of the verdict: a ratio of sums over the tables with its
