@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"fmt"
 	"math"
 
 	"github.com/jemcheck/jemcheck/models/kernel"
@@ -32,6 +33,29 @@ func (t *Trainer) useKernel(shape Shape, hidden []int) bool {
 	return kernel.Covers(shape.XValues, shape.Classes, shape.Encoding == EncodingOneHot, hidden)
 }
 
+// pcdKernel is the routing of a call with PCD runs (Run.PCD): nil if the Trainer sends
+// it to the fused CPU kernels, which alone train them (whatever the GoMLX test knobs),
+// else the error: a GoMLX backend, or a model the kernels do not cover.
+func (t *Trainer) pcdKernel(shape Shape, hidden []int) error {
+	if t.kernel == kernelOff {
+		return fmt.Errorf("models: backend %q: pcd trains on the fused CPU kernels only; use --backend=kernel or the default", t.config)
+	}
+	if !kernel.Covers(shape.XValues, shape.Classes, shape.Encoding == EncodingOneHot, hidden) {
+		return fmt.Errorf("models: pcd trains on the fused CPU kernels only, which do not cover %s", shape)
+	}
+	return nil
+}
+
+// hasPCD reports whether any run has a PCD sampler.
+func hasPCD(runs []Run) bool {
+	for _, r := range runs {
+		if r.PCD != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // kernelCheckEvery is the number of steps between divergence checks: the steps per
 // graph call of the GoMLX path that would train the shape.
 func (t *Trainer) kernelCheckEvery(shape Shape, hidden []int) int {
@@ -49,7 +73,7 @@ func (t *Trainer) trainKernel(ctx context.Context, shape Shape, hidden []int, ru
 		Hidden: hidden, Steps: shape.Steps, CheckEvery: t.kernelCheckEvery(shape, hidden)}
 	kr := make([]kernel.Run, len(runs))
 	for i, r := range runs {
-		kr[i] = kernel.Run{Theta: initTheta(r.Seed, ls), LR: float32(r.LR), PxWeight: float32(r.PxWeight)}
+		kr[i] = kernel.Run{Theta: initTheta(r.Seed, ls), LR: float32(r.LR), PxWeight: float32(r.PxWeight), PCD: r.PCD}
 		if shape.BatchSize > 0 && len(r.Samples) > 0 {
 			kr[i].Cells = histogram(r.Samples, XK)
 			kr[i].Next = minibatchCells(newSampler(r.Samples, r.Seed), shape.BatchSize, XK)
@@ -68,7 +92,7 @@ func (t *Trainer) trainKernel(ctx context.Context, shape Shape, hidden []int, ru
 			lg[j] = float64(v)
 		}
 		l := float64(r.Loss)
-		out[i] = Outcome{Logits: lg, Loss: l, Diverged: r.Diverged || math.IsNaN(l) || math.IsInf(l, 0)}
+		out[i] = Outcome{Logits: lg, Loss: l, Diverged: r.Diverged || math.IsNaN(l) || math.IsInf(l, 0), Buffer: r.Buffer}
 	}
 	return out, nil
 }

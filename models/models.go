@@ -81,6 +81,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/jemcheck/jemcheck/models/kernel"
 )
 
 // Encodings of x.
@@ -179,6 +181,13 @@ type Run struct {
 	LR       float64   // per-run Adam learning rate
 	PxWeight float64   // 0 = baseline CE; 1 = JEM joint NLL; general w: CE + w*(-log p(x) term)
 	Seed     uint64    // parameter init and minibatch order derive only from this
+	// PCD, if set, estimates the log Z gradient with sampled negatives instead of the
+	// exact softmax over all cells: pcd (persistent MH chains over x in a replay buffer)
+	// or pcd-exact (exact draws from q(x) every step); see kernel.PCD. Its own Seed
+	// drives every draw of the sampler. Only the fused CPU kernels train such runs (a
+	// GoMLX backend, or a model they do not cover, is an error); the reported Loss stays
+	// the exact loss.
+	PCD *kernel.PCD
 }
 
 // Outcome is the result of one run.
@@ -186,6 +195,7 @@ type Outcome struct {
 	Logits   []float64 // X*K, learned f(x)[y], row-major x*K+y
 	Loss     float64   // final per-example training loss: on Counts (on the histogram of Samples for a minibatch run)
 	Diverged bool      // the run went non-finite and was frozen at its last finite state
+	Buffer   []int32   // runs with PCD: the final replay buffer (pcd) or the last step's negatives (pcd-exact), x values
 }
 
 // validateRuns checks runs against a valid shape.
@@ -215,6 +225,9 @@ func validateRuns(s Shape, runs []Run) error {
 			if !(w > 0) {
 				return fmt.Errorf("models: run %d: Counts sum to %v, need > 0", i, w)
 			}
+		}
+		if err := r.PCD.Validate(); err != nil {
+			return fmt.Errorf("models: run %d: %w", i, err)
 		}
 		if s.BatchSize > 0 {
 			for j, c := range r.Samples {

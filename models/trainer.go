@@ -181,7 +181,9 @@ func catch(fn func() error) (err error) {
 
 // Train trains every run for shape.Steps Adam steps and returns one Outcome per run, in
 // order. Models the fused CPU kernels cover go to them (unless the Trainer is on a
-// GoMLX backend); the rest to GoMLX. On GoMLX, runs are grouped by px weight (0, 1, other) and stacked into graphs of at most
+// GoMLX backend); the rest to GoMLX. A call with any run that has a PCD sampler
+// (Run.PCD) trains entirely on the kernels, and is an error on a GoMLX backend or for a
+// model they do not cover. On GoMLX, runs are grouped by px weight (0, 1, other) and stacked into graphs of at most
 // DefaultRunsPerBatch runs; a smaller last batch is padded with inert runs (learning
 // rate 0) to a size bucket so that few distinct graphs get compiled. The context is
 // checked between graph calls.
@@ -196,6 +198,12 @@ func (t *Trainer) Train(ctx context.Context, shape Shape, runs []Run) ([]Outcome
 		return nil, err
 	}
 	hidden, _ := ParseModel(shape.Model)
+	if hasPCD(runs) { // the GoMLX paths have no sampler: the kernel or an error
+		if err := t.pcdKernel(shape, hidden); err != nil {
+			return nil, err
+		}
+		return t.trainKernel(ctx, shape, hidden, runs)
+	}
 	if t.useKernel(shape, hidden) {
 		return t.trainKernel(ctx, shape, hidden, runs)
 	}
@@ -292,6 +300,9 @@ func pxModeOf(runs []Run) pxMode {
 }
 
 func (t *Trainer) trainBatch(ctx context.Context, shape Shape, hidden []int, batch []Run) ([]Outcome, error) {
+	if hasPCD(batch) { // Train routes these to the kernel; never trained in a graph
+		return nil, errors.New("models: pcd trains on the fused CPU kernels only; use --backend=kernel or the default")
+	}
 	n := len(batch)
 	R := bucketSize(n, t.runsPerBatch)
 	X, K := shape.XValues, shape.Classes

@@ -46,6 +46,12 @@ type MethodSummary struct {
 	AUROCPy              Dist `json:"auroc_py"`
 	AUROCTruePx          Dist `json:"auroc_true_px"`
 	CalibrationErrorTrue Dist `json:"calibration_error_true"`
+
+	// Sampler methods: the final replay buffer (see schemas.ResultRow); count 0 for
+	// the other methods.
+	BufferInBox   Dist `json:"buffer_in_box"`
+	BufferTVTruth Dist `json:"buffer_tv_truth"`
+	BufferTVModel Dist `json:"buffer_tv_model"`
 }
 
 // Comparison is the paired JEM-vs-baseline comparison of joint KL over the tables
@@ -193,4 +199,84 @@ func (n *Number) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	return json.Unmarshal(data, (*float64)(n))
+}
+
+// The summaries' numbers that may not exist (a 2-D point has no floor or exact
+// reference; a ratio over no run) are NaN in Go and null in the JSON, like Number:
+// these marshal the float64 fields that can be NaN as Numbers, and read null back as NaN.
+
+type pointSummaryJSON PointSummary
+
+// MarshalJSON writes NaN fields as null.
+func (p PointSummary) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		pointSummaryJSON
+		Floor             Number `json:"floor"`
+		ReferenceExpected Number `json:"kl_reference_expected"`
+		Reference         Number `json:"kl_reference"`
+	}{pointSummaryJSON(p), Number(p.Floor), Number(p.ReferenceExpected), Number(p.Reference)})
+}
+
+// UnmarshalJSON reads null fields as NaN.
+func (p *PointSummary) UnmarshalJSON(data []byte) error {
+	v := struct {
+		*pointSummaryJSON
+		Floor             Number `json:"floor"`
+		ReferenceExpected Number `json:"kl_reference_expected"`
+		Reference         Number `json:"kl_reference"`
+	}{pointSummaryJSON: (*pointSummaryJSON)(p)}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	p.Floor, p.ReferenceExpected, p.Reference = float64(v.Floor), float64(v.ReferenceExpected), float64(v.Reference)
+	return nil
+}
+
+type methodSummaryJSON MethodSummary
+
+// MarshalJSON writes NaN fields as null.
+func (m MethodSummary) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		methodSummaryJSON
+		FloorRatio     Number `json:"floor_ratio"`
+		ReferenceRatio Number `json:"reference_ratio"`
+		GapRatio       Number `json:"gap_ratio"`
+	}{methodSummaryJSON(m), Number(m.FloorRatio), Number(m.ReferenceRatio), Number(m.GapRatio)})
+}
+
+// UnmarshalJSON reads null fields as NaN.
+func (m *MethodSummary) UnmarshalJSON(data []byte) error {
+	v := struct {
+		*methodSummaryJSON
+		FloorRatio     Number `json:"floor_ratio"`
+		ReferenceRatio Number `json:"reference_ratio"`
+		GapRatio       Number `json:"gap_ratio"`
+	}{methodSummaryJSON: (*methodSummaryJSON)(m)}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	m.FloorRatio, m.ReferenceRatio, m.GapRatio = float64(v.FloorRatio), float64(v.ReferenceRatio), float64(v.GapRatio)
+	return nil
+}
+
+type samplerComparisonJSON SamplerComparison
+
+// MarshalJSON writes NaN fields as null.
+func (c SamplerComparison) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		samplerComparisonJSON
+		MeanExact      Number `json:"mean_kl_joint_exact"`
+		MeanSampler    Number `json:"mean_kl_joint_sampler"`
+		Excess         Number `json:"excess"`
+		ExcessCILow    Number `json:"excess_ci_low"`
+		ExcessCIHigh   Number `json:"excess_ci_high"`
+		MarginalExcess Number `json:"marginal_excess"`
+		MarginalCILow  Number `json:"marginal_excess_ci_low"`
+		MarginalCIHigh Number `json:"marginal_excess_ci_high"`
+		WorseShare     Number `json:"worse_share"`
+		WilcoxonP      Number `json:"wilcoxon_p"`
+		ExcessRatio    Number `json:"excess_ratio"`
+	}{samplerComparisonJSON(c), Number(c.MeanExact), Number(c.MeanSampler), Number(c.Excess), Number(c.ExcessCILow),
+		Number(c.ExcessCIHigh), Number(c.MarginalExcess), Number(c.MarginalCILow), Number(c.MarginalCIHigh),
+		Number(c.WorseShare), Number(c.WilcoxonP), Number(c.ExcessRatio)})
 }

@@ -189,11 +189,24 @@ func summarizePoint(g schemas.Grid, rows []schemas.ResultRow, seed uint64, th Th
 	if b, j := byMethod[MethodBaseline], byMethod[MethodJEM]; len(b) > 0 && len(j) > 0 {
 		ps.Comparison = compare(b, j, seed)
 	}
-	ps.Verdict = decide(ps, byMethod[MethodJEM], seed, th)
+	finishPoint(&ps, g, samplerPairsOf(byMethod), seed, th, func() schemas.Verdict { return decide(ps, byMethod[MethodJEM], seed, th) })
+	return ps
+}
+
+// finishPoint adds the sampler comparisons and the verdict to a point's summary:
+// decide2D for a 2-D point, else decideTable's verdict with the sampler checks.
+func finishPoint(ps *schemas.PointSummary, g schemas.Grid, pairs []SamplerPairs, seed uint64, th Thresholds, decideTable func() schemas.Verdict) {
+	for _, sp := range pairs {
+		ps.Samplers = append(ps.Samplers, sp.comparisonOf(seed))
+	}
+	if g.Is2D() {
+		ps.Verdict = decide2D(*ps, pairs, seed, th)
+		return
+	}
+	ps.Verdict = withSamplers(decideTable(), *ps, pairs, seed, th)
 	if note := familyNote(g); note != "" && ps.Verdict.Decided {
 		ps.Verdict.Reason += "; note: " + note
 	}
-	return ps
 }
 
 // pointHeader is a point's summary before its statistics: its values, floor (the

@@ -61,7 +61,11 @@ func (f *evaluateFn) ProcessElement(ctx context.Context, tb TrainedBlock, emitRo
 		t := tb.trained(p, r)
 		if r%len(p.Methods) == 0 { // a new table: its references, once for all its methods
 			d := t.Job.Dataset
-			refs = newTableRefs(familyOf(p.Grid), d.Table.P, d.Counts, int64(p.Samples))
+			if p.Is2D() {
+				refs = gridRefs(d.Table.P, p.XValues, p.Classes)
+			} else {
+				refs = newTableRefs(familyOf(p.Grid), d.Table.P, d.Counts, int64(p.Samples))
+			}
 		}
 		rb.Rows[r], lb.Runs[r] = evaluateRun(t, refs)
 		if rb.Rows[r].Diverged {
@@ -94,16 +98,28 @@ func evaluateRun(t Trained, refs *tableRefs) (schemas.ResultRow, Learned) {
 		KLConditional: prob.KLConditional(truth, q, x, k),
 		Accuracy:      prob.Accuracy(truth, q, x, k),
 		BayesAccuracy: prob.BayesAccuracy(truth, x, k),
-		Floor:         prob.Floor(x*k, int64(p.Samples)),
-		KLEmpirical:   prob.KL(truth, prob.Empirical(d.Counts)),
-		EmptyCells:    int64(prob.EmptyCells(d.Counts)),
 		FinalLoss:     t.Loss,
 		TrainMS:       t.TrainMS,
+		DivergedStep:  t.Run.DivergedStep,
+		BufferInBox:   math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(),
 	}
-	if refs == nil {
-		refs = newTableRefs(familyOf(p.Grid), truth, d.Counts, int64(p.Samples))
+	if slices.Contains(SamplerMethods, t.Job.Method) {
+		row.BufferInBox, row.BufferTVTruth, row.BufferTVModel = t.Run.BufferInBox, t.Run.BufferTVTruth, t.Run.BufferTVModel
 	}
-	splitError(&row, refs, truth, q, t.Job.Method == MethodOracle)
+	if p.Is2D() {
+		if refs == nil {
+			refs = gridRefs(truth, x, k)
+		}
+		noSplit(&row)
+	} else {
+		row.Floor = prob.Floor(x*k, int64(p.Samples))
+		row.KLEmpirical = prob.KL(truth, prob.Empirical(d.Counts))
+		row.EmptyCells = int64(prob.EmptyCells(d.Counts))
+		if refs == nil {
+			refs = newTableRefs(familyOf(p.Grid), truth, d.Counts, int64(p.Samples))
+		}
+		splitError(&row, refs, truth, q, t.Job.Method == MethodOracle)
+	}
 	promises(&row, refs, truth, q)
 	row.Diverged = diverged(t.Diverged, t.Logits, row.KLJoint, row.KLMarginal, row.KLConditional)
 	px := p.PxWeight
@@ -111,8 +127,12 @@ func evaluateRun(t Trained, refs *tableRefs) (schemas.ResultRow, Learned) {
 		px = 0
 	}
 	p.SetColumns(&row, px)
-	return row, Learned{RunID: t.Job.RunID, PointID: p.ID, TableID: d.Table.ID, Ordinal: d.Table.Ordinal,
-		Method: t.Job.Method, X: x, K: k, Logits: t.Logits, Q: q, P: truth}
+	l := Learned{RunID: t.Job.RunID, PointID: p.ID, TableID: d.Table.ID, Ordinal: d.Table.Ordinal,
+		Method: t.Job.Method, X: x, K: k, Logits: t.Logits, Q: q, P: truth, Buffer: t.Run.Buffer, Curve: t.Run.Curve}
+	if p.Is2D() {
+		l.G, l.Box, l.Task = p.GridCells, p.Box, p.Task
+	}
+	return row, l
 }
 
 // promises fills the row's OOD and calibration columns (see schemas.ResultRow): OOD is x

@@ -31,25 +31,36 @@ var tablesGenerated = beam.NewCounter("jemcheck", "tables_generated")
 // In: PCollection<BlockRef>. Out: PCollection<Block> (without counts).
 func GenerateTables(s beam.Scope, opts Options, points []Point, refs beam.PCollection) beam.PCollection {
 	s = s.Scope("stages.GenerateTables")
-	return beam.ParDo(s, &generateTablesFn{Seed: opts.Seed, TablesFrom: opts.TablesFrom, TrainBatch: opts.TrainBatch, Points: points}, refs)
+	return beam.ParDo(s, &generateTablesFn{Seed: opts.Seed, TablesFrom: opts.TablesFrom, TasksFrom: opts.TasksFrom,
+		TrainBatch: opts.TrainBatch, Points: points}, refs)
 }
 
 type generateTablesFn struct {
 	Seed       uint64
 	TablesFrom string
+	TasksFrom  string
 	TrainBatch int
 	Points     []Point
 
 	points map[int64]Point
 	gens   map[int64]prob.Generator // each point's generator, parsed once
 	user   []prob.Table             // the --tables_from tables in id order
+	tasks  map[int64]*taskSource    // the 2-D points' tasks
 }
 
 func (f *generateTablesFn) Setup(ctx context.Context) error {
 	f.points = pointsByID(f.Points)
+	tasks, err := newTaskSources(ctx, f.Points, f.TasksFrom)
+	if err != nil {
+		return fmt.Errorf("generate tasks: %w", err)
+	}
+	f.tasks = tasks
 	if f.TablesFrom == "" {
 		f.gens = make(map[int64]prob.Generator, len(f.Points))
 		for _, p := range f.Points {
+			if p.Is2D() {
+				continue
+			}
 			g, err := prob.ParseGenerator(p.Generator)
 			if err != nil {
 				return fmt.Errorf("generate tables for point %d: %w", p.ID, err)
@@ -85,6 +96,19 @@ func (f *generateTablesFn) ProcessElement(ctx context.Context, ref BlockRef, emi
 	gen := f.gens[p.ID]
 	for i := range n {
 		o := first + i
+		if p.Is2D() { // the task's joint on the evaluation grid
+			task, id, err := f.tasks[p.ID].task(f.Seed, p, o)
+			if err != nil {
+				return fmt.Errorf("generate tasks: %w", err)
+			}
+			truth, err := truth2D(p, task, id)
+			if err != nil {
+				return fmt.Errorf("generate tasks: point %d: %w", p.ID, err)
+			}
+			b.IDs[i] = id
+			b.P = append(b.P, truth...)
+			continue
+		}
 		if f.user != nil {
 			if o >= int64(len(f.user)) {
 				return fmt.Errorf("generate tables: point %d: table %d of %d read from %s", p.ID, o, len(f.user), f.TablesFrom)

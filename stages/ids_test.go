@@ -120,7 +120,7 @@ func runStages(t *testing.T, ids []int64) idRun {
 	}
 
 	train := &trainBlockFn{Seed: opts.Seed, Backend: opts.Backend, Points: points}
-	if err := train.Setup(); err != nil {
+	if err := train.Setup(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	defer train.Teardown()
@@ -146,7 +146,7 @@ func runStages(t *testing.T, ids []int64) idRun {
 	for _, lb := range learned {
 		first.ProcessElement(lb, func(l Learned) { kept = append(kept, l) })
 	}
-	ts := triples(iter(kept))
+	ts, _, _ := triples(iter(kept))
 	run.figures = render.FigureNames(render.Input{Triples: ts})
 	for _, tr := range ts {
 		run.titles = append(run.titles, fmt.Sprint(tr.TableID))
@@ -317,7 +317,7 @@ func TestFirstTablesByOrdinal(t *testing.T) {
 					f.ProcessElement(LearnedBlock{Runs: []Learned{l}}, func(l Learned) { kept = append(kept, l) })
 				}
 			}
-			ts := triples(iter(kept))
+			ts, _, _ := triples(iter(kept))
 			names := render.FigureNames(render.Input{Triples: ts})
 			if !slices.Equal(names, []string{"triple_p0_t0", "triple_p0_t1"}) {
 				t.Errorf("figures %v", names)

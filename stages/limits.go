@@ -193,6 +193,9 @@ func (o Options) checkPoint(p Point, local bool) error {
 	if local && p.Tables > MaxTablesLocal {
 		return fmt.Errorf("tables: %d tables is over the local limit of %d (%s)", p.Tables, MaxTablesLocal, liftLocal)
 	}
+	if p.Is2D() { // a 2-D run holds its own draws and state, whatever the batch
+		return nil
+	}
 	if o.WriteSamples || p.BatchSize > 0 { // the draws of a table are held in memory
 		other := "pass --write_samples=false"
 		if p.BatchSize > 0 {

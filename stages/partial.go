@@ -45,6 +45,8 @@ type BlockSums struct {
 	Wins       int64
 	SumB, SumJ float64
 	Paired     int64
+	// The sampler methods' pairs with jem (8 bytes × 4 a task each).
+	Samplers []SamplerPairs
 }
 
 // MethodSums is one method's runs of a folded block.
@@ -84,13 +86,17 @@ var distFields = []func(r *schemas.ResultRow) float64{
 	func(r *schemas.ResultRow) float64 { return r.AUROCPy },
 	func(r *schemas.ResultRow) float64 { return r.AUROCTruePx },
 	func(r *schemas.ResultRow) float64 { return r.CalibrationErrorTrue },
+	func(r *schemas.ResultRow) float64 { return r.BufferInBox },
+	func(r *schemas.ResultRow) float64 { return r.BufferTVTruth },
+	func(r *schemas.ResultRow) float64 { return r.BufferTVModel },
 }
 
 // distsOf are a method summary's distributions, in the order of distFields.
 func distsOf(ms *schemas.MethodSummary) []*schemas.Dist {
 	return []*schemas.Dist{&ms.KLJoint, &ms.KLMarginal, &ms.KLConditional, &ms.Accuracy, &ms.BayesAccuracy,
 		&ms.KLEmpirical, &ms.KLApproximation, &ms.KLOptimisationGap, &ms.KLEstimation, &ms.KLMarginalGap,
-		&ms.AUROCPx, &ms.AUROCPy, &ms.AUROCTruePx, &ms.CalibrationErrorTrue}
+		&ms.AUROCPx, &ms.AUROCPy, &ms.AUROCTruePx, &ms.CalibrationErrorTrue,
+		&ms.BufferInBox, &ms.BufferTVTruth, &ms.BufferTVModel}
 }
 
 // checkMoments are the verdict's ratios of one converged run, in the order of
@@ -230,6 +236,7 @@ func (a *PointAcc) addFolded(b ResultBlock) {
 		sketches = append(sketches, sk)
 	}
 	bs.Diffs, bs.Wins, bs.SumB, bs.SumJ, bs.Paired = pairDiffs(byMethod[MethodBaseline], byMethod[MethodJEM])
+	bs.Samplers = samplerPairsOf(byMethod)
 	a.Blocks = append(a.Blocks, bs)
 	a.mergeSketches(sketches)
 }
@@ -318,10 +325,11 @@ func (a *PointAcc) Summary(g schemas.Grid, seed uint64, th Thresholds) schemas.P
 				return (jem.OptimisationGap - jem.MarginalGap) / den
 			}}
 	}
-	ps.Verdict = decideFrom(ps, in, th)
-	if note := familyNote(g); note != "" && ps.Verdict.Decided {
-		ps.Verdict.Reason += "; note: " + note
+	var pairs []SamplerPairs
+	for _, b := range blocks {
+		pairs = appendPairs(pairs, b.Samplers)
 	}
+	finishPoint(&ps, g, pairs, pointSeed, th, func() schemas.Verdict { return decideFrom(ps, in, th) })
 	return ps
 }
 

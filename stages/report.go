@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -47,7 +48,7 @@ func FigureTables(points int) int64 { return int64(max(200, FigureTablesBudget/m
 func Report(s beam.Scope, opts Options, points int, title, configJSON string, summary, results, learned beam.PCollection) beam.PCollection {
 	s = s.Scope("stages.Report")
 	n := FigureTables(points)
-	first := beam.ParDo(s, &firstTablesFn{N: int64(opts.ReportTables)}, learned)
+	first := beam.ParDo(s, &firstTablesFn{N: int64(opts.ReportTables), Curves: n}, learned)
 	rows := beam.ParDo(s, &figureRowsFn{N: n}, results)
 	// One CoGroupByKey, not side inputs: prism reschedules a stage whose side inputs are
 	// ready but whose main input is not in a busy loop, which took a quarter of a
@@ -74,13 +75,17 @@ func (f *figureRowsFn) ProcessElement(b ResultBlock, emit func(schemas.ResultRow
 }
 
 // firstTablesFn keeps the learned joints of the first N tables of each point: the
-// tables with ordinals 0..N-1 (the N lowest ids), whatever the ids are.
-type firstTablesFn struct{ N int64 }
+// tables with ordinals 0..N-1 (the N lowest ids), whatever the ids are; and of 2-D
+// runs with a KL curve, the curve alone (no joint) for the first Curves tasks.
+type firstTablesFn struct{ N, Curves int64 }
 
 func (f *firstTablesFn) ProcessElement(b LearnedBlock, emit func(Learned)) {
 	for _, l := range b.Runs {
-		if l.Ordinal >= 0 && l.Ordinal < f.N {
+		switch {
+		case l.Ordinal >= 0 && l.Ordinal < f.N:
 			emit(l)
+		case len(l.Curve) > 0 && l.Ordinal >= 0 && l.Ordinal < f.Curves:
+			emit(Learned{RunID: l.RunID, PointID: l.PointID, TableID: l.TableID, Ordinal: -1 - l.Ordinal, Method: l.Method, G: l.G, Curve: l.Curve})
 		}
 	}
 }
@@ -110,8 +115,9 @@ func (f *reportFn) ProcessElement(ctx context.Context, _ int, sums func(*schemas
 	for rowIter(&r) {
 		rows = append(rows, r)
 	}
+	tri, tasks, curves := triples(first)
 	files, err := render.Render(render.Input{Title: f.Title, Config: cfg, Summary: sum, Results: rows,
-		FigureTables: int(f.FigureTables), Triples: triples(first)})
+		FigureTables: int(f.FigureTables), Triples: tri, Tasks2D: tasks, Curves: curves})
 	if err != nil {
 		return fmt.Errorf("report: render: %w", err)
 	}
@@ -130,13 +136,41 @@ func (f *reportFn) ProcessElement(ctx context.Context, _ int, sums func(*schemas
 	return nil
 }
 
-// triples groups learned joints by (point, table ordinal) into the report's triple plots.
-func triples(iter func(*Learned) bool) []render.Triple {
+// triples groups learned joints by (point, table ordinal) into the report's triple
+// plots (tables) and task figures (2-D tasks), and gathers the 2-D runs' KL curves
+// (a curve-only element has Ordinal −1 − its ordinal: see firstTablesFn).
+func triples(iter func(*Learned) bool) ([]render.Triple, []render.Task2D, []render.Curve) {
 	type key struct{ point, ordinal int64 }
 	byKey := map[key]*render.Triple{}
+	tasks := map[key]*render.Task2D{}
+	var curves []render.Curve
 	var l Learned
 	for iter(&l) {
+		if len(l.Curve) > 0 {
+			c := render.Curve{PointID: l.PointID, TaskID: l.TableID, Method: l.Method}
+			for _, cp := range l.Curve {
+				c.Steps = append(c.Steps, cp.Step)
+				c.KLJoint, c.KLMarginal, c.KLConditional = append(c.KLJoint, cp.KLJoint), append(c.KLMarginal, cp.KLMarginal), append(c.KLConditional, cp.KLConditional)
+			}
+			curves = append(curves, c)
+		}
+		if l.Ordinal < 0 {
+			continue
+		}
 		k := key{l.PointID, l.Ordinal}
+		if l.G > 0 {
+			t, ok := tasks[k]
+			if !ok {
+				t = &render.Task2D{PointID: l.PointID, TaskID: l.TableID, Ordinal: l.Ordinal, Task: l.Task, G: l.G, Box: l.Box, K: l.K,
+					True: l.P, Learned: map[string][]float64{}, Buffers: map[string][]float32{}}
+				tasks[k] = t
+			}
+			t.Learned[l.Method] = l.Q
+			if len(l.Buffer) > 0 {
+				t.Buffers[l.Method] = l.Buffer
+			}
+			continue
+		}
 		t, ok := byKey[k]
 		if !ok {
 			t = &render.Triple{TableID: l.TableID, Ordinal: l.Ordinal, PointID: l.PointID, X: l.X, K: l.K, True: l.P,
@@ -152,5 +186,15 @@ func triples(iter func(*Learned) bool) []render.Triple {
 	slices.SortFunc(out, func(a, b render.Triple) int {
 		return cmp.Or(cmp.Compare(a.PointID, b.PointID), cmp.Compare(a.Ordinal, b.Ordinal))
 	})
-	return out
+	ts := make([]render.Task2D, 0, len(tasks))
+	for _, t := range tasks {
+		ts = append(ts, *t)
+	}
+	slices.SortFunc(ts, func(a, b render.Task2D) int {
+		return cmp.Or(cmp.Compare(a.PointID, b.PointID), cmp.Compare(a.Ordinal, b.Ordinal))
+	})
+	slices.SortFunc(curves, func(a, b render.Curve) int {
+		return cmp.Or(cmp.Compare(a.PointID, b.PointID), cmp.Compare(a.TaskID, b.TaskID), strings.Compare(a.Method, b.Method))
+	})
+	return out, ts, curves
 }

@@ -3,6 +3,7 @@ package stages
 import (
 	"context"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"time"
@@ -11,6 +12,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/jemcheck/jemcheck/models"
+	"github.com/jemcheck/jemcheck/models/kernel"
+	"github.com/jemcheck/jemcheck/models/prob"
 )
 
 func init() {
@@ -32,7 +35,8 @@ var runsTrained = beam.NewCounter("jemcheck", "runs_trained")
 // In: PCollection<Block> (with counts). Out: PCollection<TrainedBlock>.
 func Train(s beam.Scope, opts Options, points []Point, blocks beam.PCollection) beam.PCollection {
 	s = s.Scope("stages.Train")
-	return beam.ParDo(s, &trainBlockFn{Seed: opts.Seed, Backend: opts.Backend, TrainBatch: opts.TrainBatch, Timings: opts.Timings, Points: points}, blocks)
+	return beam.ParDo(s, &trainBlockFn{Seed: opts.Seed, Backend: opts.Backend, TrainBatch: opts.TrainBatch, Timings: opts.Timings,
+		TasksFrom: opts.TasksFrom, EvalEvery: opts.EvalEvery, ReportTables: opts.ReportTables, Points: points}, blocks)
 }
 
 func shapeKey(s models.Shape) string {
@@ -44,14 +48,25 @@ type trainBlockFn struct {
 	Backend    string
 	TrainBatch int // runs per training graph (the block's runs of one shape)
 	Timings    bool
-	Points     []Point
+	// 2-D points: the user's tasks (--tasks_from), the curves' interval, and the
+	// tasks whose sampler buffers the report shows (ordinals below ReportTables).
+	TasksFrom    string
+	EvalEvery    int
+	ReportTables int
+	Points       []Point
 
 	points  map[int64]Point
+	tasks   map[int64]*taskSource
 	trainer *models.Trainer
 }
 
-func (f *trainBlockFn) Setup() error {
+func (f *trainBlockFn) Setup(ctx context.Context) error {
 	f.points = pointsByID(f.Points)
+	tasks, err := newTaskSources(ctx, f.Points, f.TasksFrom)
+	if err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	f.tasks = tasks
 	t, err := models.NewTrainer(f.Backend)
 	if err != nil {
 		return fmt.Errorf("train: %w", err)
@@ -69,6 +84,23 @@ func (f *trainBlockFn) Teardown() {
 
 func (f *trainBlockFn) ProcessElement(ctx context.Context, b Block, emit func(TrainedBlock)) error {
 	p := f.points[b.PointID]
+	if p.Is2D() {
+		start := time.Now()
+		out, err := f.train2D(ctx, p, b)
+		if err != nil {
+			return err
+		}
+		elapsed := time.Since(start)
+		if f.Timings {
+			for r := range out.Runs {
+				out.Runs[r].TrainMS = float64(elapsed.Microseconds()) / 1000 / float64(len(out.Runs))
+			}
+		}
+		progress(ctx, "train: point %d block %d (%s): %d runs in %v", p.ID, b.Index, p.Task, len(out.Runs), elapsed.Round(time.Millisecond))
+		runsTrained.Inc(ctx, int64(len(out.Runs)))
+		emit(out)
+		return nil
+	}
 	m := len(p.Methods)
 	out := TrainedBlock{Block: b, Runs: make([]TrainedRun, b.Len()*m)}
 	// One batch per training shape, in the order of the methods' first appearance.
@@ -103,7 +135,19 @@ func (f *trainBlockFn) ProcessElement(ctx context.Context, b Block, emit func(Tr
 		}
 		for k, o := range outs {
 			r := idx[k]
-			out.Runs[r] = TrainedRun{Logits: o.Logits, Loss: o.Loss, Diverged: o.Diverged, TrainMS: perRun}
+			out.Runs[r] = TrainedRun{Logits: o.Logits, Loss: o.Loss, Diverged: o.Diverged, TrainMS: perRun,
+				BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN()}
+			if o.Buffer != nil {
+				d := b.dataset(p, r/m)
+				out.Runs[r].BufferInBox = 1
+				out.Runs[r].BufferTVTruth, out.Runs[r].BufferTVModel = bufferTVTable(p, o.Buffer, d.Table.P, o.Logits)
+				if d.Table.Ordinal < int64(f.ReportTables) {
+					out.Runs[r].Buffer = make([]float32, 0, 2*len(o.Buffer))
+					for _, x := range o.Buffer {
+						out.Runs[r].Buffer = append(out.Runs[r].Buffer, float32(x), 0)
+					}
+				}
+			}
 		}
 		progress(ctx, "train: point %d block %d %s: %d runs in %v (%.0f runs/s)", p.ID, b.Index, shapeKey(shape), len(runs),
 			elapsed.Round(time.Millisecond), float64(len(runs))/elapsed.Seconds())
@@ -121,7 +165,7 @@ func (tb TrainedBlock) trained(p Point, r int) Trained {
 	meth := p.Methods[r%m]
 	o := tb.Runs[r]
 	return Trained{Job: Job{Dataset: d, Method: meth, RunID: RunID(p.ID, d.Table.Ordinal, meth)},
-		Logits: o.Logits, Loss: o.Loss, Diverged: o.Diverged, TrainMS: o.TrainMS}
+		Logits: o.Logits, Loss: o.Loss, Diverged: o.Diverged, TrainMS: o.TrainMS, Run: o}
 }
 
 // run builds the trainer's input for a job.
@@ -146,5 +190,37 @@ func (f *trainBlockFn) run(j Job) models.Run {
 	if p.BatchSize > 0 {
 		r.Samples = Samples(f.Seed, d)
 	}
+	if j.Method == MethodPCD || j.Method == MethodPCDExact {
+		r.PCD = &kernel.PCD{Exact: j.Method == MethodPCDExact, Negatives: pcdNegatives(p), Buffer: p.BufferSize,
+			Reinit: float32(p.ReinitFreq), ChainSteps: p.ChainSteps, Neighbour: p.Proposal == "neighbour",
+			Seed: prob.Seed(r.Seed, tagSampler)}
+	}
 	return r
+}
+
+var tagSampler = prob.SeedString("sampler")
+
+// pcdNegatives is the number of negatives per step of a table point's pcd runs: the
+// minibatch size, or 64 on a full-batch point.
+func pcdNegatives(p Point) int {
+	if p.BatchSize > 0 {
+		return p.BatchSize
+	}
+	return 64
+}
+
+// bufferTVTable is the total-variation distance of a table run's negatives (x values)
+// from the true p(x) and from the run's own q(x).
+func bufferTVTable(p Point, buf []int32, truth, logits []float64) (tvTruth, tvModel float64) {
+	x, k := p.XValues, p.Classes
+	hist := make([]float64, x)
+	for _, v := range buf {
+		if v >= 0 && int(v) < x {
+			hist[v]++
+		}
+	}
+	for i := range hist {
+		hist[i] /= float64(len(buf))
+	}
+	return prob.TotalVariation(hist, prob.Marginal(truth, x, k)), prob.TotalVariation(hist, prob.Marginal(prob.Softmax(logits), x, k))
 }

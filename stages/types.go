@@ -46,6 +46,7 @@ type Trained struct {
 	Loss     float64   // final training loss
 	Diverged bool
 	TrainMS  float64 // wall time per run (batch time / runs), 0 unless timings are on
+	Run      TrainedRun
 }
 
 // Learned is one run's learned joint, with the truth beside it (for the report).
@@ -59,6 +60,13 @@ type Learned struct {
 	Logits  []float64
 	Q       []float64 // learned joint softmax(f) over all cells
 	P       []float64 // true joint
+	// 2-D runs: the grid (G cells per side over [−Box, Box]², X = G²; 0 for tables),
+	// the final replay buffer of a report run's sampler, and the KL curve.
+	G      int
+	Box    float64
+	Task   string
+	Buffer []float32
+	Curve  []CurvePoint
 }
 
 // BlockRef names a block of tables: the element Source creates, one per block, so the
@@ -94,10 +102,18 @@ type TrainedBlock struct {
 
 // TrainedRun is one run's training output.
 type TrainedRun struct {
-	Logits   []float64 // f(x)[y], row-major
-	Loss     float64   // final training loss
-	Diverged bool      // flagged by the trainer
-	TrainMS  float64   // wall time per run (batch time / runs), 0 unless timings are on
+	Logits       []float64 // f(x)[y], row-major (2-D: on the evaluation grid's cells)
+	Loss         float64   // final training loss
+	Diverged     bool      // flagged by the trainer
+	DivergedStep int64     // the step whose divergence guard fired (2-D kernels), 0 if none or unknown
+	TrainMS      float64   // wall time per run (batch time / runs), 0 unless timings are on
+
+	// Sampler runs (sgld, pcd): the final replay buffer's share in the box and its
+	// total-variation distances from p(x) and q(x) (NaN for other methods), and the
+	// buffer itself for the report's runs (2-D: (x0, x1) pairs; tables: x values).
+	BufferInBox, BufferTVTruth, BufferTVModel float64
+	Buffer                                    []float32
+	Curve                                     []CurvePoint // 2-D runs with --eval_every: the KLs during training
 }
 
 // ResultBlock is the result rows of a block's runs, in run-id order: the rows of the
@@ -116,8 +132,16 @@ type LearnedBlock struct {
 // BlockTables is the number of tables in a block of point p: a block's runs of one
 // training shape are one training graph of at most trainBatch runs.
 func BlockTables(p Point, trainBatch int) int64 {
+	if p.Is2D() {
+		return int64(max(1, min(MaxBlockTasks2D, trainBatch/max(1, len(p.Methods)))))
+	}
 	return int64(max(1, trainBatch/max(1, len(p.Methods))))
 }
+
+// MaxBlockTasks2D caps a 2-D block: a 2-D run costs seconds, not microseconds, and a
+// block carries each task's grid joint, so small blocks keep the workers busy and the
+// elements light.
+const MaxBlockTasks2D = 16
 
 // BlockRefs lists every block of every point, in point then block order.
 func BlockRefs(points []Point, trainBatch int) []BlockRef {
@@ -149,6 +173,9 @@ func (b Block) table(p Point, i int) Table {
 // dataset returns table i of a sampled block with its counts.
 func (b Block) dataset(p Point, i int) Dataset {
 	c := p.XValues * p.Classes
+	if len(b.Counts) == 0 { // a 2-D block: its draws are continuous, not counts
+		return Dataset{Table: b.table(p, i)}
+	}
 	return Dataset{Table: b.table(p, i), Counts: b.Counts[i*c : (i+1)*c]}
 }
 
@@ -172,6 +199,9 @@ var (
 // the same tables under other ids draw the same samples and train the same way.
 func tableSeed(runSeed uint64, t Table) uint64 {
 	p := t.Point
+	if p.Is2D() { // a task's seed: the task and replicate, not the grid, box or N
+		return prob.Seed(runSeed, tagTask, prob.SeedString(p.Task), uint64(p.Replicate), uint64(t.Ordinal))
+	}
 	return prob.Seed(runSeed, tagTable, uint64(p.XValues), uint64(p.Classes),
 		prob.SeedString(p.Generator), uint64(p.Replicate), uint64(t.Ordinal))
 }

@@ -16,6 +16,8 @@ type Options struct {
 	Seed         uint64     `json:"seed"`
 	Out          string     `json:"out"`
 	TablesFrom   string     `json:"tables_from,omitempty"`
+	TasksFrom    string     `json:"tasks_from,omitempty"` // the user's 2-D tasks (Parquet or CSV); every point's task is then "file"
+	EvalEvery    int        `json:"eval_every"`           // 2-D runs: the exact KL on the grid every this many steps, to curves/ (0: off)
 	TrainBatch   int        `json:"train_batch"`
 	Backend      string     `json:"backend"`
 	WriteSamples bool       `json:"write_samples"`
@@ -43,7 +45,7 @@ func DefaultThresholds() Thresholds {
 // Encodings and methods the trainer knows.
 var (
 	Encodings  = []string{"scalar", "onehot"}
-	AllMethods = []string{MethodBaseline, MethodJEM, MethodOracle}
+	AllMethods = []string{MethodBaseline, MethodJEM, MethodOracle, MethodSGLD, MethodPCD, MethodPCDExact}
 )
 
 // ParseMethods parses a comma-separated method list.
@@ -90,6 +92,12 @@ func (p Point) Shape(method string) models.Shape {
 // Validate checks every field of a point, and the limits on a point that hold on every
 // runner (see Limits); the error names the offending field.
 func (p Point) Validate() error {
+	if err := p.validateSampler(); err != nil {
+		return err
+	}
+	if p.Is2D() {
+		return p.validate2D()
+	}
 	switch {
 	case p.XValues < 1:
 		return fmt.Errorf("x_values must be >= 1, got %d", p.XValues)
@@ -128,8 +136,8 @@ func (p Point) Validate() error {
 		return errors.New("no methods given")
 	}
 	for _, m := range p.Methods {
-		if !slices.Contains(AllMethods, m) {
-			return fmt.Errorf("unknown method %q (known: %s)", m, strings.Join(AllMethods, ", "))
+		if err := p.checkMethod(m); err != nil {
+			return err
 		}
 		if err := p.Shape(m).Validate(); err != nil {
 			return err
@@ -147,6 +155,10 @@ func (o Options) Validate() error {
 		return fmt.Errorf("train_batch must be >= 1, got %d", o.TrainBatch)
 	case o.ReportTables < 0:
 		return fmt.Errorf("report_tables must be >= 0, got %d", o.ReportTables)
+	case o.EvalEvery < 0:
+		return fmt.Errorf("eval_every must be >= 0 (0 = no curves), got %d", o.EvalEvery)
+	case o.TablesFrom != "" && o.TasksFrom != "":
+		return errors.New("tables_from and tasks_from: give one of them (tables are discrete, tasks continuous 2-D)")
 	}
 	t := o.Thresholds
 	for _, c := range []struct {

@@ -31,8 +31,18 @@ func TablesPath(pointID int64, multiPoint bool) string {
 	return fmt.Sprintf("tables/point-%04d.parquet", pointID)
 }
 
+// TruthPath is where a 2-D point's truth on the grid goes: truth.parquet for
+// single-point runs, truth/point-NNNN.parquet when a sweep has several points.
+func TruthPath(pointID int64, multiPoint bool) string {
+	if !multiPoint {
+		return "truth.parquet"
+	}
+	return fmt.Sprintf("truth/point-%04d.parquet", pointID)
+}
+
 // WriteTables writes the true tables of every point as Parquet (columns table_id, x,
-// y, p; sorted by table_id, x, y), one file per point.
+// y, p; sorted by table_id, x, y), one file per point; for a 2-D point the truth on
+// its grid (truth.parquet: task_id, cell, x0, x1, y, p).
 //
 // In: PCollection<Block>. Out: PCollection<string> (the keys written).
 func WriteTables(s beam.Scope, opts Options, points []Point, blocks beam.PCollection) beam.PCollection {
@@ -61,6 +71,9 @@ func (f *writeTablesFn) ProcessElement(ctx context.Context, point int64, iter fu
 	// A point's blocks are consecutive ordinal ranges and ordinals follow the ids: in
 	// block order the tables are in id order. The rows are streamed a block at a time.
 	slices.SortFunc(blocks, func(a, b Block) int { return cmp.Compare(a.First, b.First) })
+	if p.Is2D() {
+		return f.writeTruth(ctx, p, blocks, n, emit)
+	}
 	key := TablesPath(point, f.MultiPoint)
 	err := schemas.WriteParquetStream(ctx, f.bucket, key, func(write func([]schemas.TableRow) error) error {
 		for _, b := range blocks {
@@ -79,6 +92,37 @@ func (f *writeTablesFn) ProcessElement(ctx context.Context, point int64, iter fu
 		return fmt.Errorf("write tables of point %d: %w", point, err)
 	}
 	progress(ctx, "write: %d tables -> %s", n, key)
+	emit(key)
+	return nil
+}
+
+// writeTruth writes a 2-D point's truth on its grid, task by task in ordinal order.
+func (f *writeTablesFn) writeTruth(ctx context.Context, p Point, blocks []Block, n int, emit func(string)) error {
+	key := TruthPath(p.ID, f.MultiPoint)
+	g, k := p.evalGrid(), p.Classes
+	err := schemas.WriteParquetStream(ctx, f.bucket, key, func(write func([]schemas.TruthRow) error) error {
+		rows := make([]schemas.TruthRow, 0, p.XValues*k)
+		for _, b := range blocks {
+			for i := range b.Len() {
+				t := b.table(p, i)
+				rows = rows[:0]
+				for c := range g.Cells() {
+					x0, x1 := g.Centre(c/g.G), g.Centre(c%g.G)
+					for y := range k {
+						rows = append(rows, schemas.TruthRow{TaskID: t.ID, Cell: int64(c), X0: x0, X1: x1, Y: int64(y), P: t.P[c*k+y]})
+					}
+				}
+				if err := write(rows); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("write truth of point %d: %w", p.ID, err)
+	}
+	progress(ctx, "write: %d tasks' truth -> %s", n, key)
 	emit(key)
 	return nil
 }
@@ -128,6 +172,9 @@ func WriteLearned(s beam.Scope, opts Options, learned beam.PCollection) beam.PCo
 type writeLearnedFn struct{ OutBucket }
 
 func (f *writeLearnedFn) ProcessElement(ctx context.Context, b LearnedBlock, emit func(string)) error {
+	if len(b.Runs) > 0 && b.Runs[0].G > 0 {
+		return f.write2D(ctx, b, emit)
+	}
 	n := 0
 	for _, l := range b.Runs {
 		n += len(l.Logits)
@@ -144,5 +191,66 @@ func (f *writeLearnedFn) ProcessElement(ctx context.Context, b LearnedBlock, emi
 		return fmt.Errorf("write learned joints of point %d block %d: %w", b.PointID, b.Index, err)
 	}
 	emit(key)
+	return nil
+}
+
+// Paths of a 2-D block's learned grids, curves and sampler buffers.
+func LearnedGridPath(pointID, block int64) string {
+	return fmt.Sprintf("learned_grid/point-%04d-part-%05d.parquet", pointID, block)
+}
+func CurvesPath(pointID, block int64) string {
+	return fmt.Sprintf("curves/point-%04d-part-%05d.parquet", pointID, block)
+}
+func BuffersPath(pointID, block int64) string {
+	return fmt.Sprintf("buffers/point-%04d-part-%05d.parquet", pointID, block)
+}
+
+// write2D writes a 2-D block's learned joints on the grid (learned_grid/: run_id,
+// task_id, cell, y, logit, q), its runs' KL curves (curves/, when --eval_every is on)
+// and the final replay buffers of its report runs (buffers/, when it has any).
+func (f *writeLearnedFn) write2D(ctx context.Context, b LearnedBlock, emit func(string)) error {
+	key := LearnedGridPath(b.PointID, b.Index)
+	err := schemas.WriteParquetStream(ctx, f.bucket, key, func(write func([]schemas.LearnedGridRow) error) error {
+		for _, l := range b.Runs {
+			rows := make([]schemas.LearnedGridRow, len(l.Logits))
+			for c := range l.Logits {
+				rows[c] = schemas.LearnedGridRow{RunID: l.RunID, TaskID: l.TableID, Cell: int64(c / l.K), Y: int64(c % l.K), Logit: l.Logits[c], Q: l.Q[c]}
+			}
+			if err := write(rows); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("write learned grids of point %d block %d: %w", b.PointID, b.Index, err)
+	}
+	emit(key)
+	var curves []schemas.CurveRow
+	var bufs []schemas.BufferRow
+	for _, l := range b.Runs {
+		for _, c := range l.Curve {
+			curves = append(curves, schemas.CurveRow{RunID: l.RunID, TaskID: l.TableID, Method: l.Method, PointID: l.PointID,
+				Step: int64(c.Step), KLJoint: c.KLJoint, KLMarginal: c.KLMarginal, KLConditional: c.KLConditional})
+		}
+		for s := 0; s+1 < len(l.Buffer); s += 2 {
+			bufs = append(bufs, schemas.BufferRow{RunID: l.RunID, TaskID: l.TableID, Index: int64(s / 2),
+				X0: float64(l.Buffer[s]), X1: float64(l.Buffer[s+1])})
+		}
+	}
+	if len(curves) > 0 {
+		key := CurvesPath(b.PointID, b.Index)
+		if err := schemas.WriteParquet(ctx, f.bucket, key, curves); err != nil {
+			return fmt.Errorf("write curves of point %d block %d: %w", b.PointID, b.Index, err)
+		}
+		emit(key)
+	}
+	if len(bufs) > 0 {
+		key := BuffersPath(b.PointID, b.Index)
+		if err := schemas.WriteParquet(ctx, f.bucket, key, bufs); err != nil {
+			return fmt.Errorf("write buffers of point %d block %d: %w", b.PointID, b.Index, err)
+		}
+		emit(key)
+	}
 	return nil
 }

@@ -221,6 +221,10 @@ func (s Spec2D) maxEnergy() float32 {
 	return s.MaxEnergy
 }
 
+// Validate reports the first problem with the spec, or nil: what Train2D checks
+// before it trains.
+func (s Spec2D) Validate() error { return s.validate() }
+
 // validate checks the spec.
 func (s Spec2D) validate() error {
 	if len(s.Hidden) > 4 || s.K < 2 || s.K > 256 {

@@ -43,6 +43,7 @@ type Run struct {
 	PxWeight float32          // 0 = cross-entropy, 1 = JEM joint NLL, w = CE + w·JEM term
 	Cells    []float32        // normalised cell weights [X·K]: full-batch training and the final loss
 	Next     func() []float32 // minibatch: the next step's normalised cell weights; nil = full batch on Cells
+	PCD      *PCD             // the log-Z gradient's sampler (pcd.go); nil = exact
 }
 
 // Result is a trained run.
@@ -51,6 +52,7 @@ type Result struct {
 	Logits   []float32 // f(x)[y], row-major [X][K]
 	Loss     float32   // loss on Cells at Theta
 	Diverged bool      // the parameters or Adam moments went non-finite
+	Buffer   []int32   // PCD runs: the final replay buffer (pcd) or the last step's negatives (pcd-exact)
 }
 
 type dims struct{ in, out int }
@@ -103,6 +105,10 @@ func lanesFor(P, n int) int {
 	return max(VW, min(L, need))
 }
 
+// groupPCD is the group (after the three px modes) of the runs with a PCD sampler:
+// they are trained in blocks of their own, in mix mode.
+const groupPCD = 3
+
 // mode specialises a block on its px weights.
 type mode int
 
@@ -123,10 +129,11 @@ func modeOf(w float32) mode {
 }
 
 // Train trains every run for spec.Steps Adam steps with the fused table kernel and
-// returns one Result per run, in order. Runs are grouped by px mode (0, 1, other) and
-// trained in blocks of L lanes; a run's result depends only on its own Run (every
-// operation is per lane), never on its block-mates, and not on the build (portable or
-// vector). The context is checked between blocks.
+// returns one Result per run, in order. Runs are grouped by px mode (0, 1, other; runs
+// with a PCD sampler form a fourth group, see pcd.go) and trained in blocks of L lanes;
+// a run's result depends only on its own Run (every operation is per lane), never on
+// its block-mates, and not on the build (portable or vector). The context is checked
+// between blocks.
 func Train(ctx context.Context, spec Spec, runs []Run) ([]Result, error) {
 	if spec.X < 1 || spec.K < 2 || spec.Steps < 0 {
 		return nil, fmt.Errorf("kernel: bad spec %+v", spec)
@@ -140,17 +147,29 @@ func Train(ctx context.Context, spec Spec, runs []Run) ([]Result, error) {
 			return nil, fmt.Errorf("kernel: run %d: len(Theta)=%d (want %d), len(Cells)=%d (want %d)", i, len(r.Theta), P, len(r.Cells), XK)
 		}
 	}
+	if err := validatePCD(runs); err != nil {
+		return nil, err
+	}
 	out := make([]Result, len(runs))
-	var groups [3][]int
+	var groups [4][]int
 	for i, r := range runs {
-		m := modeOf(r.PxWeight)
+		m := int(modeOf(r.PxWeight))
+		if r.PCD != nil {
+			m = groupPCD
+		}
 		groups[m] = append(groups[m], i)
 	}
 	for m, idx := range groups {
 		if len(idx) == 0 {
 			continue
 		}
-		b := newBlock(spec, lanesFor(P, len(idx)), mode(m))
+		var b *block
+		if m == groupPCD {
+			b = newBlock(spec, lanesFor(P, len(idx)), modeMix)
+			b.pcd = newPCDBlock(spec.X, b.L)
+		} else {
+			b = newBlock(spec, lanesFor(P, len(idx)), mode(m))
+		}
 		for lo := 0; lo < len(idx); lo += b.L {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -191,6 +210,7 @@ type block struct {
 	gf     []float32 // dL/df [XK]
 	d1, d2 []float32 // deltas [X·max width]
 	cells  []float32 // eval: per-lane cells, lane-major
+	pcd    *pcdBlock // the samplers of a PCD block (pcd.go); nil otherwise
 }
 
 func newBlock(spec Spec, L int, m mode) *block {
@@ -259,6 +279,9 @@ func (b *block) load(runs []Run, part []int) {
 	}
 	copy(b.c, b.cells)
 	b.rowWeights()
+	if b.pcd != nil {
+		b.loadPCD(runs, part)
+	}
 }
 
 // rowWeights recomputes rw from the cell weights c (and w in mix mode).
@@ -328,6 +351,10 @@ func (b *block) forward() {
 // lossGrad computes b.gf = dL/df from b.f and the cell weights:
 // (1-w)ĉ(x) softmax_y f(x) - ĉ + w softmax_{x,y} f.
 func (b *block) lossGrad() {
+	if b.pcd != nil {
+		b.pcdLossGrad()
+		return
+	}
 	L, K, XK := b.L, b.K, b.X*b.K
 	if b.mode != modeCE {
 		vSoftmax(b.q, b.f, XK, L)
@@ -442,6 +469,9 @@ func (b *block) store(out []Result, part []int) {
 			c[j] = b.cells[j*L+i]
 		}
 		out[k] = Result{Theta: th, Logits: f, Loss: Loss(f, c, X, K, b.w[i]), Diverged: b.div[i]}
+		if b.pcd != nil {
+			out[k].Buffer = b.pcdBuffer(i)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package prob
 
 import (
+	"fmt"
 	"math"
 	"slices"
 )
@@ -114,4 +115,17 @@ func Uniform(n int) []float64 {
 		u[i] = 1 / float64(n)
 	}
 	return u
+}
+
+// TotalVariation is the total-variation distance ½ Σ |p − q| of two distributions on
+// the same support.
+func TotalVariation(p, q []float64) float64 {
+	if len(p) != len(q) {
+		panic(fmt.Sprintf("prob: TotalVariation of lengths %d and %d", len(p), len(q)))
+	}
+	s := 0.0
+	for i := range p {
+		s += math.Abs(p[i] - q[i])
+	}
+	return s / 2
 }

@@ -110,39 +110,67 @@ type Spec struct {
 
 // Defaults holds one optional fixed value per axis.
 type Defaults struct {
-	Shape     *Str     `yaml:"shape" json:"shape,omitempty"`
-	XValues   *Int     `yaml:"x_values" json:"x_values,omitempty"`
-	Classes   *Int     `yaml:"classes" json:"classes,omitempty"`
-	Encoding  *Str     `yaml:"encoding" json:"encoding,omitempty"`
-	Generator *Str     `yaml:"generator" json:"generator,omitempty"`
-	Model     *Str     `yaml:"model" json:"model,omitempty"`
-	Samples   *Int     `yaml:"samples" json:"samples,omitempty"`
-	BatchSize *Int     `yaml:"batch_size" json:"batch_size,omitempty"`
-	LR        *float64 `yaml:"lr" json:"lr,omitempty"`
-	Steps     *Int     `yaml:"steps" json:"steps,omitempty"`
-	PxWeight  *float64 `yaml:"jem_px_weight" json:"jem_px_weight,omitempty"`
-	Replicate *Int     `yaml:"replicate" json:"replicate,omitempty"`
+	Shape      *Str     `yaml:"shape" json:"shape,omitempty"`
+	XValues    *Int     `yaml:"x_values" json:"x_values,omitempty"`
+	Classes    *Int     `yaml:"classes" json:"classes,omitempty"`
+	Encoding   *Str     `yaml:"encoding" json:"encoding,omitempty"`
+	Generator  *Str     `yaml:"generator" json:"generator,omitempty"`
+	Model      *Str     `yaml:"model" json:"model,omitempty"`
+	Samples    *Int     `yaml:"samples" json:"samples,omitempty"`
+	BatchSize  *Int     `yaml:"batch_size" json:"batch_size,omitempty"`
+	LR         *float64 `yaml:"lr" json:"lr,omitempty"`
+	Steps      *Int     `yaml:"steps" json:"steps,omitempty"`
+	PxWeight   *float64 `yaml:"jem_px_weight" json:"jem_px_weight,omitempty"`
+	Task       *Str     `yaml:"task" json:"task,omitempty"`
+	GridCells  *Int     `yaml:"grid" json:"grid,omitempty"`
+	Box        *float64 `yaml:"box" json:"box,omitempty"`
+	TrainGrid  *Int     `yaml:"train_grid" json:"train_grid,omitempty"`
+	SGLDPreset *Str     `yaml:"sgld_preset" json:"sgld_preset,omitempty"`
+	SGLDLR     *float64 `yaml:"sgld_lr" json:"sgld_lr,omitempty"`
+	SGLDStd    *float64 `yaml:"sgld_std" json:"sgld_std,omitempty"`
+	SGLDSteps  *Int     `yaml:"sgld_steps" json:"sgld_steps,omitempty"`
+	SGLDClamp  *bool    `yaml:"sgld_clamp" json:"sgld_clamp,omitempty"`
+	BufferSize *Int     `yaml:"buffer_size" json:"buffer_size,omitempty"`
+	ReinitFreq *float64 `yaml:"reinit_freq" json:"reinit_freq,omitempty"`
+	ChainSteps *Int     `yaml:"chain_steps" json:"chain_steps,omitempty"`
+	Proposal   *Str     `yaml:"proposal" json:"proposal,omitempty"`
+	Replicate  *Int     `yaml:"replicate" json:"replicate,omitempty"`
 }
 
 // Grid holds a list of values per axis (none: not a grid axis).
 type Grid struct {
-	Shape     List[Str]     `yaml:"shape" json:"shape,omitempty"`
-	XValues   List[Int]     `yaml:"x_values" json:"x_values,omitempty"`
-	Classes   List[Int]     `yaml:"classes" json:"classes,omitempty"`
-	Encoding  List[Str]     `yaml:"encoding" json:"encoding,omitempty"`
-	Generator List[Str]     `yaml:"generator" json:"generator,omitempty"`
-	Model     List[Str]     `yaml:"model" json:"model,omitempty"`
-	Samples   List[Int]     `yaml:"samples" json:"samples,omitempty"`
-	BatchSize List[Int]     `yaml:"batch_size" json:"batch_size,omitempty"`
-	LR        List[float64] `yaml:"lr" json:"lr,omitempty"`
-	Steps     List[Int]     `yaml:"steps" json:"steps,omitempty"`
-	PxWeight  List[float64] `yaml:"jem_px_weight" json:"jem_px_weight,omitempty"`
-	Replicate List[Int]     `yaml:"replicate" json:"replicate,omitempty"`
+	Shape      List[Str]     `yaml:"shape" json:"shape,omitempty"`
+	XValues    List[Int]     `yaml:"x_values" json:"x_values,omitempty"`
+	Classes    List[Int]     `yaml:"classes" json:"classes,omitempty"`
+	Encoding   List[Str]     `yaml:"encoding" json:"encoding,omitempty"`
+	Generator  List[Str]     `yaml:"generator" json:"generator,omitempty"`
+	Model      List[Str]     `yaml:"model" json:"model,omitempty"`
+	Samples    List[Int]     `yaml:"samples" json:"samples,omitempty"`
+	BatchSize  List[Int]     `yaml:"batch_size" json:"batch_size,omitempty"`
+	LR         List[float64] `yaml:"lr" json:"lr,omitempty"`
+	Steps      List[Int]     `yaml:"steps" json:"steps,omitempty"`
+	PxWeight   List[float64] `yaml:"jem_px_weight" json:"jem_px_weight,omitempty"`
+	Task       List[Str]     `yaml:"task" json:"task,omitempty"`
+	GridCells  List[Int]     `yaml:"grid" json:"grid,omitempty"`
+	Box        List[float64] `yaml:"box" json:"box,omitempty"`
+	TrainGrid  List[Int]     `yaml:"train_grid" json:"train_grid,omitempty"`
+	SGLDPreset List[Str]     `yaml:"sgld_preset" json:"sgld_preset,omitempty"`
+	SGLDLR     List[float64] `yaml:"sgld_lr" json:"sgld_lr,omitempty"`
+	SGLDStd    List[float64] `yaml:"sgld_std" json:"sgld_std,omitempty"`
+	SGLDSteps  List[Int]     `yaml:"sgld_steps" json:"sgld_steps,omitempty"`
+	SGLDClamp  List[bool]    `yaml:"sgld_clamp" json:"sgld_clamp,omitempty"`
+	BufferSize List[Int]     `yaml:"buffer_size" json:"buffer_size,omitempty"`
+	ReinitFreq List[float64] `yaml:"reinit_freq" json:"reinit_freq,omitempty"`
+	ChainSteps List[Int]     `yaml:"chain_steps" json:"chain_steps,omitempty"`
+	Proposal   List[Str]     `yaml:"proposal" json:"proposal,omitempty"`
+	Replicate  List[Int]     `yaml:"replicate" json:"replicate,omitempty"`
 }
 
 // defaultPoint holds the built-in defaults: the control pipeline's flag defaults.
 var defaultPoint = stages.Point{Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform",
-	Samples: 1000, Model: "linear", LR: 0.05, Steps: 300, PxWeight: 1}}
+	Samples: 1000, Model: "linear", LR: 0.05, Steps: 300, PxWeight: 1,
+	Task: schemas.TaskTable, GridCells: 64, Box: 4, TrainGrid: 32,
+	SGLDPreset: "official", SGLDLR: 1, SGLDSteps: 20, BufferSize: 10000, ReinitFreq: 0.05, ChainSteps: 5, Proposal: "uniform"}}
 
 var (
 	nameRE  = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
@@ -392,6 +420,17 @@ func canonGenerator(s string) (string, error) {
 	return g.String(), err
 }
 
+func canonTask(s string) (string, error) {
+	if s == schemas.TaskTable {
+		return s, nil
+	}
+	t, err := prob.ParseTaskSpec(s)
+	if err != nil {
+		return s, err
+	}
+	return t.String(), nil
+}
+
 func canonModel(s string) (string, error) {
 	hidden, err := models.ParseModel(s)
 	if err != nil || hidden == nil {
@@ -420,6 +459,22 @@ func (s *Spec) axes() []axis {
 		newAxis("lr", d.LR, g.LR, floatAxis(func(p *stages.Point) *float64 { return &p.LR })),
 		newAxis("steps", d.Steps, g.Steps, intAxis(func(p *stages.Point) *int { return &p.Steps })),
 		newAxis("jem_px_weight", d.PxWeight, g.PxWeight, floatAxis(func(p *stages.Point) *float64 { return &p.PxWeight })),
+		newAxis("task", d.Task, g.Task, strAxis(func(p *stages.Point) *string { return &p.Task }, canonTask)),
+		newAxis("grid", d.GridCells, g.GridCells, intAxis(func(p *stages.Point) *int { return &p.GridCells })),
+		newAxis("box", d.Box, g.Box, floatAxis(func(p *stages.Point) *float64 { return &p.Box })),
+		newAxis("train_grid", d.TrainGrid, g.TrainGrid, intAxis(func(p *stages.Point) *int { return &p.TrainGrid })),
+		newAxis("sgld_preset", d.SGLDPreset, g.SGLDPreset, strAxis(func(p *stages.Point) *string { return &p.SGLDPreset }, same)),
+		newAxis("sgld_lr", d.SGLDLR, g.SGLDLR, floatAxis(func(p *stages.Point) *float64 { return &p.SGLDLR })),
+		newAxis("sgld_std", d.SGLDStd, g.SGLDStd, floatAxis(func(p *stages.Point) *float64 { return &p.SGLDStd })),
+		newAxis("sgld_steps", d.SGLDSteps, g.SGLDSteps, intAxis(func(p *stages.Point) *int { return &p.SGLDSteps })),
+		newAxis("sgld_clamp", d.SGLDClamp, g.SGLDClamp, func(p *stages.Point, v bool) (string, error) {
+			p.SGLDClamp = v
+			return strconv.FormatBool(v), nil
+		}),
+		newAxis("buffer_size", d.BufferSize, g.BufferSize, intAxis(func(p *stages.Point) *int { return &p.BufferSize })),
+		newAxis("reinit_freq", d.ReinitFreq, g.ReinitFreq, floatAxis(func(p *stages.Point) *float64 { return &p.ReinitFreq })),
+		newAxis("chain_steps", d.ChainSteps, g.ChainSteps, intAxis(func(p *stages.Point) *int { return &p.ChainSteps })),
+		newAxis("proposal", d.Proposal, g.Proposal, strAxis(func(p *stages.Point) *string { return &p.Proposal }, same)),
 		newAxis("replicate", d.Replicate, g.Replicate, intAxis(func(p *stages.Point) *int { return &p.Replicate })),
 	}
 }
@@ -458,9 +513,6 @@ func (s *Spec) Points() ([]stages.Point, error) {
 	}
 	base := defaultPoint
 	base.Tables, base.Methods = int(s.Tables), slices.Clone(s.Methods)
-	if len(base.Methods) == 0 {
-		base.Methods = slices.Clone(stages.AllMethods)
-	}
 	var grid []axis
 	var dims []string
 	n := 1
@@ -508,6 +560,17 @@ func (s *Spec) Points() ([]stages.Point, error) {
 			_, _ = a.set(&p, idx[i]) // checked above
 			desc[i] = a.name + "=" + vals[i][idx[i]]
 		}
+		if len(p.Methods) == 0 { // the default: baseline, jem and oracle, and on 2-D tasks sgld
+			p.Methods = []string{stages.MethodBaseline, stages.MethodJEM, stages.MethodOracle}
+			if p.Is2D() {
+				p.Methods = append(p.Methods, stages.MethodSGLD)
+			}
+		}
+		p.ApplyTaskDefaults(func(name string) bool {
+			i := slices.IndexFunc(axes, func(a axis) bool { return a.name == name })
+			return i >= 0 && axes[i].used()
+		})
+		p.Resolve()
 		if err := p.Validate(); err != nil {
 			if len(desc) == 0 {
 				desc = []string{"the only point"}

@@ -18,6 +18,9 @@ const legendWidth = 2.1 * vg.Inch
 
 // floorText describes the floor line of the distribution and scatter figures.
 func (d *data) floorText() string {
+	if d.raw {
+		return "The 2-D tasks have no floor: the KL values are in nats, exact on the evaluation grid, with no reference line."
+	}
 	if d.oneFloor {
 		return fmt.Sprintf("The dashed black line is the floor (X·K−1)/(2N) = %s: only the first-order asymptotic expected KL of a fit of N draws, a scale for the eye "+
 			"(the verdict uses the exact finite-N reference of the error split).", fmtSig(d.floor, 3))
@@ -38,7 +41,7 @@ func (d *data) empiricalLeftOut() string {
 // scaled returns a clean KL, divided by the floor when the points' floors differ
 // (ok false when that is impossible).
 func (d *data) scaled(v, floor float64) (float64, bool) {
-	if d.oneFloor {
+	if d.oneFloor || d.raw {
 		return v, true
 	}
 	if !(floor > 0) {
@@ -56,14 +59,14 @@ func (d *data) floorAt() float64 {
 
 // drawnAt says where a figure with klLabel's axes draws a KL value ≤ klEpsilon.
 func (d *data) drawnAt() string {
-	if d.oneFloor {
+	if d.oneFloor || d.raw {
 		return "are drawn at " + fmtNum(klEpsilon)
 	}
 	return "are drawn at " + fmtNum(klEpsilon) + " divided by their point's floor"
 }
 
 func (d *data) klLabel() string {
-	if d.oneFloor {
+	if d.oneFloor || d.raw {
 		return "joint KL(p‖q)  [nats, log scale]"
 	}
 	return "joint KL(p‖q) / floor  [log scale]"
@@ -94,7 +97,9 @@ func (d *data) klDistFigure() ([]byte, string, error) {
 	if !mm.ok() {
 		return nil, "", nil
 	}
-	mm.add(d.floorAt())
+	if !d.raw {
+		mm.add(d.floorAt())
+	}
 	lo, hi := math.Log10(mm.lo), math.Log10(mm.hi)
 	nmax := 0
 	for _, vs := range per {
@@ -158,9 +163,11 @@ func (d *data) klDistFigure() ([]byte, string, error) {
 			legend = append(legend, legendEntry{fmt.Sprintf("  median ≤ %s", fmtNum(klEpsilon)), nil})
 		}
 	}
-	fl := &refLine{vertical: true, at: d.floorAt(), LineStyle: dashed(colBlack, 1.4)}
-	p.Add(fl)
-	legend = append(legend, legendEntry{"floor", []plot.Thumbnailer{fl}})
+	if !d.raw {
+		fl := &refLine{vertical: true, at: d.floorAt(), LineStyle: dashed(colBlack, 1.4)}
+		p.Add(fl)
+		legend = append(legend, legendEntry{"floor", []plot.Thumbnailer{fl}})
+	}
 	p.X.Min, p.X.Max = math.Pow(10, lo), math.Pow(10, hi)
 	p.Y.Min, p.Y.Max = 0, ymax*1.08
 
@@ -176,12 +183,17 @@ func (d *data) klDistFigure() ([]byte, string, error) {
 		zeroNote = fmt.Sprintf(" %d KL value(s) ≤ %s (zero up to round-off; %s) have no place on a log axis and are not in the histogram; "+
 			"the shares and medians count them.", n, fmtNum(klEpsilon), perMethod(d.methods, zeros))
 	}
+	claim := "If the claim holds, the JEM curve sits near the statistical reference (to first order, the floor) and the baseline's well to its right " +
+		"(the baseline only fits p(y|x), so its joint is arbitrary); the oracle is JEM trained on the true table, " +
+		"so its KL is the model family's approximation error plus the optimiser's residual after the same steps."
+	if d.raw {
+		claim = "The baseline only fits p(y|x), so its joint is arbitrary and its curve should lie well to the right of exact JEM's; " +
+			"a sampler (sgld) approximates JEM's gradient of log Z, so the distance between its curve and JEM's is the sampler's cost."
+	}
 	caption := fmt.Sprintf("Histogram of each method's joint KL(p‖q) over the tables, on log10 bins %s decades wide; "+
 		"a curve's height is the share of that method's runs in the bin, and the dotted line in its colour is its median. %s "+
-		"If the claim holds, the JEM curve sits near the statistical reference (to first order, the floor) and the baseline's well to its right "+
-		"(the baseline only fits p(y|x), so its joint is arbitrary); the oracle is JEM trained on the true table, "+
-		"so its KL is the model family's approximation error plus the optimiser's residual after the same steps.%s%s%s",
-		fmtNum(w), d.floorText(), pooled, d.describeLeftOut(d.methods), zeroNote)
+		"%s%s%s%s%s",
+		fmtNum(w), d.floorText(), claim, pooled, d.describeLeftOut(d.methods), zeroNote, d.leftOut2D())
 	return svg, caption, err
 }
 
@@ -232,7 +244,9 @@ func (d *data) scatterFigure() ([]byte, string, error) {
 	if !mm.ok() {
 		return nil, "", nil
 	}
-	mm.add(d.floorAt())
+	if !d.raw {
+		mm.add(d.floorAt())
+	}
 	lo, hi := logRange(mm.lo, mm.hi, 0.04)
 
 	p := newPlot("", "baseline "+d.klLabel(), "JEM "+d.klLabel())
@@ -245,7 +259,10 @@ func (d *data) scatterFigure() ([]byte, string, error) {
 	diag.LineStyle = solid(colTrue, 1)
 	fv := &refLine{vertical: true, at: d.floorAt(), LineStyle: dashed(colBlack, 1.2)}
 	fh := &refLine{vertical: false, at: d.floorAt(), LineStyle: dashed(colBlack, 1.2)}
-	p.Add(diag, fv, fh)
+	p.Add(diag)
+	if !d.raw {
+		p.Add(fv, fh)
+	}
 	radius := vg.Points(2.6)
 	alpha := uint8(170)
 	if len(win)+len(lose) > 2000 {
@@ -270,7 +287,10 @@ func (d *data) scatterFigure() ([]byte, string, error) {
 		}
 		legend = append(legend, legendEntry{s.name, []plot.Thumbnailer{sc}})
 	}
-	legend = append(legend, legendEntry{"y = x", []plot.Thumbnailer{diag}}, legendEntry{"floor", []plot.Thumbnailer{fh}})
+	legend = append(legend, legendEntry{"y = x", []plot.Thumbnailer{diag}})
+	if !d.raw {
+		legend = append(legend, legendEntry{"floor", []plot.Thumbnailer{fh}})
+	}
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = lo, hi, lo, hi
 
 	svg, err := toSVG(7.9*vg.Inch, 6*vg.Inch, func(c draw.Canvas) {
@@ -280,10 +300,14 @@ func (d *data) scatterFigure() ([]byte, string, error) {
 	if stride > 1 {
 		shown = fmt.Sprintf(" JEM is lower on %d of %d tables; one table in every %d is drawn (%d dots), the shares in the legend are over all of them.", nWin, total, stride, len(win)+len(lose))
 	}
+	claim := " A claim that holds puts the cloud below the diagonal, near the horizontal floor line (to first order, the statistical error)."
+	if d.raw {
+		claim = " A claim that holds puts the cloud below the diagonal."
+	}
 	caption := fmt.Sprintf("One dot per table (and grid point) where both runs converged: x is the baseline's joint KL, y is JEM's, both on log axes. "+
 		"Dots below the diagonal y = x mean JEM fits the joint better on that table (blue), dots above mean the baseline does (red). "+
-		"%s A claim that holds puts the cloud below the diagonal, near the horizontal floor line (to first order, the statistical error).%s%s%s",
-		d.floorText(), shown, d.describeLeftOut([]string{"baseline", "jem"}), clampNote([]string{"baseline", "jem"}, clamped, d.drawnAt()))
+		"%s%s%s%s%s%s",
+		d.floorText(), claim, shown, d.describeLeftOut([]string{"baseline", "jem"}), clampNote([]string{"baseline", "jem"}, clamped, d.drawnAt()), d.leftOut2D())
 	return svg, caption, err
 }
 
@@ -469,11 +493,19 @@ func (d *data) sweepFigure(ax *axisDef) ([]byte, string, error) {
 			pooled += "; the heat maps with " + strings.Join(partners, ", ") + " show those interactions."
 		}
 	}
-	caption := fmt.Sprintf("Joint KL(p‖q) against %s (%s x axis, log y axis): the line is each method's mean over tables, the shaded band its 10th–90th percentile. "+
-		"The dashed black line is the floor (X·K−1)/(2N), only the first-order asymptotic expected KL of a fit of N draws (it falls as 1/N); "+
+	lines := fmt.Sprintf("The dashed black line is the floor (X·K−1)/(2N), only the first-order asymptotic expected KL of a fit of N draws (it falls as 1/N); "+
 		"the dotted grey line is the mean measured KL(p‖p̂) of the empirical tables p̂%s. "+
-		"JEM tracking the floor while the baseline stays above it is in line with the claim; the verdict itself compares JEM's optimisation gap with the statistical error from the exact finite-N reference (see the verdict checks).%s%s%s",
-		ax.label, xs, d.empiricalLeftOut(), pooled, d.describeLeftOut(d.methods), clampNote(d.methods, d.clamped(d.methods), "are drawn at "+fmtNum(klEpsilon)))
+		"JEM tracking the floor while the baseline stays above it is in line with the claim; the verdict itself compares JEM's optimisation gap with the statistical error from the exact finite-N reference (see the verdict checks).",
+		d.empiricalLeftOut())
+	switch {
+	case d.has2D && len(fx) == 0 && len(ex) == 0:
+		lines = "The 2-D tasks have no floor and no empirical table, so no reference line is drawn; their KL is exact on the evaluation grid."
+	case d.has2D:
+		lines += " The 2-D grid points have no floor and no empirical table: the reference lines leave them out."
+	}
+	caption := fmt.Sprintf("Joint KL(p‖q) against %s (%s x axis, log y axis): the line is each method's mean over tables, the shaded band its 10th–90th percentile. "+
+		"%s%s%s%s",
+		ax.label, xs, lines, pooled, d.describeLeftOut(d.methods), clampNote(d.methods, d.clamped(d.methods), "are drawn at "+fmtNum(klEpsilon)))
 	return svg, caption, err
 }
 
@@ -617,10 +649,14 @@ func (d *data) heatmapFigure(a, b *axisDef) ([]byte, string, error) {
 		pooled += fmt.Sprintf(" Of the %d varying axes only the first %d (%s) are paired in heat maps, %d of them; %s %s in none.",
 			len(d.varying), len(hm), strings.Join(paired, ", "), len(hm)*(len(hm)-1)/2, strings.Join(left, ", "), verb)
 	}
+	cellText := "Each cell shows the mean KL and, below it, that mean as a multiple of the cell's floor (X·K−1)/(2N): " +
+		"values near 1× mean that JEM is at the first-order statistical scale (the verdict uses the exact finite-N reference instead)."
+	if d.has2D {
+		cellText += " Cells of 2-D tasks have no floor and show the mean KL only."
+	}
 	caption := fmt.Sprintf("Mean joint KL(p‖q) of JEM for every combination of %s (columns) and %s (rows); the colour is on a log scale (darker is lower). "+
-		"Each cell shows the mean KL and, below it, that mean as a multiple of the cell's floor (X·K−1)/(2N): "+
-		"values near 1× mean that JEM is at the first-order statistical scale (the verdict uses the exact finite-N reference instead). Grey cells have no converged JEM runs.%s%s%s",
-		a.label, b.label, pooled, d.describeLeftOut([]string{"jem"}), clampNote([]string{"jem"}, d.clamped([]string{"jem"}), "count as "+fmtNum(klEpsilon)+" in the means"))
+		"%s Grey cells have no converged JEM runs.%s%s%s",
+		a.label, b.label, cellText, pooled, d.describeLeftOut([]string{"jem"}), clampNote([]string{"jem"}, d.clamped([]string{"jem"}), "count as "+fmtNum(klEpsilon)+" in the means"))
 	return svg, caption, err
 }
 

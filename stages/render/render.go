@@ -34,6 +34,12 @@ type Input struct {
 	// holds every run). The per-table figures say so when a point has more tables.
 	FigureTables int
 	Triples      []Triple // the first few tables of (each) point, for the triple plot
+	// Tasks2D are the first tasks of each 2-D point with their learned joints and the
+	// sampler runs' final replay buffers, for the task figures.
+	Tasks2D []Task2D
+	// Curves are the KL-against-training-step curves of the runs of the first tasks of
+	// each 2-D point (see schemas.CurveRow).
+	Curves []Curve
 }
 
 // Figure names (files are figures/<name>.svg). Triple plots are triple_p<point>_t<ordinal>,
@@ -68,7 +74,7 @@ func Render(in Input) (map[string][]byte, error) {
 		if svg == nil {
 			return
 		}
-		if note := in.sampleNote(); note != "" && !strings.HasPrefix(name, figTriplePrefix) {
+		if note := in.sampleNote(); note != "" && !strings.HasPrefix(name, figTriplePrefix) && !strings.HasPrefix(name, figTask2DPrefix) {
 			caption += " " + note
 		}
 		file := "figures/" + name + ".svg"
@@ -87,6 +93,9 @@ func Render(in Input) (map[string][]byte, error) {
 		t := &in.Triples[i]
 		title := fmt.Sprintf("Table %d (point %d): true joint, marginal and conditional vs learned", t.TableID, t.PointID)
 		add(name, title, func() ([]byte, string, error) { return tripleFigure(t, d.methods) })
+	}
+	for _, f := range d.plan2D(in) {
+		add(f.name, f.title, f.build)
 	}
 
 	html, err := renderHTML(in, d, figs, warnings)
@@ -112,14 +121,18 @@ func (in Input) sampleNote() string {
 }
 
 // FigureNames lists the figure names Render draws for the input, in report order,
-// without drawing them (triple plots included).
+// without drawing them (triple plots and the 2-D task figures included).
 func FigureNames(in Input) []string {
 	d := prepare(in)
 	var names []string
 	for _, f := range d.figurePlan() {
 		names = append(names, f.name)
 	}
-	return append(names, tripleNames(in.Triples)...)
+	names = append(names, tripleNames(in.Triples)...)
+	for _, f := range d.plan2D(in) {
+		names = append(names, f.name)
+	}
+	return names
 }
 
 // tripleNames names the triple figures: triple_p<point>_t<ordinal>, with the triple's
@@ -279,6 +292,8 @@ type data struct {
 	counts    map[string]*runCounts // over all points
 	cleanRuns int
 	oneFloor  bool    // every point has the same (positive) floor
+	has2D     bool    // some point is a 2-D task (it has no floor)
+	raw       bool    // every point is a 2-D task: KLs are drawn in nats, with no floor line
 	floor     float64 // that floor
 	tables    int     // distinct (point, table) pairs in the results
 	unplaced  int     // points of the results the summary lacks: on no axis
@@ -310,8 +325,11 @@ func sortMethods(ms []string) {
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // rowFloor is the floor of a row: its floor column, or (X·K−1)/(2N) of its point's
-// grid values when that is unset (0 when those are unknown too).
+// grid values when that is unset (0 when those are unknown too). A 2-D task has none (0).
 func rowFloor(r *schemas.ResultRow, pp *schemas.Grid) float64 {
+	if pp != nil && pp.Is2D() {
+		return 0
+	}
 	if finite(r.Floor) && r.Floor > 0 {
 		return r.Floor
 	}
@@ -449,6 +467,7 @@ func prepare(in Input) *data {
 	if d.oneFloor {
 		d.floor = d.points[0].floor
 	}
+	d.mark2D()
 
 	// Pairs (both runs clean, same point and table).
 	for _, p := range d.points {
@@ -576,7 +595,7 @@ func clampNote(methods []string, clamped map[string]int, what string) string {
 func (d *data) histRuns() int {
 	n := 0
 	for _, p := range d.points {
-		if !d.oneFloor && !(p.floor > 0) {
+		if !d.oneFloor && !d.raw && !(p.floor > 0) {
 			continue
 		}
 		for _, vs := range p.kl {

@@ -29,8 +29,9 @@ type grid struct {
 	model, enc, gen  string
 	tables           int
 	methods          []string
-	jemScale, bScale float64 // KL as a multiple of the floor
-	pxWeight         float64 // JEM's p(x) weight; 0 stands for 1
+	jemScale, bScale float64               // KL as a multiple of the floor
+	pxWeight         float64               // JEM's p(x) weight; 0 stands for 1
+	more             func(p *schemas.Grid) // sets the task and sampler axes (nil: none)
 }
 
 func (g grid) floor() float64 { return float64(g.x*g.k-1) / (2 * float64(g.samples)) }
@@ -43,8 +44,12 @@ func (g grid) px() float64 {
 }
 
 func (g grid) params() schemas.Grid {
-	return schemas.Grid{XValues: int(g.x), Classes: int(g.k), Samples: int(g.samples), Steps: int(g.steps), LR: g.lr, BatchSize: int(g.batch),
+	p := schemas.Grid{XValues: int(g.x), Classes: int(g.k), Samples: int(g.samples), Steps: int(g.steps), LR: g.lr, BatchSize: int(g.batch),
 		Model: g.model, Encoding: g.enc, Generator: g.gen, PxWeight: g.px()}
+	if g.more != nil {
+		g.more(&p)
+	}
+	return p
 }
 
 // fixture builds results and a matching hand-made summary for the grid points.
@@ -763,7 +768,8 @@ func TestErrorSplit(t *testing.T) {
 // axis of axisDefs (a second value of that axis).
 var (
 	axisBase = grid{x: 4, k: 2, samples: 100, steps: 200, lr: 0.01, model: "linear", enc: "onehot", gen: "uniform",
-		tables: 3, methods: []string{"baseline", "jem"}, jemScale: 1, bScale: 5, pxWeight: 0.5}
+		tables: 3, methods: []string{"baseline", "jem"}, jemScale: 1, bScale: 5, pxWeight: 0.5,
+		more: func(p *schemas.Grid) { p.Task, p.SGLDPreset, p.Proposal = schemas.TaskTable, "official", "uniform" }}
 	axisChange = map[string]func(g *grid){
 		"size":       func(g *grid) { g.x, g.k = 8, 3 },
 		"samples":    func(g *grid) { g.samples = 1000 },
@@ -774,8 +780,33 @@ var (
 		"encoding":   func(g *grid) { g.enc = "scalar" },
 		"generator":  func(g *grid) { g.gen = "dirichlet:0.5" },
 		"px_weight":  func(g *grid) { g.pxWeight = 2 },
+		// The task and sampler axes (in the summary only, like the others).
+		"task":        func(g *grid) { alsoGrid(g, func(p *schemas.Grid) { p.Task = "gmm:3,2" }) }, // a 2-D point: no floor
+		"grid":        func(g *grid) { alsoGrid(g, func(p *schemas.Grid) { p.GridCells = 32 }) },
+		"box":         func(g *grid) { alsoGrid(g, func(p *schemas.Grid) { p.Box = 4 }) },
+		"train_grid":  func(g *grid) { alsoGrid(g, func(p *schemas.Grid) { p.TrainGrid = 64 }) },
+		"sgld_preset": func(g *grid) { alsoGrid(g, func(p *schemas.Grid) { p.SGLDPreset, p.SGLDStd = "langevin", 0.01 }) }, // the same noise
+		"sgld_lr":     func(g *grid) { alsoGrid(g, func(p *schemas.Grid) { p.SGLDLR = 0.5 }) },
+		"sgld_std":    func(g *grid) { alsoGrid(g, func(p *schemas.Grid) { p.SGLDStd = 0.05 }) },
+		"sgld_steps":  func(g *grid) { alsoGrid(g, func(p *schemas.Grid) { p.SGLDSteps = 20 }) },
+		"sgld_clamp":  func(g *grid) { alsoGrid(g, func(p *schemas.Grid) { p.SGLDClamp = true }) },
+		"buffer_size": func(g *grid) { alsoGrid(g, func(p *schemas.Grid) { p.BufferSize = 1000 }) },
+		"reinit_freq": func(g *grid) { alsoGrid(g, func(p *schemas.Grid) { p.ReinitFreq = 0.05 }) },
+		"chain_steps": func(g *grid) { alsoGrid(g, func(p *schemas.Grid) { p.ChainSteps = 5 }) },
+		"proposal":    func(g *grid) { alsoGrid(g, func(p *schemas.Grid) { p.Proposal = "neighbour" }) },
 	}
 )
+
+// alsoGrid makes f set more grid values of g, after those g sets already.
+func alsoGrid(g *grid, f func(p *schemas.Grid)) {
+	before := g.more
+	g.more = func(p *schemas.Grid) {
+		if before != nil {
+			before(p)
+		}
+		f(p)
+	}
+}
 
 // axisInput is a fixture with the base point and one point per change (ids 0, 1, ...).
 // Every row then gets the base point's grid columns, the baseline's px_weight 0 (as

@@ -38,6 +38,11 @@ type reportView struct {
 	Warnings    []string
 	Figures     []figure
 	ConfigJSON  string
+	Samplers    []samplerRow // each sampler method against exact jem, per point
+	Show2D      bool         // some point is a 2-D task: the 2-D tasks section
+	Figures2D   []figure     // the 2-D task figures, shown in that section
+	Split2D     bool         // some point is a 2-D task, which the error split leaves out
+	NoFloor     bool         // every point is a 2-D task: no figure draws a floor
 }
 
 type pointRow struct {
@@ -141,6 +146,8 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 		OpenPoints: len(s.Points) <= maxPointTableRows,
 		Single:     len(s.Points) == 1,
 	}
+	v.Figures, v.Figures2D = splitFigures(figs)
+	v.Show2D, v.NoFloor = len(v.Figures2D) > 0, d.raw
 	if v.Title == "" {
 		v.Title = "jemcheck report"
 	}
@@ -162,10 +169,13 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 				Marginal: [2]string{fmtSig(m.KLMarginal.Mean, 3), fmtSig(m.KLMarginal.Median, 3)},
 				Cond:     [2]string{fmtSig(m.KLConditional.Mean, 3), fmtSig(m.KLConditional.Median, 3)},
 				Floor:    fmtSig(ps.Floor, 3),
-				Ratio:    fmtSig(m.FloorRatio, 3) + "×",
+				Ratio:    fmtTimes(m.FloorRatio),
 				Acc:      fmtPct(m.Accuracy.Mean),
 				Bayes:    fmtPct(m.BayesAccuracy.Mean),
 				Emp:      fmtEmpirical(m.KLEmpirical),
+			}
+			if ps.Params.Is2D() {
+				r.Floor, r.Ratio = "—", "—" // no floor on a 2-D task
 			}
 			v.PointRows = append(v.PointRows, r)
 		}
@@ -173,12 +183,17 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 			v.PointRows = append(v.PointRows, pointRow{First: true, Span: 1, PointID: ps.PointID, Params: params,
 				Tables: ps.Tables, Holds: ps.Verdict.Holds, Verdict: verdict, Method: "—"})
 		}
-		v.SplitRows = append(v.SplitRows, splitRows(ps)...)
+		if ps.Params.Is2D() {
+			v.Show2D, v.Split2D = true, true // no reference, so no error split
+		} else {
+			v.SplitRows = append(v.SplitRows, splitRows(ps)...)
+			if line := pointLine(ps); line != "" {
+				v.PointLines = append(v.PointLines, line)
+			}
+		}
 		v.PromiseRows = append(v.PromiseRows, promiseRows(ps)...)
 		v.CheckRows = append(v.CheckRows, checkRows(ps, verdict)...)
-		if line := pointLine(ps); line != "" {
-			v.PointLines = append(v.PointLines, line)
-		}
+		v.Samplers = append(v.Samplers, samplerRows(ps)...)
 		if ps.Verdict.Cause != "" {
 			v.CauseLines = append(v.CauseLines, fmt.Sprintf("Point %d: the claim fails for %s.", ps.PointID, causeText(ps.Verdict.Cause)))
 		}
@@ -530,12 +545,15 @@ func fmtPct(v float64) string {
 
 // fmtParams writes a point's grid values.
 func fmtParams(p schemas.Grid) string {
+	if p.Is2D() {
+		return fmtParams2D(p)
+	}
 	batch := "full"
 	if p.BatchSize > 0 {
 		batch = fmt.Sprint(p.BatchSize)
 	}
 	return fmt.Sprintf("X×K=%d×%d, N=%d, lr=%s, steps=%d, batch=%s, model=%s, encoding=%s, generator=%s, p(x) weight=%s, replicate=%d",
-		p.XValues, p.Classes, p.Samples, fmtNum(p.LR), p.Steps, batch, p.Model, p.Encoding, p.Generator, fmtNum(p.PxWeight), p.Replicate)
+		p.XValues, p.Classes, p.Samples, fmtNum(p.LR), p.Steps, batch, p.Model, p.Encoding, p.Generator, fmtNum(p.PxWeight), p.Replicate) + samplerParams(p)
 }
 
 var reportTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
@@ -642,7 +660,8 @@ The paired line (JEM's excess KL over the family's best, against that of the add
 the optimisation gap is KL(p̂‖q) − min over the family of KL(p̂‖·) on the run's own draws p̂; the estimation error is the rest (0 for the oracle, which trains on p).
 The statistical error is the expected reference less the approximation error. The reference is the add-½ estimate (n+½)/(N+C/2) of the same counts (fitted by the family when it is restricted);
 its expected KL over N-draw datasets is exact for a complete family (binomial sums, finite even when a cell can be empty) and first order for a restricted one.</p>
-{{else}}<p>No error split: the summary has no methods.</p>
+{{if .Split2D}}<p>The 2-D grid points have no add-½ reference: they are not in the error split.</p>
+{{end}}{{else}}<p>No error split: {{if .Split2D}}it applies to tables only, and every grid point is a 2-D task{{else}}the summary has no methods{{end}}.</p>
 {{end}}
 <h2>Summary per grid point and method</h2>
 <details{{if .OpenPoints}} open{{end}}><summary>{{len .PointRows}} row(s); KL values in nats over converged runs</summary>
@@ -680,21 +699,21 @@ Accuracy is the learned classifier's; Bayes accuracy is that of the Bayes classi
 the Wilcoxon signed-rank test asks whether the paired differences are centred on zero (W<sup>+</sup> sums the ranks of the tables JEM wins).</p>
 {{else}}<p>No paired comparison: the baseline and JEM did not both run.</p>
 {{end}}
-{{if .Notes}}<h3>Data notes</h3><ul class="notes">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{template "samplers" .}}{{if .Notes}}<h3>Data notes</h3><ul class="notes">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .Warnings}}<h3>Warnings</h3><ul class="warnings">{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
 
 <h2>Figures</h2>
 <dl class="howto">
-<dt>Reading the log axes</dt><dd>KL values span orders of magnitude, so they are drawn on log axes. The dashed line is the first-order (X·K−1)/(2N), a scale for the eye:
-the verdict compares with the exact finite-N reference of the error split, not with this line.</dd>
+<dt>Reading the log axes</dt><dd>KL values span orders of magnitude, so they are drawn on log axes. {{if .NoFloor}}The 2-D tasks have no floor, so no reference line is drawn.{{else}}The dashed line is the first-order (X·K−1)/(2N), a scale for the eye:
+the verdict compares with the exact finite-N reference of the error split, not with this line.{{end}}</dd>
 </dl>
 {{range .Figures}}<figure id="{{.Name}}">
 <img src="{{.File}}" alt="{{.Title}}">
 <figcaption><strong>{{.Title}}.</strong> {{.Caption}}</figcaption>
 </figure>
-{{else}}<p>No figures: there are no results to draw.</p>
+{{else}}{{if .Figures2D}}<p>No figures over the grid points: see the 2-D tasks below.</p>{{else}}<p>No figures: there are no results to draw.</p>{{end}}
 {{end}}
-<h2>Configuration</h2>
+{{template "tasks2d" .}}<h2>Configuration</h2>
 <pre>{{.ConfigJSON}}</pre>
 </body>
 </html>

@@ -17,19 +17,25 @@ import (
 // parsing; nothing here reads flags on its own.
 type Flags struct {
 	*OptionFlags
+	fs                                                  *flag.FlagSet
+	defaults                                            Defaults
 	tables, xValues, classes, samples, steps, batchSize *int
 	generator, methods, model, encoding                 *string
 	lr, pxWeight                                        *float64
+	task, sgldPreset, proposal                          *string
+	grid, trainGrid, sgldSteps, bufferSize, chainSteps  *int
+	box, sgldLR, sgldStd, reinitFreq                    *float64
+	sgldClamp                                           *bool
 }
 
 // OptionFlags are the run-wide flags every pipeline has (stages.Options).
 type OptionFlags struct {
-	trainBatch, reportTables *int
-	tablesFrom, backend, out *string
-	margin, maxP             *float64
-	seed                     *uint64
-	writeSamples, timings    *bool
-	overwrite                *bool
+	trainBatch, reportTables, evalEvery *int
+	tablesFrom, tasksFrom, backend, out *string
+	margin, maxP                        *float64
+	seed                                *uint64
+	writeSamples, timings               *bool
+	overwrite                           *bool
 }
 
 // Defaults are a command's flag defaults that differ between commands.
@@ -43,18 +49,35 @@ type Defaults struct {
 func RegisterFlags(fs *flag.FlagSet, d Defaults) *Flags {
 	return &Flags{
 		OptionFlags: RegisterOptionFlags(fs, d.Out),
-		tables:      fs.Int("tables", d.Tables, "number of random joint tables"),
+		fs:          fs,
+		defaults:    d,
+		tables:      fs.Int("tables", d.Tables, fmt.Sprintf("number of random joint tables, or of 2-D tasks (default %d for a 2-D task)", stages.Default2DTables)),
 		xValues:     fs.Int("x_values", 2, "number of x values |X|"),
 		classes:     fs.Int("classes", 2, "number of classes K"),
 		generator:   fs.String("generator", "uniform", "table generator: uniform (X·K uniforms in (0,1), normalised) or dirichlet:ALPHA"),
 		samples:     fs.Int("samples", 1000, "N: i.i.d. samples drawn per table"),
-		methods:     fs.String("methods", d.Methods, "comma-separated methods: baseline, jem, oracle"),
-		model:       fs.String("model", "linear", "model: linear or mlp:H1,H2,..."),
-		encoding:    fs.String("x_encoding", "scalar", "how x enters the model: scalar or onehot"),
-		lr:          fs.Float64("lr", 0.05, "Adam learning rate"),
-		steps:       fs.Int("steps", 300, "optimiser steps"),
-		batchSize:   fs.Int("batch_size", 0, "minibatch size; 0 = full batch on cell counts"),
-		pxWeight:    fs.Float64("jem_px_weight", 1, "weight of the log p(x) term in the jem and oracle losses (0 turns jem into the baseline)"),
+		methods: fs.String("methods", "", fmt.Sprintf("comma-separated methods: baseline, jem, oracle; the samplers pcd, pcd-exact (tables) "+
+			"and sgld (2-D tasks) (default %q, plus sgld for a 2-D task)", d.Methods)),
+		model:     fs.String("model", "linear", "model: linear or mlp:H1,H2,..."),
+		encoding:  fs.String("x_encoding", "scalar", "how x enters the model: scalar or onehot"),
+		lr:        fs.Float64("lr", 0.05, "Adam learning rate"),
+		steps:     fs.Int("steps", 300, "optimiser steps"),
+		batchSize: fs.Int("batch_size", 0, "minibatch size; 0 = full batch on cell counts"),
+		pxWeight:  fs.Float64("jem_px_weight", 1, "weight of the log p(x) term in the jem, oracle and sampler losses (0 turns jem into the baseline)"),
+		task: fs.String("task", schemas.TaskTable, "task: table (random joint tables), or a continuous 2-D task gmm:K,C (K classes of C Gaussians), "+
+			"moons:SIGMA or circles:SIGMA; a 2-D task defaults to --model=mlp:32,32 --lr=0.003 --steps=1500 --batch_size=64 --samples=2000"),
+		grid:       fs.Int("grid", 64, "2-D tasks: evaluation grid cells per side"),
+		box:        fs.Float64("box", 4, "2-D tasks: the box [-box, box]² of the grid, the buffer's restarts and the clamp"),
+		trainGrid:  fs.Int("train_grid", 32, "2-D tasks: exact jem's and oracle's training grid cells per side (a multiple of 4)"),
+		sgldPreset: fs.String("sgld_preset", "official", "sgld: official (noise std 0.01) or langevin (std √(2·sgld_lr))"),
+		sgldLR:     fs.Float64("sgld_lr", 1, "sgld: step size on ∇x logsumexp f(x)"),
+		sgldStd:    fs.Float64("sgld_std", 0, "sgld: noise standard deviation (0 = the preset's)"),
+		sgldSteps:  fs.Int("sgld_steps", 20, "sgld: SGLD steps per training step"),
+		sgldClamp:  fs.Bool("sgld_clamp", false, "sgld: clamp the chains to the box after every SGLD step"),
+		bufferSize: fs.Int("buffer_size", 10000, "sgld and pcd: replay buffer size per run"),
+		reinitFreq: fs.Float64("reinit_freq", 0.05, "sgld and pcd: per-sample probability of a uniform restart"),
+		chainSteps: fs.Int("chain_steps", 5, "pcd: Metropolis–Hastings steps per training step"),
+		proposal:   fs.String("proposal", "uniform", "pcd: Metropolis–Hastings proposal, uniform (any x) or neighbour (x±1)"),
 	}
 }
 
@@ -64,7 +87,10 @@ func RegisterOptionFlags(fs *flag.FlagSet, out string) *OptionFlags {
 	shortUsage(fs)
 	th := stages.DefaultThresholds()
 	return &OptionFlags{
-		tablesFrom:   fs.String("tables_from", "", "read the true tables from this Parquet or CSV file (path or URL) instead of generating them"),
+		tablesFrom: fs.String("tables_from", "", "read the true tables from this Parquet or CSV file (path or URL) instead of generating them"),
+		tasksFrom: fs.String("tasks_from", "", "read 2-D tasks (Gaussian mixtures: task_id, y, component, weight, mu0, mu1, sd) "+
+			"from this Parquet or CSV file (path or URL); the task is then \"file\""),
+		evalEvery:    fs.Int("eval_every", 100, "2-D tasks: the exact KL on the grid every this many training steps, to curves/ (0 = off)"),
 		seed:         fs.Uint64("seed", 1, "run seed: every random draw derives from it"),
 		out:          fs.String("out", out, "output location: a path or a gocloud.dev URL (file://, mem://, gs://, s3://)"),
 		trainBatch:   fs.Int("train_batch", stages.DefaultTrainBatch, "runs trained together in one GoMLX graph"),
@@ -83,7 +109,8 @@ func RegisterOptionFlags(fs *flag.FlagSet, out string) *OptionFlags {
 // Options resolves the parsed run-wide flags.
 func (f *OptionFlags) Options() stages.Options {
 	return stages.Options{
-		Seed: *f.seed, Out: *f.out, TablesFrom: *f.tablesFrom, TrainBatch: *f.trainBatch, Backend: *f.backend,
+		Seed: *f.seed, Out: *f.out, TablesFrom: *f.tablesFrom, TasksFrom: *f.tasksFrom, EvalEvery: *f.evalEvery,
+		TrainBatch: *f.trainBatch, Backend: *f.backend,
 		WriteSamples: *f.writeSamples, Timings: *f.timings, ReportTables: *f.reportTables,
 		Thresholds: stages.Thresholds{Margin: *f.margin, MaxP: *f.maxP},
 	}
@@ -92,22 +119,46 @@ func (f *OptionFlags) Options() stages.Options {
 // Overwrite is the --overwrite flag: see Config.Overwrite.
 func (f *OptionFlags) Overwrite() bool { return *f.overwrite }
 
-// Config resolves the parsed flags into a one-point configuration.
+// Config resolves the parsed flags into a one-point configuration. A 2-D task
+// (--task, or --tasks_from) takes the 2-D defaults for the flags not given on the
+// command line (stages.ApplyTaskDefaults), and sgld among its default methods.
 func (f *Flags) Config(pipeline string) (Config, error) {
-	ms, err := stages.ParseMethods(*f.methods)
+	given := map[string]bool{}
+	f.fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	task := *f.task
+	if *f.tasksFrom != "" {
+		task = stages.TaskFile
+	}
+	p := stages.Point{
+		Grid: schemas.Grid{XValues: *f.xValues, Classes: *f.classes, Encoding: *f.encoding, Generator: *f.generator,
+			Samples: *f.samples, Model: *f.model, LR: *f.lr, Steps: *f.steps, BatchSize: *f.batchSize, PxWeight: *f.pxWeight,
+			Task: task, GridCells: *f.grid, Box: *f.box, TrainGrid: *f.trainGrid,
+			SGLDPreset: *f.sgldPreset, SGLDLR: *f.sgldLR, SGLDStd: *f.sgldStd, SGLDSteps: *f.sgldSteps, SGLDClamp: *f.sgldClamp,
+			BufferSize: *f.bufferSize, ReinitFreq: *f.reinitFreq, ChainSteps: *f.chainSteps, Proposal: *f.proposal},
+		Tables: *f.tables,
+	}
+	methods := *f.methods
+	if !given["methods"] {
+		methods = f.defaults.Methods
+		if p.Is2D() {
+			methods += "," + stages.MethodSGLD
+		}
+	}
+	ms, err := stages.ParseMethods(methods)
 	if err != nil {
 		return Config{}, BadInput("methods: %v", err)
+	}
+	p.Methods = ms
+	p.ApplyTaskDefaults(func(axis string) bool { return given[axis] })
+	if p.Is2D() && !given["tables"] {
+		p.Tables = stages.Default2DTables
 	}
 	return Config{
 		Pipeline:  pipeline,
 		Runner:    RunnerName(),
 		Options:   f.Options(),
 		Overwrite: f.Overwrite(),
-		Points: []stages.Point{{
-			Grid: schemas.Grid{XValues: *f.xValues, Classes: *f.classes, Encoding: *f.encoding, Generator: *f.generator,
-				Samples: *f.samples, Model: *f.model, LR: *f.lr, Steps: *f.steps, BatchSize: *f.batchSize, PxWeight: *f.pxWeight},
-			Tables: *f.tables, Methods: ms,
-		}},
+		Points:    []stages.Point{p},
 	}, nil
 }
 

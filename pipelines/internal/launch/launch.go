@@ -34,6 +34,7 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/s3"
 
 	"github.com/jemcheck/jemcheck/models"
+	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages"
 	"github.com/jemcheck/jemcheck/storage"
@@ -111,9 +112,29 @@ func Prepare(ctx context.Context, cfg *Config) error {
 			p.XValues, p.Classes, p.Tables, p.Generator = ts[0].X, ts[0].K, len(ts), stages.GeneratorFile
 		}
 	}
+	var tasks []prob.Task2D
+	var taskIDs []int64
+	if cfg.Options.TasksFrom != "" {
+		var err error
+		if tasks, taskIDs, err = schemas.ReadTasks(ctx, cfg.Options.TasksFrom); err != nil {
+			return BadInput("tasks_from: %v", err)
+		}
+		if len(tasks) == 0 {
+			return BadInput("tasks_from %s: no tasks", cfg.Options.TasksFrom)
+		}
+		for i := range cfg.Points {
+			p := &cfg.Points[i]
+			p.Task, p.Classes, p.Tables = stages.TaskFile, tasks[0].K, len(tasks)
+		}
+	}
 	for i := range cfg.Points {
 		p := &cfg.Points[i]
-		if err := p.Validate(); err != nil {
+		p.Resolve()
+		err := p.Validate()
+		if err == nil && p.Is2D() {
+			err = stages.CheckBoxMass(*p, tasks, taskIDs)
+		}
+		if err != nil {
 			if len(cfg.Points) > 1 {
 				return BadInput("grid point %d: %v", p.ID, err)
 			}
@@ -152,6 +173,9 @@ func Prepare(ctx context.Context, cfg *Config) error {
 // checkOwnership refuses an --out jemcheck may not write into (storage.CheckOwnership).
 func (c *Config) checkOwnership(ctx context.Context) (*storage.Manifest, error) {
 	inputs := slices.Clone(c.Inputs)
+	if c.Options.TasksFrom != "" {
+		inputs = append(inputs, c.Options.TasksFrom)
+	}
 	if c.Options.TablesFrom != "" {
 		inputs = append(inputs, c.Options.TablesFrom)
 	}

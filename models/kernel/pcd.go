@@ -1,0 +1,347 @@
+package kernel
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+)
+
+// Sampled log-Z gradients for the table kernel: persistent contrastive divergence (PCD)
+// and its exact-sampling control (pcd-exact).
+//
+// The joint NLL's logit gradient is q − c with q = softmax over all X·K cells. Split as
+// q(x,y) = q(x)·s(x,y) (q(x) = softmax_x LSE_y f(x), s(x,·) = softmax_y f(x)), a run with
+// a sampler replaces q(x) by n̂(x), the histogram of its Negatives negatives divided by
+// Negatives. With px weight w the gradient is
+//
+//	gf = (1−w)ĉ(x)·s − c + w·n̂(x)·s     (ĉ(x) = Σ_y c(x,y))
+//
+// (for w = 1 exactly n̂(x)s − c; for w = 0 the negatives do not enter, though the
+// sampler still runs); the reported Loss stays the exact loss on Cells. Runs with a
+// sampler are trained in blocks of their own (any px weights, mix mode).
+// The negatives are drawn under the current parameters: after the step's forward pass,
+// from q(x) computed with the kernel's own float32 softmax (so bit-identical in the
+// portable and the vector build), converted to float64 for the sampler.
+//
+//   - pcd-exact (Exact): each negative is an independent exact draw from q(x)
+//     (inversion on the cumulative sums), so the gradient is unbiased and only noisy.
+//   - pcd: a replay buffer of Buffer x values, initially uniform. Each step draws
+//     Negatives slots uniformly with replacement, one after another: the negative
+//     starts from the slot's current value (or, with probability Reinit, a uniform x),
+//     takes ChainSteps Metropolis–Hastings steps targeting q(x), and is written back
+//     before the next negative is drawn, so a slot drawn twice in one step continues
+//     the chain of its first draw.
+//
+// Proposals: uniform over 0..X−1 (symmetric), or Neighbour: x−1 or x+1 with
+// probability ½ each in the interior, and the only neighbour with probability 1 at an
+// end (reflecting). The reflecting proposal is not symmetric at the ends, so the
+// acceptance carries the Hastings correction: a move x → x' is accepted with
+// probability min(1, q(x')·deg(x) / (q(x)·deg(x'))), deg the number of neighbours (1 at
+// an end, 2 inside), which keeps detailed balance for q. X = 1 never moves.
+//
+// Every random draw of a run (the initial buffer, slots, restarts, proposals,
+// acceptances, exact draws) comes from one PCG generator (math/rand/v2's PCG-DXSM)
+// seeded by (PCD.Seed, pcdStream), turned into integers and uniforms by pcdRNG's own
+// exact arithmetic, and every comparison is in float64 on the float32 q(x), so a run's
+// negatives, and so its result, depend only on its own Run and the Spec (and not on the
+// build, the machine or math/rand/v2's Rand methods).
+
+// PCD is a run's sampler for the log-Z gradient (kernel.Run.PCD; nil = exact).
+type PCD struct {
+	Exact      bool    // pcd-exact: negatives drawn exactly from q(x) every step
+	Negatives  int     // negatives per step (>= 1)
+	Buffer     int     // pcd: replay buffer size (>= 1)
+	Reinit     float32 // pcd: per-negative probability of a uniform restart, in [0,1]
+	ChainSteps int     // pcd: MH steps per training step (>= 0)
+	Neighbour  bool    // pcd: x±1 proposal instead of uniform
+	Seed       uint64  // the sampler's RNG: every draw of the run's chains derives from it
+}
+
+// Limits on the PCD options (memory and time per step).
+const (
+	MaxPCDNegatives  = 1 << 20
+	MaxPCDBuffer     = 1 << 24
+	MaxPCDChainSteps = 1 << 16
+)
+
+// pcdStream is the second word of the sampler's PCG seed.
+const pcdStream = 0x7063642d6b726e6c // "pcd-krnl"
+
+// Validate reports the first problem with the options, or nil. pcd-exact checks
+// Negatives only (Buffer, Reinit, ChainSteps and Neighbour are then unused).
+func (p *PCD) Validate() error {
+	if p == nil {
+		return nil
+	}
+	if p.Negatives < 1 || p.Negatives > MaxPCDNegatives {
+		return fmt.Errorf("pcd: Negatives must be in [1, %d], got %d", MaxPCDNegatives, p.Negatives)
+	}
+	if p.Exact {
+		return nil
+	}
+	if p.Buffer < 1 || p.Buffer > MaxPCDBuffer {
+		return fmt.Errorf("pcd: Buffer must be in [1, %d], got %d", MaxPCDBuffer, p.Buffer)
+	}
+	if !(p.Reinit >= 0 && p.Reinit <= 1) {
+		return fmt.Errorf("pcd: Reinit must be in [0, 1], got %v", p.Reinit)
+	}
+	if p.ChainSteps < 0 || p.ChainSteps > MaxPCDChainSteps {
+		return fmt.Errorf("pcd: ChainSteps must be in [0, %d], got %d", MaxPCDChainSteps, p.ChainSteps)
+	}
+	return nil
+}
+
+// pcdRNG is the sampler's random source: PCG-DXSM with exact bounded integers and
+// 53-bit uniforms.
+type pcdRNG struct{ pcg rand.PCG }
+
+func newPCDRNG(seed uint64) *pcdRNG {
+	r := &pcdRNG{}
+	r.pcg.Seed(seed, pcdStream)
+	return r
+}
+
+func (r *pcdRNG) uint64() uint64 { return r.pcg.Uint64() }
+
+// float64 is uniform on [0, 1) in steps of 2^-53.
+func (r *pcdRNG) float64() float64 { return float64(r.pcg.Uint64()>>11) * 0x1p-53 }
+
+// intN is uniform on 0..n−1 (n >= 1), exactly: Lemire's multiply-shift with rejection.
+func (r *pcdRNG) intN(n int) int {
+	un := uint64(n)
+	hi, lo := bits.Mul64(r.pcg.Uint64(), un)
+	if lo < un {
+		thresh := -un % un
+		for lo < thresh {
+			hi, lo = bits.Mul64(r.pcg.Uint64(), un)
+		}
+	}
+	return int(hi)
+}
+
+// pcdSampler is one run's sampler state.
+type pcdSampler struct {
+	opt PCD
+	X   int
+	rng *pcdRNG
+	buf []int32   // pcd: the replay buffer
+	idx []int32   // pcd: the slot of each negative of the last step
+	neg []int32   // the last step's negatives
+	cnt []int32   // their histogram [X]
+	cum []float64 // pcd-exact: cumulative q(x)
+}
+
+// newPCDSampler seeds a run's sampler and draws its initial buffer (uniform x).
+func newPCDSampler(p PCD, X int) *pcdSampler {
+	s := &pcdSampler{opt: p, X: X, rng: newPCDRNG(p.Seed),
+		neg: make([]int32, p.Negatives), cnt: make([]int32, X)}
+	if p.Exact {
+		s.cum = make([]float64, X)
+		return s
+	}
+	s.buf = make([]int32, p.Buffer)
+	s.idx = make([]int32, p.Negatives)
+	for i := range s.buf {
+		s.buf[i] = int32(s.rng.intN(X))
+	}
+	return s
+}
+
+// step draws the step's negatives under q(x) ∝ w[x] (w >= 0, len X) into s.neg and
+// their histogram into s.cnt.
+func (s *pcdSampler) step(w []float64) {
+	clear(s.cnt)
+	p, rng, X := &s.opt, s.rng, s.X
+	if p.Exact {
+		total := 0.0
+		for x, v := range w {
+			total += v
+			s.cum[x] = total
+		}
+		for i := range s.neg {
+			x := sampleCum(rng, s.cum, w)
+			s.neg[i] = int32(x)
+			s.cnt[x]++
+		}
+		return
+	}
+	reinit := float64(p.Reinit)
+	for i := range s.neg {
+		j := rng.intN(len(s.buf))
+		x := int(s.buf[j])
+		if reinit > 0 && rng.float64() < reinit {
+			x = rng.intN(X)
+		}
+		x = mhChain(rng, x, w, p.ChainSteps, p.Neighbour)
+		s.buf[j] = int32(x) // written before the next negative: duplicates chain on
+		s.idx[i], s.neg[i] = int32(j), int32(x)
+		s.cnt[x]++
+	}
+}
+
+// sampleCum draws x with probability w[x]/Σw by inversion on cum (the prefix sums of
+// w): the first x with cum[x] > u·Σw, u uniform on [0,1) (never a zero-weight x). A
+// non-finite or zero total (a diverged run) gives a uniform x.
+func sampleCum(rng *pcdRNG, cum, w []float64) int {
+	X := len(cum)
+	total := cum[X-1]
+	if !(total > 0) || total > 1e300 {
+		return rng.intN(X)
+	}
+	return invertCum(cum, w, float64(rng.uint64()>>11)*0x1p-53*total)
+}
+
+// invertCum is the first x with cum[x] > t for 0 <= t and cum the prefix sums of
+// w >= 0 (finite, positive total); t >= total gives the last x of positive weight.
+func invertCum(cum, w []float64, t float64) int {
+	X := len(cum)
+	if !(t < cum[X-1]) { // t rounded up to total: the last x of positive weight
+		x := X - 1
+		for x > 0 && !(w[x] > 0) {
+			x--
+		}
+		return x
+	}
+	// Branch-free binary search (the outcome is random, a branch would mispredict):
+	// the answer is in [base, base+n). The values are >= 0 and finite, so they compare
+	// as their bits: mask is −1 iff cum[base+half−1] <= t.
+	tb := int64(math.Float64bits(t))
+	base, n := 0, X
+	for n > 1 {
+		half := n >> 1
+		mask := (int64(math.Float64bits(cum[base+half-1])) - tb - 1) >> 63
+		base += half & int(mask)
+		n -= half
+	}
+	return base
+}
+
+// mhChain advances x by steps Metropolis–Hastings steps targeting q(x) ∝ w[x].
+func mhChain(rng *pcdRNG, x int, w []float64, steps int, neighbour bool) int {
+	for range steps {
+		x = mhStep(rng, x, w, neighbour)
+	}
+	return x
+}
+
+// mhStep is one Metropolis–Hastings step from x targeting q(x) ∝ w[x]: a uniform
+// proposal, or the reflecting neighbour proposal with its Hastings correction (see the
+// file comment). It accepts iff u·w[x]·deg(x') < w[x']·deg(x), u uniform on [0,1) (so
+// always when the ratio is >= 1, and never on a non-finite weight: a diverged run). The
+// uniform proposal takes one draw for x' and one for u; the neighbour proposal one draw
+// for both, its bit 0 for the direction and its top 53 bits for u. The accept/reject
+// decision is a select, not a branch (it is unpredictable).
+func mhStep(rng *pcdRNG, x int, w []float64, neighbour bool) int {
+	X := len(w)
+	if X < 2 {
+		return x
+	}
+	var y int
+	var a, b float64
+	var r uint64
+	if neighbour {
+		r = rng.uint64()
+		y = x - 1 + 2*int(r&1)
+		if x == 0 {
+			y = 1
+		}
+		if x == X-1 {
+			y = X - 2
+		}
+		a, b = w[y]*degree(x, X), w[x]*degree(y, X)
+	} else {
+		y = rng.intN(X)
+		a, b = w[y], w[x]
+		r = rng.uint64()
+	}
+	if float64(r>>11)*0x1p-53*b < a {
+		x = y
+	}
+	return x
+}
+
+// degree is the number of neighbours of x on the path 0..X−1 (X >= 2).
+func degree(x, X int) float64 {
+	d := 2.0
+	if x == 0 || x == X-1 {
+		d = 1
+	}
+	return d
+}
+
+// pcdBlock is the sampler side of a block whose lanes are runs with a PCD (every lane
+// of such a block is in mix mode: rw = (1−w)ĉ).
+type pcdBlock struct {
+	s  []*pcdSampler // per real lane
+	qx []float32     // q(x) [X], lane-major
+	nh []float32     // n̂(x) [X], lane-major (0 on padding lanes)
+	w  []float64     // one lane's q(x) in float64
+}
+
+func newPCDBlock(X, L int) *pcdBlock {
+	return &pcdBlock{qx: make([]float32, X*L), nh: make([]float32, X*L), w: make([]float64, X)}
+}
+
+// loadPCD seeds the samplers of the block's real lanes.
+func (b *block) loadPCD(runs []Run, part []int) {
+	p := b.pcd
+	p.s = p.s[:0]
+	for _, k := range part {
+		p.s = append(p.s, newPCDSampler(*runs[k].PCD, b.X))
+	}
+	clear(p.nh)
+}
+
+// pcdLossGrad is lossGrad for a PCD block: q(x) from the joint softmax, the negatives
+// of every real lane, then gf = (1−w)ĉ(x)s − c + w·n̂(x)s.
+func (b *block) pcdLossGrad() {
+	L, K, X, XK := b.L, b.K, b.X, b.X*b.K
+	p := b.pcd
+	vSoftmax(b.q, b.f, XK, L)
+	for x := range X {
+		vRowSum(p.qx[x*L:(x+1)*L], b.q[x*K*L:(x+1)*K*L], K, L)
+	}
+	for l, s := range p.s {
+		for x := range X {
+			p.w[x] = float64(p.qx[x*L+l])
+		}
+		s.step(p.w)
+		n := float32(s.opt.Negatives)
+		for x, c := range s.cnt {
+			p.nh[x*L+l] = float32(c) / n
+		}
+	}
+	for x := range X {
+		r := x * K * L
+		vSoftmax(b.s[r:r+K*L], b.f[r:r+K*L], K, L)
+		for y := range K {
+			i := r + y*L
+			vMul(b.q[i:i+L], p.nh[x*L:(x+1)*L], b.s[i:i+L])
+		}
+		vGradMix(b.gf[r:], b.s[r:], b.q[r:], b.c[r:], b.rw[x*L:], b.w, K, L)
+	}
+}
+
+// pcdBuffer is lane i's Result.Buffer: pcd: the final buffer; pcd-exact: the last
+// step's negatives (none before the first step).
+func (b *block) pcdBuffer(i int) []int32 {
+	s := b.pcd.s[i]
+	if s.opt.Exact {
+		if b.spec.Steps == 0 {
+			return nil
+		}
+		return append([]int32(nil), s.neg...)
+	}
+	return append([]int32(nil), s.buf...)
+}
+
+// validatePCD checks every run's PCD options.
+func validatePCD(runs []Run) error {
+	for i, r := range runs {
+		if err := r.PCD.Validate(); err != nil {
+			return fmt.Errorf("kernel: run %d: %w", i, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+package render
+
+import (
+	"fmt"
+	"html/template"
+	"math"
+	"strings"
+
+	"github.com/jemcheck/jemcheck/schemas"
+)
+
+// samplerRow is one sampler method at one point in the sampler-against-exact-JEM table.
+type samplerRow struct {
+	First   bool // first sampler of its point: carries the point cells
+	Span    int
+	PointID int64
+	Task    string
+	Method  string
+	Options string // the sampler's options at the point
+	Pairs   string // "pairs (excluded)"
+	Exact   string
+	Sampler string
+	Excess  string
+	CI      string
+	Ratio   string
+	Marg    string
+	MargCI  string
+	Worse   string
+	P       string
+}
+
+// samplerRows are a point's rows of the sampler table, one per sampler method.
+func samplerRows(ps schemas.PointSummary) []samplerRow {
+	task := ps.Params.Task
+	if task == "" {
+		task = schemas.TaskTable
+	}
+	var out []samplerRow
+	for i, c := range ps.Samplers {
+		out = append(out, samplerRow{
+			First: i == 0, Span: len(ps.Samplers), PointID: ps.PointID, Task: task,
+			Method: c.Method, Options: samplerOptions(ps.Params, c.Method),
+			Pairs:   fmt.Sprintf("%d (%d)", c.Pairs, c.Excluded),
+			Exact:   fmtSig(c.MeanExact, 3),
+			Sampler: fmtSig(c.MeanSampler, 3),
+			Excess:  fmtSig(c.Excess, 3),
+			CI:      fmtRange(c.ExcessCILow, c.ExcessCIHigh, func(v float64) string { return fmtSig(v, 3) }),
+			Ratio:   fmtShare(c.ExcessRatio),
+			Marg:    fmtSig(c.MarginalExcess, 3),
+			MargCI:  fmtRange(c.MarginalCILow, c.MarginalCIHigh, func(v float64) string { return fmtSig(v, 3) }),
+			Worse:   fmtPct(c.WorseShare),
+			P:       fmtP(c.WilcoxonP),
+		})
+	}
+	return out
+}
+
+// samplerOptions writes a sampler method's options at a point: the SGLD ones for sgld,
+// the chain ones for pcd (and pcd-exact); "—" for any other method.
+func samplerOptions(g schemas.Grid, method string) string {
+	switch {
+	case method == "sgld":
+		return sgldOptions(g)
+	case strings.HasPrefix(method, "pcd"):
+		return pcdOptions(g)
+	}
+	return "—"
+}
+
+func sgldOptions(g schemas.Grid) string {
+	preset := g.SGLDPreset
+	if preset == "" {
+		preset = "official"
+	}
+	out := fmt.Sprintf("preset=%s, sgld_lr=%s, noise std=%s, sgld_steps=%d, buffer=%d, reinit=%s",
+		preset, fmtNum(g.SGLDLR), fmtSig(g.SGLDNoise(), 3), g.SGLDSteps, g.BufferSize, fmtNum(g.ReinitFreq))
+	if g.SGLDClamp {
+		out += ", clamped to the box"
+	}
+	return out
+}
+
+func pcdOptions(g schemas.Grid) string {
+	proposal := g.Proposal
+	if proposal == "" {
+		proposal = "—"
+	}
+	return fmt.Sprintf("chain_steps=%d, proposal=%s, buffer=%d, reinit=%s", g.ChainSteps, proposal, g.BufferSize, fmtNum(g.ReinitFreq))
+}
+
+// samplerParams is the sampler options a point's parameters show: "" when it sets none.
+func samplerParams(p schemas.Grid) string {
+	out := ""
+	if p.SGLDSteps > 0 {
+		out += "; sgld: " + sgldOptions(p)
+	}
+	if p.ChainSteps > 0 {
+		out += "; pcd: " + pcdOptions(p)
+	}
+	return out
+}
+
+// fmtParams2D writes a 2-D point's grid values.
+func fmtParams2D(p schemas.Grid) string {
+	batch := "full"
+	if p.BatchSize > 0 {
+		batch = fmt.Sprint(p.BatchSize)
+	}
+	return fmt.Sprintf("task=%s, grid=%d×%d over [−%s, %s]², K=%d, N=%d, lr=%s, steps=%d, batch=%s, model=%s, p(x) weight=%s, train grid=%d, replicate=%d",
+		p.Task, p.GridCells, p.GridCells, fmtNum(p.Box), fmtNum(p.Box), p.Classes, p.Samples, fmtNum(p.LR), p.Steps, batch, p.Model,
+		fmtNum(p.PxWeight), p.TrainGrid, p.Replicate) + samplerParams(p)
+}
+
+// fmtTimes prints a ratio as a multiple; NaN (a ratio that does not exist) is a dash.
+func fmtTimes(v float64) string {
+	if math.IsNaN(v) {
+		return "—"
+	}
+	return fmtSig(v, 3) + "×"
+}
+
+// splitFigures separates the 2-D task figures (their own section) from the others.
+func splitFigures(figs []figure) (general, twoD []figure) {
+	for _, f := range figs {
+		if strings.HasPrefix(f.Name, figTask2DPrefix) || strings.HasPrefix(f.Name, figCurvesPrefix) {
+			twoD = append(twoD, f)
+		} else {
+			general = append(general, f)
+		}
+	}
+	return general, twoD
+}
+
+// The report's sampler table and 2-D tasks section, called from reportTemplate.
+var _ = template.Must(reportTemplate.New("samplers").Parse(`{{if .Samplers}}<h2>Sampler against exact JEM</h2>
+<div class="scroll"><table>
+<thead><tr><th class="l key">point</th><th class="l">task</th><th class="l">sampler method</th><th class="l">sampler options</th><th>pairs (excluded)</th><th>mean KL exact JEM</th><th>mean KL sampler</th><th>excess KL (nats)</th><th>95% CI</th><th>excess / exact</th><th>q(x) excess KL (nats)</th><th>95% CI</th><th>share of tasks worse</th><th>Wilcoxon p (two-sided)</th></tr></thead>
+<tbody>
+{{range .Samplers}}<tr>{{if .First}}<td class="l key" rowspan="{{.Span}}">{{.PointID}}</td><td class="l" rowspan="{{.Span}}">{{.Task}}</td>{{end}}<td class="l"><span class="method-{{.Method}}">{{.Method}}</span></td><td class="params">{{.Options}}</td><td>{{.Pairs}}</td><td>{{.Exact}}</td><td>{{.Sampler}}</td><td>{{.Excess}}</td><td>{{.CI}}</td><td>{{.Ratio}}</td><td>{{.Marg}}</td><td>{{.MargCI}}</td><td>{{.Worse}}</td><td>{{.P}}</td></tr>
+{{end}}</tbody>
+</table></div>
+<p>A sampler method trains the JEM loss with the gradient of log Z estimated from samples (sgld: SGLD chains from a replay buffer; pcd: persistent Markov chains), where exact JEM computes it. Over the tasks (tables) where both its run and exact JEM's converged
+(pairs; excluded: either diverged or is missing): the mean joint KL(p‖q) of each, the sampler's excess KL<sub>sampler</sub> − KL<sub>jem</sub> (positive when the sampler is worse) with its 95% CI,
+that excess over exact JEM's mean KL, the same excess for the marginal KL(p(x)‖q(x)), the share of tasks where the sampler's KL is higher, and the two-sided Wilcoxon signed-rank test of the paired differences.</p>
+{{end}}`))
+
+var _ = template.Must(reportTemplate.New("tasks2d").Parse(`{{if .Show2D}}<h2>2-D tasks</h2>
+<p>A 2-D task is a continuous joint p(x, y) over the plane (a Gaussian mixture, two moons or circles) with K classes. Its KLs are exact on the evaluation grid:
+p and every learned q(x, y) = exp f(x)[y] / Z are normalised over the G×G cells of the box [−b, b]² and the K classes. Exact JEM (jem) computes Z on its training grid;
+a sampler (sgld) replaces it by SGLD samples from a replay buffer. The tasks have no add-½ reference and no floor, so the error split and the floor columns do not apply to them.</p>
+{{range .Figures2D}}<figure id="{{.Name}}">
+<img src="{{.File}}" alt="{{.Title}}">
+<figcaption><strong>{{.Title}}.</strong> {{.Caption}}</figcaption>
+</figure>
+{{else}}<p>No 2-D task figures: the run sent no learned grids or curves.</p>
+{{end}}{{end}}`))

@@ -1,0 +1,229 @@
+package stages
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/schemas"
+)
+
+// # The sampler against exact JEM
+//
+// A sampler method (sgld on 2-D tasks, pcd and pcd-exact on tables) trains JEM with a
+// sampled log-Z gradient; exact jem trains the same model on the same data with the
+// exact one (on 2-D tasks the same initial parameters too). Paired by task, the
+// sampler's excess joint KL over exact JEM is what the sampler costs. The verdict's
+// sampler check is that excess as a share of exact JEM's KL (a ratio of sums over the
+// tasks, with its table-bootstrap 95% CI), which must be at most the margin; regress
+// can also gate on the excess in nats (--max_sampler_excess).
+
+// SamplerPairs are a sampler method's runs paired with exact jem's by table, in table
+// order, where both converged with finite KLs: the differences sampler − jem of the
+// joint and the marginal KL and jem's KLs; Tables counts the tables with either run.
+type SamplerPairs struct {
+	Method        string
+	Diffs, MDiffs []float64
+	Exact, ExactM []float64
+	Tables        int64
+}
+
+// pairSampler pairs the sampler's rows with jem's by table id. Both are sorted by table
+// id first (the pairs are in table order).
+func pairSampler(method string, jem, sampler []schemas.ResultRow) SamplerPairs {
+	sp := SamplerPairs{Method: method}
+	byTable := make(map[int64]*schemas.ResultRow, len(jem))
+	seen := map[int64]bool{}
+	for i := range jem {
+		byTable[jem[i].TableID] = &jem[i]
+		seen[jem[i].TableID] = true
+	}
+	rows := slices.Clone(sampler)
+	slices.SortFunc(rows, func(a, b schemas.ResultRow) int { return cmp.Compare(a.TableID, b.TableID) })
+	for i := range rows {
+		s := &rows[i]
+		seen[s.TableID] = true
+		j, ok := byTable[s.TableID]
+		if !ok || s.Diverged || j.Diverged || !finite([]float64{s.KLJoint, j.KLJoint, s.KLMarginal, j.KLMarginal}) {
+			continue
+		}
+		sp.Diffs = append(sp.Diffs, s.KLJoint-j.KLJoint)
+		sp.MDiffs = append(sp.MDiffs, s.KLMarginal-j.KLMarginal)
+		sp.Exact = append(sp.Exact, j.KLJoint)
+		sp.ExactM = append(sp.ExactM, j.KLMarginal)
+	}
+	sp.Tables = int64(len(seen))
+	return sp
+}
+
+// samplerPairsOf pairs every sampler method present in byMethod with jem.
+func samplerPairsOf(byMethod map[string][]schemas.ResultRow) []SamplerPairs {
+	jem, ok := byMethod[MethodJEM]
+	if !ok {
+		return nil
+	}
+	var out []SamplerPairs
+	for _, m := range SamplerMethods {
+		if rs, ok := byMethod[m]; ok {
+			out = append(out, pairSampler(m, jem, rs))
+		}
+	}
+	return out
+}
+
+// appendPairs concatenates the pairs of o to those of the same method in a.
+func appendPairs(a []SamplerPairs, o []SamplerPairs) []SamplerPairs {
+	for _, sp := range o {
+		i := slices.IndexFunc(a, func(x SamplerPairs) bool { return x.Method == sp.Method })
+		if i < 0 {
+			a = append(a, SamplerPairs{Method: sp.Method})
+			i = len(a) - 1
+		}
+		a[i].Diffs = append(a[i].Diffs, sp.Diffs...)
+		a[i].MDiffs = append(a[i].MDiffs, sp.MDiffs...)
+		a[i].Exact = append(a[i].Exact, sp.Exact...)
+		a[i].ExactM = append(a[i].ExactM, sp.ExactM...)
+		a[i].Tables += sp.Tables
+	}
+	slices.SortFunc(a, func(x, y SamplerPairs) int {
+		return cmp.Compare(slices.Index(SamplerMethods, x.Method), slices.Index(SamplerMethods, y.Method))
+	})
+	return a
+}
+
+// comparisonOf summarises a sampler's pairs: mean excesses with CIs, the share of
+// tasks where the sampler is worse and the Wilcoxon test of the joint differences.
+func (sp SamplerPairs) comparisonOf(seed uint64) schemas.SamplerComparison {
+	n := len(sp.Diffs)
+	c := schemas.SamplerComparison{Method: sp.Method, Pairs: n, Excluded: int(sp.Tables) - n, WilcoxonP: 1}
+	if n == 0 {
+		nan := math.NaN()
+		c.MeanExact, c.MeanSampler, c.Excess, c.ExcessCILow, c.ExcessCIHigh = nan, nan, nan, nan, nan
+		c.MarginalExcess, c.MarginalCILow, c.MarginalCIHigh, c.WorseShare, c.ExcessRatio = nan, nan, nan, nan, nan
+		return c
+	}
+	seed = prob.Seed(seed, prob.SeedString("sampler"), prob.SeedString(sp.Method))
+	c.MeanExact = prob.Mean(sp.Exact)
+	c.Excess = prob.Mean(sp.Diffs)
+	c.MeanSampler = c.MeanExact + c.Excess
+	c.ExcessCILow, c.ExcessCIHigh = meanCI(seed, sp.Diffs)
+	c.MarginalExcess = prob.Mean(sp.MDiffs)
+	c.MarginalCILow, c.MarginalCIHigh = meanCI(prob.Seed(seed, 1), sp.MDiffs)
+	worse := 0
+	for _, d := range sp.Diffs {
+		if d > 0 {
+			worse++
+		}
+	}
+	c.WorseShare = float64(worse) / float64(n)
+	c.WilcoxonP = prob.WilcoxonSignedRank(sp.Diffs).P
+	if c.MeanExact > 0 {
+		c.ExcessRatio = c.Excess / c.MeanExact
+	} else {
+		c.ExcessRatio = math.NaN()
+	}
+	return c
+}
+
+// CheckSamplerPrefix names a sampler's verdict check: sampler_excess_<method>.
+const CheckSamplerPrefix = "sampler_excess_"
+
+// samplerChecks are the verdict's sampler checks, one per sampler method: the excess
+// joint KL over exact JEM's, as a share of exact JEM's joint KL (deciding, at most the
+// margin at the CI's upper end).
+func samplerChecks(pairs []SamplerPairs, seed uint64, th Thresholds) []schemas.Check {
+	var out []schemas.Check
+	for _, sp := range pairs {
+		spec := ratioSpec{name: CheckSamplerPrefix + sp.Method, num: sp.Diffs, den: sp.Exact, limit: th.Margin, deciding: true,
+			what: fmt.Sprintf("%s's excess joint KL over exact JEM's on the same tasks, over exact JEM's joint KL", sp.Method)}
+		out = append(out, ratioChecks(prob.Seed(seed, prob.SeedString("checks"), prob.SeedString(sp.Method)), []ratioSpec{spec})...)
+	}
+	return out
+}
+
+// withSamplers adds the sampler checks to a table point's verdict: a decided verdict
+// holds only when every sampler check passes too.
+func withSamplers(v schemas.Verdict, ps schemas.PointSummary, pairs []SamplerPairs, seed uint64, th Thresholds) schemas.Verdict {
+	if len(pairs) == 0 || !v.Decided {
+		return v
+	}
+	checks := samplerChecks(pairs, seed, th)
+	v.Checks = append(v.Checks, checks...)
+	desc := samplerWords(ps, checks)
+	if v.Holds && !allPass(checks) {
+		v.Holds = false
+		v.Cause = CauseSampler
+		v.Reason = "FAILS (sampler: " + desc + "): " + strings.TrimPrefix(v.Reason, "HOLDS: ")
+		return v
+	}
+	v.Reason += "; " + desc
+	return v
+}
+
+// CauseSampler is the verdict's cause when a sampler's excess over exact JEM fails.
+const CauseSampler = "sampler"
+
+func allPass(cs []schemas.Check) bool {
+	for _, c := range cs {
+		if !c.Pass {
+			return false
+		}
+	}
+	return true
+}
+
+// samplerWords describes the sampler comparisons of a point.
+func samplerWords(ps schemas.PointSummary, checks []schemas.Check) string {
+	var parts []string
+	for i, c := range ps.Samplers {
+		s := fmt.Sprintf("%s's joint KL %.3g against exact JEM's %.3g: excess %.3g nats [95%% CI %.3g, %.3g], of which q(x) %.3g, "+
+			"worse on %.0f%% of %d tasks (Wilcoxon p %s)", c.Method, c.MeanSampler, c.MeanExact, c.Excess, c.ExcessCILow, c.ExcessCIHigh,
+			c.MarginalExcess, 100*c.WorseShare, c.Pairs, formatP(c.WilcoxonP))
+		if i < len(checks) {
+			s += fmt.Sprintf(" = %s of exact JEM's KL (need ≤ %s at the CI's upper end)", pctCI(checks[i]), pct(float64(checks[i].Limit)))
+		}
+		if c.Excluded > 0 {
+			s += fmt.Sprintf("; %d tasks left out as diverged", c.Excluded)
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// decide2D takes the verdict at a 2-D point. A continuous task has no exact expected
+// reference for the statistical error, so the table claim's checks do not apply; the
+// question a 2-D point answers is the sampler's: does JEM trained with the paper's
+// sampler learn the joint as well as exact JEM on the same draws? Each sampler's excess
+// over exact JEM, as a share of exact JEM's KL, must be within the margin.
+func decide2D(ps schemas.PointSummary, pairs []SamplerPairs, seed uint64, th Thresholds) schemas.Verdict {
+	if len(pairs) == 0 {
+		return schemas.Verdict{Reason: "undecided: a 2-D task's verdict compares the sampler with exact JEM; run the methods jem and sgld"}
+	}
+	total, paired := 0, 0
+	for _, sp := range pairs {
+		total += int(sp.Tables)
+		paired += len(sp.Diffs)
+	}
+	excluded := total - paired
+	if paired == 0 {
+		return schemas.Verdict{Excluded: excluded, Reason: fmt.Sprintf("undecided: no task has both a converged jem and a converged sampler run (%d left out as diverged); try a smaller --lr or --sgld_lr", excluded)}
+	}
+	if share := float64(excluded) / float64(total); share > MaxDivergedShare {
+		return schemas.Verdict{Pairs: paired, Excluded: excluded,
+			Reason: fmt.Sprintf("undecided: %d of %d sampler/jem pairs (%.1f%%) diverged, more than the %g%% a verdict allows; try a smaller --lr or --sgld_lr",
+				excluded, total, 100*share, 100*MaxDivergedShare)}
+	}
+	checks := samplerChecks(pairs, seed, th)
+	v := schemas.Verdict{Decided: true, Pairs: paired, Excluded: excluded, Checks: checks, Holds: allPass(checks)}
+	desc := fmt.Sprintf("on %s: %s", ps.Params.Task, samplerWords(ps, checks))
+	if v.Holds {
+		v.Reason = "HOLDS: " + desc
+		return v
+	}
+	v.Cause = CauseSampler
+	v.Reason = "FAILS (sampler: its excess KL over exact JEM is beyond the margin): " + desc
+	return v
+}

@@ -1,0 +1,498 @@
+package stages
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/jemcheck/jemcheck/models"
+	"github.com/jemcheck/jemcheck/models/kernel"
+	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/schemas"
+)
+
+// # Tasks and samplers
+//
+// A point's task is "table" (random joint tables) or a continuous 2-D task: "gmm:K,C",
+// "moons:SIGMA", "circles:SIGMA", or "file" (--tasks_from). A 2-D task's truth is
+// evaluated on the Grid×Grid grid over [−Box, Box]² (prob.Grid): the point has
+// XValues = Grid² (the cells) and Classes = K, its blocks carry each task's grid joint
+// in Block.P, and every table metric (KLs, accuracies, OOD, calibration) applies to
+// the grid joint unchanged. Its models are tanh MLPs 2-H…-K on the coordinates,
+// trained by the fused 2-D kernels (kernel.Train2D): baseline (cross-entropy), jem
+// (exact JEM, Z on the TrainGrid×TrainGrid training grid), oracle (exact JEM on fresh
+// draws from the truth every step) and sgld (JEM whose log q(x) gradient uses a
+// persistent replay buffer refined by SGLD, the paper's sampler). On tables, pcd and
+// pcd-exact are the sampler methods: Metropolis–Hastings chains in a replay buffer,
+// or exact draws from q(x) (isolating the gradient noise from the chains' bias).
+
+// The sampler methods.
+const (
+	MethodSGLD     = "sgld"
+	MethodPCD      = "pcd"
+	MethodPCDExact = "pcd-exact"
+)
+
+// SamplerMethods are the methods whose log q(x) gradient uses samples: each is paired
+// with exact jem in the summary (schemas.SamplerComparison).
+var SamplerMethods = []string{MethodSGLD, MethodPCD, MethodPCDExact}
+
+// Methods by task: a table task trains every method but sgld, a 2-D task every method
+// but pcd and pcd-exact.
+var (
+	tableMethods = []string{MethodBaseline, MethodJEM, MethodOracle, MethodPCD, MethodPCDExact}
+	methods2D    = []string{MethodBaseline, MethodJEM, MethodOracle, MethodSGLD}
+)
+
+// TaskFile is the task of points whose 2-D tasks come from --tasks_from.
+const TaskFile = "file"
+
+// The 2-D defaults: the values a 2-D point takes for the axes the user did not set
+// (the table defaults — a linear model, 300 steps of lr 0.05 on full batches — do
+// not suit an MLP on 2-D draws). They are the SGLD probe's settings.
+var taskDefaults2D = []struct {
+	Axis string
+	set  func(p *Point)
+}{
+	{"model", func(p *Point) { p.Model = "mlp:32,32" }},
+	{"lr", func(p *Point) { p.LR = 3e-3 }},
+	{"steps", func(p *Point) { p.Steps = 1500 }},
+	{"batch_size", func(p *Point) { p.BatchSize = 64 }},
+	{"samples", func(p *Point) { p.Samples = 2000 }},
+}
+
+// Default2DTables is the number of tasks of a 2-D point when the user did not say.
+const Default2DTables = 100
+
+// ApplyTaskDefaults sets the 2-D defaults (taskDefaults2D) of the axes given reports as
+// not set by the user, when the point's task is 2-D; a table point is left alone.
+func (p *Point) ApplyTaskDefaults(given func(axis string) bool) {
+	if !p.Is2D() {
+		return
+	}
+	for _, d := range taskDefaults2D {
+		if !given(d.Axis) {
+			d.set(p)
+		}
+	}
+}
+
+// Resolve sets a point's derived values from its task: for a 2-D task XValues = Grid²
+// and Classes = the task's K (for "file" the caller sets Classes from the file), no
+// encoding or generator; for a table task the 2-D fields are zero. Options no method of
+// the point uses are zeroed too, so the result columns show only what applied. Call
+// it before Validate; an unparsable task is left for Validate to report.
+func (p *Point) Resolve() {
+	if p.Task == "" {
+		p.Task = schemas.TaskTable
+	}
+	uses := func(ms ...string) bool {
+		return slices.ContainsFunc(p.Methods, func(m string) bool { return slices.Contains(ms, m) })
+	}
+	if !uses(MethodSGLD) {
+		p.SGLDPreset, p.SGLDLR, p.SGLDStd, p.SGLDSteps, p.SGLDClamp = "", 0, 0, 0, false
+	}
+	if !uses(MethodPCD) {
+		p.ChainSteps, p.Proposal = 0, ""
+	}
+	if !uses(MethodSGLD, MethodPCD) {
+		p.BufferSize, p.ReinitFreq = 0, 0
+	}
+	if !p.Is2D() {
+		p.GridCells, p.Box, p.TrainGrid = 0, 0, 0
+		return
+	}
+	if !uses(MethodJEM, MethodOracle) {
+		p.TrainGrid = 0
+	}
+	p.Encoding, p.Generator = "", ""
+	if p.Task != TaskFile {
+		if spec, err := prob.ParseTaskSpec(p.Task); err == nil {
+			p.Task, p.Classes = spec.String(), spec.K
+		}
+	}
+	if p.GridCells > 0 && p.GridCells <= MaxGrid {
+		p.XValues = p.GridCells * p.GridCells
+	}
+}
+
+// Limits of a 2-D point.
+const (
+	MaxGrid   = 256 // evaluation grid cells per side (and X·K ≤ MaxCells)
+	MinBox    = 1   // the box's half-width: a random gmm's components are then at most 5 sd from it
+	MaxBox    = 1e3
+	MaxBuffer = 1 << 20 // replay buffer per run
+)
+
+// checkMethod checks that method m is known and trains on the point's task.
+func (p Point) checkMethod(m string) error {
+	if !slices.Contains(AllMethods, m) {
+		return fmt.Errorf("unknown method %q (known: %s)", m, strings.Join(AllMethods, ", "))
+	}
+	if p.Is2D() && !slices.Contains(methods2D, m) {
+		return fmt.Errorf("method %s trains on tables, not on the 2-D task %s (2-D methods: %s; the 2-D sampler is sgld)", m, p.Task, strings.Join(methods2D, ", "))
+	}
+	if !p.Is2D() && !slices.Contains(tableMethods, m) {
+		return fmt.Errorf("method %s needs a continuous 2-D task (--task=gmm:3,2, moons:0.1 or circles:0.1); on tables the samplers are pcd and pcd-exact", m)
+	}
+	return nil
+}
+
+// validateSampler checks the sampler options of the point's sampler methods.
+func (p Point) validateSampler() error {
+	for _, m := range p.Methods {
+		switch m {
+		case MethodSGLD:
+			switch {
+			case p.SGLDPreset != "official" && p.SGLDPreset != "langevin":
+				return fmt.Errorf("sgld_preset: unknown preset %s (known: official, langevin)", quote(p.SGLDPreset))
+			case !(p.SGLDLR > 0) || math.IsInf(p.SGLDLR, 0):
+				return fmt.Errorf("sgld_lr must be a finite number > 0, got %v", p.SGLDLR)
+			case !(p.SGLDStd >= 0) || math.IsInf(p.SGLDStd, 0):
+				return fmt.Errorf("sgld_std must be a finite number >= 0 (0 = the preset's), got %v", p.SGLDStd)
+			case p.SGLDSteps < 0 || p.SGLDSteps > 10_000:
+				return fmt.Errorf("sgld_steps must be in [0, 10000], got %d", p.SGLDSteps)
+			}
+		case MethodPCD:
+			switch {
+			case p.ChainSteps < 0 || p.ChainSteps > 10_000:
+				return fmt.Errorf("chain_steps must be in [0, 10000], got %d", p.ChainSteps)
+			case p.Proposal != "uniform" && p.Proposal != "neighbour":
+				return fmt.Errorf("proposal: unknown proposal %s (known: uniform, neighbour)", quote(p.Proposal))
+			}
+		default:
+			continue
+		}
+		switch {
+		case p.BufferSize < 1 || p.BufferSize > MaxBuffer:
+			return fmt.Errorf("buffer_size must be in [1, %d], got %d", MaxBuffer, p.BufferSize)
+		case !(p.ReinitFreq >= 0 && p.ReinitFreq <= 1):
+			return fmt.Errorf("reinit_freq must be in [0, 1], got %v", p.ReinitFreq)
+		}
+	}
+	return nil
+}
+
+// validate2D checks a 2-D point.
+func (p Point) validate2D() error {
+	if p.Task != TaskFile {
+		if _, err := prob.ParseTaskSpec(p.Task); err != nil {
+			return fmt.Errorf("task: %w", err)
+		}
+	}
+	switch {
+	case p.GridCells < 4 || p.GridCells > MaxGrid:
+		return fmt.Errorf("grid must be in [4, %d] cells per side, got %d", MaxGrid, p.GridCells)
+	case p.XValues != p.GridCells*p.GridCells:
+		return fmt.Errorf("a 2-D point has x_values = grid² = %d, got %d", p.GridCells*p.GridCells, p.XValues)
+	case p.Classes < 2:
+		return fmt.Errorf("classes must be >= 2, got %d", p.Classes)
+	case p.XValues*p.Classes > MaxCells:
+		return fmt.Errorf("grid %d with %d classes is %d grid cells × classes, over the limit of %d (use a smaller --grid)",
+			p.GridCells, p.Classes, p.XValues*p.Classes, MaxCells)
+	case !(p.Box >= MinBox && p.Box <= MaxBox):
+		return fmt.Errorf("box must be in [%g, %g], got %v", MinBox, MaxBox, p.Box)
+	case p.Samples < 1:
+		return fmt.Errorf("samples must be >= 1, got %d", p.Samples)
+	case p.Samples > MaxHeldSamples:
+		return fmt.Errorf("samples: %d draws per task is over the limit of %d (2-D draws are held in memory)", p.Samples, MaxHeldSamples)
+	case p.Steps < 1 || p.Steps > MaxSteps:
+		return fmt.Errorf("steps must be in [1, %d], got %d", MaxSteps, p.Steps)
+	case p.Tables < 1 || p.Tables > MaxTables:
+		return fmt.Errorf("tables (tasks) must be in [1, %d], got %d", MaxTables, p.Tables)
+	case p.Replicate < 0:
+		return fmt.Errorf("replicate must be >= 0, got %d", p.Replicate)
+	case math.IsNaN(p.LR) || math.IsInf(p.LR, 0) || p.LR <= 0:
+		return fmt.Errorf("lr must be a finite number > 0, got %v", p.LR)
+	case math.IsNaN(p.PxWeight) || math.IsInf(p.PxWeight, 0) || p.PxWeight < 0:
+		return fmt.Errorf("jem_px_weight must be a finite number >= 0, got %v", p.PxWeight)
+	case len(p.Methods) == 0:
+		return errors.New("no methods given")
+	}
+	if _, err := models.ParseModel(p.Model); err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	for _, m := range p.Methods {
+		if err := p.checkMethod(m); err != nil {
+			return err
+		}
+		if err := p.spec2D(m, 0).Validate(); err != nil {
+			return fmt.Errorf("method %s: %s", m, strings.TrimPrefix(err.Error(), "kernel: "))
+		}
+	}
+	return nil
+}
+
+// evalGrid is a 2-D point's evaluation grid.
+func (p Point) evalGrid() prob.Grid { return prob.Grid{G: p.GridCells, Box: p.Box} }
+
+// spec2D is the 2-D kernel's spec of method m at p (observe: eval_every, 0 = none).
+func (p Point) spec2D(m string, observe int) kernel.Spec2D {
+	hidden, _ := models.ParseModel(p.Model)
+	s := kernel.Spec2D{Hidden: hidden, K: p.Classes, Steps: p.Steps, Batch: p.BatchSize, PxWeight: float32(p.PxWeight),
+		Box: float32(p.Box), ObserveEvery: observe}
+	switch m {
+	case MethodBaseline:
+		s.Method, s.PxWeight = kernel.Baseline2D, 0
+	case MethodJEM, MethodOracle:
+		s.Method, s.TrainGrid = kernel.JEM2D, p.TrainGrid
+	case MethodSGLD:
+		s.Method, s.KeepBuffer = kernel.SGLD2D, true
+		s.SGLD = kernel.SGLDOptions{Steps: p.SGLDSteps, LR: float32(p.SGLDLR), Std: float32(p.SGLDNoise()),
+			Buffer: p.BufferSize, Reinit: float32(p.ReinitFreq), Clamp: p.SGLDClamp}
+	}
+	return s
+}
+
+// Seed tags of the 2-D tasks.
+var (
+	tagTask = prob.SeedString("task")
+	tagInit = prob.SeedString("init")
+)
+
+// taskSource gives a 2-D point's task of each ordinal: a draw of its spec seeded by
+// (run seed, task, replicate, ordinal), or the user's task of that ordinal (in id
+// order) from --tasks_from, read once per DoFn instance.
+type taskSource struct {
+	spec prob.TaskSpec
+	user []prob.Task2D
+	ids  []int64
+}
+
+// newTaskSources builds the sources of every 2-D point (nil when there is none).
+func newTaskSources(ctx context.Context, points []Point, tasksFrom string) (map[int64]*taskSource, error) {
+	out := map[int64]*taskSource{}
+	var user []prob.Task2D
+	var ids []int64
+	for _, p := range points {
+		if !p.Is2D() {
+			continue
+		}
+		src := &taskSource{}
+		if p.Task == TaskFile {
+			if user == nil {
+				var err error
+				if user, ids, err = schemas.ReadTasks(ctx, tasksFrom); err != nil {
+					return nil, err
+				}
+			}
+			src.user, src.ids = user, ids
+		} else {
+			spec, err := prob.ParseTaskSpec(p.Task)
+			if err != nil {
+				return nil, fmt.Errorf("point %d: %w", p.ID, err)
+			}
+			src.spec = spec
+		}
+		out[p.ID] = src
+	}
+	return out, nil
+}
+
+// task returns the task of ordinal o of point p and its id.
+func (s *taskSource) task(runSeed uint64, p Point, o int64) (prob.Task2D, int64, error) {
+	if s.user != nil {
+		if o >= int64(len(s.user)) {
+			return prob.Task2D{}, 0, fmt.Errorf("point %d: task %d of %d read from the tasks file", p.ID, o, len(s.user))
+		}
+		return s.user[o], s.ids[o], nil
+	}
+	return s.spec.Draw(tableSeed(runSeed, Table{Point: p, Ordinal: o})), o, nil
+}
+
+// truth2D is the task's joint on the point's grid, or an error when the box holds
+// (numerically) none of its mass.
+func truth2D(p Point, t prob.Task2D, id int64) ([]float64, error) {
+	g := p.evalGrid()
+	if m := t.BoxMass(g); !(m > 0) {
+		return nil, fmt.Errorf("task %d (%s): the box [−%g, %g]² holds %.3g of its mass; use a larger --box", id, t, p.Box, p.Box, m)
+	}
+	return t.Truth(g), nil
+}
+
+// draws2D are a task's N draws (the dataset of table t), in float32 for the kernel.
+func draws2D(runSeed uint64, t Table, task prob.Task2D) (x0, x1 []float32, y []int32) {
+	d := task.Sample(sampleSeed(runSeed, t), t.Point.Samples)
+	x0, x1 = make([]float32, len(d.Y)), make([]float32, len(d.Y))
+	for i := range d.Y {
+		x0[i], x1[i] = float32(d.X0[i]), float32(d.X1[i])
+	}
+	return x0, x1, d.Y
+}
+
+// CurvePoint is a run's exact KL on the grid after a training step.
+type CurvePoint struct {
+	Step                               int
+	KLJoint, KLMarginal, KLConditional float64
+}
+
+// train2D trains every run of a 2-D block: one kernel.Train2D call per method, the
+// block's tasks its runs. Every method of a task starts from the same parameters
+// (seeded by the task, not the method), so the methods are paired from the start.
+func (f *trainBlockFn) train2D(ctx context.Context, p Point, b Block) (TrainedBlock, error) {
+	m := len(p.Methods)
+	out := TrainedBlock{Block: b, Runs: make([]TrainedRun, b.Len()*m)}
+	src := f.tasks[p.ID]
+	hidden, _ := models.ParseModel(p.Model)
+	g := p.evalGrid()
+	cells := p.XValues * p.Classes
+	type data struct {
+		task      prob.Task2D
+		x0, x1    []float32
+		y         []int32
+		truth     []float64
+		tableSeed uint64
+		t         Table
+	}
+	ds := make([]data, b.Len())
+	for i := range b.Len() {
+		t := b.table(p, i)
+		task, _, err := src.task(f.Seed, p, t.Ordinal)
+		if err != nil {
+			return out, err
+		}
+		x0, x1, y := draws2D(f.Seed, t, task)
+		ds[i] = data{task: task, x0: x0, x1: x1, y: y, truth: b.P[i*cells : (i+1)*cells], tableSeed: tableSeed(f.Seed, t), t: t}
+	}
+	for j, meth := range p.Methods {
+		spec := p.spec2D(meth, f.EvalEvery)
+		runs := make([]kernel.Run2D, len(ds))
+		curves := make([][]CurvePoint, len(ds))
+		for i := range ds {
+			d := &ds[i]
+			r := kernel.Run2D{Seed: trainSeed(f.Seed, d.t, meth), Theta: kernel.InitMLP2D(prob.Seed(d.tableSeed, tagInit), hidden, p.Classes),
+				LR: float32(p.LR), X0: d.x0, X1: d.x1, Y: d.y}
+			if meth == MethodOracle {
+				task := d.task
+				r.X0, r.X1, r.Y = nil, nil, nil
+				r.Fresh = func(rng *rand.Rand, x0, x1 []float32, y []int32) {
+					fresh := task.Sample(rng.Uint64(), len(y))
+					for k := range y {
+						x0[k], x1[k], y[k] = float32(fresh.X0[k]), float32(fresh.X1[k]), fresh.Y[k]
+					}
+				}
+			}
+			if f.EvalEvery > 0 {
+				truth := d.truth
+				r.Observe = func(step int, theta []float32) {
+					lg, err := kernel.GridLogits(hidden, p.Classes, theta, g.G, g.Box)
+					if err != nil {
+						return
+					}
+					kj, km, kc := prob.GridKL(truth, prob.Softmax(lg), p.Classes)
+					curves[i] = append(curves[i], CurvePoint{Step: step, KLJoint: kj, KLMarginal: km, KLConditional: kc})
+				}
+			}
+			runs[i] = r
+		}
+		res, err := kernel.Train2D(ctx, spec, runs)
+		if err != nil {
+			return out, fmt.Errorf("train point %d block %d (%s, %d runs): %w", p.ID, b.Index, meth, len(runs), err)
+		}
+		for i, r := range res {
+			lg, err := kernel.GridLogits(hidden, p.Classes, r.Theta, g.G, g.Box)
+			if err != nil {
+				return out, fmt.Errorf("train point %d block %d (%s): %w", p.ID, b.Index, meth, err)
+			}
+			tr := TrainedRun{Logits: lg, Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep),
+				Curve: curves[i], BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN()}
+			if meth == MethodSGLD {
+				tr.BufferInBox = r.InBox
+				tr.BufferTVTruth, tr.BufferTVModel = bufferTV2D(g, p.Classes, r.Buffer, ds[i].truth, lg)
+				if ds[i].t.Ordinal < int64(f.ReportTables) {
+					tr.Buffer = r.Buffer
+				}
+			}
+			out.Runs[i*m+j] = tr
+		}
+	}
+	return out, nil
+}
+
+// tvPool is the side of the coarse grid the buffer's distances are taken on: the
+// largest divisor of G up to 16, so a buffer of 10,000 samples has a small sampling
+// floor (about √(cells/(2π·n)) ≈ 0.06 at 16×16).
+func tvPool(G int) int {
+	for c := min(G, 16); c > 1; c-- {
+		if G%c == 0 {
+			return c
+		}
+	}
+	return 1
+}
+
+// bufferTV2D is the total-variation distance of the buffer's in-box samples, pooled
+// on the tvPool grid, from the true p(x) and from the model's q(x) (from its grid
+// logits), NaN when no sample is in the box.
+func bufferTV2D(g prob.Grid, k int, buf []float32, truth, logits []float64) (tvTruth, tvModel float64) {
+	c := tvPool(g.G)
+	pool := func(cell int) int { i, j := cell/g.G, cell%g.G; return (i*c/g.G)*c + j*c/g.G }
+	hist := make([]float64, c*c)
+	n := 0
+	for s := 0; s+1 < len(buf); s += 2 {
+		if cell := g.Cell(float64(buf[s]), float64(buf[s+1])); cell >= 0 {
+			hist[pool(cell)]++
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN(), math.NaN()
+	}
+	px, qx := make([]float64, c*c), make([]float64, c*c)
+	q := prob.Softmax(logits)
+	for cell := range g.Cells() {
+		for y := range k {
+			px[pool(cell)] += truth[cell*k+y]
+			qx[pool(cell)] += q[cell*k+y]
+		}
+	}
+	for i := range hist {
+		hist[i] /= float64(n)
+	}
+	return prob.TotalVariation(hist, px), prob.TotalVariation(hist, qx)
+}
+
+// gridRefs are a 2-D task's references for its runs (see tableRefs): the OOD scores'
+// distributions (x ~ p(x) on the grid, x uniform over the grid's cells) and ceiling.
+func gridRefs(truth []float64, x, k int) *tableRefs {
+	r := &tableRefs{fam: prob.Family{X: x, K: k}}
+	r.px, r.uniform = prob.Marginal(truth, x, k), prob.Uniform(x)
+	r.aurocTruePx = prob.AUROC(r.px, r.px, r.uniform)
+	r.ref, r.refExpected, r.marginalRefExpected = math.NaN(), math.NaN(), math.NaN()
+	return r
+}
+
+// noSplit marks a row's error split and references as not applicable (2-D tasks: no
+// finite model family, no exact expected reference).
+func noSplit(row *schemas.ResultRow) {
+	nan := math.NaN()
+	row.Floor, row.KLEmpirical = nan, nan
+	row.KLApproximation, row.KLOptimisationGap, row.KLEstimation, row.KLMarginalGap = nan, nan, nan, nan
+	row.KLReference, row.KLReferenceExpected, row.KLMarginalReferenceExpected = nan, nan, nan
+}
+
+// CheckBoxMass checks that the box of a 2-D point holds mass of every task whose box
+// mass does not follow from the limits: moons and circles (one shape per σ, whatever
+// the seed) and the user's tasks (all of them; tasks is what --tasks_from holds). A
+// random gmm always has mass in a box of half-width MinBox or more.
+func CheckBoxMass(p Point, tasks []prob.Task2D, ids []int64) error {
+	if p.Task != TaskFile {
+		ids = []int64{0}
+		spec, err := prob.ParseTaskSpec(p.Task)
+		if err != nil || spec.Kind == "gmm" {
+			return err
+		}
+		tasks = []prob.Task2D{spec.Draw(0)}
+	}
+	g := p.evalGrid()
+	for i, t := range tasks {
+		if m := t.BoxMass(g); !(m > 1e-9) {
+			return fmt.Errorf("box: the box [−%g, %g]² holds %.3g of the mass of task %d (%s): use a larger --box", p.Box, p.Box, m, ids[i], t)
+		}
+	}
+	return nil
+}
