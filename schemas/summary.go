@@ -177,8 +177,13 @@ type VerdictFile struct {
 	BaselineToJEM     Number  `json:"baseline_to_jem"`
 	WilcoxonP         Number  `json:"wilcoxon_p"`
 	MaxP              float64 `json:"max_p"`
-	PxWeight          float64 `json:"jem_px_weight"`
-	Seed              uint64  `json:"seed"`
+	// Sampler methods (sgld, pcd, pcd-exact) paired with exact jem, and the gate on
+	// their excess in nats (0: none).
+	Samplers         []SamplerComparison `json:"samplers,omitempty"`
+	MaxSamplerExcess float64             `json:"max_sampler_excess,omitempty"`
+	Task             string              `json:"task"`
+	PxWeight         float64             `json:"jem_px_weight"`
+	Seed             uint64              `json:"seed"`
 }
 
 // Number is a float64 that may not exist: NaN in Go, null in JSON (never a made-up 0).

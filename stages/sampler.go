@@ -140,9 +140,22 @@ func samplerChecks(pairs []SamplerPairs, seed uint64, th Thresholds) []schemas.C
 		spec := ratioSpec{name: CheckSamplerPrefix + sp.Method, num: sp.Diffs, den: sp.Exact, limit: th.Margin, deciding: true,
 			what: fmt.Sprintf("%s's excess joint KL over exact JEM's on the same tasks, over exact JEM's joint KL", sp.Method)}
 		out = append(out, ratioChecks(prob.Seed(seed, prob.SeedString("checks"), prob.SeedString(sp.Method)), []ratioSpec{spec})...)
+		if th.MaxSamplerExcess > 0 {
+			c := sp.comparisonOf(seed)
+			ck := schemas.Check{Name: CheckSamplerNatsPrefix + sp.Method, Deciding: true,
+				What:  fmt.Sprintf("%s's mean excess joint KL over exact JEM's in nats (--max_sampler_excess)", sp.Method),
+				Value: schemas.Number(c.Excess), CILow: schemas.Number(c.ExcessCILow), CIHigh: schemas.Number(c.ExcessCIHigh),
+				Limit: schemas.Number(th.MaxSamplerExcess)}
+			ck.Pass = c.ExcessCIHigh <= th.MaxSamplerExcess
+			out = append(out, ck)
+		}
 	}
 	return out
 }
+
+// CheckSamplerNatsPrefix names a sampler's check against --max_sampler_excess:
+// sampler_excess_nats_<method>.
+const CheckSamplerNatsPrefix = "sampler_excess_nats_"
 
 // withSamplers adds the sampler checks to a table point's verdict: a decided verdict
 // holds only when every sampler check passes too.
@@ -178,12 +191,17 @@ func allPass(cs []schemas.Check) bool {
 // samplerWords describes the sampler comparisons of a point.
 func samplerWords(ps schemas.PointSummary, checks []schemas.Check) string {
 	var parts []string
-	for i, c := range ps.Samplers {
+	for _, c := range ps.Samplers {
 		s := fmt.Sprintf("%s's joint KL %.3g against exact JEM's %.3g: excess %.3g nats [95%% CI %.3g, %.3g], of which q(x) %.3g, "+
 			"worse on %.0f%% of %d tasks (Wilcoxon p %s)", c.Method, c.MeanSampler, c.MeanExact, c.Excess, c.ExcessCILow, c.ExcessCIHigh,
 			c.MarginalExcess, 100*c.WorseShare, c.Pairs, formatP(c.WilcoxonP))
-		if i < len(checks) {
-			s += fmt.Sprintf(" = %s of exact JEM's KL (need ≤ %s at the CI's upper end)", pctCI(checks[i]), pct(float64(checks[i].Limit)))
+		for _, ck := range checks {
+			switch ck.Name {
+			case CheckSamplerPrefix + c.Method:
+				s += fmt.Sprintf(" = %s of exact JEM's KL (need ≤ %s at the CI's upper end)", pctCI(ck), pct(float64(ck.Limit)))
+			case CheckSamplerNatsPrefix + c.Method:
+				s += fmt.Sprintf(" (need ≤ %g nats at the CI's upper end: %s)", float64(ck.Limit), map[bool]string{true: "passes", false: "fails"}[ck.Pass])
+			}
 		}
 		if c.Excluded > 0 {
 			s += fmt.Sprintf("; %d tasks left out as diverged", c.Excluded)

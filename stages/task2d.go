@@ -123,7 +123,7 @@ func (p *Point) Resolve() {
 // Limits of a 2-D point.
 const (
 	MaxGrid   = 256 // evaluation grid cells per side (and X·K ≤ MaxCells)
-	MinBox    = 1   // the box's half-width: a random gmm's components are then at most 5 sd from it
+	MinBox    = 1.0 // the box's half-width: a random gmm's components are then at most 5 sd from it
 	MaxBox    = 1e3
 	MaxBuffer = 1 << 20 // replay buffer per run
 )

@@ -34,6 +34,10 @@ type Options struct {
 type Thresholds struct {
 	Margin float64 `json:"margin"`
 	MaxP   float64 `json:"max_p"`
+	// MaxSamplerExcess, when > 0, gates each sampler method on its excess joint KL over
+	// exact JEM in nats: the upper end of the 95% CI of the mean excess must be at most
+	// this (a deciding check beside the relative one). 0 = no such gate.
+	MaxSamplerExcess float64 `json:"max_sampler_excess,omitempty"`
 }
 
 // DefaultThresholds are the documented defaults, fixed in advance: a margin of 10% of
@@ -168,6 +172,7 @@ func (o Options) Validate() error {
 	}{
 		{"margin", t.Margin, t.Margin > 0},
 		{"max_p", t.MaxP, t.MaxP > 0 && t.MaxP <= 1},
+		{"max_sampler_excess", t.MaxSamplerExcess, t.MaxSamplerExcess >= 0},
 	} {
 		if math.IsNaN(c.v) || math.IsInf(c.v, 0) || !c.ok {
 			return fmt.Errorf("%s: invalid value %v", c.name, c.v)

@@ -43,7 +43,8 @@ func VerdictOf(sum schemas.Summary, th Thresholds) (schemas.VerdictFile, error) 
 		Tables: ps.Tables, Pairs: sum.Verdict.Pairs, Excluded: sum.Verdict.Excluded, EmptyCellShare: ps.EmptyCellShare,
 		ReferenceExpected: ps.ReferenceExpected, Floor: ps.Floor,
 		JEMMeanKL: nan, JEMMeanGap: nan, BaseMeanKL: nan, BaselineToJEM: nan, WilcoxonP: nan,
-		MaxP: th.MaxP, PxWeight: ps.Params.PxWeight, Seed: sum.Seed}
+		MaxP: th.MaxP, PxWeight: ps.Params.PxWeight, Seed: sum.Seed,
+		Samplers: ps.Samplers, MaxSamplerExcess: th.MaxSamplerExcess, Task: ps.Params.Task}
 	if v.Checks == nil {
 		v.Checks = []schemas.Check{}
 	}

@@ -32,7 +32,7 @@ type Flags struct {
 type OptionFlags struct {
 	trainBatch, reportTables, evalEvery *int
 	tablesFrom, tasksFrom, backend, out *string
-	margin, maxP                        *float64
+	margin, maxP, maxExcess             *float64
 	seed                                *uint64
 	writeSamples, timings               *bool
 	overwrite                           *bool
@@ -103,6 +103,8 @@ func RegisterOptionFlags(fs *flag.FlagSet, out string) *OptionFlags {
 		margin: fs.Float64("margin", th.Margin, "verdict: JEM's optimisation gap (joint and q(x)) and the family's approximation error "+
 			"must each be ≤ this share of the statistical error (upper end of a bootstrap 95% CI)"),
 		maxP: fs.Float64("max_p", th.MaxP, "secondary verdict line (reported, not deciding): the paired Wilcoxon p-value of baseline vs JEM must be < this"),
+		maxExcess: fs.Float64("max_sampler_excess", 0, "verdict: a sampler method (sgld, pcd, pcd-exact) must also keep its mean excess joint KL "+
+			"over exact jem within this many nats (upper end of the 95% CI); 0 = no such gate"),
 	}
 }
 
@@ -112,7 +114,7 @@ func (f *OptionFlags) Options() stages.Options {
 		Seed: *f.seed, Out: *f.out, TablesFrom: *f.tablesFrom, TasksFrom: *f.tasksFrom, EvalEvery: *f.evalEvery,
 		TrainBatch: *f.trainBatch, Backend: *f.backend,
 		WriteSamples: *f.writeSamples, Timings: *f.timings, ReportTables: *f.reportTables,
-		Thresholds: stages.Thresholds{Margin: *f.margin, MaxP: *f.maxP},
+		Thresholds: stages.Thresholds{Margin: *f.margin, MaxP: *f.maxP, MaxSamplerExcess: *f.maxExcess},
 	}
 }
 
