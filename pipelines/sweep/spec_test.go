@@ -113,7 +113,7 @@ func TestExampleSpecContents(t *testing.T) {
 
 func TestBuiltinDefaults(t *testing.T) {
 	ps := mustPoints(t, mustParse(t, "name: d\ntables: 7\n"))
-	want := stages.Point{ID: 0, Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform", Samples: 1000, Model: "linear", LR: 0.05, Steps: 300, BatchSize: 0, Replicate: 0, PxWeight: 1}, Tables: 7, Methods: []string{"baseline", "jem", "oracle"}}
+	want := stages.Point{ID: 0, Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform", Samples: 1000, Model: "linear", LR: 0.05, Steps: 300, BatchSize: 0, Replicate: 0, PxWeight: 1, Task: "table"}, Tables: 7, Methods: []string{"baseline", "jem", "oracle"}}
 	if len(ps) != 1 || !reflect.DeepEqual(ps[0], want) {
 		t.Fatalf("got %+v\nwant %+v", ps, want)
 	}
