@@ -88,6 +88,24 @@ type ResultRow struct {
 	AUROCTruePx          float64 `parquet:"auroc_true_px" json:"auroc_true_px"`
 	CalibrationErrorTrue float64 `parquet:"calibration_error_true" json:"calibration_error_true"`
 
+	// The promises on 2-D tasks, from HeldOut held-out draws of the task and as many
+	// OOD draws (--ood; NaN for tables but ece): the AUROC of the paper's gradient score
+	// −‖∇x log q(x)‖; the binned expected calibration error (15 equal-width bins; for
+	// tables its exact expectation under p(x)); the accuracy of argmax q(y|x) on the
+	// held-out draws clean, after an L∞ PGD attack of radius --attack_eps, and after
+	// --purify_steps of energy descent from the attacked points, and the Bayes
+	// classifier's accuracy at the purified points; for the report's runs, the total-
+	// variation distance from p(x) of long-run Langevin chains of q(x) started from
+	// uniform noise and from the final replay buffer (sgld).
+	AUROCPxGrad      float64 `parquet:"auroc_pxgrad" json:"auroc_pxgrad"`
+	ECE              float64 `parquet:"ece" json:"ece"`
+	AccClean         float64 `parquet:"acc_clean" json:"acc_clean"`
+	AccAttacked      float64 `parquet:"acc_attacked" json:"acc_attacked"`
+	AccPurified      float64 `parquet:"acc_purified" json:"acc_purified"`
+	AccBayesPurified float64 `parquet:"acc_bayes_purified" json:"acc_bayes_purified"`
+	SamplesTVNoise   float64 `parquet:"samples_tv_noise" json:"samples_tv_noise"`
+	SamplesTVBuffer  float64 `parquet:"samples_tv_buffer" json:"samples_tv_buffer"`
+
 	// The sampler's replay buffer at the end of training (sgld and pcd runs; NaN for
 	// the others): the share of its samples inside the box (1 for tables), and its
 	// total-variation distance from the true p(x) and from the model's own q(x), on

@@ -52,6 +52,16 @@ type MethodSummary struct {
 	BufferInBox   Dist `json:"buffer_in_box"`
 	BufferTVTruth Dist `json:"buffer_tv_truth"`
 	BufferTVModel Dist `json:"buffer_tv_model"`
+
+	// The promises on 2-D tasks (see schemas.ResultRow; ece also for tables).
+	AUROCPxGrad      Dist `json:"auroc_pxgrad"`
+	ECE              Dist `json:"ece"`
+	AccClean         Dist `json:"acc_clean"`
+	AccAttacked      Dist `json:"acc_attacked"`
+	AccPurified      Dist `json:"acc_purified"`
+	AccBayesPurified Dist `json:"acc_bayes_purified"`
+	SamplesTVNoise   Dist `json:"samples_tv_noise"`
+	SamplesTVBuffer  Dist `json:"samples_tv_buffer"`
 }
 
 // Comparison is the paired JEM-vs-baseline comparison of joint KL over the tables

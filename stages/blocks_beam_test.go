@@ -100,7 +100,7 @@ func TestBlockComposites(t *testing.T) {
 	trained := Train(s, opts, points, sampled)
 	passert.Equals(s, beam.ParDo(s, trainedShapeFn, trained),
 		"p0 b0: 6 runs, 24 logits", "p0 b1: 6 runs, 24 logits", "p0 b2: 3 runs, 12 logits", "p1 b0: 4 runs, 16 logits")
-	results, learned := Evaluate(s, points, trained)
+	results, learned := Evaluate(s, opts, points, trained)
 	passert.Equals(s, beam.ParDo(s, resultShapeFn, results),
 		"p0 b0: 6 rows from p0000-t0000000-baseline to p0000-t0000001-oracle",
 		"p0 b1: 6 rows from p0000-t0000002-baseline to p0000-t0000003-oracle",

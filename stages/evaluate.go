@@ -21,7 +21,7 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*Learned)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*ResultBlock)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*LearnedBlock)(nil)).Elem())
-	register.DoFn4x0[context.Context, TrainedBlock, func(ResultBlock), func(LearnedBlock)](&evaluateFn{})
+	register.DoFn4x1[context.Context, TrainedBlock, func(ResultBlock), func(LearnedBlock), error](&evaluateFn{})
 	register.Emitter1[ResultBlock]()
 	register.Emitter1[LearnedBlock]()
 }
@@ -35,9 +35,9 @@ func init() {
 // empirical table (the plug-in estimate, +Inf when a cell is empty) for comparison.
 //
 // In: PCollection<TrainedBlock>. Out: PCollection<ResultBlock>, PCollection<LearnedBlock>.
-func Evaluate(s beam.Scope, points []Point, trained beam.PCollection) (results, learned beam.PCollection) {
+func Evaluate(s beam.Scope, opts Options, points []Point, trained beam.PCollection) (results, learned beam.PCollection) {
 	s = s.Scope("stages.Evaluate")
-	return beam.ParDo2(s, &evaluateFn{Points: points}, trained)
+	return beam.ParDo2(s, &evaluateFn{Points: points, Options: opts}, trained)
 }
 
 // runsDiverged counts the result rows recorded as diverged, where the row's flag is set,
@@ -45,13 +45,28 @@ func Evaluate(s beam.Scope, points []Point, trained beam.PCollection) (results, 
 var runsDiverged = beam.NewCounter("jemcheck", "runs_diverged")
 
 type evaluateFn struct {
-	Points []Point
+	Points  []Point
+	Options Options // the seed, the user's tasks and the promises' options (2-D points)
+
 	points map[int64]Point
+	tasks  map[int64]*taskSource
+	// the current task's held-out draws (a block's runs come task by task)
+	eval      *taskEval
+	evalOf    int64
+	evalPoint int64
 }
 
-func (f *evaluateFn) Setup() { f.points = pointsByID(f.Points) }
+func (f *evaluateFn) Setup(ctx context.Context) error {
+	f.points = pointsByID(f.Points)
+	tasks, err := newTaskSources(ctx, f.Points, f.Options.TasksFrom)
+	if err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	f.tasks = tasks
+	return nil
+}
 
-func (f *evaluateFn) ProcessElement(ctx context.Context, tb TrainedBlock, emitRows func(ResultBlock), emitLearned func(LearnedBlock)) {
+func (f *evaluateFn) ProcessElement(ctx context.Context, tb TrainedBlock, emitRows func(ResultBlock), emitLearned func(LearnedBlock)) error {
 	p := f.points[tb.Block.PointID]
 	rb := ResultBlock{PointID: p.ID, Index: tb.Block.Index, First: tb.Block.First, Rows: make([]schemas.ResultRow, len(tb.Runs))}
 	lb := LearnedBlock{PointID: p.ID, Index: tb.Block.Index, Runs: make([]Learned, len(tb.Runs))}
@@ -68,6 +83,11 @@ func (f *evaluateFn) ProcessElement(ctx context.Context, tb TrainedBlock, emitRo
 			}
 		}
 		rb.Rows[r], lb.Runs[r] = evaluateRun(t, refs)
+		if p.Is2D() {
+			if err := f.promises2D(&rb.Rows[r], &lb.Runs[r], p, t); err != nil {
+				return fmt.Errorf("evaluate point %d block %d: %w", p.ID, tb.Block.Index, err)
+			}
+		}
 		if rb.Rows[r].Diverged {
 			diverged++
 		}
@@ -78,6 +98,30 @@ func (f *evaluateFn) ProcessElement(ctx context.Context, tb TrainedBlock, emitRo
 	runsDiverged.Inc(ctx, int64(diverged))
 	emitRows(rb)
 	emitLearned(lb)
+	return nil
+}
+
+// promises2D fills a 2-D run's promise columns (the task's held-out and OOD draws are
+// drawn once per task, for its first method) and keeps the sampler's buffer for the
+// report's runs only.
+func (f *evaluateFn) promises2D(row *schemas.ResultRow, l *Learned, p Point, t Trained) error {
+	d := t.Job.Dataset
+	if f.eval == nil || f.evalOf != d.Table.Ordinal || f.evalPoint != p.ID {
+		src := f.tasks[p.ID]
+		task, _, err := src.task(f.Options.Seed, p, d.Table.Ordinal)
+		if err != nil {
+			return err
+		}
+		f.eval, f.evalOf, f.evalPoint = newTaskEval(f.Options.Seed, f.Options, p, d.Table, task, src.other(f.Options.Seed, p, d.Table.Ordinal)), d.Table.Ordinal, p.ID
+	}
+	report := d.Table.Ordinal < int64(f.Options.ReportTables)
+	if !report {
+		l.Buffer = nil
+	}
+	if t.Run.Theta == nil || row.Diverged {
+		return nil
+	}
+	return promises2D(row, f.Options, p, f.eval, t.Run.Theta, d.Table.P, t.Run.Buffer, report, trainSeed(f.Options.Seed, d.Table, t.Job.Method))
 }
 
 // EvaluateRun computes one run's result row and learned joint.
@@ -142,6 +186,26 @@ func promises(r *schemas.ResultRow, refs *tableRefs, truth, q []float64) {
 	logQx, maxQy := prob.OODScores(q, x, k)
 	r.AUROCPx, r.AUROCPy, r.AUROCTruePx = prob.AUROC(logQx, refs.px, refs.uniform), prob.AUROC(maxQy, refs.px, refs.uniform), refs.aurocTruePx
 	r.CalibrationErrorTrue = prob.CalibrationError(truth, q, x, k)
+	conf, acc := make([]float64, x), make([]float64, x)
+	for i := range x {
+		row, qi := truth[i*k:(i+1)*k], q[i*k:(i+1)*k]
+		best := slices.Index(qi, slices.Max(qi))
+		s, m := 0.0, 0.0
+		for _, v := range qi {
+			s += v
+		}
+		for _, v := range row {
+			m += v
+		}
+		conf[i] = qi[best] / s
+		if m > 0 {
+			acc[i] = row[best] / m
+		}
+	}
+	r.ECE = prob.ECEWeighted(conf, acc, refs.px, ECEBins)
+	nan := math.NaN()
+	r.AUROCPxGrad, r.AccClean, r.AccAttacked, r.AccPurified, r.AccBayesPurified = nan, nan, nan, nan, nan
+	r.SamplesTVNoise, r.SamplesTVBuffer = nan, nan
 }
 
 // diverged is the one rule for the diverged flag, given the run's KLs.

@@ -124,16 +124,20 @@ func runStages(t *testing.T, ids []int64) idRun {
 		t.Fatal(err)
 	}
 	defer train.Teardown()
-	eval := &evaluateFn{Points: points}
-	eval.Setup()
+	eval := &evaluateFn{Points: points, Options: opts}
+	if err := eval.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
 	var learned []LearnedBlock
 	for _, b := range sampled {
 		if n := b.Len() * len(pt.Methods); n > opts.TrainBatch {
 			t.Errorf("block %d trains %d runs in a batch of %d", b.Index, n, opts.TrainBatch)
 		}
 		err := train.ProcessElement(ctx, b, func(tb TrainedBlock) {
-			eval.ProcessElement(ctx, tb, func(rb ResultBlock) { run.rows = append(run.rows, rb.Rows...) },
-				func(lb LearnedBlock) { learned = append(learned, lb) })
+			if err := eval.ProcessElement(ctx, tb, func(rb ResultBlock) { run.rows = append(run.rows, rb.Rows...) },
+				func(lb LearnedBlock) { learned = append(learned, lb) }); err != nil {
+				t.Fatal(err)
+			}
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -89,6 +89,14 @@ var distFields = []func(r *schemas.ResultRow) float64{
 	func(r *schemas.ResultRow) float64 { return r.BufferInBox },
 	func(r *schemas.ResultRow) float64 { return r.BufferTVTruth },
 	func(r *schemas.ResultRow) float64 { return r.BufferTVModel },
+	func(r *schemas.ResultRow) float64 { return r.AUROCPxGrad },
+	func(r *schemas.ResultRow) float64 { return r.ECE },
+	func(r *schemas.ResultRow) float64 { return r.AccClean },
+	func(r *schemas.ResultRow) float64 { return r.AccAttacked },
+	func(r *schemas.ResultRow) float64 { return r.AccPurified },
+	func(r *schemas.ResultRow) float64 { return r.AccBayesPurified },
+	func(r *schemas.ResultRow) float64 { return r.SamplesTVNoise },
+	func(r *schemas.ResultRow) float64 { return r.SamplesTVBuffer },
 }
 
 // distsOf are a method summary's distributions, in the order of distFields.
@@ -96,7 +104,9 @@ func distsOf(ms *schemas.MethodSummary) []*schemas.Dist {
 	return []*schemas.Dist{&ms.KLJoint, &ms.KLMarginal, &ms.KLConditional, &ms.Accuracy, &ms.BayesAccuracy,
 		&ms.KLEmpirical, &ms.KLApproximation, &ms.KLOptimisationGap, &ms.KLEstimation, &ms.KLMarginalGap,
 		&ms.AUROCPx, &ms.AUROCPy, &ms.AUROCTruePx, &ms.CalibrationErrorTrue,
-		&ms.BufferInBox, &ms.BufferTVTruth, &ms.BufferTVModel}
+		&ms.BufferInBox, &ms.BufferTVTruth, &ms.BufferTVModel,
+		&ms.AUROCPxGrad, &ms.ECE, &ms.AccClean, &ms.AccAttacked, &ms.AccPurified, &ms.AccBayesPurified,
+		&ms.SamplesTVNoise, &ms.SamplesTVBuffer}
 }
 
 // checkMoments are the verdict's ratios of one converged run, in the order of

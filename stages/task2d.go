@@ -398,14 +398,12 @@ func (f *trainBlockFn) train2D(ctx context.Context, p Point, b Block) (TrainedBl
 			if err != nil {
 				return out, fmt.Errorf("train point %d block %d (%s): %w", p.ID, b.Index, meth, err)
 			}
-			tr := TrainedRun{Logits: lg, Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep),
+			tr := TrainedRun{Logits: lg, Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta,
 				Curve: curves[i], BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN()}
 			if meth == MethodSGLD {
 				tr.BufferInBox = r.InBox
 				tr.BufferTVTruth, tr.BufferTVModel = bufferTV2D(g, p.Classes, r.Buffer, ds[i].truth, lg)
-				if ds[i].t.Ordinal < int64(f.ReportTables) {
-					tr.Buffer = r.Buffer
-				}
+				tr.Buffer = r.Buffer // for the samples promise; Evaluate keeps it for the report's runs only
 			}
 			out.Runs[i*m+j] = tr
 		}
@@ -495,4 +493,13 @@ func CheckBoxMass(p Point, tasks []prob.Task2D, ids []int64) error {
 		}
 	}
 	return nil
+}
+
+// other is the OOD task of --ood=other-task for the task of ordinal o: a further draw of
+// the spec (the ordinal o + Tables, not a task of the run), or the next user task.
+func (s *taskSource) other(runSeed uint64, p Point, o int64) prob.Task2D {
+	if s.user != nil {
+		return s.user[(o+1)%int64(len(s.user))]
+	}
+	return s.spec.Draw(tableSeed(runSeed, Table{Point: p, Ordinal: o + int64(p.Tables)}))
 }

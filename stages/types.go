@@ -114,6 +114,7 @@ type TrainedRun struct {
 	BufferInBox, BufferTVTruth, BufferTVModel float64
 	Buffer                                    []float32
 	Curve                                     []CurvePoint // 2-D runs with --eval_every: the KLs during training
+	Theta                                     []float32    // 2-D runs: the final parameters (for the promises)
 }
 
 // ResultBlock is the result rows of a block's runs, in run-id order: the rows of the

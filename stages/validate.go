@@ -13,11 +13,17 @@ import (
 
 // Options are the run-wide settings every stage shares.
 type Options struct {
-	Seed         uint64     `json:"seed"`
-	Out          string     `json:"out"`
-	TablesFrom   string     `json:"tables_from,omitempty"`
-	TasksFrom    string     `json:"tasks_from,omitempty"` // the user's 2-D tasks (Parquet or CSV); every point's task is then "file"
-	EvalEvery    int        `json:"eval_every"`           // 2-D runs: the exact KL on the grid every this many steps, to curves/ (0: off)
+	Seed       uint64 `json:"seed"`
+	Out        string `json:"out"`
+	TablesFrom string `json:"tables_from,omitempty"`
+	TasksFrom  string `json:"tasks_from,omitempty"` // the user's 2-D tasks (Parquet or CSV); every point's task is then "file"
+	EvalEvery  int    `json:"eval_every"`           // 2-D runs: the exact KL on the grid every this many steps, to curves/ (0: off)
+	// The promises on 2-D tasks (see promises2d.go): the OOD draws, the attack's radius,
+	// the purification's steps and step size.
+	OOD          string     `json:"ood"`
+	AttackEps    float64    `json:"attack_eps"`
+	PurifySteps  int        `json:"purify_steps"`
+	PurifyLR     float64    `json:"purify_lr"`
 	TrainBatch   int        `json:"train_batch"`
 	Backend      string     `json:"backend"`
 	WriteSamples bool       `json:"write_samples"`
@@ -163,6 +169,9 @@ func (o Options) Validate() error {
 		return fmt.Errorf("eval_every must be >= 0 (0 = no curves), got %d", o.EvalEvery)
 	case o.TablesFrom != "" && o.TasksFrom != "":
 		return errors.New("tables_from and tasks_from: give one of them (tables are discrete, tasks continuous 2-D)")
+	}
+	if err := o.checkPromiseOptions(); err != nil {
+		return err
 	}
 	t := o.Thresholds
 	for _, c := range []struct {

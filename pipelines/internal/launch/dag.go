@@ -25,7 +25,7 @@ func Experiment(s beam.Scope, cfg *Config, title string) (summary beam.PCollecti
 	wroteTables := stages.WriteTables(s, o, points, tables)
 	datasets := stages.SampleDatasets(s, o, points, tables)
 	trained := stages.Train(s, o, points, datasets)
-	results, learned := stages.Evaluate(s, points, trained)
+	results, learned := stages.Evaluate(s, o, points, trained)
 	wroteResults := stages.WriteResults(s, o, results)
 	wroteLearned := stages.WriteLearned(s, o, learned)
 	summary = stages.Aggregate(s, o, points, cfg.Pipeline, results)

@@ -30,12 +30,13 @@ type Flags struct {
 
 // OptionFlags are the run-wide flags every pipeline has (stages.Options).
 type OptionFlags struct {
-	trainBatch, reportTables, evalEvery *int
-	tablesFrom, tasksFrom, backend, out *string
-	margin, maxP, maxExcess             *float64
-	seed                                *uint64
-	writeSamples, timings               *bool
-	overwrite                           *bool
+	trainBatch, reportTables, evalEvery, purifySteps *int
+	tablesFrom, tasksFrom, backend, out, ood         *string
+	attackEps, purifyLR                              *float64
+	margin, maxP, maxExcess                          *float64
+	seed                                             *uint64
+	writeSamples, timings                            *bool
+	overwrite                                        *bool
 }
 
 // Defaults are a command's flag defaults that differ between commands.
@@ -90,7 +91,12 @@ func RegisterOptionFlags(fs *flag.FlagSet, out string) *OptionFlags {
 		tablesFrom: fs.String("tables_from", "", "read the true tables from this Parquet or CSV file (path or URL) instead of generating them"),
 		tasksFrom: fs.String("tasks_from", "", "read 2-D tasks (Gaussian mixtures: task_id, y, component, weight, mu0, mu1, sd) "+
 			"from this Parquet or CSV file (path or URL); the task is then \"file\""),
-		evalEvery:    fs.Int("eval_every", 100, "2-D tasks: the exact KL on the grid every this many training steps, to curves/ (0 = off)"),
+		evalEvery: fs.Int("eval_every", 100, "2-D tasks: the exact KL on the grid every this many training steps, to curves/ (0 = off)"),
+		ood: fs.String("ood", stages.OODUniform, "2-D tasks: the out-of-distribution draws of the OOD scores: uniform (over the box), "+
+			"shifted (the task's draws moved by box/2 along x0) or other-task (draws of another task of the same kind)"),
+		attackEps:    fs.Float64("attack_eps", 0.3, "2-D tasks: radius of the L∞ PGD attack (20 steps) on the held-out draws"),
+		purifySteps:  fs.Int("purify_steps", 20, "2-D tasks: steps of energy descent (x += purify_lr·∇x log q(x)) from the attacked draws"),
+		purifyLR:     fs.Float64("purify_lr", 0.01, "2-D tasks: step size of the purification"),
 		seed:         fs.Uint64("seed", 1, "run seed: every random draw derives from it"),
 		out:          fs.String("out", out, "output location: a path or a gocloud.dev URL (file://, mem://, gs://, s3://)"),
 		trainBatch:   fs.Int("train_batch", stages.DefaultTrainBatch, "runs trained together in one GoMLX graph"),
@@ -112,6 +118,7 @@ func RegisterOptionFlags(fs *flag.FlagSet, out string) *OptionFlags {
 func (f *OptionFlags) Options() stages.Options {
 	return stages.Options{
 		Seed: *f.seed, Out: *f.out, TablesFrom: *f.tablesFrom, TasksFrom: *f.tasksFrom, EvalEvery: *f.evalEvery,
+		OOD: *f.ood, AttackEps: *f.attackEps, PurifySteps: *f.purifySteps, PurifyLR: *f.purifyLR,
 		TrainBatch: *f.trainBatch, Backend: *f.backend,
 		WriteSamples: *f.writeSamples, Timings: *f.timings, ReportTables: *f.reportTables,
 		Thresholds: stages.Thresholds{Margin: *f.margin, MaxP: *f.maxP, MaxSamplerExcess: *f.maxExcess},
