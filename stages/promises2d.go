@@ -272,7 +272,7 @@ func accuracyAt(hidden []int, k int, theta, x0, x1 []float32, y []int32) float64
 // checkPromiseOptions validates the promises' options.
 func (o Options) checkPromiseOptions() error {
 	switch {
-	case o.OOD != OODUniform && o.OOD != OODShifted && o.OOD != OODOtherTask:
+	case o.OOD != "" && o.OOD != OODUniform && o.OOD != OODShifted && o.OOD != OODOtherTask: // "" is uniform
 		return fmt.Errorf("ood: unknown OOD distribution %s (known: uniform, shifted, other-task)", quote(o.OOD))
 	case !(o.AttackEps >= 0) || math.IsInf(o.AttackEps, 0):
 		return fmt.Errorf("attack_eps must be a finite number >= 0, got %v", o.AttackEps)

@@ -126,6 +126,9 @@ const (
 	MinBox    = 1.0 // the box's half-width: a random gmm's components are then at most 5 sd from it
 	MaxBox    = 1e3
 	MaxBuffer = 1 << 20 // replay buffer per run
+	// MinShapeSigma is the least noise of moons and circles: their truth is a mixture of
+	// a Gaussian every σ/8 along the curves (about 5,000 at the limit).
+	MinShapeSigma = 0.02
 )
 
 // checkMethod checks that method m is known and trains on the point's task.
@@ -180,8 +183,12 @@ func (p Point) validateSampler() error {
 // validate2D checks a 2-D point.
 func (p Point) validate2D() error {
 	if p.Task != TaskFile {
-		if _, err := prob.ParseTaskSpec(p.Task); err != nil {
+		spec, err := prob.ParseTaskSpec(p.Task)
+		if err != nil {
 			return fmt.Errorf("task: %w", err)
+		}
+		if spec.Kind != "gmm" && spec.Sigma < MinShapeSigma {
+			return fmt.Errorf("task %s: SIGMA must be at least %g (the truth is a quadrature over the curve with a node every sixteenth of the noise)", p.Task, MinShapeSigma)
 		}
 	}
 	switch {

@@ -102,6 +102,11 @@ func (p Point) Shape(method string) models.Shape {
 // Validate checks every field of a point, and the limits on a point that hold on every
 // runner (see Limits); the error names the offending field.
 func (p Point) Validate() error {
+	for _, m := range p.Methods {
+		if err := p.checkMethod(m); err != nil {
+			return err
+		}
+	}
 	if err := p.validateSampler(); err != nil {
 		return err
 	}

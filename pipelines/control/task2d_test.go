@@ -1,0 +1,277 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
+	"github.com/jemcheck/jemcheck/pipelines/internal/launchtest"
+	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/stages"
+)
+
+// tiny2D is a small 2-D run: 4 gmm:2,1 tasks on a 16×16 grid, every 2-D method, 80
+// steps, curves every 40 steps.
+func tiny2D(out string) launch.Config {
+	p := stages.Point{Grid: schemas.Grid{Samples: 300, Model: "mlp:8", LR: 0.01, Steps: 80, BatchSize: 32, PxWeight: 1,
+		Task: "gmm:2,1", GridCells: 16, Box: 4, TrainGrid: 8, SGLDPreset: "official", SGLDLR: 1, SGLDSteps: 5,
+		BufferSize: 200, ReinitFreq: 0.05},
+		Tables: 4, Methods: []string{"baseline", "jem", "oracle", "sgld"}}
+	return launch.Config{
+		Pipeline: "control", Runner: "prism",
+		Options: stages.Options{Seed: 3, Out: out, TrainBatch: 8, WriteSamples: true, ReportTables: 1, EvalEvery: 40,
+			OOD: stages.OODUniform, AttackEps: 0.3, PurifySteps: 5, PurifyLR: 0.01, Thresholds: stages.DefaultThresholds()},
+		Points: []stages.Point{p},
+	}
+}
+
+// TestControl2D: a 2-D run writes the truth, the learned grids, the curves, the
+// report's buffers and the samples, with one result row per task and method, the
+// promise columns filled and a decided sampler verdict.
+func TestControl2D(t *testing.T) {
+	ctx := context.Background()
+	out := "mem://control-2d"
+	var buf bytes.Buffer
+	if err := run(ctx, tiny2D(out), &buf); err != nil {
+		t.Fatalf("run: %v\n%s", err, buf.String())
+	}
+	if !strings.Contains(buf.String(), "sgld's joint KL") {
+		t.Errorf("verdict line without the sampler comparison:\n%s", buf.String())
+	}
+	// 8 runs a block over 4 methods: 2 tasks a block.
+	launchtest.ExpectFiles(t, out, "truth.parquet", stages.SamplePath(0, 0), stages.SamplePath(0, 1), stages.ResultsPath(0, 1),
+		stages.LearnedGridPath(0, 0), stages.CurvesPath(0, 1), stages.BuffersPath(0, 0), "summary.json", "report.html",
+		"figures/task2d_p0_t0.svg", "figures/curves_p0.svg")
+	b := launchtest.Bucket(t, out)
+	truth, err := schemas.ReadParquet[schemas.TruthRow](ctx, b, "truth.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(truth), 4*256*2; got != want {
+		t.Errorf("truth rows = %d, want %d", got, want)
+	}
+	sum := map[int64]float64{}
+	for _, r := range truth {
+		sum[r.TaskID] += r.P
+	}
+	for id, s := range sum {
+		if math.Abs(s-1) > 1e-9 {
+			t.Errorf("task %d: truth sums to %v", id, s)
+		}
+	}
+	grid, err := schemas.ReadParquet[schemas.LearnedGridRow](ctx, b, stages.LearnedGridPath(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(grid), 2*4*256*2; got != want {
+		t.Errorf("learned grid rows of block 0 = %d, want %d", got, want)
+	}
+	curves, err := schemas.ReadParquet[schemas.CurveRow](ctx, b, stages.CurvesPath(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(curves), 2*4*2; got != want { // 2 tasks × 4 methods × steps 40, 80
+		t.Errorf("curve rows of block 0 = %d, want %d", got, want)
+	}
+	bufs, err := schemas.ReadParquet[schemas.BufferRow](ctx, b, stages.BuffersPath(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(bufs), 200; got != want { // task 0's sgld run only (--report_tables=1)
+		t.Errorf("buffer rows = %d, want %d", got, want)
+	}
+	samples, err := schemas.ReadParquet[schemas.SampleRow2D](ctx, b, stages.SamplePath(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(samples), 2*300; got != want {
+		t.Errorf("sample rows of block 0 = %d, want %d", got, want)
+	}
+	rows := launchtest.Results(t, out)
+	if got, want := len(rows), 4*4; got != want {
+		t.Fatalf("results rows = %d, want %d", got, want)
+	}
+	for _, r := range rows {
+		if r.Task != "gmm:2,1" || r.XValues != 256 || r.Classes != 2 || r.GridCells != 16 {
+			t.Errorf("%s: grid columns %q %d×%d grid %d", r.RunID, r.Task, r.XValues, r.Classes, r.GridCells)
+		}
+		if r.Diverged {
+			continue
+		}
+		for name, v := range map[string]float64{"kl_joint": r.KLJoint, "auroc_px": r.AUROCPx, "auroc_pxgrad": r.AUROCPxGrad,
+			"auroc_true_px": r.AUROCTruePx, "ece": r.ECE, "acc_clean": r.AccClean, "acc_attacked": r.AccAttacked,
+			"acc_purified": r.AccPurified, "acc_bayes_purified": r.AccBayesPurified, "calibration_error_true": r.CalibrationErrorTrue} {
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				t.Errorf("%s: %s = %v", r.RunID, name, v)
+			}
+		}
+		if !math.IsNaN(r.Floor) || !math.IsNaN(r.KLReferenceExpected) {
+			t.Errorf("%s: a 2-D row has a floor %v or a reference %v", r.RunID, r.Floor, r.KLReferenceExpected)
+		}
+		sampler := r.Method == stages.MethodSGLD
+		if sampler == math.IsNaN(r.BufferTVTruth) {
+			t.Errorf("%s: buffer_tv_truth %v", r.RunID, r.BufferTVTruth)
+		}
+		if report := r.TableID == 0; report == math.IsNaN(r.SamplesTVNoise) {
+			t.Errorf("%s: samples_tv_noise %v (report run %v)", r.RunID, r.SamplesTVNoise, report)
+		}
+		if r.AUROCTruePx < r.AUROCPx-0.1 {
+			t.Errorf("%s: AUROC %v far above the true density's %v", r.RunID, r.AUROCPx, r.AUROCTruePx)
+		}
+	}
+}
+
+// TestControl2DDeterministic: the same seed gives byte-identical files on a 2-D run.
+func TestControl2DDeterministic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: two pipeline runs")
+	}
+	ctx := context.Background()
+	dirs := []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")}
+	for _, d := range dirs {
+		cfg := tiny2D(d)
+		cfg.Points[0].Tables = 2
+		if err := run(ctx, cfg, &bytes.Buffer{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var files []string
+	for _, pat := range []string{"*.parquet", "*/*.parquet", "summary.json"} {
+		m, _ := filepath.Glob(filepath.Join(dirs[0], pat))
+		files = append(files, m...)
+	}
+	if len(files) < 7 {
+		t.Fatalf("found only %v", files)
+	}
+	for _, f := range files {
+		rel, _ := filepath.Rel(dirs[0], f)
+		a, _ := os.ReadFile(f)
+		b, err := os.ReadFile(filepath.Join(dirs[1], rel))
+		if err != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s differs between runs with the same seed (err %v)", rel, err)
+		}
+	}
+}
+
+// TestBadInput2D: bad 2-D settings and tasks files are refused before anything runs.
+func TestBadInput2D(t *testing.T) {
+	ctx := context.Background()
+	tmp := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(tmp, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	const header = "task_id,y,component,weight,mu0,mu1,sd\n"
+	tests := []struct {
+		name   string
+		mutate func(c *launch.Config)
+		want   string
+	}{
+		{"unknown task", func(c *launch.Config) { c.Points[0].Task = "spiral:3" }, "unknown task"},
+		{"gmm one class", func(c *launch.Config) { c.Points[0].Task = "gmm:1,2" }, "K must be"},
+		{"grid too fine", func(c *launch.Config) { c.Points[0].GridCells = 1000 }, "grid must be"},
+		{"box too small", func(c *launch.Config) { c.Points[0].Box = 0.1 }, "box must be"},
+		{"batch not a multiple of 16", func(c *launch.Config) { c.Points[0].BatchSize = 10 }, "multiple of 16"},
+		{"pcd on a 2-D task", func(c *launch.Config) { c.Points[0].Methods = []string{"jem", "pcd"} }, "trains on tables"},
+		{"unknown preset", func(c *launch.Config) { c.Points[0].SGLDPreset = "fast" }, "sgld_preset"},
+		{"reinit above 1", func(c *launch.Config) { c.Points[0].ReinitFreq = 2 }, "reinit_freq"},
+		{"train grid not a multiple of 4", func(c *launch.Config) { c.Points[0].TrainGrid = 10 }, "TrainGrid"},
+		{"unknown ood", func(c *launch.Config) { c.Options.OOD = "far" }, "ood"},
+		{"circles too sharp", func(c *launch.Config) { c.Points[0].Task = "circles:0.001" }, "SIGMA must be at least"},
+		{"tasks missing", func(c *launch.Config) { c.Options.TasksFrom = filepath.Join(tmp, "nope.csv") }, "nope.csv"},
+		{"tasks unnormalised", func(c *launch.Config) {
+			c.Options.TasksFrom = write("unnorm.csv", header+"0,0,0,0.3,0,0,1\n0,1,0,0.3,1,1,1\n")
+		}, "sum"},
+		{"tasks negative sd", func(c *launch.Config) {
+			c.Options.TasksFrom = write("sd.csv", header+"0,0,0,0.5,0,0,-1\n0,1,0,0.5,1,1,1\n")
+		}, "sd"},
+		{"tasks and tables", func(c *launch.Config) {
+			c.Options.TasksFrom = write("ok.csv", header+"0,0,0,0.5,0,0,1\n0,1,0,0.5,1,1,1\n")
+			c.Options.TablesFrom = write("t.csv", "table_id,x,y,p\n0,0,0,0.25\n0,0,1,0.25\n0,1,0,0.25\n0,1,1,0.25\n")
+		}, "give one of them"},
+		{"tasks far outside the box", func(c *launch.Config) {
+			c.Options.TasksFrom = write("far.csv", header+"0,0,0,0.5,900,900,0.1\n0,1,0,0.5,900,901,0.1\n")
+		}, "mass"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(tmp, "out-"+strings.ReplaceAll(tt.name, " ", "-"))
+			cfg := tiny2D(out)
+			tt.mutate(&cfg)
+			err := run(ctx, cfg, &bytes.Buffer{})
+			if err == nil {
+				t.Fatalf("run succeeded, want an error mentioning %q", tt.want)
+			}
+			if !errors.Is(err, launch.ErrBadInput) {
+				t.Errorf("error %v is not marked bad input", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not mention %q", err, tt.want)
+			}
+			if _, statErr := os.Stat(out); !os.IsNotExist(statErr) {
+				t.Errorf("output %s was created for bad input", out)
+			}
+		})
+	}
+}
+
+// TestTasksFrom: the user's mixtures run under their own ids, and the command exits 2
+// on a bad tasks file with nothing written.
+func TestTasksFrom(t *testing.T) {
+	ctx := context.Background()
+	tmp := t.TempDir()
+	tasks := filepath.Join(tmp, "tasks.csv")
+	csv := "task_id,y,component,weight,mu0,mu1,sd\n" +
+		"70,0,0,0.25,-1,0,0.5\n70,0,1,0.25,1,1,0.4\n70,1,0,0.5,0,-1,0.5\n" +
+		"9,0,0,0.5,-2,-2,0.6\n9,1,0,0.5,2,2,0.6\n"
+	if err := os.WriteFile(tasks, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := "mem://control-tasks-from"
+	cfg := tiny2D(out)
+	cfg.Options.TasksFrom = tasks
+	cfg.Points[0].Task, cfg.Points[0].Methods = "gmm:2,1", []string{"jem", "sgld"}
+	if err := run(ctx, cfg, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	rows := launchtest.Results(t, out)
+	ids := map[int64]bool{}
+	for _, r := range rows {
+		ids[r.TableID] = true
+		if r.Task != stages.TaskFile {
+			t.Errorf("%s: task %q, want file", r.RunID, r.Task)
+		}
+	}
+	if len(rows) != 4 || !ids[9] || !ids[70] {
+		t.Errorf("rows %d with task ids %v, want 4 rows of tasks 9 and 70", len(rows), ids)
+	}
+
+	bad := filepath.Join(tmp, "bad.csv")
+	if err := os.WriteFile(bad, []byte("task_id,y,component,weight,mu0,mu1,sd\n0,0,0,1,0,0,NaN\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "out")
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), launchtest.EnvArgs+"=--tasks_from="+bad+" --out="+dir)
+	msg, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Fatalf("exit = %v, want status 2; output:\n%s", err, msg)
+	}
+	if !strings.Contains(string(msg), "bad.csv") {
+		t.Errorf("output %q does not name the file", msg)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("output directory was created")
+	}
+}
