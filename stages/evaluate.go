@@ -186,6 +186,12 @@ func promises(r *schemas.ResultRow, refs *tableRefs, truth, q []float64) {
 	logQx, maxQy := prob.OODScores(q, x, k)
 	r.AUROCPx, r.AUROCPy, r.AUROCTruePx = prob.AUROC(logQx, refs.px, refs.uniform), prob.AUROC(maxQy, refs.px, refs.uniform), refs.aurocTruePx
 	r.CalibrationErrorTrue = prob.CalibrationError(truth, q, x, k)
+	nan := math.NaN()
+	r.AUROCPxGrad, r.AccClean, r.AccAttacked, r.AccPurified, r.AccBayesPurified = nan, nan, nan, nan, nan
+	r.SamplesTVNoise, r.SamplesTVBuffer, r.ECE = nan, nan, nan
+	if !finite(q) { // a diverged run: no classifier to bin
+		return
+	}
 	conf, acc := make([]float64, x), make([]float64, x)
 	for i := range x {
 		row, qi := truth[i*k:(i+1)*k], q[i*k:(i+1)*k]
@@ -203,9 +209,6 @@ func promises(r *schemas.ResultRow, refs *tableRefs, truth, q []float64) {
 		}
 	}
 	r.ECE = prob.ECEWeighted(conf, acc, refs.px, ECEBins)
-	nan := math.NaN()
-	r.AUROCPxGrad, r.AccClean, r.AccAttacked, r.AccPurified, r.AccBayesPurified = nan, nan, nan, nan, nan
-	r.SamplesTVNoise, r.SamplesTVBuffer = nan, nan
 }
 
 // diverged is the one rule for the diverged flag, given the run's KLs.

@@ -75,7 +75,7 @@ const (
 // ParseTaskSpec parses "gmm:K,C" (2 ≤ K ≤ 64, 1 ≤ C ≤ 64), "moons:σ" or "circles:σ"
 // (σ finite and > 0).
 func ParseTaskSpec(s string) (TaskSpec, error) {
-	kind, arg, ok := strings.Cut(s, ":")
+	kind, arg, ok := strings.Cut(strings.ReplaceAll(s, " ", ""), ":") // "gmm: 3, 2" reads as gmm:3,2
 	switch kind {
 	case "gmm":
 		if !ok || arg == "" {

@@ -1,0 +1,212 @@
+package stages
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/schemas"
+)
+
+// point2D is a valid 2-D point before Resolve.
+func point2D() Point {
+	return Point{Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform", Samples: 500,
+		Model: "mlp:8", LR: 0.01, Steps: 100, BatchSize: 32, PxWeight: 1, Task: "gmm:3, 2", GridCells: 16, Box: 4, TrainGrid: 8,
+		SGLDPreset: "official", SGLDLR: 1, SGLDSteps: 20, BufferSize: 100, ReinitFreq: 0.05, ChainSteps: 5, Proposal: "uniform"},
+		Tables: 3, Methods: []string{MethodJEM, MethodSGLD}}
+}
+
+func TestResolve(t *testing.T) {
+	tests := []struct {
+		name  string
+		point func() Point
+		check func(t *testing.T, p Point)
+	}{
+		{"gmm", point2D, func(t *testing.T, p Point) {
+			if p.Task != "gmm:3,2" || p.XValues != 256 || p.Classes != 3 || p.Encoding != "" || p.Generator != "" {
+				t.Errorf("resolved %+v", p.Grid)
+			}
+			if p.ChainSteps != 0 || p.Proposal != "" || p.SGLDSteps != 20 || p.BufferSize != 100 {
+				t.Errorf("sampler options: %+v", p.Grid)
+			}
+		}},
+		{"moons without jem", func() Point { p := point2D(); p.Task, p.Methods = "moons:0.1", []string{MethodBaseline}; return p },
+			func(t *testing.T, p Point) {
+				if p.Classes != 2 || p.TrainGrid != 0 || p.SGLDSteps != 0 || p.SGLDPreset != "" || p.BufferSize != 0 {
+					t.Errorf("resolved %+v", p.Grid)
+				}
+			}},
+		{"table with pcd", func() Point {
+			p := point2D()
+			p.Task, p.Model, p.Encoding, p.BatchSize, p.Methods = "", "linear", "scalar", 0, []string{MethodJEM, MethodPCD}
+			return p
+		}, func(t *testing.T, p Point) {
+			if p.Task != schemas.TaskTable || p.GridCells != 0 || p.Box != 0 || p.XValues != 2 || p.Encoding != "scalar" {
+				t.Errorf("resolved %+v", p.Grid)
+			}
+			if p.SGLDSteps != 0 || p.ChainSteps != 5 || p.Proposal != "uniform" || p.BufferSize != 100 {
+				t.Errorf("sampler options: %+v", p.Grid)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := tt.point()
+			p.Resolve()
+			if err := p.Validate(); err != nil {
+				t.Fatalf("Validate: %v", err)
+			}
+			tt.check(t, p)
+		})
+	}
+}
+
+func TestApplyTaskDefaults(t *testing.T) {
+	p := point2D()
+	p.Resolve()
+	p.ApplyTaskDefaults(func(axis string) bool { return axis == "lr" })
+	if p.Model != "mlp:32,32" || p.Steps != 1500 || p.BatchSize != 64 || p.Samples != 2000 || p.LR != 0.01 {
+		t.Errorf("2-D defaults: %+v", p.Grid)
+	}
+	q := point2D()
+	q.Task = schemas.TaskTable
+	q.ApplyTaskDefaults(func(string) bool { return false })
+	if q.Model != "mlp:8" || q.Steps != 100 {
+		t.Errorf("a table point took the 2-D defaults: %+v", q.Grid)
+	}
+}
+
+func TestValidate2DErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(p *Point)
+		want   string
+	}{
+		{"sgld on tables", func(p *Point) { p.Task = schemas.TaskTable }, "needs a continuous 2-D task"},
+		{"pcd on 2-D", func(p *Point) { p.Methods = []string{MethodPCDExact} }, "trains on tables"},
+		{"grid too coarse", func(p *Point) { p.GridCells = 2 }, "grid must be"},
+		{"too many cells", func(p *Point) { p.Task, p.GridCells = "gmm:8,1", 128 }, "over the limit"},
+		{"buffer smaller than the batch", func(p *Point) { p.BufferSize = 8 }, "Buffer >= Batch"},
+		{"negative sgld std", func(p *Point) { p.SGLDStd = -1 }, "sgld_std"},
+		{"lr NaN", func(p *Point) { p.LR = math.NaN() }, "lr must be"},
+		{"linear MLP too deep", func(p *Point) { p.Model = "mlp:8,8,8,8,8" }, "hidden layers"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := point2D()
+			tt.mutate(&p)
+			p.Resolve()
+			err := p.Validate()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Validate = %v, want an error mentioning %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestPairSampler(t *testing.T) {
+	row := func(id int64, m string, kl, km float64, div bool) schemas.ResultRow {
+		return schemas.ResultRow{TableID: id, Method: m, KLJoint: kl, KLMarginal: km, Diverged: div}
+	}
+	jem := []schemas.ResultRow{row(2, "jem", 0.1, 0.05, false), row(1, "jem", 0.2, 0.1, false), row(3, "jem", 0.3, 0.1, true)}
+	sgld := []schemas.ResultRow{row(3, "sgld", 1, 1, false), row(1, "sgld", 0.5, 0.3, false), row(2, "sgld", 0.05, 0.01, false),
+		row(4, "sgld", 2, 2, false)}
+	sp := pairSampler("sgld", jem, sgld)
+	if want := []float64{0.3, -0.05}; len(sp.Diffs) != 2 || math.Abs(sp.Diffs[0]-want[0]) > 1e-12 || math.Abs(sp.Diffs[1]-want[1]) > 1e-12 {
+		t.Errorf("diffs %v, want %v (table order, diverged and unpaired left out)", sp.Diffs, want)
+	}
+	if sp.Tables != 4 {
+		t.Errorf("tables %d, want 4", sp.Tables)
+	}
+	c := sp.comparisonOf(1)
+	if c.Pairs != 2 || c.Excluded != 2 || math.Abs(c.Excess-0.125) > 1e-12 || c.WorseShare != 0.5 || math.Abs(c.MeanExact-0.15) > 1e-12 {
+		t.Errorf("comparison %+v", c)
+	}
+}
+
+func TestDecide2D(t *testing.T) {
+	th := DefaultThresholds()
+	ps := schemas.PointSummary{Params: schemas.Grid{Task: "gmm:2,1"}}
+	close := SamplerPairs{Method: MethodSGLD, Tables: 40}
+	far := SamplerPairs{Method: MethodSGLD, Tables: 40}
+	for i := range 40 {
+		e := 0.1 + 0.01*float64(i%5)
+		close.Diffs, close.Exact = append(close.Diffs, 0.001*float64(i%3-1)), append(close.Exact, e)
+		far.Diffs, far.Exact = append(far.Diffs, 1+0.1*float64(i%4)), append(far.Exact, e)
+	}
+	close.MDiffs, close.ExactM = close.Diffs, close.Exact
+	far.MDiffs, far.ExactM = far.Diffs, far.Exact
+	tests := []struct {
+		name          string
+		pairs         []SamplerPairs
+		th            Thresholds
+		holds, decide bool
+		want          string
+	}{
+		{"no sampler", nil, th, false, false, "undecided"},
+		{"sampler as good as exact", []SamplerPairs{close}, th, true, true, "HOLDS"},
+		{"sampler far worse", []SamplerPairs{far}, th, false, true, "FAILS"},
+		{"nats gate", []SamplerPairs{far}, Thresholds{Margin: 100, MaxP: 0.01, MaxSamplerExcess: 0.5}, false, true, "fails"},
+		{"all diverged", []SamplerPairs{{Method: MethodSGLD, Tables: 5}}, th, false, false, "undecided"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := ps
+			for _, sp := range tt.pairs {
+				p.Samplers = append(p.Samplers, sp.comparisonOf(1))
+			}
+			v := decide2D(p, tt.pairs, 1, tt.th)
+			if v.Holds != tt.holds || v.Decided != tt.decide || !strings.Contains(v.Reason, tt.want) {
+				t.Errorf("verdict %+v, want holds %v decided %v mentioning %q", v, tt.holds, tt.decide, tt.want)
+			}
+		})
+	}
+}
+
+func TestBufferTV2D(t *testing.T) {
+	g := prob.Grid{G: 32, Box: 2}
+	if c := tvPool(32); c != 16 {
+		t.Errorf("tvPool(32) = %d", c)
+	}
+	if c := tvPool(9); c != 9 {
+		t.Errorf("tvPool(9) = %d", c)
+	}
+	// The truth: all mass in cell (0, 0) of the pool; a buffer there is at TV 0, a
+	// buffer in the opposite corner at TV 1, and a buffer outside the box is NaN.
+	k := 2
+	truth := make([]float64, g.Cells()*k)
+	truth[0] = 1
+	logits := make([]float64, len(truth))
+	at := func(x0, x1 float32) []float32 { return []float32{x0, x1, x0, x1} }
+	if tv, tvm := bufferTV2D(g, k, at(-1.99, -1.99), truth, logits); tv != 0 || math.Abs(tvm-(1-1.0/256)) > 1e-12 {
+		t.Errorf("buffer on the truth: TV %v, from the flat model %v", tv, tvm)
+	}
+	if tv, _ := bufferTV2D(g, k, at(1.99, 1.99), truth, logits); tv != 1 {
+		t.Errorf("buffer away from the truth: TV %v", tv)
+	}
+	if tv, _ := bufferTV2D(g, k, at(5, 5), truth, logits); !math.IsNaN(tv) {
+		t.Errorf("buffer outside the box: TV %v", tv)
+	}
+}
+
+func TestCheckBoxMass(t *testing.T) {
+	p := point2D()
+	p.Resolve()
+	far, err := prob.NewMixture(7, []prob.Component{{Y: 0, Weight: 0.5, Mu0: 100, Mu1: 100, SD: 0.5}, {Y: 1, Weight: 0.5, Mu0: 100, Mu1: 101, SD: 0.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near, _ := prob.NewMixture(8, []prob.Component{{Y: 0, Weight: 0.5, SD: 0.5}, {Y: 1, Weight: 0.5, Mu0: 1, SD: 0.5}})
+	p.Task = TaskFile
+	if err := CheckBoxMass(p, []prob.Task2D{near, far}, []int64{8, 7}); err == nil || !strings.Contains(err.Error(), "task 7") {
+		t.Errorf("CheckBoxMass = %v, want task 7 named", err)
+	}
+	if err := CheckBoxMass(p, []prob.Task2D{near}, []int64{8}); err != nil {
+		t.Errorf("CheckBoxMass = %v", err)
+	}
+	p.Task = "moons:0.1"
+	if err := CheckBoxMass(p, nil, nil); err != nil {
+		t.Errorf("moons in the default box: %v", err)
+	}
+}
