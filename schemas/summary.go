@@ -62,6 +62,9 @@ type MethodSummary struct {
 	AccBayesPurified Dist `json:"acc_bayes_purified"`
 	SamplesTVNoise   Dist `json:"samples_tv_noise"`
 	SamplesTVBuffer  Dist `json:"samples_tv_buffer"`
+
+	// Training wall time per run in ms (--timings; 0 otherwise).
+	TrainMS Dist `json:"train_ms"`
 }
 
 // Comparison is the paired JEM-vs-baseline comparison of joint KL over the tables

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jemcheck/jemcheck/models"
 	"github.com/jemcheck/jemcheck/models/kernel"
@@ -396,7 +397,12 @@ func (f *trainBlockFn) train2D(ctx context.Context, p Point, b Block) (TrainedBl
 			}
 			runs[i] = r
 		}
+		start := time.Now()
 		res, err := kernel.Train2D(ctx, spec, runs)
+		perRun := 0.0
+		if f.Timings { // wall time of the method's call over its runs (Train2D spreads them over the cores)
+			perRun = float64(time.Since(start).Microseconds()) / 1000 / float64(len(runs))
+		}
 		if err != nil {
 			return out, fmt.Errorf("train point %d block %d (%s, %d runs): %w", p.ID, b.Index, meth, len(runs), err)
 		}
@@ -405,7 +411,7 @@ func (f *trainBlockFn) train2D(ctx context.Context, p Point, b Block) (TrainedBl
 			if err != nil {
 				return out, fmt.Errorf("train point %d block %d (%s): %w", p.ID, b.Index, meth, err)
 			}
-			tr := TrainedRun{Logits: lg, Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta,
+			tr := TrainedRun{Logits: lg, Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta, TrainMS: perRun,
 				Curve: curves[i], BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN()}
 			if meth == MethodSGLD {
 				tr.BufferInBox = r.InBox

@@ -91,11 +91,6 @@ func (f *trainBlockFn) ProcessElement(ctx context.Context, b Block, emit func(Tr
 			return err
 		}
 		elapsed := time.Since(start)
-		if f.Timings {
-			for r := range out.Runs {
-				out.Runs[r].TrainMS = float64(elapsed.Microseconds()) / 1000 / float64(len(out.Runs))
-			}
-		}
 		progress(ctx, "train: point %d block %d (%s): %d runs in %v", p.ID, b.Index, p.Task, len(out.Runs), elapsed.Round(time.Millisecond))
 		runsTrained.Inc(ctx, int64(len(out.Runs)))
 		emit(out)

@@ -139,7 +139,6 @@ func TestControlDeterministic(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	ctx := context.Background()
 	tmp := t.TempDir()
 	write := func(name, content string) string {
 		p := filepath.Join(tmp, name)
@@ -195,20 +194,27 @@ func TestBadInput(t *testing.T) {
 			out := filepath.Join(tmp, "out-"+strings.ReplaceAll(tt.name, " ", "-"))
 			cfg := tiny(out)
 			tt.mutate(&cfg)
-			err := run(ctx, cfg, &bytes.Buffer{})
-			if err == nil {
-				t.Fatalf("run succeeded, want an error mentioning %q", tt.want)
-			}
-			if !errors.Is(err, launch.ErrBadInput) {
-				t.Errorf("error %v is not marked bad input", err)
-			}
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error %q does not mention %q", err, tt.want)
-			}
-			if _, statErr := os.Stat(out); !os.IsNotExist(statErr) && cfg.Options.Out == out {
-				t.Errorf("output %s was created for bad input", out)
-			}
+			expectBadInput(t, cfg, out, tt.want)
 		})
+	}
+}
+
+// expectBadInput runs cfg and expects a bad-input error mentioning want, with nothing
+// created at out (when cfg still writes there).
+func expectBadInput(t *testing.T, cfg launch.Config, out, want string) {
+	t.Helper()
+	err := run(context.Background(), cfg, &bytes.Buffer{})
+	if err == nil {
+		t.Fatalf("run succeeded, want an error mentioning %q", want)
+	}
+	if !errors.Is(err, launch.ErrBadInput) {
+		t.Errorf("error %v is not marked bad input", err)
+	}
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not mention %q", err, want)
+	}
+	if _, statErr := os.Stat(out); !os.IsNotExist(statErr) && cfg.Options.Out == out {
+		t.Errorf("output %s was created for bad input", out)
 	}
 }
 

@@ -162,7 +162,6 @@ func TestControl2DDeterministic(t *testing.T) {
 
 // TestBadInput2D: bad 2-D settings and tasks files are refused before anything runs.
 func TestBadInput2D(t *testing.T) {
-	ctx := context.Background()
 	tmp := t.TempDir()
 	write := func(name, content string) string {
 		p := filepath.Join(tmp, name)
@@ -208,19 +207,7 @@ func TestBadInput2D(t *testing.T) {
 			out := filepath.Join(tmp, "out-"+strings.ReplaceAll(tt.name, " ", "-"))
 			cfg := tiny2D(out)
 			tt.mutate(&cfg)
-			err := run(ctx, cfg, &bytes.Buffer{})
-			if err == nil {
-				t.Fatalf("run succeeded, want an error mentioning %q", tt.want)
-			}
-			if !errors.Is(err, launch.ErrBadInput) {
-				t.Errorf("error %v is not marked bad input", err)
-			}
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error %q does not mention %q", err, tt.want)
-			}
-			if _, statErr := os.Stat(out); !os.IsNotExist(statErr) {
-				t.Errorf("output %s was created for bad input", out)
-			}
+			expectBadInput(t, cfg, out, tt.want)
 		})
 	}
 }

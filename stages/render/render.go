@@ -141,10 +141,17 @@ func FigureNames(in Input) []string {
 // a negative point or ordinal (never made by the pipeline) is written without its sign
 // and so deduplicated like a repeat.
 func tripleNames(ts []Triple) []string {
+	return pointOrdinalNames(figTriplePrefix, len(ts), func(i int) (int64, int64) { return ts[i].PointID, ts[i].Ordinal })
+}
+
+// pointOrdinalNames names n figures <prefix>p<point>_t<ordinal>, with the figure's index
+// appended when a (point, ordinal) repeats.
+func pointOrdinalNames(prefix string, n int, key func(i int) (point, ordinal int64)) []string {
 	seen := map[string]bool{}
-	names := make([]string, len(ts))
-	for i, t := range ts {
-		name := fmt.Sprintf("%sp%d_t%d", figTriplePrefix, absID(t.PointID), absID(t.Ordinal))
+	names := make([]string, n)
+	for i := range n {
+		p, o := key(i)
+		name := fmt.Sprintf("%sp%d_t%d", prefix, absID(p), absID(o))
 		if seen[name] {
 			name = fmt.Sprintf("%s_%d", name, i)
 		}

@@ -94,17 +94,7 @@ func (d *data) plan2D(in Input) []plannedFigure {
 // task2DNames names the task figures task2d_p<point>_t<ordinal>, deduplicated like
 // tripleNames.
 func task2DNames(ts []Task2D) []string {
-	seen := map[string]bool{}
-	names := make([]string, len(ts))
-	for i, t := range ts {
-		name := fmt.Sprintf("%sp%d_t%d", figTask2DPrefix, absID(t.PointID), absID(t.Ordinal))
-		if seen[name] {
-			name = fmt.Sprintf("%s_%d", name, i)
-		}
-		seen[name] = true
-		names[i] = name
-	}
-	return names
+	return pointOrdinalNames(figTask2DPrefix, len(ts), func(i int) (int64, int64) { return ts[i].PointID, ts[i].Ordinal })
 }
 
 // pointMethods is each point's method order in the summary (the first entry of an id wins).

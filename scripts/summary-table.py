@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Print the README's tables from a run's summary.json (standard library only).
+
+    scripts/summary-table.py kl OUT...        joint / marginal / conditional KL per point and method
+    scripts/summary-table.py promises OUT...  OOD AUROCs, calibration, robustness, samples
+    scripts/summary-table.py samplers OUT...  each sampler against exact JEM (excess with its 95% CI)
+
+OUT is a run's --out folder (or its summary.json). Means over the converged runs; the
+median in brackets where it says so.
+"""
+import json
+import os
+import sys
+
+
+def load(path):
+    if os.path.isdir(path):
+        path = os.path.join(path, "summary.json")
+    with open(path) as f:
+        return json.load(f)
+
+
+def point_name(p):
+    g = p["params"]
+    name = g.get("task") or "table"
+    if name == "table":
+        name = "%dx%d %s" % (g["x_values"], g["classes"], g["model"])
+    return name
+
+
+def method_name(p, m):
+    g = p["params"]
+    if m == "sgld":
+        std = g.get("sgld_std") or (0.01 if g.get("sgld_preset") != "langevin" else (2 * g["sgld_lr"]) ** 0.5)
+        return "sgld %s lr %g std %.3g, %d steps" % (g["sgld_preset"], g["sgld_lr"], std, g["sgld_steps"])
+    if m == "pcd":
+        return "pcd %s, %d MH steps" % (g["proposal"], g["chain_steps"])
+    return m
+
+
+def f(v, d=3):
+    if v is None:
+        return "—"
+    return "%.*g" % (d, v)
+
+
+def mean(ms, key):
+    d = ms.get(key) or {}
+    return d.get("mean") if d.get("count") else None
+
+
+def kl(summaries):
+    print("| task | method | runs (diverged) | joint KL mean (median) | marginal | conditional | accuracy (Bayes) | ms/step |")
+    print("|---|---|---|---|---|---|---|---|")
+    for s in summaries:
+        for p in s["points"]:
+            steps = p["params"]["steps"]
+            for m in p["methods"]:
+                j = m["kl_joint"]
+                ms = mean(m, "train_ms")
+                print("| %s | %s | %d (%d) | %s (%s) | %s | %s | %s (%s) | %s |" % (
+                    point_name(p), method_name(p, m["method"]), m["runs"], m["diverged"], f(j.get("mean")), f(j.get("median")),
+                    f(mean(m, "kl_marginal")), f(mean(m, "kl_conditional")), f(mean(m, "accuracy")), f(mean(m, "bayes_accuracy")),
+                    f(ms / steps if ms else None)))
+
+
+def promises(summaries):
+    print("| task | method | AUROC log q(x) | max q(y\\|x) | −‖∇ log q(x)‖ | true p(x) | ECE | exact cal. error | acc clean | attacked | purified | Bayes at purified | samples TV |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for s in summaries:
+        for p in s["points"]:
+            for m in p["methods"]:
+                print("| %s | %s | %s |" % (point_name(p), method_name(p, m["method"]), " | ".join(f(mean(m, k)) for k in (
+                    "auroc_px", "auroc_py", "auroc_pxgrad", "auroc_true_px", "ece", "calibration_error_true", "acc_clean",
+                    "acc_attacked", "acc_purified", "acc_bayes_purified", "samples_tv_noise"))))
+
+
+def samplers(summaries):
+    print("| task | sampler | pairs (excluded) | exact JEM KL | sampler KL | excess [95% CI] | of it q(x) | worse on | Wilcoxon p |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for s in summaries:
+        for p in s["points"]:
+            for c in p.get("samplers") or []:
+                print("| %s | %s | %d (%d) | %s | %s | %s [%s, %s] | %s | %s%% | %s |" % (
+                    point_name(p), method_name(p, c["method"]), c["pairs"], c["excluded_pairs"], f(c["mean_kl_joint_exact"]),
+                    f(c["mean_kl_joint_sampler"]), f(c["excess"]), f(c["excess_ci_low"]), f(c["excess_ci_high"]),
+                    f(c["marginal_excess"]), f(100 * c["worse_share"], 3) if c["worse_share"] is not None else "—",
+                    f(c["wilcoxon_p"], 2)))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3 or sys.argv[1] not in ("kl", "promises", "samplers"):
+        sys.exit(__doc__)
+    globals()[sys.argv[1]]([load(p) for p in sys.argv[2:]])
