@@ -93,6 +93,12 @@ func (t *Trainer) trainKernel(ctx context.Context, shape Shape, hidden []int, ru
 		}
 		l := float64(r.Loss)
 		out[i] = Outcome{Logits: lg, Loss: l, Diverged: r.Diverged || math.IsNaN(l) || math.IsInf(l, 0), Buffer: r.Buffer}
+		if r.AvgLogits != nil {
+			out[i].AvgLogits = make([]float64, XK)
+			for j, v := range r.AvgLogits {
+				out[i].AvgLogits[j] = float64(v)
+			}
+		}
 	}
 	return out, nil
 }

@@ -196,6 +196,9 @@ type Outcome struct {
 	Loss     float64   // final per-example training loss: on Counts (on the histogram of Samples for a minibatch run)
 	Diverged bool      // the run went non-finite and was frozen at its last finite state
 	Buffer   []int32   // runs with PCD: the final replay buffer (pcd) or the last step's negatives (pcd-exact), x values
+	// AvgLogits are runs with PCD.AverageLast > 0: the logits at the parameters averaged
+	// over the last AverageLast steps (nil if the run diverged).
+	AvgLogits []float64
 }
 
 // validateRuns checks runs against a valid shape.

@@ -114,6 +114,10 @@ type ResultRow struct {
 	BufferInBox   float64 `parquet:"buffer_in_box" json:"buffer_in_box"`
 	BufferTVTruth float64 `parquet:"buffer_tv_truth" json:"buffer_tv_truth"`
 	BufferTVModel float64 `parquet:"buffer_tv_model" json:"buffer_tv_model"`
+	// pcd and pcd-exact runs: the joint KL at the parameters averaged over the last 10%
+	// of the training steps (Polyak averaging, which cancels gradient noise; NaN for the
+	// other methods and for diverged runs).
+	KLJointAveraged float64 `parquet:"kl_joint_averaged" json:"kl_joint_averaged"`
 
 	FinalLoss    float64 `parquet:"final_loss" json:"final_loss"`
 	Diverged     bool    `parquet:"diverged" json:"diverged"`

@@ -65,6 +65,8 @@ type MethodSummary struct {
 
 	// Training wall time per run in ms (--timings; 0 otherwise).
 	TrainMS Dist `json:"train_ms"`
+	// pcd, pcd-exact: the joint KL at the parameters averaged over the last 10% of steps.
+	KLJointAveraged Dist `json:"kl_joint_averaged"`
 }
 
 // Comparison is the paired JEM-vs-baseline comparison of joint KL over the tables

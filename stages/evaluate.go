@@ -145,7 +145,10 @@ func evaluateRun(t Trained, refs *tableRefs) (schemas.ResultRow, Learned) {
 		FinalLoss:     t.Loss,
 		TrainMS:       t.TrainMS,
 		DivergedStep:  t.Run.DivergedStep,
-		BufferInBox:   math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(),
+		BufferInBox:   math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(),
+	}
+	if t.Run.Logits != nil && (t.Job.Method == MethodPCD || t.Job.Method == MethodPCDExact) {
+		row.KLJointAveraged = t.Run.KLJointAveraged
 	}
 	if slices.Contains(SamplerMethods, t.Job.Method) {
 		row.BufferInBox, row.BufferTVTruth, row.BufferTVModel = t.Run.BufferInBox, t.Run.BufferTVTruth, t.Run.BufferTVModel

@@ -412,7 +412,7 @@ func (f *trainBlockFn) train2D(ctx context.Context, p Point, b Block) (TrainedBl
 				return out, fmt.Errorf("train point %d block %d (%s): %w", p.ID, b.Index, meth, err)
 			}
 			tr := TrainedRun{Logits: lg, Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta, TrainMS: perRun,
-				Curve: curves[i], BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN()}
+				Curve: curves[i], BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN()}
 			if meth == MethodSGLD {
 				tr.BufferInBox = r.InBox
 				tr.BufferTVTruth, tr.BufferTVModel = bufferTV2D(g, p.Classes, r.Buffer, ds[i].truth, lg)

@@ -131,7 +131,10 @@ func (f *trainBlockFn) ProcessElement(ctx context.Context, b Block, emit func(Tr
 		for k, o := range outs {
 			r := idx[k]
 			out.Runs[r] = TrainedRun{Logits: o.Logits, Loss: o.Loss, Diverged: o.Diverged, TrainMS: perRun,
-				BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN()}
+				BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN()}
+			if o.AvgLogits != nil {
+				out.Runs[r].KLJointAveraged = prob.KL(b.dataset(p, r/m).Table.P, prob.Softmax(o.AvgLogits))
+			}
 			if o.Buffer != nil {
 				d := b.dataset(p, r/m)
 				out.Runs[r].BufferInBox = 1
@@ -188,7 +191,7 @@ func (f *trainBlockFn) run(j Job) models.Run {
 	if j.Method == MethodPCD || j.Method == MethodPCDExact {
 		r.PCD = &kernel.PCD{Exact: j.Method == MethodPCDExact, Negatives: pcdNegatives(p), Buffer: p.BufferSize,
 			Reinit: float32(p.ReinitFreq), ChainSteps: p.ChainSteps, Neighbour: p.Proposal == "neighbour",
-			Seed: prob.Seed(r.Seed, tagSampler)}
+			Seed: prob.Seed(r.Seed, tagSampler), AverageLast: max(1, p.Steps/10)}
 	}
 	return r
 }

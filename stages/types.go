@@ -115,6 +115,9 @@ type TrainedRun struct {
 	Buffer                                    []float32
 	Curve                                     []CurvePoint // 2-D runs with --eval_every: the KLs during training
 	Theta                                     []float32    // 2-D runs: the final parameters (for the promises)
+	// pcd and pcd-exact runs: the joint KL at the parameters averaged over the last 10%
+	// of the steps (Polyak averaging; NaN for other runs).
+	KLJointAveraged float64
 }
 
 // ResultBlock is the result rows of a block's runs, in run-id order: the rows of the

@@ -40,6 +40,12 @@ import (
 // probability min(1, q(x')·deg(x) / (q(x)·deg(x'))), deg the number of neighbours (1 at
 // an end, 2 inside), which keeps detailed balance for q. X = 1 never moves.
 //
+// Polyak averaging (AverageLast > 0): the run also sums, in float64 with plain scalar
+// adds, its parameters after each of the last min(AverageLast, Steps) Adam updates, and
+// Result.AvgLogits holds the logits at their mean (rounded to float32); a run that
+// diverged gets none. The training itself, and so every other field of the Result, is
+// unchanged.
+//
 // Every random draw of a run (the initial buffer, slots, restarts, proposals,
 // acceptances, exact draws) comes from one PCG generator (math/rand/v2's PCG-DXSM)
 // seeded by (PCD.Seed, pcdStream), turned into integers and uniforms by pcdRNG's own
@@ -49,13 +55,14 @@ import (
 
 // PCD is a run's sampler for the log-Z gradient (kernel.Run.PCD; nil = exact).
 type PCD struct {
-	Exact      bool    // pcd-exact: negatives drawn exactly from q(x) every step
-	Negatives  int     // negatives per step (>= 1)
-	Buffer     int     // pcd: replay buffer size (>= 1)
-	Reinit     float32 // pcd: per-negative probability of a uniform restart, in [0,1]
-	ChainSteps int     // pcd: MH steps per training step (>= 0)
-	Neighbour  bool    // pcd: x±1 proposal instead of uniform
-	Seed       uint64  // the sampler's RNG: every draw of the run's chains derives from it
+	Exact       bool    // pcd-exact: negatives drawn exactly from q(x) every step
+	Negatives   int     // negatives per step (>= 1)
+	Buffer      int     // pcd: replay buffer size (>= 1)
+	Reinit      float32 // pcd: per-negative probability of a uniform restart, in [0,1]
+	ChainSteps  int     // pcd: MH steps per training step (>= 0)
+	Neighbour   bool    // pcd: x±1 proposal instead of uniform
+	Seed        uint64  // the sampler's RNG: every draw of the run's chains derives from it
+	AverageLast int     // > 0: also return the logits of the parameters averaged over the last AverageLast steps (Polyak averaging), in Result.AvgLogits
 }
 
 // Limits on the PCD options (memory and time per step).
@@ -76,6 +83,9 @@ func (p *PCD) Validate() error {
 	}
 	if p.Negatives < 1 || p.Negatives > MaxPCDNegatives {
 		return fmt.Errorf("pcd: Negatives must be in [1, %d], got %d", MaxPCDNegatives, p.Negatives)
+	}
+	if p.AverageLast < 0 {
+		return fmt.Errorf("pcd: AverageLast must be >= 0, got %d", p.AverageLast)
 	}
 	if p.Exact {
 		return nil
@@ -277,6 +287,12 @@ type pcdBlock struct {
 	qx []float32     // q(x) [X], lane-major
 	nh []float32     // n̂(x) [X], lane-major (0 on padding lanes)
 	w  []float64     // one lane's q(x) in float64
+
+	// Polyak averaging (PCD.AverageLast > 0 on some real lane).
+	avg  bool
+	from []int     // per real lane: the first step summed (0: no averaging)
+	sum  []float64 // Σ theta over the summed steps [P], lane-major
+	save []float32 // theta while the averaged logits are evaluated
 }
 
 func newPCDBlock(X, L int) *pcdBlock {
@@ -291,6 +307,72 @@ func (b *block) loadPCD(runs []Run, part []int) {
 		p.s = append(p.s, newPCDSampler(*runs[k].PCD, b.X))
 	}
 	clear(p.nh)
+	p.avg, p.from = false, p.from[:0]
+	for _, k := range part {
+		from := 0
+		if a := runs[k].PCD.AverageLast; a > 0 {
+			from = max(1, b.spec.Steps-a+1)
+			p.avg = true
+		}
+		p.from = append(p.from, from)
+	}
+	if p.avg {
+		if p.sum == nil {
+			p.sum = make([]float64, b.P*b.L)
+			p.save = make([]float32, b.P*b.L)
+		}
+		clear(p.sum)
+	}
+}
+
+// pcdAccumulate adds step t's parameters (after its Adam update) to the running sum of
+// every averaging lane whose window has begun: plain scalar float64 adds in step order,
+// so the sum is the same in both builds. A lane that diverges gets no AvgLogits, so
+// the guard's restores need no undoing here.
+func (b *block) pcdAccumulate(t int) {
+	L, p := b.L, b.pcd
+	for l, from := range p.from {
+		if from == 0 || t < from {
+			continue
+		}
+		for j := range b.P {
+			p.sum[j*L+l] += float64(b.theta[j*L+l])
+		}
+	}
+}
+
+// pcdAvgLogits stores Result.AvgLogits of the averaging lanes that did not diverge: the
+// block's forward pass at the averaged parameters float32(sum/n), n = min(AverageLast,
+// Steps) (with no steps, the initial parameters, i.e. the final logits). theta is
+// restored afterwards.
+func (b *block) pcdAvgLogits(out []Result, part []int) {
+	p := b.pcd
+	if !p.avg {
+		return
+	}
+	L, XK, steps := b.L, b.X*b.K, b.spec.Steps
+	copy(p.save, b.theta)
+	for l, from := range p.from {
+		if from == 0 || steps == 0 {
+			continue
+		}
+		n := float64(steps - from + 1)
+		for j := range b.P {
+			b.theta[j*L+l] = float32(p.sum[j*L+l] / n)
+		}
+	}
+	b.forward()
+	for i, k := range part {
+		if p.from[i] == 0 || b.div[i] {
+			continue
+		}
+		f := make([]float32, XK)
+		for j := range f {
+			f[j] = b.f[j*L+i]
+		}
+		out[k].AvgLogits = f
+	}
+	copy(b.theta, p.save)
 }
 
 // pcdLossGrad is lossGrad for a PCD block: q(x) from the joint softmax, the negatives

@@ -48,11 +48,12 @@ type Run struct {
 
 // Result is a trained run.
 type Result struct {
-	Theta    []float32 // final parameters (the last finite state checked if Diverged)
-	Logits   []float32 // f(x)[y], row-major [X][K]
-	Loss     float32   // loss on Cells at Theta
-	Diverged bool      // the parameters or Adam moments went non-finite
-	Buffer   []int32   // PCD runs: the final replay buffer (pcd) or the last step's negatives (pcd-exact)
+	Theta     []float32 // final parameters (the last finite state checked if Diverged)
+	Logits    []float32 // f(x)[y], row-major [X][K]
+	Loss      float32   // loss on Cells at Theta
+	Diverged  bool      // the parameters or Adam moments went non-finite
+	Buffer    []int32   // PCD runs: the final replay buffer (pcd) or the last step's negatives (pcd-exact)
+	AvgLogits []float32 // PCD runs with AverageLast > 0: f(x)[y] at the averaged parameters, row-major [X][K] (nil if the run diverged)
 }
 
 type dims struct{ in, out int }
@@ -414,6 +415,9 @@ func (b *block) train() {
 			b.lrT[l] = b.lr[l] * ls
 		}
 		vAdam(b.theta, b.m, b.v, b.g, b.lrT, float32(epsT), L)
+		if b.pcd != nil && b.pcd.avg {
+			b.pcdAccumulate(t)
+		}
 		if t%b.spec.CheckEvery == 0 || t == b.spec.Steps {
 			b.guard()
 			b.checkpoint()
@@ -472,6 +476,9 @@ func (b *block) store(out []Result, part []int) {
 		if b.pcd != nil {
 			out[k].Buffer = b.pcdBuffer(i)
 		}
+	}
+	if b.pcd != nil {
+		b.pcdAvgLogits(out, part)
 	}
 }
 
