@@ -184,8 +184,8 @@ type VerdictFile struct {
 	Pairs             int     `json:"pairs"`          // tables the decision rests on
 	Excluded          int     `json:"excluded_pairs"` // tables left out as diverged
 	EmptyCellShare    float64 `json:"empty_cell_share"`
-	ReferenceExpected float64 `json:"kl_reference_expected"`
-	Floor             float64 `json:"floor"`
+	ReferenceExpected Number  `json:"kl_reference_expected"`
+	Floor             Number  `json:"floor"`
 	JEMMeanKL         Number  `json:"jem_mean_kl_joint"`
 	JEMMeanGap        Number  `json:"jem_mean_kl_optimisation_gap"`
 	BaseMeanKL        Number  `json:"baseline_mean_kl_joint"`

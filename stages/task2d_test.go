@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -208,5 +209,29 @@ func TestCheckBoxMass(t *testing.T) {
 	p.Task = "moons:0.1"
 	if err := CheckBoxMass(p, nil, nil); err != nil {
 		t.Errorf("moons in the default box: %v", err)
+	}
+}
+
+// TestVerdictOf2D: verdict.json of a 2-D point (no floor, no reference: NaN) encodes
+// them as null and carries the sampler comparison.
+func TestVerdictOf2D(t *testing.T) {
+	nan := math.NaN()
+	sum := schemas.Summary{Points: []schemas.PointSummary{{Params: schemas.Grid{Task: "gmm:2,1"}, Floor: nan, ReferenceExpected: nan,
+		Reference: nan, Samplers: []schemas.SamplerComparison{{Method: MethodSGLD, Pairs: 3, Excess: 1.5, ExcessRatio: nan}}}}}
+	v, err := VerdictOf(sum, DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("marshal verdict.json: %v", err)
+	}
+	for _, want := range []string{`"floor":null`, `"kl_reference_expected":null`, `"task":"gmm:2,1"`, `"excess":1.5`, `"excess_ratio":null`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("verdict.json %s lacks %s", b, want)
+		}
+	}
+	if _, err := json.Marshal(sum); err != nil {
+		t.Errorf("marshal summary.json: %v", err)
 	}
 }

@@ -41,7 +41,7 @@ func VerdictOf(sum schemas.Summary, th Thresholds) (schemas.VerdictFile, error) 
 	v := schemas.VerdictFile{Holds: sum.Verdict.Holds, Decided: sum.Verdict.Decided, Reason: sum.Verdict.Reason,
 		Cause: sum.Verdict.Cause, Checks: sum.Verdict.Checks, Margin: th.Margin,
 		Tables: ps.Tables, Pairs: sum.Verdict.Pairs, Excluded: sum.Verdict.Excluded, EmptyCellShare: ps.EmptyCellShare,
-		ReferenceExpected: ps.ReferenceExpected, Floor: ps.Floor,
+		ReferenceExpected: schemas.Number(ps.ReferenceExpected), Floor: schemas.Number(ps.Floor),
 		JEMMeanKL: nan, JEMMeanGap: nan, BaseMeanKL: nan, BaselineToJEM: nan, WilcoxonP: nan,
 		MaxP: th.MaxP, PxWeight: ps.Params.PxWeight, Seed: sum.Seed,
 		Samplers: ps.Samplers, MaxSamplerExcess: th.MaxSamplerExcess, Task: ps.Params.Task}

@@ -97,6 +97,9 @@ func Render(in Input) (map[string][]byte, error) {
 	for _, f := range d.plan2D(in) {
 		add(f.name, f.title, f.build)
 	}
+	for _, f := range d.planPromises(in) {
+		add(f.name, f.title, f.build)
+	}
 
 	html, err := renderHTML(in, d, figs, warnings)
 	if err != nil {
@@ -130,6 +133,9 @@ func FigureNames(in Input) []string {
 	}
 	names = append(names, tripleNames(in.Triples)...)
 	for _, f := range d.plan2D(in) {
+		names = append(names, f.name)
+	}
+	for _, f := range d.planPromises(in) {
 		names = append(names, f.name)
 	}
 	return names

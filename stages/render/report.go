@@ -43,6 +43,7 @@ type reportView struct {
 	Figures2D   []figure     // the 2-D task figures, shown in that section
 	Split2D     bool         // some point is a 2-D task, which the error split leaves out
 	NoFloor     bool         // every point is a 2-D task: no figure draws a floor
+	Claims      []claimLine  // per 2-D point, the paper's promises against the measurements
 }
 
 type pointRow struct {
@@ -185,6 +186,7 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 		}
 		if ps.Params.Is2D() {
 			v.Show2D, v.Split2D = true, true // no reference, so no error split
+			v.Claims = append(v.Claims, claimLines(ps)...)
 		} else {
 			v.SplitRows = append(v.SplitRows, splitRows(ps)...)
 			if line := pointLine(ps); line != "" {

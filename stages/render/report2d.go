@@ -122,7 +122,8 @@ func fmtTimes(v float64) string {
 // splitFigures separates the 2-D task figures (their own section) from the others.
 func splitFigures(figs []figure) (general, twoD []figure) {
 	for _, f := range figs {
-		if strings.HasPrefix(f.Name, figTask2DPrefix) || strings.HasPrefix(f.Name, figCurvesPrefix) {
+		if strings.HasPrefix(f.Name, figTask2DPrefix) || strings.HasPrefix(f.Name, figCurvesPrefix) ||
+			strings.HasPrefix(f.Name, figReliabilityPrefix) || strings.HasPrefix(f.Name, figOODPrefix) {
 			twoD = append(twoD, f)
 		} else {
 			general = append(general, f)
@@ -148,7 +149,11 @@ var _ = template.Must(reportTemplate.New("tasks2d").Parse(`{{if .Show2D}}<h2>2-D
 <p>A 2-D task is a continuous joint p(x, y) over the plane (a Gaussian mixture, two moons or circles) with K classes. Its KLs are exact on the evaluation grid:
 p and every learned q(x, y) = exp f(x)[y] / Z are normalised over the G×G cells of the box [−b, b]² and the K classes. Exact JEM (jem) computes Z on its training grid;
 a sampler (sgld) replaces it by SGLD samples from a replay buffer. The tasks have no add-½ reference and no floor, so the error split and the floor columns do not apply to them.</p>
-{{range .Figures2D}}<figure id="{{.Name}}">
+{{if .Claims}}<h3>What the paper claims / what we measured</h3>
+<ul class="claims">
+{{range .Claims}}<li><strong>Point {{.PointID}}, {{.Promise}}:</strong> {{.Claim}}; here {{.Measured}}</li>
+{{end}}</ul>
+{{end}}{{range .Figures2D}}<figure id="{{.Name}}">
 <img src="{{.File}}" alt="{{.Title}}">
 <figcaption><strong>{{.Title}}.</strong> {{.Caption}}</figcaption>
 </figure>

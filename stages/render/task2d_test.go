@@ -165,7 +165,7 @@ func TestTask2D(t *testing.T) {
 	if strings.Contains(html, "could not be drawn") {
 		t.Fatalf("figure warnings:\n%s", html)
 	}
-	want := []string{"baseline_vs_jem", "curves_p7", "kl_dist", "task2d_p7_t0", "task2d_p7_t1"}
+	want := []string{"baseline_vs_jem", "curves_p7", "kl_dist", "ood_scores_p7", "reliability_p7", "task2d_p7_t0", "task2d_p7_t1"}
 	if got := svgNames(out); !slices.Equal(got, want) {
 		t.Errorf("figures %v, want %v", got, want)
 	}
