@@ -121,7 +121,9 @@ func (f *evaluateFn) promises2D(row *schemas.ResultRow, l *Learned, p Point, t T
 	if t.Run.Theta == nil || row.Diverged {
 		return nil
 	}
-	return promises2D(row, f.Options, p, f.eval, t.Run.Theta, d.Table.P, t.Run.Buffer, report, trainSeed(f.Options.Seed, d.Table, t.Job.Method))
+	frames, err := promises2D(row, f.Options, p, f.eval, t.Run.Theta, d.Table.P, t.Run.Buffer, report, trainSeed(f.Options.Seed, d.Table, t.Job.Method))
+	l.Frames = frames
+	return err
 }
 
 // EvaluateRun computes one run's result row and learned joint.

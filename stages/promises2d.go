@@ -46,6 +46,19 @@ const (
 	SampleStep   = 0.005
 )
 
+// FrameSteps are the steps at which the report shows the chains from noise (its strip
+// of frames); the last is SampleSteps.
+var FrameSteps = []int{0, 25, 100, SampleSteps}
+
+// interleave packs two coordinate slices as (x0, x1) pairs.
+func interleave(x0, x1 []float32) []float32 {
+	out := make([]float32, 0, 2*len(x0))
+	for i := range x0 {
+		out = append(out, x0[i], x1[i])
+	}
+	return out
+}
+
 // PGDSteps is the number of steps of the attack.
 const PGDSteps = 20
 
@@ -142,7 +155,7 @@ func aurocDraws(in, out []float64) float64 {
 
 // promises2D fills a 2-D run's promise columns (see schemas.ResultRow) from its
 // parameters; sample is set for the report's runs (the samples promise).
-func promises2D(row *schemas.ResultRow, o Options, p Point, e *taskEval, theta []float32, truth []float64, buffer []float32, sample bool, seed uint64) error {
+func promises2D(row *schemas.ResultRow, o Options, p Point, e *taskEval, theta []float32, truth []float64, buffer []float32, sample bool, seed uint64) (frames [][]float32, err error) {
 	hidden, _ := models.ParseModel(p.Model)
 	k, box := p.Classes, float32(p.Box)
 	scores := func(x0, x1 []float32) (lse, maxPy, gradNorm []float64, pred []int32, err error) {
@@ -172,11 +185,11 @@ func promises2D(row *schemas.ResultRow, o Options, p Point, e *taskEval, theta [
 	}
 	lseIn, confIn, gnIn, predIn, err := scores(e.in0, e.in1)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	lseOut, confOut, gnOut, _, err := scores(e.out0, e.out1)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	row.AUROCPx, row.AUROCPy, row.AUROCPxGrad = aurocDraws(lseIn, lseOut), aurocDraws(confIn, confOut), aurocDraws(gnIn, gnOut)
 	row.AUROCTruePx = aurocDraws(e.trueIn, e.trueOu)
@@ -188,12 +201,12 @@ func promises2D(row *schemas.ResultRow, o Options, p Point, e *taskEval, theta [
 	row.AccClean = share(correct)
 	ax0, ax1, err := kernel.PGD2D(hidden, k, theta, e.in0, e.in1, e.inY, float32(o.AttackEps), PGDSteps, box)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	row.AccAttacked = accuracyAt(hidden, k, theta, ax0, ax1, e.inY)
 	px0, px1, err := kernel.Purify2D(hidden, k, theta, ax0, ax1, o.PurifySteps, float32(o.PurifyLR), box)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	row.AccPurified = accuracyAt(hidden, k, theta, px0, px1, e.inY)
 	bayes := make([]bool, len(px0))
@@ -210,11 +223,18 @@ func promises2D(row *schemas.ResultRow, o Options, p Point, e *taskEval, theta [
 			x0[i], x1[i] = float32(p.Box*(2*rng.Float64()-1)), float32(p.Box*(2*rng.Float64()-1))
 		}
 		std := float32(math.Sqrt(2 * SampleStep))
-		c0, c1, err := kernel.Chains2D(hidden, k, theta, x0, x1, SampleSteps, SampleStep, std, prob.Seed(seed, tagChains, 1), box)
-		if err != nil {
-			return err
+		// The frames of the chains from noise: chain i's noise depends on (seed, i) only,
+		// so a run of t steps is the first t steps of the full run.
+		for _, t := range FrameSteps {
+			c0, c1, err := kernel.Chains2D(hidden, k, theta, x0, x1, t, SampleStep, std, prob.Seed(seed, tagChains, 1), box)
+			if err != nil {
+				return nil, err
+			}
+			frames = append(frames, interleave(c0, c1))
+			if t == SampleSteps {
+				row.SamplesTVNoise = chainsTV(g, c0, c1, truth, k)
+			}
 		}
-		row.SamplesTVNoise = chainsTV(g, c0, c1, truth, k)
 		if len(buffer) >= 2 {
 			n := min(SampleChains, len(buffer)/2)
 			b0, b1 := make([]float32, n), make([]float32, n)
@@ -224,22 +244,18 @@ func promises2D(row *schemas.ResultRow, o Options, p Point, e *taskEval, theta [
 			}
 			c0, c1, err := kernel.Chains2D(hidden, k, theta, b0, b1, SampleSteps, SampleStep, std, prob.Seed(seed, tagChains, 2), box)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			row.SamplesTVBuffer = chainsTV(g, c0, c1, truth, k)
 		}
 	}
-	return nil
+	return frames, nil
 }
 
 // chainsTV is the total-variation distance of chains' end points from the true p(x), on
 // the pooled grid of bufferTV2D.
 func chainsTV(g prob.Grid, x0, x1 []float32, truth []float64, k int) float64 {
-	buf := make([]float32, 0, 2*len(x0))
-	for i := range x0 {
-		buf = append(buf, x0[i], x1[i])
-	}
-	tv, _ := bufferTV2D(g, k, buf, truth, make([]float64, len(truth)))
+	tv, _ := bufferTV2D(g, k, interleave(x0, x1), truth, make([]float64, len(truth)))
 	return tv
 }
 

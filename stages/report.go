@@ -169,6 +169,12 @@ func triples(iter func(*Learned) bool) ([]render.Triple, []render.Task2D, []rend
 			if len(l.Buffer) > 0 {
 				t.Buffers[l.Method] = l.Buffer
 			}
+			if len(l.Frames) > 0 {
+				if t.Frames == nil {
+					t.Frames, t.FrameSteps = map[string][][]float32{}, FrameSteps
+				}
+				t.Frames[l.Method] = l.Frames
+			}
 			continue
 		}
 		t, ok := byKey[k]

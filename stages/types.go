@@ -67,6 +67,9 @@ type Learned struct {
 	Task   string
 	Buffer []float32
 	Curve  []CurvePoint
+	// Frames are the report's runs' Langevin chains from noise at FrameSteps, as
+	// (x0, x1) pairs (the samples promise).
+	Frames [][]float32
 }
 
 // BlockRef names a block of tables: the element Source creates, one per block, so the

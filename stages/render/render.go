@@ -74,7 +74,8 @@ func Render(in Input) (map[string][]byte, error) {
 		if svg == nil {
 			return
 		}
-		if note := in.sampleNote(); note != "" && !strings.HasPrefix(name, figTriplePrefix) && !strings.HasPrefix(name, figTask2DPrefix) {
+		if note := in.sampleNote(); note != "" && !strings.HasPrefix(name, figTriplePrefix) && !strings.HasPrefix(name, figTask2DPrefix) &&
+			!strings.HasPrefix(name, figSamplesPrefix) {
 			caption += " " + note
 		}
 		file := "figures/" + name + ".svg"

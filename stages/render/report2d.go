@@ -122,7 +122,7 @@ func fmtTimes(v float64) string {
 // splitFigures separates the 2-D task figures (their own section) from the others.
 func splitFigures(figs []figure) (general, twoD []figure) {
 	for _, f := range figs {
-		if strings.HasPrefix(f.Name, figTask2DPrefix) || strings.HasPrefix(f.Name, figCurvesPrefix) ||
+		if strings.HasPrefix(f.Name, figTask2DPrefix) || strings.HasPrefix(f.Name, figSamplesPrefix) || strings.HasPrefix(f.Name, figCurvesPrefix) ||
 			strings.HasPrefix(f.Name, figReliabilityPrefix) || strings.HasPrefix(f.Name, figOODPrefix) {
 			twoD = append(twoD, f)
 		} else {

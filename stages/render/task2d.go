@@ -28,6 +28,10 @@ type Task2D struct {
 	True                     []float64            // p on the grid, G·G·K, sums to 1
 	Learned                  map[string][]float64 // method → q on the grid, same layout, sums to 1
 	Buffers                  map[string][]float32 // method → final replay buffer, (x0, x1) pairs
+	// Frames are each method's long-run Langevin chains of its q(x) from uniform noise,
+	// (x0, x1) pairs, at FrameSteps (the samples promise).
+	Frames     map[string][][]float32
+	FrameSteps []int
 }
 
 // Curve is one run's exact KL on the grid against training step.
@@ -70,6 +74,7 @@ func (d *data) plan2D(in Input) []plannedFigure {
 	var plan []plannedFigure
 	var runs map[runKey]*schemas.ResultRow // built on the first draw
 	order := pointMethods(in.Summary)
+	samples := samplesNames(in.Tasks2D)
 	for i, name := range task2DNames(in.Tasks2D) {
 		t := &in.Tasks2D[i]
 		title := fmt.Sprintf("Task %d (%s, point %d): true and learned p(x) on the %d×%d grid", t.TaskID, t.Task, t.PointID, t.G, t.G)
@@ -79,6 +84,12 @@ func (d *data) plan2D(in Input) []plannedFigure {
 			}
 			return d.task2DFigure(t, order[t.PointID], runs)
 		}})
+		if len(t.Frames) > 0 {
+			title := fmt.Sprintf("Task %d (%s, point %d): samples of each method's q(x) over the true p(x), chains by step", t.TaskID, t.Task, t.PointID)
+			plan = append(plan, plannedFigure{samples[i], title, func() ([]byte, string, error) {
+				return d.samplesFigure(t, order[t.PointID])
+			}})
+		}
 	}
 	groups := curveGroups(in.Curves)
 	for i, name := range curveNames(groups) {
