@@ -30,6 +30,7 @@ type reportView struct {
 	PointLines  []string     // per point: family, empty-cell share, exact reference beside the floor
 	SplitRows   []splitRow   // the error split, per point and method
 	PromiseRows []promiseRow // OOD detection and calibration, per point and method
+	RobustRows  []robustRow  // 2-D points: the gradient OOD score, ECE, robustness and samples, per point and method
 	CheckRows   []checkRow   // the verdict checks, per point
 	CauseLines  []string     // per point that fails: its cause
 	VerdictRows []verdictRow
@@ -194,6 +195,7 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 			}
 		}
 		v.PromiseRows = append(v.PromiseRows, promiseRows(ps)...)
+		v.RobustRows = append(v.RobustRows, robustRows(ps)...)
 		v.CheckRows = append(v.CheckRows, checkRows(ps, verdict)...)
 		v.Samplers = append(v.Samplers, samplerRows(ps)...)
 		if ps.Verdict.Cause != "" {
@@ -301,6 +303,32 @@ func promiseRows(ps schemas.PointSummary) []promiseRow {
 		out = append(out, promiseRow{First: i == 0, Span: len(ps.Methods), PointID: ps.PointID,
 			Ceiling: distMean(ps.Methods[0].AUROCTruePx), Method: m.Method,
 			AUROCPx: distMean(m.AUROCPx), AUROCPy: distMean(m.AUROCPy), Calib: distMean(m.CalibrationErrorTrue)})
+	}
+	return out
+}
+
+// robustRow is one method's line of the robustness table (2-D points).
+type robustRow struct {
+	First                                  bool
+	Span                                   int
+	PointID                                int64
+	Method                                 string
+	Grad, ECE, Clean, Attacked, Purified   string
+	BayesPurified, SamplesNoise, SamplesBu string
+}
+
+// robustRows are a 2-D point's rows of the robustness table, one per method (none for
+// a point without these columns).
+func robustRows(ps schemas.PointSummary) []robustRow {
+	if !slices.ContainsFunc(ps.Methods, func(m schemas.MethodSummary) bool { return m.AccClean.Count > 0 }) {
+		return nil
+	}
+	var out []robustRow
+	for i, m := range ps.Methods {
+		out = append(out, robustRow{First: i == 0, Span: len(ps.Methods), PointID: ps.PointID, Method: m.Method,
+			Grad: distMean(m.AUROCPxGrad), ECE: distMean(m.ECE), Clean: distMean(m.AccClean), Attacked: distMean(m.AccAttacked),
+			Purified: distMean(m.AccPurified), BayesPurified: distMean(m.AccBayesPurified),
+			SamplesNoise: distMean(m.SamplesTVNoise), SamplesBu: distMean(m.SamplesTVBuffer)})
 	}
 	return out
 }
@@ -690,6 +718,14 @@ Accuracy is the learned classifier's; Bayes accuracy is that of the Bayes classi
 {{end}}</tbody>
 </table></div>
 <p>Means over converged runs, exact on each table. AUROC of x ~ p(x) against x uniform over its values, for the paper's density score log q(x) and its classifier score max q(y|x); the ceiling is the true p(x) as the score (½ is chance). The calibration error is Σ<sub>x</sub> p(x) |max<sub>y</sub> q(y|x) − p(ŷ(x)|x)|, exact (0 for the Bayes classifier).</p>
+{{end}}{{if .RobustRows}}<h2>Beyond the joint on 2-D tasks: the gradient score, binned calibration, robustness and samples</h2>
+<div class="scroll"><table>
+<thead><tr><th class="l key">point</th><th class="l">method</th><th>AUROC −‖∇ log q(x)‖</th><th>ECE (15 bins)</th><th>accuracy clean</th><th>attacked</th><th>purified</th><th>Bayes at purified</th><th>samples TV, from noise</th><th>from buffer</th></tr></thead>
+<tbody>
+{{range .RobustRows}}<tr>{{if .First}}<td class="l key" rowspan="{{.Span}}">{{.PointID}}</td>{{end}}<td class="l"><span class="method-{{.Method}}">{{.Method}}</span></td><td>{{.Grad}}</td><td>{{.ECE}}</td><td>{{.Clean}}</td><td>{{.Attacked}}</td><td>{{.Purified}}</td><td>{{.BayesPurified}}</td><td>{{.SamplesNoise}}</td><td>{{.SamplesBu}}</td></tr>
+{{end}}</tbody>
+</table></div>
+<p>Means over converged runs, on 2,000 held-out draws of each task (and as many OOD draws for the AUROC): the paper's gradient score; the binned expected calibration error; the accuracy of argmax q(y|x) clean, under an L∞ PGD attack, after energy descent from the attacked points (purification), and the Bayes classifier's at the purified points; the total-variation distance from p(x) of long-run Langevin chains of q(x) from uniform noise and from the final replay buffer (the report's tasks only).</p>
 {{end}}<h2>JEM vs baseline, paired by table</h2>
 {{if .Comparisons}}<div class="scroll"><table>
 <thead><tr><th class="l key">point</th><th class="l">parameters</th><th>pairs</th><th>JEM win share</th><th>mean KL<sub>baseline</sub> − KL<sub>jem</sub></th><th>95% bootstrap CI</th><th>Wilcoxon W<sup>+</sup></th><th>z</th><th>p (two-sided)</th><th>baseline / JEM</th><th class="l">verdict</th></tr></thead>
