@@ -140,13 +140,7 @@ func TestControlDeterministic(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	tmp := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(tmp, name)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := writer(t, tmp)
 	okCSV := "table_id,x,y,p\n0,0,0,0.1\n0,0,1,0.2\n0,1,0,0.3\n0,1,1,0.4\n"
 	tests := []struct {
 		name   string
@@ -277,5 +271,29 @@ func TestDivergedRunsRecorded(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "verdict: undecided") {
 		t.Errorf("want an undecided verdict, got:\n%s", buf.String())
+	}
+}
+
+// writer returns a function that writes a named file into dir and returns its path.
+func writer(t *testing.T, dir string) func(name, content string) string {
+	return func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+}
+
+// sameFiles checks that every file of run a (relative paths) has the same bytes in run b.
+func sameFiles(t *testing.T, a, b string, files []string) {
+	t.Helper()
+	for _, f := range files {
+		rel, _ := filepath.Rel(a, f)
+		x, _ := os.ReadFile(f)
+		y, err := os.ReadFile(filepath.Join(b, rel))
+		if err != nil || !bytes.Equal(x, y) {
+			t.Errorf("%s differs between runs with the same seed (err %v)", rel, err)
+		}
 	}
 }

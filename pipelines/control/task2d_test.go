@@ -150,26 +150,13 @@ func TestControl2DDeterministic(t *testing.T) {
 	if len(files) < 7 {
 		t.Fatalf("found only %v", files)
 	}
-	for _, f := range files {
-		rel, _ := filepath.Rel(dirs[0], f)
-		a, _ := os.ReadFile(f)
-		b, err := os.ReadFile(filepath.Join(dirs[1], rel))
-		if err != nil || !bytes.Equal(a, b) {
-			t.Errorf("%s differs between runs with the same seed (err %v)", rel, err)
-		}
-	}
+	sameFiles(t, dirs[0], dirs[1], files)
 }
 
 // TestBadInput2D: bad 2-D settings and tasks files are refused before anything runs.
 func TestBadInput2D(t *testing.T) {
 	tmp := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(tmp, name)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := writer(t, tmp)
 	const header = "task_id,y,component,weight,mu0,mu1,sd\n"
 	tests := []struct {
 		name   string

@@ -602,13 +602,7 @@ func (d *data) heatmapFigure(a, b *axisDef) ([]byte, string, error) {
 	p.X.Min, p.X.Max = -0.5, float64(nc)-0.5
 	p.Y.Min, p.Y.Max = -0.5, float64(nr)-0.5
 
-	cb := plot.New()
-	cb.Add(&gradient{lo: lmin, hi: lmax, colour: func(t float64) color.Color { return viridis(t) }})
-	cb.HideX()
-	cb.Y.Label.Text = "mean JEM joint KL (log scale)"
-	cb.Y.Label.TextStyle.Font.Size = 10
-	cb.Y.Tick.Label.Font.Size = 9
-	cb.Y.Min, cb.Y.Max = lmin, lmax
+	cb := colourBar(lmin, lmax, "mean JEM joint KL (log scale)")
 	var ticks plot.ConstantTicks
 	for _, t := range (logTicks{}).Ticks(math.Pow(10, lmin), math.Pow(10, lmax)) {
 		ticks = append(ticks, plot.Tick{Value: math.Log10(t.Value), Label: t.Label})

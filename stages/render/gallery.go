@@ -120,13 +120,7 @@ func (d *data) samplesFigure(t *Task2D, order []string) ([]byte, string, error) 
 		}
 	}
 
-	cb := plot.New()
-	cb.Add(&gradient{lo: 0, hi: top, colour: func(t float64) color.Color { return viridis(t) }})
-	cb.HideX()
-	cb.Y.Label.Text = "true density per unit area"
-	cb.Y.Label.TextStyle.Font.Size = 10
-	cb.Y.Tick.Label.Font.Size = 9
-	cb.Y.Min, cb.Y.Max = 0, top
+	cb := colourBar(0, top, "true density per unit area")
 
 	pw, ph, right, head := 2.5*vg.Inch, 2.7*vg.Inch, 2.0*vg.Inch, 0.4*vg.Inch
 	w := pw*vg.Length(len(t.FrameSteps)) + right

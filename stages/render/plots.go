@@ -422,3 +422,15 @@ func xys(xs, ys []float64) plotter.XYs {
 	}
 	return pts
 }
+
+// colourBar is the viridis colour bar of a heat map over [lo, hi], labelled label.
+func colourBar(lo, hi float64, label string) *plot.Plot {
+	cb := plot.New()
+	cb.Add(&gradient{lo: lo, hi: hi, colour: func(t float64) color.Color { return viridis(t) }})
+	cb.HideX()
+	cb.Y.Label.Text = label
+	cb.Y.Label.TextStyle.Font.Size = 10
+	cb.Y.Tick.Label.Font.Size = 9
+	cb.Y.Min, cb.Y.Max = lo, hi
+	return cb
+}

@@ -586,13 +586,7 @@ func drawPanels2D(t *Task2D, panels []panel2D, top float64, legend []legendEntry
 		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = -t.Box, t.Box, -t.Box, t.Box
 		plots = append(plots, p)
 	}
-	cb := plot.New()
-	cb.Add(&gradient{lo: 0, hi: top, colour: func(t float64) color.Color { return viridis(t) }})
-	cb.HideX()
-	cb.Y.Label.Text = "density per unit area"
-	cb.Y.Label.TextStyle.Font.Size = 10
-	cb.Y.Tick.Label.Font.Size = 9
-	cb.Y.Min, cb.Y.Max = 0, top
+	cb := colourBar(0, top, "density per unit area")
 
 	pw, right := 3.1*vg.Inch, 2.2*vg.Inch
 	w := pw*vg.Length(len(plots)) + right
