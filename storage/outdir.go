@@ -43,10 +43,11 @@ import (
 //     is finished by the next run, and a staging folder that was never sealed (a failed
 //     or killed run) is deleted by the next run.
 //   - A lock object ".jemcheck.lock" (run id, host, process, start time) is created
-//     exclusively (O_EXCL for local directories, a does-not-exist precondition on gs://
+//     exclusively (link(2) for local directories, a does-not-exist precondition on gs://
 //     and s3://, an in-process check on mem://) and refuses a second run into the same
 //     location while one is live. A lock whose process is gone (same host, a run whose
-//     workers ran in that process) or that is older than StaleLockAge is taken over.
+//     workers ran in that process) or that is older than StaleLockAge is taken over, by
+//     exactly one run however many find it at once (lock.go: "Taking a stale lock over").
 
 // Names jemcheck keeps at the root of an output location besides the run's files.
 const (
@@ -177,7 +178,7 @@ func CheckOwnership(ctx context.Context, loc string, layout Layout, inputs []str
 				return nil, &OwnershipError{fmt.Sprintf("%s holds a %s that is not a jemcheck manifest (%v): "+
 					"it is not a jemcheck output location; choose an empty or new --out", loc, ManifestKey, err)}
 			}
-		case obj.Key == LockKey:
+		case IsLockKey(obj.Key):
 			// jemcheck's own.
 		case strings.HasPrefix(obj.Key, StagingPrefix):
 			// jemcheck's own; one whose commit had begun makes the location jemcheck's
@@ -364,7 +365,7 @@ func decodeManifest(data []byte) (*Manifest, error) {
 // inside the location and is none of jemcheck's own bookkeeping names.
 func validKey(key string) bool {
 	return key != "" && !strings.HasPrefix(key, "/") && path.Clean(key) == key && !strings.HasPrefix(key, "../") &&
-		key != ".." && key != ManifestKey && key != LockKey && !strings.HasPrefix(key, StagingPrefix)
+		key != ".." && key != ManifestKey && !IsLockKey(key) && !strings.HasPrefix(key, StagingPrefix)
 }
 
 // VerifyManifest checks that loc holds a complete run: its manifest exists and every
@@ -448,6 +449,12 @@ func Commit(ctx context.Context, loc string, info CommitInfo) (*Manifest, error)
 			}
 		}
 	case gcerrors.Code(err) == gcerrors.NotFound:
+		// Nothing has been touched yet: the staged files must be those sealed (a file
+		// deleted or changed since, e.g. by another run, stops the commit here, with the
+		// previous run complete).
+		if err := checkFiles(ctx, b, st, m.Files); err != nil {
+			return nil, fmt.Errorf("staged files changed after they were sealed, nothing published: %w", err)
+		}
 		prev, err = readManifest(ctx, b, ManifestKey)
 		if gcerrors.Code(err) == gcerrors.NotFound {
 			prev, err = nil, nil
@@ -492,7 +499,13 @@ func Commit(ctx context.Context, loc string, info CommitInfo) (*Manifest, error)
 			}
 		}
 	}
-	// 6. The manifest, last.
+	// 6. The manifest, last, once every file it lists is in place with its size and hash.
+	if commitHook != nil {
+		commitHook("verify")
+	}
+	if err := checkFiles(ctx, b, "", m.Files); err != nil {
+		return nil, &IncompleteError{Loc: loc, RunID: info.RunID, Err: err}
+	}
 	data, err := encodeManifest(m)
 	if err != nil {
 		return nil, err
@@ -505,6 +518,98 @@ func Commit(ctx context.Context, loc string, info CommitInfo) (*Manifest, error)
 		return nil, err
 	}
 	return m, nil
+}
+
+// commitHook, set by tests, is called at the named step of a commit.
+var commitHook func(step string)
+
+// IncompleteError is a commit that moved files in but found some of them missing or
+// different before writing the manifest: the location holds no complete run.
+type IncompleteError struct {
+	Loc, RunID string
+	Err        error
+}
+
+func (e *IncompleteError) Error() string {
+	return fmt.Sprintf("publishing run %s into %s stopped before writing %s: %v; the previous run's files had begun to be "+
+		"replaced, so %s holds no complete run", e.RunID, e.Loc, ManifestKey, e.Err, e.Loc)
+}
+
+func (e *IncompleteError) Unwrap() error { return e.Err }
+
+// checkFiles checks that every file in files is at prefix+its path with its size and
+// SHA-256 (sizes first, by listing; then the hashes, in parallel).
+func checkFiles(ctx context.Context, b *blob.Bucket, prefix string, files []ManifestFile) error {
+	errs := make([]error, len(files))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, f := range files {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			key := prefix + f.Path
+			attrs, err := b.Attributes(ctx, key)
+			if gcerrors.Code(err) == gcerrors.NotFound {
+				errs[i] = fmt.Errorf("%s is missing", key)
+				return
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("check %s: %w", key, err)
+				return
+			}
+			if attrs.Size != f.Size {
+				errs[i] = fmt.Errorf("%s has %d bytes, the manifest says %d", key, attrs.Size, f.Size)
+				return
+			}
+			got, err := hashObject(ctx, b, key)
+			if err != nil {
+				errs[i] = err
+			} else if got.SHA256 != f.SHA256 || got.Size != f.Size {
+				errs[i] = fmt.Errorf("%s: %d bytes sha256 %s, the manifest says %d bytes sha256 %s", key, got.Size, got.SHA256, f.Size, f.SHA256)
+			}
+		}()
+	}
+	wg.Wait()
+	var bad []string
+	var first error
+	for _, err := range errs {
+		if err != nil {
+			if first == nil {
+				first = err
+			}
+			bad = append(bad, err.Error())
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	if len(bad) == 1 {
+		return first
+	}
+	return fmt.Errorf("%d of %d files: %s", len(bad), len(files), describeKeys(bad))
+}
+
+// OutputState says what loc holds now, checked rather than assumed (for the message
+// after a failed or stopped run): the complete run its manifest describes (every file
+// verified), or that it holds none. runID is the run that failed.
+func OutputState(ctx context.Context, loc, runID string) string {
+	if dir, ok := localDir(loc); ok {
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Sprintf("%s does not exist", loc)
+		}
+	}
+	m, err := VerifyManifest(ctx, loc)
+	switch {
+	case err == nil && m.RunID == runID:
+		return fmt.Sprintf("this run was published in %s (%s and its %d files verified)", loc, ManifestKey, len(m.Files))
+	case err == nil:
+		return fmt.Sprintf("the previous results in %s are intact (run %s: %s and its %d files verified)", loc, m.RunID, ManifestKey, len(m.Files))
+	case gcerrors.Code(err) == gcerrors.NotFound || errors.Is(err, fs.ErrNotExist):
+		return fmt.Sprintf("%s holds no published run (no %s)", loc, ManifestKey)
+	default:
+		return fmt.Sprintf("%s holds no complete run: %v", loc, err)
+	}
 }
 
 // seal hashes every file in the staging folder st and writes the manifest there.
@@ -715,7 +820,19 @@ func RecoverStaging(ctx context.Context, loc, self string) ([]string, error) {
 			if err != nil {
 				return lines, fmt.Errorf("finish the interrupted commit of run %s: %w", id, err)
 			}
-			if _, err := Commit(ctx, loc, CommitInfo{RunID: id, Pipeline: m.Pipeline, ConfigSHA256: m.ConfigSHA256, Overwrite: true}); err != nil {
+			_, err = Commit(ctx, loc, CommitInfo{RunID: id, Pipeline: m.Pipeline, ConfigSHA256: m.ConfigSHA256, Overwrite: true})
+			if ie := (*IncompleteError)(nil); errors.As(err, &ie) {
+				// Its files cannot all be put in place: finishing it is impossible, and
+				// keeping it would stop every later run. Discard it; the location then
+				// holds no manifest, which CheckOwnership reports.
+				if err := removeStaging(ctx, b, dir, local, id); err != nil {
+					return lines, err
+				}
+				lines = append(lines, fmt.Sprintf("could not finish the interrupted commit of run %s (%v): discarded it; "+
+					"%s holds no complete run", id, ie.Err, loc))
+				continue
+			}
+			if err != nil {
 				return lines, fmt.Errorf("finish the interrupted commit of run %s: %w", id, err)
 			}
 			lines = append(lines, fmt.Sprintf("finished publishing run %s, whose commit was interrupted", id))
