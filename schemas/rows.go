@@ -119,9 +119,15 @@ type ResultRow struct {
 	// other methods and for diverged runs).
 	KLJointAveraged float64 `parquet:"kl_joint_averaged" json:"kl_joint_averaged"`
 
-	FinalLoss    float64 `parquet:"final_loss" json:"final_loss"`
+	FinalLoss float64 `parquet:"final_loss" json:"final_loss"`
+	// A run's status: diverged when the trainer flagged it (a divergence guard fired,
+	// at DivergedStep on 2-D kernels); nonfinite when no guard fired but its learned
+	// joint's KL (or its logits) is not finite, e.g. q put zero mass (exp underflowed)
+	// where the truth has mass. Neither is an ordinary run: diverged runs are left out
+	// of a verdict (up to a share), nonfinite ones count against their method.
 	Diverged     bool    `parquet:"diverged" json:"diverged"`
 	DivergedStep int64   `parquet:"diverged_step" json:"diverged_step"` // the training step whose divergence guard fired (1-based), 0 if none or unknown
+	Nonfinite    bool    `parquet:"nonfinite" json:"nonfinite"`
 	TrainMS      float64 `parquet:"train_ms" json:"train_ms"`
 }
 

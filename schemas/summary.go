@@ -22,7 +22,8 @@ type Dist struct {
 type MethodSummary struct {
 	Method        string  `json:"method"`
 	Runs          int     `json:"runs"`
-	Diverged      int     `json:"diverged"`
+	Diverged      int     `json:"diverged"`  // runs the trainer flagged (a divergence guard fired): left out of the statistics
+	Nonfinite     int     `json:"nonfinite"` // runs whose KL is not finite though no guard fired: their infinite values count in the Dists' infinite
 	KLJoint       Dist    `json:"kl_joint"`
 	KLMarginal    Dist    `json:"kl_marginal"`
 	KLConditional Dist    `json:"kl_conditional"`
@@ -88,9 +89,13 @@ type Comparison struct {
 // (both converged): the sampler's excess joint KL over exact JEM, per task, with its
 // 95% CI and a Wilcoxon signed-rank test, and the same for q(x) alone.
 type SamplerComparison struct {
-	Method         string  `json:"method"`
-	Pairs          int     `json:"pairs"`
-	Excluded       int     `json:"excluded_pairs"`
+	Method   string `json:"method"`
+	Pairs    int    `json:"pairs"`
+	Excluded int    `json:"excluded_pairs"` // tasks left out: a run diverged (or is missing), or exact jem's KL is not finite
+	// Nonfinite are the tasks where the sampler's KL is not finite (no guard fired) and
+	// exact jem's is: its excess there is +Inf, so they count against the sampler (the
+	// excess statistics are over the Pairs with finite KLs).
+	Nonfinite      int     `json:"nonfinite"`
 	MeanExact      float64 `json:"mean_kl_joint_exact"`
 	MeanSampler    float64 `json:"mean_kl_joint_sampler"`
 	Excess         float64 `json:"excess"` // mean KL_sampler − KL_jem (nats)
@@ -146,7 +151,8 @@ type Check struct {
 // names what failed (steps, minibatch noise, px weight, model family, too few tables).
 //
 // Decided is false when no decision was taken (undecided: a method is missing, every
-// pair diverged, or more than stages.MaxDivergedShare of the pairs diverged); Holds is
+// pair diverged, more than stages.MaxDivergedShare of the pairs diverged, fewer than
+// stages.MinTables tables, or a point with nothing for q(x) to learn); Holds is
 // then false and the reason starts with "undecided". Pairs are the baseline/jem pairs
 // of tables the decision rests on, Excluded those left out as diverged (summed over the
 // points for a sweep's overall verdict, which is decided when every point is).
@@ -156,7 +162,7 @@ type Verdict struct {
 	Pairs    int     `json:"pairs"`
 	Excluded int     `json:"excluded_pairs"`
 	Reason   string  `json:"reason"`
-	Cause    string  `json:"cause,omitempty"` // when it fails: steps, minibatch, px_weight, model_family, tables
+	Cause    string  `json:"cause,omitempty"` // when it fails: steps, minibatch, px_weight, model_family, tables, sampler, nonfinite
 	Checks   []Check `json:"checks,omitempty"`
 }
 

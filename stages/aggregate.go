@@ -265,26 +265,33 @@ func summarizeMethod(m string, rows []schemas.ResultRow, floor float64) schemas.
 	ms := schemas.MethodSummary{Method: m, Runs: len(rows)}
 	vals := make([][]float64, len(distFields))
 	var sumScale, sumRef float64
+	ok := 0
 	for i := range rows {
 		r := &rows[i]
 		if r.Diverged {
 			ms.Diverged++
 			continue
 		}
+		// A nonfinite run's values enter the distributions (its infinite KLs are
+		// counted in Infinite, not dropped); the ratios are over the ordinary runs.
 		for f, get := range distFields {
 			vals[f] = append(vals[f], get(r))
 		}
+		if r.Nonfinite {
+			ms.Nonfinite++
+			continue
+		}
+		ok++
 		sumScale += r.KLReferenceExpected - r.KLApproximation
 		sumRef += r.KLReferenceExpected
 	}
 	for f, d := range distsOf(&ms) {
 		*d = dist(vals[f])
 	}
-	joint := vals[0]
-	if floor > 0 && len(joint) > 0 {
+	if floor > 0 && ms.KLJoint.Count > 0 {
 		ms.FloorRatio = ms.KLJoint.Mean / floor
 	}
-	if n := float64(len(joint)); n > 0 {
+	if n := float64(ok); n > 0 {
 		if sumRef > 0 {
 			ms.ReferenceRatio = ms.KLJoint.Mean / (sumRef / n)
 		}
@@ -340,7 +347,7 @@ func pairDiffs(base, jem []schemas.ResultRow) (diffs []float64, wins int64, sumB
 	slices.SortFunc(base, func(a, b schemas.ResultRow) int { return cmp.Compare(a.TableID, b.TableID) })
 	for _, b := range base {
 		j, ok := jemBy[b.TableID]
-		if !ok || b.Diverged || j.Diverged || math.IsInf(b.KLJoint, 0) || math.IsInf(j.KLJoint, 0) {
+		if !ok || leftOut(&b) || leftOut(&j) || math.IsInf(b.KLJoint, 0) || math.IsInf(j.KLJoint, 0) {
 			continue
 		}
 		diffs = append(diffs, b.KLJoint-j.KLJoint)
@@ -480,8 +487,13 @@ func ratioCheck(sp ratioSpec, sn, sd, lo, hi float64) schemas.Check {
 // (the paired line against the add-½ reference on the same counts) but does not decide.
 func decide(ps schemas.PointSummary, jem []schemas.ResultRow, seed uint64, th Thresholds) schemas.Verdict {
 	var gap, mgap, approx, scale, mscale, excess, refExcess, joint, refExp []float64
+	nonfinite := 0
 	for _, r := range jem {
 		if r.Diverged {
+			continue
+		}
+		if r.Nonfinite {
+			nonfinite++
 			continue
 		}
 		gap = append(gap, r.KLOptimisationGap)
@@ -494,7 +506,7 @@ func decide(ps schemas.PointSummary, jem []schemas.ResultRow, seed uint64, th Th
 		joint = append(joint, r.KLJoint)
 		refExp = append(refExp, r.KLReferenceExpected)
 	}
-	in := verdictInput{total: len(jem), pairs: len(gap), meanJoint: prob.Mean(joint), meanRefExp: prob.Mean(refExp),
+	in := verdictInput{total: len(jem), pairs: len(gap), nonfinite: nonfinite, meanJoint: prob.Mean(joint), meanRefExp: prob.Mean(refExp),
 		checks: func(specs []ratioSpec) []schemas.Check {
 			vecs := [][2][]float64{{gap, scale}, {mgap, mscale}, {approx, scale}, {excess, refExcess}}
 			for i := range specs {
@@ -517,8 +529,9 @@ func decide(ps schemas.PointSummary, jem []schemas.ResultRow, seed uint64, th Th
 // verdictInput is what the verdict needs from a point's jem runs, from their rows
 // (decide) or from their folded sums (see PointAcc).
 type verdictInput struct {
-	total, pairs          int     // jem runs, and those that converged
-	meanJoint, meanRefExp float64 // over the converged runs
+	total, pairs          int     // jem runs, and those that converged with finite KLs
+	nonfinite             int     // jem runs whose KL is not finite (no guard fired)
+	meanJoint, meanRefExp float64 // over the converged runs with finite KLs
 	// checks fills the ratio checks' values and CIs: specs are, in order, the
 	// optimisation gap, q(x)'s gap, the approximation error and the paired line.
 	checks func(specs []ratioSpec) []schemas.Check
@@ -532,7 +545,17 @@ func decideFrom(ps schemas.PointSummary, in verdictInput, th Thresholds) schemas
 		return schemas.Verdict{Reason: "undecided: the verdict needs jem runs"}
 	}
 	total, pairs := in.total, in.pairs
-	excluded := total - pairs
+	excluded := total - pairs - in.nonfinite
+	if err := VerdictRefusal(ps.Params); err != nil {
+		return schemas.Verdict{Pairs: pairs, Excluded: excluded, Reason: "undecided: " + err.Error()}
+	}
+	if why := tooFewTables(total, "tables"); why != "" {
+		return schemas.Verdict{Pairs: pairs, Excluded: excluded, Reason: why}
+	}
+	if in.nonfinite > 0 {
+		return schemas.Verdict{Decided: true, Pairs: pairs, Excluded: excluded, Cause: CauseNonfinite,
+			Reason: "FAILS (" + nonfiniteWords(MethodJEM, in.nonfinite, total, "tables") + ")"}
+	}
 	if pairs == 0 {
 		return schemas.Verdict{Excluded: excluded,
 			Reason: fmt.Sprintf("undecided: every jem run diverged (%d of %d tables); try a smaller --lr", excluded, total)}

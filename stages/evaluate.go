@@ -41,8 +41,12 @@ func Evaluate(s beam.Scope, opts Options, points []Point, trained beam.PCollecti
 }
 
 // runsDiverged counts the result rows recorded as diverged, where the row's flag is set,
-// so the console's count is the number of diverged rows in the results/ files.
-var runsDiverged = beam.NewCounter("jemcheck", "runs_diverged")
+// so the console's count is the number of diverged rows in the results/ files;
+// runsNonfinite those recorded as nonfinite (a KL not finite, no guard fired).
+var (
+	runsDiverged  = beam.NewCounter("jemcheck", "runs_diverged")
+	runsNonfinite = beam.NewCounter("jemcheck", "runs_nonfinite")
+)
 
 type evaluateFn struct {
 	Points  []Point
@@ -70,7 +74,7 @@ func (f *evaluateFn) ProcessElement(ctx context.Context, tb TrainedBlock, emitRo
 	p := f.points[tb.Block.PointID]
 	rb := ResultBlock{PointID: p.ID, Index: tb.Block.Index, First: tb.Block.First, Rows: make([]schemas.ResultRow, len(tb.Runs))}
 	lb := LearnedBlock{PointID: p.ID, Index: tb.Block.Index, Runs: make([]Learned, len(tb.Runs))}
-	diverged := 0
+	diverged, nonfinite := 0, 0
 	var refs *tableRefs
 	for r := range tb.Runs {
 		t := tb.trained(p, r)
@@ -91,11 +95,17 @@ func (f *evaluateFn) ProcessElement(ctx context.Context, tb TrainedBlock, emitRo
 		if rb.Rows[r].Diverged {
 			diverged++
 		}
+		if rb.Rows[r].Nonfinite {
+			nonfinite++
+		}
 	}
 	// Run ids sort by table ordinal, then method name: the block's rows in that order.
 	slices.SortFunc(rb.Rows, func(a, b schemas.ResultRow) int { return strings.Compare(a.RunID, b.RunID) })
 	slices.SortFunc(lb.Runs, func(a, b Learned) int { return strings.Compare(a.RunID, b.RunID) })
 	runsDiverged.Inc(ctx, int64(diverged))
+	if nonfinite > 0 {
+		runsNonfinite.Inc(ctx, int64(nonfinite))
+	}
 	emitRows(rb)
 	emitLearned(lb)
 	return nil
@@ -118,7 +128,7 @@ func (f *evaluateFn) promises2D(row *schemas.ResultRow, l *Learned, p Point, t T
 	if !report {
 		l.Buffer = nil
 	}
-	if t.Run.Theta == nil || row.Diverged {
+	if t.Run.Theta == nil || row.Diverged || row.Nonfinite {
 		return nil
 	}
 	frames, err := promises2D(row, f.Options, p, f.eval, t.Run.Theta, d.Table.P, t.Run.Buffer, report, trainSeed(f.Options.Seed, d.Table, t.Job.Method))
@@ -170,7 +180,7 @@ func evaluateRun(t Trained, refs *tableRefs) (schemas.ResultRow, Learned) {
 		splitError(&row, refs, truth, q, t.Job.Method == MethodOracle)
 	}
 	promises(&row, refs, truth, q)
-	row.Diverged = diverged(t.Diverged, t.Logits, row.KLJoint, row.KLMarginal, row.KLConditional)
+	row.Diverged, row.Nonfinite = runStatus(t.Diverged, t.Logits, row.KLJoint, row.KLMarginal, row.KLConditional)
 	px := p.PxWeight
 	if t.Job.Method == MethodBaseline {
 		px = 0
@@ -216,10 +226,17 @@ func promises(r *schemas.ResultRow, refs *tableRefs, truth, q []float64) {
 	r.ECE = prob.ECEWeighted(conf, acc, refs.px, ECEBins)
 }
 
-// diverged is the one rule for the diverged flag, given the run's KLs.
-func diverged(trainer bool, logits []float64, kls ...float64) bool {
-	return trainer || !finite(logits) || !finite(kls)
+// runStatus is the one rule for a run's diverged and nonfinite flags, given whether the
+// trainer flagged it (a divergence guard fired) and its logits and KLs: diverged is the
+// trainer's flag; nonfinite is a run the trainer did not flag whose logits or KLs are not
+// finite (q underflowed to 0 where the truth has mass, or the logits overflowed).
+func runStatus(trainer bool, logits []float64, kls ...float64) (diverged, nonfinite bool) {
+	return trainer, !trainer && (!finite(logits) || !finite(kls))
 }
+
+// leftOut says whether a row is out of the statistics of its method (diverged or
+// nonfinite; the verdict counts the nonfinite ones against the method).
+func leftOut(r *schemas.ResultRow) bool { return r.Diverged || r.Nonfinite }
 
 func finite(xs []float64) bool {
 	for _, v := range xs {

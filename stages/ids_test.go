@@ -270,30 +270,32 @@ func TestSatMul(t *testing.T) {
 	}
 }
 
-// TestDivergedRow: the diverged flag the results/ files get (EvaluateRun, which also
-// feeds the console's count) covers runs the trainer did not flag whose KL is not finite.
+// TestDivergedRow: the flags the results/ files get (EvaluateRun, which also feeds the
+// console's counts): diverged when the trainer flagged the run; nonfinite when it did
+// not but the run's logits or KL are not finite.
 func TestDivergedRow(t *testing.T) {
 	p := []float64{0.1, 0.2, 0.3, 0.4}
 	tests := []struct {
-		name     string
-		logits   []float64
-		trainer  bool
-		diverged bool
+		name                string
+		logits              []float64
+		trainer             bool
+		diverged, nonfinite bool
 	}{
-		{"fine", []float64{0, 0.1, 0.2, 0.3}, false, false},
-		{"trainer flagged", []float64{0, 0.1, 0.2, 0.3}, true, true},
-		{"nan logits", []float64{0, math.NaN(), 0, 0}, false, true},
-		{"inf logits", []float64{0, math.Inf(1), 0, 0}, false, true},
-		{"q underflows where p > 0", []float64{0, 0, 0, -1e4}, false, true},
-		{"huge but finite", []float64{700, 700, 700, 700}, false, false},
+		{"fine", []float64{0, 0.1, 0.2, 0.3}, false, false, false},
+		{"trainer flagged", []float64{0, 0.1, 0.2, 0.3}, true, true, false},
+		{"trainer flagged, nan logits", []float64{0, math.NaN(), 0, 0}, true, true, false},
+		{"nan logits", []float64{0, math.NaN(), 0, 0}, false, false, true},
+		{"inf logits", []float64{0, math.Inf(1), 0, 0}, false, false, true},
+		{"q underflows where p > 0", []float64{0, 0, 0, -1e4}, false, false, true},
+		{"huge but finite", []float64{700, 700, 700, 700}, false, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := Dataset{Table: Table{Point: point(), ID: -7, Ordinal: 2, P: p}, Counts: []int64{100, 200, 300, 400}}
 			tr := Trained{Job: Job{Dataset: d, Method: MethodBaseline, RunID: RunID(0, 2, MethodBaseline)}, Logits: tt.logits, Diverged: tt.trainer}
 			row, l := EvaluateRun(tr)
-			if row.Diverged != tt.diverged {
-				t.Errorf("row.diverged = %v, want %v", row.Diverged, tt.diverged)
+			if row.Diverged != tt.diverged || row.Nonfinite != tt.nonfinite {
+				t.Errorf("row.diverged, nonfinite = %v, %v, want %v, %v", row.Diverged, row.Nonfinite, tt.diverged, tt.nonfinite)
 			}
 			if row.TableID != -7 || l.TableID != -7 || l.Ordinal != 2 {
 				t.Errorf("row table_id %d, learned table_id %d ordinal %d", row.TableID, l.TableID, l.Ordinal)

@@ -53,6 +53,7 @@ type BlockSums struct {
 type MethodSums struct {
 	Method          string
 	Runs, Diverged  int64
+	Nonfinite       int64               // runs whose KL is not finite, no guard fired (in the sketches, not the sums below)
 	Sum             []float64           // per distField: Σ of the finite values of the converged runs
 	Inf             []int64             // per distField: ±Inf values
 	Scale, RefExp   float64             // Σ (kl_reference_expected − kl_approximation), Σ kl_reference_expected
@@ -230,6 +231,10 @@ func (a *PointAcc) addFolded(b ResultBlock) {
 					vals[f] = append(vals[f], v)
 				}
 			}
+			if r.Nonfinite {
+				ms.Nonfinite++
+				continue
+			}
 			ms.Scale += r.KLReferenceExpected - r.KLApproximation
 			ms.RefExp += r.KLReferenceExpected
 			ms.Joint += r.KLJoint
@@ -326,8 +331,9 @@ func (a *PointAcc) Summary(g schemas.Grid, seed uint64, th Thresholds) schemas.P
 	}
 	in := verdictInput{}
 	if jem != nil {
-		n := float64(jem.Runs - jem.Diverged)
-		in = verdictInput{total: int(jem.Runs), pairs: int(jem.Runs - jem.Diverged), meanJoint: jem.Joint / n, meanRefExp: jem.RefExp / n,
+		ok := jem.Runs - jem.Diverged - jem.Nonfinite
+		n := float64(ok)
+		in = verdictInput{total: int(jem.Runs), pairs: int(ok), nonfinite: int(jem.Nonfinite), meanJoint: jem.Joint / n, meanRefExp: jem.RefExp / n,
 			checks: func(specs []ratioSpec) []schemas.Check { return momentChecks(specs, jem.Checks) },
 			cond: func() float64 {
 				den := jem.Scale - jem.MarginalScale
@@ -349,6 +355,7 @@ func (a *PointAcc) Summary(g schemas.Grid, seed uint64, th Thresholds) schemas.P
 func (m *MethodSums) add(o MethodSums) {
 	m.Runs += o.Runs
 	m.Diverged += o.Diverged
+	m.Nonfinite += o.Nonfinite
 	for f := range o.Sum {
 		m.Sum[f] += o.Sum[f]
 		m.Inf[f] += o.Inf[f]
@@ -366,7 +373,7 @@ func (m *MethodSums) add(o MethodSums) {
 
 // foldedMethod is summarizeMethod from a folded method's sums and sketches.
 func foldedMethod(t MethodSums, sk MethodSketch, floor float64) schemas.MethodSummary {
-	ms := schemas.MethodSummary{Method: t.Method, Runs: int(t.Runs), Diverged: int(t.Diverged)}
+	ms := schemas.MethodSummary{Method: t.Method, Runs: int(t.Runs), Diverged: int(t.Diverged), Nonfinite: int(t.Nonfinite)}
 	for f, d := range distsOf(&ms) {
 		s := sk.Dists[f]
 		d.Infinite = int(t.Inf[f])
@@ -375,8 +382,8 @@ func foldedMethod(t MethodSums, sk MethodSketch, floor float64) schemas.MethodSu
 			d.Median, d.P10, d.P90 = s.Quantile(0.5), s.Quantile(0.1), s.Quantile(0.9)
 		}
 	}
-	converged := float64(t.Runs - t.Diverged)
-	if floor > 0 && converged > 0 {
+	converged := float64(t.Runs - t.Diverged - t.Nonfinite)
+	if floor > 0 && ms.KLJoint.Count > 0 {
 		ms.FloorRatio = ms.KLJoint.Mean / floor
 	}
 	if converged > 0 {

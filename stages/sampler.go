@@ -23,12 +23,15 @@ import (
 
 // SamplerPairs are a sampler method's runs paired with exact jem's by table, in table
 // order, where both converged with finite KLs: the differences sampler − jem of the
-// joint and the marginal KL and jem's KLs; Tables counts the tables with either run.
+// joint and the marginal KL and jem's KLs; Tables counts the tables with either run,
+// Nonfinite those where the sampler's KL is not finite (no guard fired) and exact jem's
+// converged with a finite KL: the sampler's excess there is +Inf, counted against it.
 type SamplerPairs struct {
 	Method        string
 	Diffs, MDiffs []float64
 	Exact, ExactM []float64
 	Tables        int64
+	Nonfinite     int64
 }
 
 // pairSampler pairs the sampler's rows with jem's by table id. Both are sorted by table
@@ -47,7 +50,11 @@ func pairSampler(method string, jem, sampler []schemas.ResultRow) SamplerPairs {
 		s := &rows[i]
 		seen[s.TableID] = true
 		j, ok := byTable[s.TableID]
-		if !ok || s.Diverged || j.Diverged || !finite([]float64{s.KLJoint, j.KLJoint, s.KLMarginal, j.KLMarginal}) {
+		if !ok || s.Diverged || leftOut(j) || !finite([]float64{j.KLJoint, j.KLMarginal}) {
+			continue // no exact reference to compare with: left out (diverged)
+		}
+		if s.Nonfinite || !finite([]float64{s.KLJoint, s.KLMarginal}) {
+			sp.Nonfinite++
 			continue
 		}
 		sp.Diffs = append(sp.Diffs, s.KLJoint-j.KLJoint)
@@ -87,6 +94,7 @@ func appendPairs(a []SamplerPairs, o []SamplerPairs) []SamplerPairs {
 		a[i].Exact = append(a[i].Exact, sp.Exact...)
 		a[i].ExactM = append(a[i].ExactM, sp.ExactM...)
 		a[i].Tables += sp.Tables
+		a[i].Nonfinite += sp.Nonfinite
 	}
 	slices.SortFunc(a, func(x, y SamplerPairs) int {
 		return cmp.Compare(slices.Index(SamplerMethods, x.Method), slices.Index(SamplerMethods, y.Method))
@@ -98,7 +106,7 @@ func appendPairs(a []SamplerPairs, o []SamplerPairs) []SamplerPairs {
 // tasks where the sampler is worse and the Wilcoxon test of the joint differences.
 func (sp SamplerPairs) comparisonOf(seed uint64) schemas.SamplerComparison {
 	n := len(sp.Diffs)
-	c := schemas.SamplerComparison{Method: sp.Method, Pairs: n, Excluded: int(sp.Tables) - n, WilcoxonP: 1}
+	c := schemas.SamplerComparison{Method: sp.Method, Pairs: n, Nonfinite: int(sp.Nonfinite), Excluded: int(sp.Tables) - n - int(sp.Nonfinite), WilcoxonP: 1}
 	if n == 0 {
 		nan := math.NaN()
 		c.MeanExact, c.MeanSampler, c.Excess, c.ExcessCILow, c.ExcessCIHigh = nan, nan, nan, nan, nan
@@ -133,10 +141,18 @@ const CheckSamplerPrefix = "sampler_excess_"
 
 // samplerChecks are the verdict's sampler checks, one per sampler method: the excess
 // joint KL over exact JEM's, as a share of exact JEM's joint KL (deciding, at most the
-// margin at the CI's upper end).
+// margin at the CI's upper end), over the tasks where both KLs are finite; and, when
+// the sampler's KL is not finite on some tasks where exact JEM's is, their share
+// (deciding, limit 0: the excess there is +Inf).
 func samplerChecks(pairs []SamplerPairs, seed uint64, th Thresholds) []schemas.Check {
 	var out []schemas.Check
 	for _, sp := range pairs {
+		if sp.Nonfinite > 0 {
+			n := int64(len(sp.Diffs)) + sp.Nonfinite
+			out = append(out, schemas.Check{Name: CheckNonfinitePrefix + sp.Method, Deciding: true,
+				What:  fmt.Sprintf("share of the tasks where %s's KL is infinite (no guard fired) and exact JEM's is finite: its excess there is +Inf", sp.Method),
+				Value: schemas.Number(float64(sp.Nonfinite) / float64(n)), CILow: schemas.Number(math.NaN()), CIHigh: schemas.Number(math.NaN())})
+		}
 		spec := ratioSpec{name: CheckSamplerPrefix + sp.Method, num: sp.Diffs, den: sp.Exact, limit: th.Margin, deciding: true,
 			what: fmt.Sprintf("%s's excess joint KL over exact JEM's on the same tasks, over exact JEM's joint KL", sp.Method)}
 		out = append(out, ratioChecks(prob.Seed(seed, prob.SeedString("checks"), prob.SeedString(sp.Method)), []ratioSpec{spec})...)
@@ -169,7 +185,14 @@ func withSamplers(v schemas.Verdict, ps schemas.PointSummary, pairs []SamplerPai
 	if v.Holds && !allPass(checks) {
 		v.Holds = false
 		v.Cause = CauseSampler
-		v.Reason = "FAILS (sampler: " + desc + "): " + strings.TrimPrefix(v.Reason, "HOLDS: ")
+		why := desc
+		if nf := samplersNonfinite(pairs, "tables"); nf != "" {
+			v.Cause, why = CauseNonfinite, nf
+		}
+		v.Reason = "FAILS (sampler: " + why + "): " + strings.TrimPrefix(v.Reason, "HOLDS: ")
+		if why != desc {
+			v.Reason += "; " + desc
+		}
 		return v
 	}
 	v.Reason += "; " + desc
@@ -192,6 +215,11 @@ func allPass(cs []schemas.Check) bool {
 func samplerWords(ps schemas.PointSummary, checks []schemas.Check) string {
 	var parts []string
 	for _, c := range ps.Samplers {
+		if c.Pairs == 0 {
+			parts = append(parts, fmt.Sprintf("%s has no task where both its and exact JEM's KL are finite (%d infinite, %d left out as diverged)",
+				c.Method, c.Nonfinite, c.Excluded))
+			continue
+		}
 		s := fmt.Sprintf("%s's joint KL %.3g against exact JEM's %.3g: excess %.3g nats [95%% CI %.3g, %.3g], of which q(x) %.3g, "+
 			"worse on %.0f%% of %d tasks (Wilcoxon p %s)", c.Method, c.MeanSampler, c.MeanExact, c.Excess, c.ExcessCILow, c.ExcessCIHigh,
 			c.MarginalExcess, 100*c.WorseShare, c.Pairs, formatP(c.WilcoxonP))
@@ -202,6 +230,9 @@ func samplerWords(ps schemas.PointSummary, checks []schemas.Check) string {
 			case CheckSamplerNatsPrefix + c.Method:
 				s += fmt.Sprintf(" (need ≤ %g nats at the CI's upper end: %s)", float64(ck.Limit), map[bool]string{true: "passes", false: "fails"}[ck.Pass])
 			}
+		}
+		if c.Nonfinite > 0 {
+			s += fmt.Sprintf("; on %d more tasks its KL is infinite (counted against it: not in these means)", c.Nonfinite)
 		}
 		if c.Excluded > 0 {
 			s += fmt.Sprintf("; %d tasks left out as diverged", c.Excluded)
@@ -220,12 +251,25 @@ func decide2D(ps schemas.PointSummary, pairs []SamplerPairs, seed uint64, th Thr
 	if len(pairs) == 0 {
 		return schemas.Verdict{Reason: "undecided: a 2-D task's verdict compares the sampler with exact JEM; run the methods jem and sgld"}
 	}
-	total, paired := 0, 0
+	total, paired, nonfinite, tasks := 0, 0, 0, 0
 	for _, sp := range pairs {
 		total += int(sp.Tables)
 		paired += len(sp.Diffs)
+		nonfinite += int(sp.Nonfinite)
+		tasks = max(tasks, int(sp.Tables))
 	}
-	excluded := total - paired
+	excluded := total - paired - nonfinite
+	if why := tooFewTables(tasks, "tasks"); why != "" {
+		if paired > 0 {
+			why += "; so far on " + ps.Params.Task + ": " + samplerWords(ps, nil)
+		}
+		return schemas.Verdict{Pairs: paired, Excluded: excluded, Reason: why}
+	}
+	if nonfinite > 0 {
+		checks := samplerChecks(pairs, seed, th)
+		return schemas.Verdict{Decided: true, Pairs: paired, Excluded: excluded, Checks: checks, Cause: CauseNonfinite,
+			Reason: "FAILS (sampler: " + samplersNonfinite(pairs, "tasks") + "): on " + ps.Params.Task + ": " + samplerWords(ps, checks)}
+	}
 	if paired == 0 {
 		return schemas.Verdict{Excluded: excluded, Reason: fmt.Sprintf("undecided: no task has both a converged jem and a converged sampler run (%d left out as diverged); try a smaller --lr or --sgld_lr", excluded)}
 	}
@@ -244,4 +288,16 @@ func decide2D(ps schemas.PointSummary, pairs []SamplerPairs, seed uint64, th Thr
 	v.Cause = CauseSampler
 	v.Reason = "FAILS (sampler: its excess KL over exact JEM is beyond the margin): " + desc
 	return v
+}
+
+// samplersNonfinite describes the samplers whose KL is not finite on some tasks where
+// exact JEM's is, or "" when none.
+func samplersNonfinite(pairs []SamplerPairs, what string) string {
+	var parts []string
+	for _, sp := range pairs {
+		if sp.Nonfinite > 0 {
+			parts = append(parts, nonfiniteWords(sp.Method, int(sp.Nonfinite), len(sp.Diffs)+int(sp.Nonfinite), what))
+		}
+	}
+	return strings.Join(parts, "; ")
 }

@@ -30,12 +30,15 @@ func TestEvaluateRun(t *testing.T) {
 		diverged     bool
 		wantKL       float64
 		wantDiverged bool
+		// a KL that is not finite though the trainer did not flag the run is nonfinite,
+		// not diverged (no guard fired)
+		wantNonfinite bool
 	}{
-		{"exact", p, nil, false, 0, false},
-		{"uniform", []float64{.25, .25, .25, .25}, nil, false, prob.KL(p, []float64{.25, .25, .25, .25}), false},
-		{"trainer diverged", p, nil, true, 0, true},
-		{"nan logits", nil, []float64{0, math.NaN(), 0, 0}, false, math.NaN(), true},
-		{"underflow", nil, []float64{0, 0, 0, -1e4}, false, math.Inf(1), true},
+		{"exact", p, nil, false, 0, false, false},
+		{"uniform", []float64{.25, .25, .25, .25}, nil, false, prob.KL(p, []float64{.25, .25, .25, .25}), false, false},
+		{"trainer diverged", p, nil, true, 0, true, false},
+		{"nan logits", nil, []float64{0, math.NaN(), 0, 0}, false, math.NaN(), false, true},
+		{"underflow", nil, []float64{0, 0, 0, -1e4}, false, math.Inf(1), false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,8 +48,8 @@ func TestEvaluateRun(t *testing.T) {
 			}
 			d := Dataset{Table: Table{Point: point(), ID: 4, P: p}, Counts: []int64{100, 200, 300, 400}}
 			row, learned := EvaluateRun(Trained{Job: Job{Dataset: d, Method: MethodJEM, RunID: "r"}, Logits: l, Diverged: tt.diverged})
-			if row.Diverged != tt.wantDiverged {
-				t.Errorf("diverged = %v, want %v", row.Diverged, tt.wantDiverged)
+			if row.Diverged != tt.wantDiverged || row.Nonfinite != tt.wantNonfinite {
+				t.Errorf("diverged, nonfinite = %v, %v, want %v, %v", row.Diverged, row.Nonfinite, tt.wantDiverged, tt.wantNonfinite)
 			}
 			if !math.IsNaN(tt.wantKL) && math.Abs(row.KLJoint-tt.wantKL) > 1e-12 && !(math.IsInf(tt.wantKL, 1) && math.IsInf(row.KLJoint, 1)) {
 				t.Errorf("kl_joint = %v, want %v", row.KLJoint, tt.wantKL)

@@ -149,7 +149,7 @@ func TestDecide2D(t *testing.T) {
 		{"sampler as good as exact", []SamplerPairs{close}, th, true, true, "HOLDS"},
 		{"sampler far worse", []SamplerPairs{far}, th, false, true, "FAILS"},
 		{"nats gate", []SamplerPairs{far}, Thresholds{Margin: 100, MaxP: 0.01, MaxSamplerExcess: 0.5}, false, true, "fails"},
-		{"all diverged", []SamplerPairs{{Method: MethodSGLD, Tables: 5}}, th, false, false, "undecided"},
+		{"all diverged", []SamplerPairs{{Method: MethodSGLD, Tables: 40}}, th, false, false, "undecided: no task has both"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/jemcheck/jemcheck/schemas"
 )
@@ -493,6 +494,10 @@ func causeText(c string) string {
 		return "model_family (the model family cannot represent the tables)"
 	case "tables":
 		return "tables (too few tables to decide)"
+	case "sampler":
+		return "sampler (the sampler's excess KL over exact JEM is beyond the margin)"
+	case "nonfinite":
+		return "nonfinite (runs whose KL is infinite though no divergence guard fired: q put zero mass where the truth has mass)"
 	}
 	return c
 }
@@ -520,10 +525,11 @@ func emptyNote(s schemas.Summary, d *data) string {
 }
 
 // verdictText is a point's verdict for the tables: its reason as it is when it already
-// says the outcome (it starts with HOLDS, FAILS or undecided, as stages writes it),
-// otherwise "holds" or "does not hold", then the reason.
+// says the outcome (it starts with HOLDS, FAILS (cause…) or undecided, as stages writes
+// it), otherwise "holds" or "does not hold", then the reason.
 func verdictText(v schemas.Verdict) string {
-	word, _, _ := strings.Cut(strings.TrimSpace(v.Reason), ":")
+	r := strings.TrimSpace(v.Reason)
+	word := r[:len(r)-len(strings.TrimLeftFunc(r, unicode.IsLetter))]
 	switch strings.ToLower(word) {
 	case "holds", "fails", "undecided":
 		return v.Reason
