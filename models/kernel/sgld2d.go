@@ -118,6 +118,21 @@ type Spec2D struct {
 	MaxEnergy    float32 // divergence threshold (0: DefaultMaxEnergy)
 	KeepBuffer   bool    // SGLD: return each run's final replay buffer
 	ObserveEvery int     // call Run2D.Observe every this many steps (0: never)
+	// Decay is the share of the steps, at the end, over which the Adam learning rate
+	// falls linearly to 0 (0: a constant rate; 0.5: constant for the first half, then
+	// linear to 0 at the last step). The exact references train with it so that their
+	// last iterate converges instead of hovering at the constant rate's noise floor.
+	Decay float32
+}
+
+// decayScale is the learning rate's factor at step (1-based) under spec.Decay.
+func (s Spec2D) decayScale(step int) float64 {
+	if s.Decay <= 0 {
+		return 1
+	}
+	span := float64(s.Decay) * float64(s.Steps)
+	left := float64(s.Steps - step + 1) // steps left, this one included
+	return min(1, left/span)
 }
 
 // Run2D is one run of a Train2D call.
@@ -237,6 +252,9 @@ func (s Spec2D) validate() error {
 	}
 	if s.Steps < 0 || s.Batch < VW || s.Batch%VW != 0 || s.Batch > 4096 {
 		return fmt.Errorf("kernel: 2-D spec needs Steps >= 0 and Batch a multiple of 16 in [16, 4096], got %d, %d", s.Steps, s.Batch)
+	}
+	if !(s.Decay >= 0 && s.Decay <= 1) {
+		return fmt.Errorf("kernel: 2-D spec needs Decay in [0, 1], got %g", s.Decay)
 	}
 	if !(s.Box > 0) || math.IsInf(float64(s.Box), 0) || math.IsNaN(float64(s.PxWeight)) || math.IsInf(float64(s.PxWeight), 0) {
 		return fmt.Errorf("kernel: 2-D spec needs a finite Box > 0 and a finite PxWeight, got %g, %g", s.Box, s.PxWeight)
@@ -729,7 +747,7 @@ func (t *trainer2D) train(r *Run2D) Result2D {
 		copy(t.snap[np:2*np], t.m)
 		copy(t.snap[2*np:], t.v)
 		lrScale, epsT := AdamScalars(step)
-		vAdamFlat(t.theta, t.m, t.v, t.net.g, r.LR*float32(lrScale), float32(epsT))
+		vAdamFlat(t.theta, t.m, t.v, t.net.g, r.LR*float32(lrScale*spec.decayScale(step)), float32(epsT))
 		if !allFinite(t.theta) || !allFinite(t.m) || !allFinite(t.v) {
 			copy(t.theta, t.snap[:np])
 			copy(t.m, t.snap[np:2*np])
@@ -769,29 +787,70 @@ func allFinite(a []float32) bool {
 	return true
 }
 
-// GridLogits evaluates the MLP 2-hidden…-K with parameters theta at the centres of the
-// G×G grid over [−box, box]² (cell i·G + j at (−box + (i+½)h, −box + (j+½)h), the layout
-// of prob.Grid) and returns the logits [G²][K] in float64, ready for prob.GridJoint.
-func GridLogits(hidden []int, k int, theta []float32, G int, box float64) ([]float64, error) {
-	if G < 1 || len(theta) != NumParams2D(hidden, k) || k < 2 {
-		return nil, errors.New("kernel: GridLogits: bad grid, K or parameter count")
+// CellLogits is the model's log cell masses per unit area on the grid: for cell (i, j)
+// and class y, log Σ_a Σ_b w_a w_b exp f(x_ab)[y] over the prob.CellRule nodes x_ab of
+// the cell, so that its softmax over cells and classes is the model's q(cell, y) given
+// x in the box, computed as the truth's cell masses are (issue 19: a model whose
+// density is the truth's scores the resolution floor, not the centre's error).
+// Row-major [G²][K], in float64.
+func CellLogits(hidden []int, k int, theta []float32, G int, box float64) ([]float64, error) {
+	off, w := prob.CellRule()
+	S := len(off)
+	h := 2 * box / float64(G)
+	n := G * S // nodes per axis
+	coords := make([]float64, n)
+	for i := range G {
+		for a, o := range off {
+			coords[i*S+a] = -box + (float64(i)+o)*h
+		}
+	}
+	f, err := PointLogits(hidden, k, theta, n, func(p int) (float64, float64) { return coords[p/n], coords[p%n] })
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, G*G*k)
+	for i := range G {
+		for j := range G {
+			for y := range k {
+				m := math.Inf(-1)
+				for a := range S {
+					for b := range S {
+						m = max(m, f[((i*S+a)*n+j*S+b)*k+y])
+					}
+				}
+				s := 0.0
+				for a := range S {
+					for b := range S {
+						s += w[a] * w[b] * math.Exp(f[((i*S+a)*n+j*S+b)*k+y]-m)
+					}
+				}
+				out[(i*G+j)*k+y] = m + math.Log(s)
+			}
+		}
+	}
+	return out, nil
+}
+
+// PointLogits evaluates the model at the n² points at(p), p in [0, n²), and returns
+// f(x_p)[y] row-major [n²][K] in float64.
+func PointLogits(hidden []int, k int, theta []float32, n int, at func(p int) (x0, x1 float64)) ([]float64, error) {
+	if n < 1 || len(theta) != NumParams2D(hidden, k) || k < 2 {
+		return nil, errors.New("kernel: PointLogits: bad grid, K or parameter count")
 	}
 	const chunk = 1024
-	n := G * G
+	total := n * n
 	net := newMLP2D(hidden, k, chunk)
 	th := make([]float32, net.np)
 	copy(th, theta)
 	x := make([]float32, 2*chunk)
-	out := make([]float64, n*k)
-	h := 2 * box / float64(G)
-	for lo := 0; lo < n; lo += chunk {
-		m := min(chunk, n-lo)
+	out := make([]float64, total*k)
+	for lo := 0; lo < total; lo += chunk {
+		m := min(chunk, total-lo)
 		P := (m + VW - 1) / VW * VW
 		clear(x)
 		for c := range m {
-			i, j := (lo+c)/G, (lo+c)%G
-			x[c] = float32(-box + (float64(i)+0.5)*h)
-			x[P+c] = float32(-box + (float64(j)+0.5)*h)
+			a, b := at(lo + c)
+			x[c], x[P+c] = float32(a), float32(b)
 		}
 		net.forward(th, x[:2*P], P)
 		for c := range m {
@@ -801,4 +860,13 @@ func GridLogits(hidden []int, k int, theta []float32, G int, box float64) ([]flo
 		}
 	}
 	return out, nil
+}
+
+// GridLogits evaluates the model at the G² cell centres of the grid (the points of the
+// promises and the figures; the grid joint is CellLogits's).
+func GridLogits(hidden []int, k int, theta []float32, G int, box float64) ([]float64, error) {
+	h := 2 * box / float64(G)
+	return PointLogits(hidden, k, theta, G, func(p int) (float64, float64) {
+		return -box + (float64(p/G)+0.5)*h, -box + (float64(p%G)+0.5)*h
+	})
 }

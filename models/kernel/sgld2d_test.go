@@ -461,6 +461,59 @@ func TestGridLogits(t *testing.T) {
 	}
 }
 
+// TestCellLogits: the model's cell masses are the integral of exp f over each cell,
+// against a float64 reference integrated by a fine midpoint rule per cell; the
+// weights sum to one (a constant model's cell logit is that constant).
+func TestCellLogits(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		hidden []int
+		scale  float32
+		G      int
+		tol    float64 // the rule's error grows with the model's curvature across a cell
+	}{{"linear", nil, 1, 6, 2e-5}, {"mlp-6-5", []int{6, 5}, 1, 6, 2e-5}, {"mlp-sharp", []int{8}, 4, 36, 2e-4}} {
+		t.Run(tc.name, func(t *testing.T) {
+			theta := InitMLP2D(5, tc.hidden, 3)
+			for i := range theta {
+				theta[i] *= tc.scale
+			}
+			th := make([]float64, len(theta))
+			for i, v := range theta {
+				th[i] = float64(v)
+			}
+			g := prob.Grid{G: tc.G, Box: 3}
+			lg, err := CellLogits(tc.hidden, 3, theta, g.G, g.Box)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := 360 / tc.G
+			h := g.Step()
+			for c := range g.Cells() {
+				i, j := c/g.G, c%g.G
+				s := make([]float64, 3)
+				for a := range m {
+					for b := range m {
+						x0 := -g.Box + (float64(i)+(float64(a)+0.5)/float64(m))*h
+						x1 := -g.Box + (float64(j)+(float64(b)+0.5)/float64(m))*h
+						f := refLogits2D(th, tc.hidden, 3, x0, x1)
+						for y := range 3 {
+							s[y] += math.Exp(f[y]) / float64(m*m)
+						}
+					}
+				}
+				for y := range 3 {
+					if want := math.Log(s[y]); math.Abs(lg[c*3+y]-want) > tc.tol {
+						t.Fatalf("cell %d y %d: %v, midpoint reference %v", c, y, lg[c*3+y], want)
+					}
+				}
+			}
+		})
+	}
+	if _, err := CellLogits([]int{4}, 3, make([]float32, 3), 4, 1); err == nil {
+		t.Error("a short theta was accepted")
+	}
+}
+
 // TestSpec2DValidation: bad specs are refused, and InitMLP2D follows the models
 // convention (zero biases, Glorot bounds).
 func TestSpec2DValidation(t *testing.T) {

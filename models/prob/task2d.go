@@ -37,7 +37,21 @@ type Task2D struct {
 	K     int    // classes
 	Sigma float64
 	comps []Component // gmm and mixture: the components; moons/circles: none (see Components)
+	shape shape       // moons and circles: this task's draw of the shape
 }
+
+// shape is a moons or circles task's own draw (ShapeVariation): the curves scaled by
+// Scale about the centre and rotated by Angle, the noise Sigma·Noise (in the spec's
+// units), class 0 with probability W0.
+type shape struct {
+	Angle, Scale, Noise, W0 float64
+}
+
+// ShapeVariation is the range of a moons or circles task's draw, so that T tasks are
+// T distributions (issue 19): rotation uniform on [0, 2π), scale and noise factor
+// uniform on [1−ShapeVariation, 1+ShapeVariation], class-0 weight uniform on
+// [½−ShapeVariation, ½+ShapeVariation].
+const ShapeVariation = 0.1
 
 // Shapes of moons and circles: the scikit-learn shapes (unit radius; moons: the upper
 // half circle for class 0 and the lower one shifted by (1, −½) for class 1; circles:
@@ -54,8 +68,10 @@ const (
 // GMM draws: means uniform on [−gmmMeanRange, gmmMeanRange]², standard deviations
 // uniform on [gmmSDLo, gmmSDHi], joint weights proportional to uniforms on [½, 3/2]
 // (the SGLD probe's tasks).
+// With the default box [−5, 5]² every component is at least 5 sd inside the box, so a
+// random gmm puts less than 1e-6 of its mass outside it (CheckTasks2D's bound).
 const (
-	gmmMeanRange     = 2.5
+	gmmMeanRange     = 2.0
 	gmmSDLo, gmmSDHi = 0.3, 0.6
 )
 
@@ -124,8 +140,9 @@ func (s TaskSpec) String() string {
 	return s.Kind + ":" + strconv.FormatFloat(s.Sigma, 'g', -1, 64)
 }
 
-// Draw returns the task of the spec for a seed: a random mixture for gmm (from
-// NewRand(seed)), the fixed shape for moons and circles (the seed is unused).
+// Draw returns the task of the spec for a seed (from NewRand(seed)): a random mixture
+// for gmm; for moons and circles the shape rotated, scaled, with its noise and class
+// weights drawn within ShapeVariation.
 func (s TaskSpec) Draw(seed uint64) Task2D {
 	switch s.Kind {
 	case "gmm":
@@ -148,7 +165,10 @@ func (s TaskSpec) Draw(seed uint64) Task2D {
 		}
 		return Task2D{Kind: "gmm", K: s.K, comps: comps}
 	case "moons", "circles":
-		return Task2D{Kind: s.Kind, K: 2, Sigma: s.Sigma}
+		rng := NewRand(seed)
+		v := func() float64 { return 1 + ShapeVariation*(2*rng.Float64()-1) }
+		sh := shape{Angle: 2 * math.Pi * rng.Float64(), Scale: v(), Noise: v(), W0: v() - 0.5}
+		return Task2D{Kind: s.Kind, K: 2, Sigma: s.Sigma, shape: sh}
 	}
 	panic(fmt.Sprintf("prob: TaskSpec.Draw of unknown kind %q", s.Kind))
 }
@@ -203,7 +223,8 @@ func NewMixture(id int64, comps []Component) (Task2D, error) {
 func (t Task2D) String() string {
 	switch t.Kind {
 	case "moons", "circles":
-		return t.Kind + ":" + strconv.FormatFloat(t.Sigma, 'g', -1, 64)
+		return fmt.Sprintf("%s:%s (rotated %.0f°, scale %.3f, noise sd %.3g, class 0 weight %.3f)", t.Kind,
+			strconv.FormatFloat(t.Sigma, 'g', -1, 64), t.shape.Angle*180/math.Pi, t.shape.Scale, t.noiseSD(), t.shape.W0)
 	}
 	return fmt.Sprintf("%s(K=%d, %d components)", t.Kind, t.K, len(t.comps))
 }
@@ -211,6 +232,38 @@ func (t Task2D) String() string {
 // curve returns the point of class y's curve at the latent angle θ ∈ [0, span()), in
 // box units.
 func (t Task2D) curve(y int, th float64) (x0, x1 float64) {
+	u0, u1 := t.baseCurve(y, th)
+	sc := t.shape.Scale
+	if sc == 0 { // a Task2D literal without a draw: the unrotated shape
+		return u0, u1
+	}
+	c, s := math.Cos(t.shape.Angle), math.Sin(t.shape.Angle)
+	return sc * (c*u0 - s*u1), sc * (s*u0 + c*u1)
+}
+
+// noiseSD is the standard deviation of a moons or circles task's noise in box units.
+func (t Task2D) noiseSD() float64 {
+	f := t.shape.Noise
+	if f == 0 {
+		f = 1
+	}
+	return shapeScale * t.Sigma * f
+}
+
+// classWeight is a moons or circles task's probability of class y.
+func (t Task2D) classWeight(y int) float64 {
+	w0 := t.shape.W0
+	if w0 == 0 {
+		w0 = 0.5
+	}
+	if y == 0 {
+		return w0
+	}
+	return 1 - w0
+}
+
+// baseCurve is class y's curve at θ before the task's rotation and scale.
+func (t Task2D) baseCurve(y int, th float64) (x0, x1 float64) {
 	switch t.Kind {
 	case "moons":
 		if y == 0 {
@@ -244,9 +297,9 @@ func (t Task2D) Components(nodes int) []Component {
 	if t.Kind == "gmm" || t.Kind == "mixture" {
 		return append([]Component(nil), t.comps...)
 	}
-	sd := shapeScale * t.Sigma
+	sd := t.noiseSD()
 	if nodes <= 0 {
-		length := shapeScale * t.span() // the longest curve's length in box units
+		length := shapeScale * max(t.shape.Scale, 1) * t.span() // the longest curve's length in box units
 		nodes = max(256, int(math.Ceil(16*length/sd)))
 	}
 	var comps []Component
@@ -256,7 +309,7 @@ func (t Task2D) Components(nodes int) []Component {
 			for i := range nodes {
 				th := t.span() * float64(i) / float64(nodes)
 				x0, x1 := t.curve(y, th)
-				comps = append(comps, Component{Y: y, Weight: 0.5 / float64(nodes), Mu0: x0, Mu1: x1, SD: sd})
+				comps = append(comps, Component{Y: y, Weight: t.classWeight(y) / float64(nodes), Mu0: x0, Mu1: x1, SD: sd})
 			}
 		case "moons":
 			panels := (nodes + glOrder - 1) / glOrder
@@ -265,7 +318,7 @@ func (t Task2D) Components(nodes int) []Component {
 				for i, u := range glNodes {
 					th := (float64(p) + 0.5 + 0.5*u) * h
 					x0, x1 := t.curve(y, th)
-					w := 0.5 * glWeights[i] * 0.5 * h / t.span()
+					w := t.classWeight(y) * glWeights[i] * 0.5 * h / t.span()
 					comps = append(comps, Component{Y: y, Weight: w, Mu0: x0, Mu1: x1, SD: sd})
 				}
 			}
@@ -414,29 +467,113 @@ func normalised(t []float64) []float64 {
 	return t
 }
 
-// Truth returns the task's truth on the grid: p(x_c, y) at the cell centres, normalised
-// over all cells and classes ([G²][K], cell c and class y at c·K + y). This is the
-// discretisation the learned grid is compared in (q(c, y) ∝ exp f(x_c)[y]), so a model
-// whose density equals the truth has KL 0 against it. TruthMass is the exact cell
-// probability instead; the two differ by O(h⁴) in KL (TestTask2DTruth).
-func (t Task2D) Truth(g Grid) []float64 {
+// Truth returns the task's truth on the grid: the exact probability of each cell and
+// class given x in the box, P(x ∈ cell c, y) / P(x ∈ box), by products of normal CDF
+// differences per component (erf), [G²][K] with cell c and class y at c·K + y. For
+// moons and circles the components are the quadrature over the curve (Components), so
+// the masses carry its error (≤ 1e-12, TestTask2DQuadratureConverges). Every class's
+// mass is its weight up to the mass outside the box (CheckTasks2D refuses more than
+// MaxOutsideMass). The learned grid is compared as cell masses too (CellRule).
+func (t Task2D) Truth(g Grid) []float64 { return normalised(t.rawMass(g)) }
+
+// CentreTruth is the truth's density at the cell centres, normalised: the
+// discretisation jemcheck used before issue 19, kept for the tests that show how far
+// it is from the cell masses for narrow components.
+func (t Task2D) CentreTruth(g Grid) []float64 {
+	return t.ruleTruth(g, []float64{0.5}, []float64{1})
+}
+
+// RuleTruth is the truth's cell masses as CellRule computes a model's: the density at
+// the rule's nodes of each cell, weighted, normalised over the grid. A model whose
+// density is the truth's scores KL(Truth ‖ RuleTruth) against it: the resolution floor
+// that CheckTasks2D bounds (ResolutionFloor).
+func (t Task2D) RuleTruth(g Grid) []float64 {
+	off, w := CellRule()
+	return t.ruleTruth(g, off, w)
+}
+
+func (t Task2D) ruleTruth(g Grid, off, w []float64) []float64 {
 	if err := g.Validate(); err != nil {
 		panic("prob: " + err.Error())
 	}
 	h := g.Step()
 	return normalised(gridSum(t.Components(0), g, t.K, func(mu, sd float64, dst []float64) {
 		for i := range dst {
-			d := (-g.Box + (float64(i)+0.5)*h - mu) / sd
-			dst[i] = math.Exp(-0.5*d*d) / (math.Sqrt(2*math.Pi) * sd)
+			v := 0.0
+			for k, o := range off {
+				d := (-g.Box + (float64(i)+o)*h - mu) / sd
+				v += w[k] * math.Exp(-0.5*d*d)
+			}
+			dst[i] = v / (math.Sqrt(2*math.Pi) * sd)
 		}
 	}))
 }
 
-// TruthMass returns the exact probability of each cell and class given x in the box,
-// P(x ∈ cell c, y) / P(x ∈ box), by products of normal CDF differences per component
-// (erf), in the layout of Truth.
-func (t Task2D) TruthMass(g Grid) []float64 {
-	return normalised(t.rawMass(g))
+// CellRuleOrder is the order of the Gauss–Legendre rule per axis that turns a model's
+// density into cell masses.
+const CellRuleOrder = 3
+
+var cellOff, cellW = func() (off, w []float64) {
+	x, wt := gaussLegendre(CellRuleOrder)
+	off, w = make([]float64, len(x)), make([]float64, len(x))
+	for i := range x { // from [−1, 1] to the cell's [0, 1], weights summing to 1
+		off[i], w[i] = 0.5+0.5*x[i], 0.5*wt[i]
+	}
+	return off, w
+}()
+
+// CellRule is the per-axis rule by which a learned density becomes cell masses: cell
+// (i, j) of width h has mass h²·Σ_a Σ_b w_a w_b q(−Box + (i+off_a)h, −Box + (j+off_b)h),
+// the CellRuleOrder² tensor Gauss–Legendre rule (exact for polynomials of degree
+// 2·CellRuleOrder−1 per axis). Offsets are in cell widths from the cell's low edge;
+// the weights sum to 1. The returned slices must not be modified.
+func CellRule() (off, w []float64) { return cellOff, cellW }
+
+// MinResolution is the least ratio of a component's standard deviation to the cell
+// width that a grid resolves: at it the resolution floor KL(Truth ‖ RuleTruth) of a
+// Gaussian is below MaxResolutionFloor wherever it sits (TestResolutionFloor).
+const MinResolution = 0.5
+
+// MaxResolutionFloor bounds the KL, in nats, between a task's exact cell masses and
+// the masses CellRule gives its own density on a grid that resolves it.
+const MaxResolutionFloor = 1e-6
+
+// MaxOutsideMass is the most of a task's mass that may lie outside the box: exact JEM
+// normalises on the box, so a draw outside it makes its loss no likelihood.
+const MaxOutsideMass = 1e-6
+
+// OutsideMass is P(x ∉ [−box, box]²), from each component's two tails per axis (no
+// cancellation of values near 1).
+func (t Task2D) OutsideMass(box float64) float64 {
+	tail := func(mu, sd float64) float64 { // P(|X| > box) for X ~ N(mu, sd²)
+		return 0.5*math.Erfc((box-mu)/(sd*math.Sqrt2)) + 0.5*math.Erfc((box+mu)/(sd*math.Sqrt2))
+	}
+	s := 0.0
+	for _, c := range t.Components(0) {
+		a, b := tail(c.Mu0, c.SD), tail(c.Mu1, c.SD)
+		s += c.Weight * min(1, a+b-a*b)
+	}
+	return s
+}
+
+// HoldingBox is the least half-width, a multiple of ½, whose box leaves at most
+// MaxOutsideMass of the task outside.
+func (t Task2D) HoldingBox() float64 {
+	b := 0.5
+	for t.OutsideMass(b) > MaxOutsideMass && b < 1e6 {
+		b += 0.5
+	}
+	return b
+}
+
+// MinSD is the least standard deviation of the task's components: the narrowest
+// feature a grid must resolve.
+func (t Task2D) MinSD() float64 {
+	m := math.Inf(1)
+	for _, c := range t.Components(0) {
+		m = min(m, c.SD)
+	}
+	return m
 }
 
 // BoxMass is P(x ∈ [−Box, Box]²): the share of the task's mass the grid sees.
@@ -521,9 +658,12 @@ func (t Task2D) Sample(seed uint64, n int) Draws {
 			d.Y[i] = int32(c.Y)
 		}
 	case "moons", "circles":
-		sd := shapeScale * t.Sigma
+		sd := t.noiseSD()
 		for i := range n {
-			y := rng.IntN(2)
+			y := 1
+			if rng.Float64() < t.classWeight(0) {
+				y = 0
+			}
 			x0, x1 := t.curve(y, t.span()*rng.Float64())
 			d.X0[i] = x0 + sd*rng.NormFloat64()
 			d.X1[i] = x1 + sd*rng.NormFloat64()

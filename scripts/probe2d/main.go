@@ -8,7 +8,7 @@
 // Methods (--methods, comma-separated):
 //
 //	baseline                      cross-entropy
-//	jem:G                         exact grid JEM on a G×G training grid (G=64: the evaluation grid)
+//	jem:G[:shift]                 exact grid JEM on a G×G training grid (G=64: the evaluation grid), shifted per step
 //	oracle:G                      exact grid JEM on fresh draws from the truth every step
 //	sgld:PRESET:LR:STEPS[:clamp]  SGLD-JEM, PRESET official (std 0.01) or langevin (std √(2·LR)),
 //	                              buffer 10000, restarts 0.05, optionally clamped to the box
@@ -64,6 +64,7 @@ func parseMethod(s string, base kernel.Spec2D) (method, error) {
 			m.spec.TrainGrid = g
 		}
 		m.orac = parts[0] == "oracle"
+		m.spec.ShiftGrid = len(parts) > 2 && parts[2] == "shift"
 	case "sgld":
 		if len(parts) < 4 {
 			return m, fmt.Errorf("method %q: want sgld:PRESET:LR:STEPS[:clamp]", s)
@@ -98,14 +99,16 @@ func main() {
 	batch := flag.Int("batch", 64, "data batch (and negatives)")
 	hiddenS := flag.String("hidden", "32,32", "tanh hidden widths")
 	seed := flag.Uint64("seed", 1, "seed")
+	decay := flag.Float64("decay", 0, "share of the steps at the end over which the Adam rate falls linearly to 0")
+	box := flag.Float64("box", 4, "half-width of the box and grid")
 	flag.Parse()
-	if err := run(*tasks, *taskS, *methods, *n, *steps, float32(*lr), *batch, *hiddenS, *seed); err != nil {
+	if err := run(*tasks, *taskS, *methods, *n, *steps, float32(*lr), *batch, *hiddenS, *seed, float32(*decay), *box); err != nil {
 		fmt.Fprintln(os.Stderr, "probe2d:", err)
 		os.Exit(2)
 	}
 }
 
-func run(T int, taskS, methodsS string, n, steps int, lr float32, batch int, hiddenS string, seed uint64) error {
+func run(T int, taskS, methodsS string, n, steps int, lr float32, batch int, hiddenS string, seed uint64, decay float32, box float64) error {
 	ts, err := prob.ParseTaskSpec(taskS)
 	if err != nil {
 		return err
@@ -118,7 +121,7 @@ func run(T int, taskS, methodsS string, n, steps int, lr float32, batch int, hid
 		}
 		hidden = append(hidden, h)
 	}
-	base := kernel.Spec2D{Hidden: hidden, K: ts.K, Steps: steps, Batch: batch, Box: 4, PxWeight: 1}
+	base := kernel.Spec2D{Hidden: hidden, K: ts.K, Steps: steps, Batch: batch, Box: float32(box), PxWeight: 1, Decay: decay}
 	var ms []method
 	for _, s := range strings.Split(methodsS, ",") {
 		m, err := parseMethod(s, base)
@@ -127,7 +130,7 @@ func run(T int, taskS, methodsS string, n, steps int, lr float32, batch int, hid
 		}
 		ms = append(ms, m)
 	}
-	g := prob.DefaultGrid
+	g := prob.Grid{G: prob.DefaultGrid.G, Box: box}
 	taskL := make([]prob.Task2D, T)
 	truth := make([][]float64, T)
 	runs := make([]kernel.Run2D, T)
