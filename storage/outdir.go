@@ -774,16 +774,22 @@ func Abort(ctx context.Context, loc, runID string) (kept bool, err error) {
 	}
 	// A failed job's other bundles may still be finishing their writes in this process
 	// when the runner returns: remove the folder until it stays gone for a moment.
+	// (Removing a local folder while a file appears in it fails: that is retried too.)
 	dir, local := localDir(loc)
+	var rerr error
 	for range 20 {
-		if err := removeStaging(ctx, b, dir, local, runID); err != nil {
-			return false, err
-		}
+		rerr = removeStaging(ctx, b, dir, local, runID)
 		time.Sleep(100 * time.Millisecond)
 		left, err := list(ctx, b, &blob.ListOptions{Prefix: StagingKey(runID)})
-		if err != nil || len(left) == 0 {
+		if err != nil || len(left) == 0 && rerr == nil {
 			return false, err
 		}
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+	}
+	if rerr != nil {
+		return false, rerr
 	}
 	return false, fmt.Errorf("files keep appearing in the staging folder %s", StagingKey(runID))
 }

@@ -230,7 +230,8 @@ func Source(s beam.Scope, blocks []stages.BlockRef) beam.PCollection {
 
 // Execute takes --out's lock, writes config.json into the run's staging folder and runs the
 // pipeline (whose last stage publishes the run) on the --runner flag's runner; a run that
-// fails leaves the previous run's files as they were.
+// fails leaves the previous run's files as they were, and says so only once it has
+// verified them (storage.OutputState).
 // It returns the summary read back from the output (nil for runs that do not wait,
 // such as a Dataflow dry run or --async).
 func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*schemas.Summary, error) {
@@ -246,6 +247,8 @@ func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*
 	if err := cfg.lock(ctx, w); err != nil {
 		return nil, err
 	}
+	ctx, stopSignals := cfg.watchSignals(ctx) // SIGINT/SIGTERM: clean up, exit 130/143 (signal.go)
+	defer stopSignals()
 	st, err := storage.OpenBucket(ctx, cfg.Staging)
 	if err != nil {
 		return nil, cfg.abort(ctx, w, fmt.Errorf("open staging folder %s: %w", cfg.Staging, err))
@@ -259,8 +262,11 @@ func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*
 	start := time.Now()
 	pr, err := beamx.RunWithMetrics(ctx, p)
 	if err != nil {
-		return nil, cfg.abort(ctx, w, fmt.Errorf("%s pipeline failed, %s is as it was: %s "+
-			"(JEMCHECK_LOG=debug shows the runner's full report)", cfg.Pipeline, out, rootCause(err)))
+		// What --out holds is checked, not assumed: Publish may have failed mid-commit.
+		actx := context.WithoutCancel(ctx)
+		err = cfg.abort(actx, w, fmt.Errorf("%s pipeline failed: %s "+
+			"(JEMCHECK_LOG=debug shows the runner's full report)", cfg.Pipeline, rootCause(err)))
+		return nil, fmt.Errorf("%w; %s", err, storage.OutputState(actx, out, cfg.RunID))
 	}
 	if pr == nil || boolFlag("async") {
 		fmt.Fprintf(w, "%s: submitted (the runner does not wait for results; the job publishes %s under %s when it succeeds)\n",
