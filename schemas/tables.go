@@ -10,7 +10,9 @@ import (
 	"io"
 	"math"
 	"math/big"
+	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,6 +86,11 @@ func (f userFile) load(ctx context.Context, loc string) (key string, data []byte
 	if _, err := fileFormat(key); err != nil {
 		return "", nil, fmt.Errorf("%s file %s: %w", f.kind, loc, err)
 	}
+	if local, ok := storage.LocalDir(dir); ok {
+		if err := checkRegular(filepath.Join(local, key)); err != nil {
+			return "", nil, fmt.Errorf("%s file %s: %w", f.kind, loc, err)
+		}
+	}
 	b, err := storage.OpenExistingBucket(ctx, dir)
 	if err != nil {
 		return "", nil, fmt.Errorf("%s file %s: %w", f.kind, loc, err)
@@ -97,6 +104,29 @@ func (f userFile) load(ctx context.Context, loc string) (key string, data []byte
 		return "", nil, fmt.Errorf("%s file %s: %w", f.kind, loc, err)
 	}
 	return key, data, nil
+}
+
+// checkRegular refuses a local file that is not a regular file (after symbolic links)
+// before it is opened: a directory, or a device, FIFO or socket, which may never end
+// (/dev/zero) or block the open until a writer comes (a FIFO). A file that does not
+// exist passes, for the reader's own message.
+func checkRegular(name string) error {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return nil
+	}
+	switch m := fi.Mode(); {
+	case m.IsRegular():
+		return nil
+	case m.IsDir():
+		return errors.New("is a directory, not a file")
+	case m&os.ModeNamedPipe != 0:
+		return errors.New("is a named pipe (FIFO), not a regular file")
+	case m&os.ModeDevice != 0:
+		return errors.New("is a device, not a regular file")
+	default:
+		return fmt.Errorf("is not a regular file (mode %v)", m.Type())
+	}
 }
 
 // readBounded reads the object key whole, refusing one over the byte limit before

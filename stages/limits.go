@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
+	"strings"
 
 	"github.com/jemcheck/jemcheck/models"
+	"github.com/jemcheck/jemcheck/models/kernel"
 )
 
 // # Limits
@@ -32,6 +35,9 @@ import (
 //	learned cells: Σ tables × methods × X·K      2·10^7         10^8           --runner=dataflow
 //	sample rows written: Σ tables × N            10^9           10^12          --write_samples=false; --runner=dataflow
 //	draws: Σ tables × N                          10^18          10^18          -
+//	2-D: N per task (the draws are held)         10^7           10^8           --runner=dataflow
+//	2-D: draws held by one block, N × its tasks  5·10^7         5·10^8         a lower --train_batch
+//	2-D: curve points per run, steps/eval_every  10,000         10,000         a larger --eval_every
 //
 // The memory figures behind them: a table held with its draws costs about 100 bytes
 // per draw (N = 10^7 with one table peaks near 1 GB). Blocks of tables stream through
@@ -42,6 +48,11 @@ import (
 // table limit is one of wall time (10^6 2×2 tables took 89 s on 2 cores) and disk;
 // the learned-cells limit bounds learned/ on disk. A training graph keeps about six
 // float32 copies of its values (parameters, Adam moments, gradients, activations).
+// A 2-D task holds its draws whatever the options: training keeps every task of a block
+// in float32 (about 20 bytes a draw with the slices' growth), and one task at a time is
+// drawn in float64 and, with --write_samples, turned into rows: a peak of about 85
+// bytes a draw for one task (N = 10^7 at one task peaked at 1.0 GB, 0.49 GB with
+// --write_samples=false; 16 tasks of 5·10^6 draws in one block at 1.75 GB).
 // Point.Validate checks the per-point limits that hold on every runner;
 // Options.CheckLimits checks the rest.
 const (
@@ -61,6 +72,9 @@ const (
 	MaxSampleRowsLocal   = 1_000_000_000             // Σ tables × N written to samples/, local run
 	MaxSampleRows        = 1_000_000_000_000         // Σ tables × N written to samples/, distributed run
 	MaxDraws             = 1_000_000_000_000_000_000 // Σ tables × N drawn, any runner (counters are int64)
+	MaxBlockDraws2DLocal = 50_000_000                // N × tasks of one 2-D block, local run
+	MaxBlockDraws2D      = 500_000_000               // N × tasks of one 2-D block, distributed run
+	MaxCurvePoints       = 10_000                    // curve points per 2-D run: steps / eval_every
 )
 
 // liftLocal is what a local run's message suggests to go beyond a local limit.
@@ -193,8 +207,11 @@ func (o Options) checkPoint(p Point, local bool) error {
 	if local && p.Tables > MaxTablesLocal {
 		return fmt.Errorf("tables: %d tables is over the local limit of %d (%s)", p.Tables, MaxTablesLocal, liftLocal)
 	}
+	if err := o.checkBackend(p); err != nil {
+		return err
+	}
 	if p.Is2D() { // a 2-D run holds its own draws and state, whatever the batch
-		return nil
+		return o.check2D(p, local)
 	}
 	if o.WriteSamples || p.BatchSize > 0 { // the draws of a table are held in memory
 		other := "pass --write_samples=false"
@@ -230,6 +247,92 @@ func (o Options) checkPoint(p Point, local bool) error {
 			return fmt.Errorf("train_batch: %d minibatch runs with %d draws each hold %s draws in one training graph, over the limit of %s (pass --train_batch=%d or less, or --batch_size=0)",
 				runs, p.Samples, count(v), count(MaxGraphDraws), max(MaxGraphDraws/int64(p.Samples), 1))
 		}
+	}
+	return nil
+}
+
+// check2D checks the limits of a 2-D point (see Limits): its draws per task and per
+// block, held in memory whatever the options, its curve points, the float32 range of
+// its sampler's options and the promises' options at this point.
+func (o Options) check2D(p Point, local bool) error {
+	n := int64(p.Samples)
+	if lim := pick(local, MaxHeldSamplesLocal, MaxHeldSamples); n > lim {
+		return fmt.Errorf("samples: %d draws per task is over %s of %d (a 2-D task's draws are held in memory, about 85 bytes a draw; %s)",
+			p.Samples, limitName(local), lim, lift(local, "use fewer --samples"))
+	}
+	tasks := min(BlockTables(p, o.TrainBatch), int64(max(p.Tables, 1)))
+	if lim := pick(local, MaxBlockDraws2DLocal, MaxBlockDraws2D); SatMul(n, tasks) > lim {
+		return fmt.Errorf("samples: a 2-D block trains %d tasks together and holds their %s draws (%d per task) in memory, over %s of %s "+
+			"(pass --train_batch=%d or less: a block has train_batch/methods tasks)",
+			tasks, count(SatMul(n, tasks)), p.Samples, limitName(local), count(lim), max(lim/n, 1)*int64(max(len(p.Methods), 1)))
+	}
+	if e := int64(o.EvalEvery); e > 0 && int64(p.Steps)/e > MaxCurvePoints {
+		return fmt.Errorf("eval_every: %d steps with the exact KL every %d is %d curve points per run, over the limit of %d (pass --eval_every=%d or more, or 0 for no curves)",
+			p.Steps, e, int64(p.Steps)/e, MaxCurvePoints, (int64(p.Steps)+MaxCurvePoints-1)/MaxCurvePoints)
+	}
+	if slices.Contains(p.Methods, MethodSGLD) {
+		for _, c := range []struct {
+			name string
+			v    float64
+		}{{"sgld_lr", p.SGLDLR}, {"sgld_std", p.SGLDStd}} {
+			if err := checkFloat32(c.name, c.v); err != nil {
+				return err
+			}
+		}
+	}
+	return o.checkPromisePoint(p)
+}
+
+// checkFloat32 refuses a finite option that the fused kernels, which compute in
+// float32, would turn into an infinity or (from a value > 0) into 0.
+func checkFloat32(name string, v float64) error {
+	if a := math.Abs(v); a > math.MaxFloat32 || (a > 0 && float32(a) == 0) {
+		return fmt.Errorf("%s: %v is outside the range of float32 (%.3g to %.3g), in which the kernels compute",
+			name, v, math.SmallestNonzeroFloat32, math.MaxFloat32)
+	}
+	return nil
+}
+
+// checkBackend checks that the point's runs can train on --backend: 2-D runs train on
+// the fused float32 kernels only, and so do the table samplers pcd and pcd-exact, which
+// also need a model the kernels cover, as does every table run on --backend=kernel.
+func (o Options) checkBackend(p Point) error {
+	gomlx := o.Backend != models.BackendAuto && o.Backend != models.BackendKernel
+	if p.Is2D() {
+		if gomlx {
+			return fmt.Errorf("backend: --backend=%s does not apply to the 2-D task %s: 2-D runs train on the fused float32 kernels only "+
+				"(leave --backend out, or pass --backend=kernel)", o.Backend, p.Task)
+		}
+		return nil
+	}
+	var samplers []string
+	for _, m := range p.Methods {
+		if m == MethodPCD || m == MethodPCDExact {
+			samplers = append(samplers, m)
+		}
+	}
+	if len(samplers) > 0 && gomlx {
+		verb := "trains"
+		if len(samplers) > 1 {
+			verb = "train"
+		}
+		return fmt.Errorf("backend: %s %s on the fused float32 kernels only, not on --backend=%s "+
+			"(leave --backend out, pass --backend=kernel, or drop %s from --methods)", strings.Join(samplers, " and "), verb, o.Backend, strings.Join(samplers, ", "))
+	}
+	if len(samplers) == 0 && o.Backend != models.BackendKernel {
+		return nil
+	}
+	hidden, err := models.ParseModel(p.Model)
+	if err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	if !kernel.Covers(p.XValues, p.Classes, p.Encoding == models.EncodingOneHot, hidden) {
+		need := "--backend=kernel"
+		if len(samplers) > 0 {
+			need = strings.Join(samplers, " and ")
+		}
+		return fmt.Errorf("backend: the fused float32 kernels, which %s needs, do not cover %s on %dx%d tables (%s x): "+
+			"they take at most 4 hidden layers of 1 to 256 units, x_values·classes ≤ 4096 and 65,536 parameters", need, p.Model, p.XValues, p.Classes, p.Encoding)
 	}
 	return nil
 }

@@ -358,3 +358,144 @@ func TestVerdictFileNoFakeZeros(t *testing.T) {
 		})
 	}
 }
+
+// options2D are the control command's defaults on a 2-D task.
+func options2D() Options {
+	o := limitsOptions()
+	o.EvalEvery, o.OOD, o.AttackEps, o.PurifySteps, o.PurifyLR = 100, OODUniform, 0.3, 20, 0.01
+	return o
+}
+
+// TestCheckLimits2D: a 2-D point's limits (draws per task and per block, curve
+// points), the backends a point can train on, and the promises' options at a point.
+func TestCheckLimits2D(t *testing.T) {
+	with := func(edit func(p *Point)) Point {
+		p := point2D()
+		edit(&p)
+		p.Resolve()
+		return p
+	}
+	table := func(edit func(p *Point)) Point {
+		p := point()
+		edit(&p)
+		return p
+	}
+	tests := []struct {
+		name  string
+		opts  func(o *Options)
+		point Point
+		local bool
+		want  string // "" = within the limits
+	}{
+		{"2-D defaults", nil, with(func(p *Point) {}), true, ""},
+		{"N per task at the local limit", nil, with(func(p *Point) { p.Samples, p.Tables = MaxHeldSamplesLocal, 1 }), true, ""},
+		{"N per task over the local limit", nil, with(func(p *Point) { p.Samples, p.Tables = 100_000_000, 1 }), true,
+			"samples: 100000000 draws per task is over the local limit of 10000000 (a 2-D task's draws are held in memory"},
+		{"N per task without samples written", func(o *Options) { o.WriteSamples = false }, with(func(p *Point) { p.Samples, p.Tables = 100_000_000, 1 }), true,
+			"over the local limit of 10000000"},
+		{"N per task on Dataflow", nil, with(func(p *Point) { p.Samples, p.Tables = 100_000_000, 1 }), false, ""},
+		{"draws of a block locally", nil, with(func(p *Point) { p.Samples, p.Tables = 10_000_000, 100 }), true,
+			"samples: a 2-D block trains 16 tasks together and holds their 160000000 draws (10000000 per task) in memory, over the local limit of 50000000 (pass --train_batch=10 or less"},
+		{"draws of a small block", func(o *Options) { o.TrainBatch = 10 }, with(func(p *Point) { p.Samples, p.Tables = 10_000_000, 100 }), true, ""},
+		{"draws of a block on Dataflow", nil, with(func(p *Point) { p.Samples, p.Tables = 10_000_000, 100 }), false, ""},
+		{"curve points", func(o *Options) { o.EvalEvery = 1 }, with(func(p *Point) { p.Steps = 100_000 }), true,
+			"eval_every: 100000 steps with the exact KL every 1 is 100000 curve points per run, over the limit of 10000 (pass --eval_every=10 or more"},
+		{"curve points at the limit", func(o *Options) { o.EvalEvery = 10 }, with(func(p *Point) { p.Steps = 100_000 }), true, ""},
+		{"no curves", func(o *Options) { o.EvalEvery = 0 }, with(func(p *Point) { p.Steps = MaxSteps }), true, ""},
+		{"GoMLX backend on 2-D", func(o *Options) { o.Backend = "go" }, with(func(p *Point) {}), true,
+			"backend: --backend=go does not apply to the 2-D task gmm:3,2: 2-D runs train on the fused float32 kernels only"},
+		{"kernel backend on 2-D", func(o *Options) { o.Backend = "kernel" }, with(func(p *Point) {}), true, ""},
+		{"GoMLX backend on tables", func(o *Options) { o.Backend = "go" }, table(func(p *Point) {}), true, ""},
+		{"GoMLX backend with pcd", func(o *Options) { o.Backend = "go:ops_sequential" },
+			table(func(p *Point) { p.Methods = []string{MethodJEM, MethodPCD, MethodPCDExact} }), false,
+			"backend: pcd and pcd-exact train on the fused float32 kernels only, not on --backend=go:ops_sequential"},
+		{"pcd on a model the kernels do not cover", nil,
+			table(func(p *Point) { p.XValues, p.Classes, p.Methods = 100, 100, []string{MethodJEM, MethodPCD} }), true,
+			"backend: the fused float32 kernels, which pcd needs, do not cover linear on 100x100 tables"},
+		{"kernel backend on a model the kernels do not cover", func(o *Options) { o.Backend = "kernel" },
+			table(func(p *Point) { p.Model = "mlp:512,512" }), true, "which --backend=kernel needs, do not cover mlp:512,512"},
+		{"attack radius of the box", func(o *Options) { o.AttackEps = 8 }, with(func(p *Point) {}), true, ""},
+		{"attack radius over the box", func(o *Options) { o.AttackEps = 8.5 }, with(func(p *Point) {}), true,
+			"attack_eps: a radius of 8.5 is wider than the box [−4, 4]² itself"},
+		{"sgld_lr over float32", nil, with(func(p *Point) { p.SGLDLR = 1e39 }), true, "sgld_lr: 1e+39 is outside the range of float32"},
+		{"other task of a gmm", func(o *Options) { o.OOD = OODOtherTask }, with(func(p *Point) { p.Tables = 1 }), true, ""},
+		{"other task of moons", func(o *Options) { o.OOD = OODOtherTask }, with(func(p *Point) { p.Task = "moons:0.1" }), true,
+			"ood: other-task takes the OOD draws from another task of moons:0.1, but moons has one shape for each SIGMA"},
+		{"other task of one user task", func(o *Options) { o.OOD = OODOtherTask }, with(func(p *Point) { p.Task, p.Tables = TaskFile, 1 }), true,
+			"ood: other-task takes the OOD draws from the next task of --tasks_from, which holds one task"},
+		{"other task of two user tasks", func(o *Options) { o.OOD = OODOtherTask }, with(func(p *Point) { p.Task, p.Tables = TaskFile, 2 }), true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := options2D()
+			if tt.opts != nil {
+				tt.opts(&o)
+			}
+			err := o.CheckLimits([]Point{tt.point}, tt.local)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("CheckLimits: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("CheckLimits = %v\nwant an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestBlockDraws2DMessage: the train_batch the message suggests passes, and one more
+// task per block does not.
+func TestBlockDraws2DMessage(t *testing.T) {
+	p := point2D()
+	p.Samples, p.Tables = 4_000_000, 100
+	p.Resolve()
+	o := options2D()
+	err := o.CheckLimits([]Point{p}, true)
+	if err == nil || !strings.Contains(err.Error(), "--train_batch=") {
+		t.Fatalf("CheckLimits = %v, want a train_batch suggestion", err)
+	}
+	msg := err.Error()
+	if _, err := fmt.Sscan(msg[strings.Index(msg, "--train_batch=")+len("--train_batch="):], &o.TrainBatch); err != nil {
+		t.Fatalf("no number in %q: %v", msg, err)
+	}
+	if err := o.CheckLimits([]Point{p}, true); err != nil {
+		t.Errorf("with the suggested --train_batch=%d: %v", o.TrainBatch, err)
+	}
+	o.TrainBatch += len(p.Methods)
+	if err := o.CheckLimits([]Point{p}, true); err == nil {
+		t.Errorf("--train_batch=%d passes: the suggestion is not the largest", o.TrainBatch)
+	}
+}
+
+// TestPromiseOptionsFloat32: the promises' options must survive the kernels' float32.
+func TestPromiseOptionsFloat32(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(o *Options)
+		want string
+	}{
+		{"defaults", func(o *Options) {}, ""},
+		{"attack_eps overflows", func(o *Options) { o.AttackEps = 1e39 }, "attack_eps: 1e+39 is outside the range of float32"},
+		{"purify_lr overflows", func(o *Options) { o.PurifyLR = 1e300 }, "purify_lr: 1e+300 is outside the range of float32"},
+		{"purify_lr underflows", func(o *Options) { o.PurifyLR = 1e-50 }, "purify_lr: 1e-50 is outside the range of float32"},
+		{"zeros", func(o *Options) { o.AttackEps, o.PurifyLR = 0, 0 }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := options2D()
+			tt.edit(&o)
+			err := o.Validate()
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Validate = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -297,5 +297,35 @@ func (o Options) checkPromiseOptions() error {
 	case !(o.PurifyLR >= 0) || math.IsInf(o.PurifyLR, 0):
 		return fmt.Errorf("purify_lr must be a finite number >= 0, got %v", o.PurifyLR)
 	}
+	if err := checkFloat32("attack_eps", o.AttackEps); err != nil {
+		return err
+	}
+	return checkFloat32("purify_lr", o.PurifyLR)
+}
+
+// checkPromisePoint checks the promises' options against a 2-D point: the attack's
+// radius must fit the box (PGD clamps to it, so a wider radius reaches no further),
+// and --ood=other-task needs another task that is not the task itself: moons and
+// circles have one shape per σ (another draw is the same distribution), and a tasks
+// file of one task has no other.
+func (o Options) checkPromisePoint(p Point) error {
+	if o.AttackEps > 2*p.Box {
+		return fmt.Errorf("attack_eps: a radius of %v is wider than the box [−%g, %g]² itself (PGD keeps the points in the box; at most 2·box = %g)",
+			o.AttackEps, p.Box, p.Box, 2*p.Box)
+	}
+	if o.OOD != OODOtherTask {
+		return nil
+	}
+	if p.Task == TaskFile {
+		if p.Tables < 2 {
+			return fmt.Errorf("ood: other-task takes the OOD draws from the next task of --tasks_from, which holds one task: " +
+				"the OOD draws would be the task's own (use --ood=uniform or shifted, or a file of two tasks or more)")
+		}
+		return nil
+	}
+	if spec, err := prob.ParseTaskSpec(p.Task); err == nil && spec.Kind != "gmm" {
+		return fmt.Errorf("ood: other-task takes the OOD draws from another task of %s, but %s has one shape for each SIGMA: "+
+			"the OOD draws would be in-distribution (use --ood=uniform or shifted, or a gmm task)", p.Task, spec.Kind)
+	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/jemcheck/jemcheck/schemas"
@@ -68,7 +69,7 @@ func RegisterFlags(fs *flag.FlagSet, d Defaults) *Flags {
 		task: fs.String("task", schemas.TaskTable, "task: table (random joint tables), or a continuous 2-D task gmm:K,C (K classes of C Gaussians), "+
 			"moons:SIGMA or circles:SIGMA; a 2-D task defaults to --model=mlp:32,32 --lr=0.003 --steps=1500 --batch_size=64 --samples=2000"),
 		grid:       fs.Int("grid", 64, "2-D tasks: evaluation grid cells per side"),
-		box:        fs.Float64("box", 4, "2-D tasks: the box [-box, box]² of the grid, the buffer's restarts and the clamp"),
+		box:        fs.Float64("box", stages.DefaultBox, "2-D tasks: the box [-box, box]² of the grid, the buffer's restarts and the clamp"),
 		trainGrid:  fs.Int("train_grid", 32, "2-D tasks: exact jem's and oracle's training grid cells per side (a multiple of 4)"),
 		sgldPreset: fs.String("sgld_preset", "official", "sgld: official (noise std 0.01) or langevin (std √(2·sgld_lr))"),
 		sgldLR:     fs.Float64("sgld_lr", 1, "sgld: step size on ∇x logsumexp f(x)"),
@@ -158,17 +159,79 @@ func (f *Flags) Config(pipeline string) (Config, error) {
 		return Config{}, BadInput("methods: %v", err)
 	}
 	p.Methods = ms
+	if err := checkGiven(given, p, *f.tablesFrom, *f.tasksFrom); err != nil {
+		return Config{}, err
+	}
 	p.ApplyTaskDefaults(func(axis string) bool { return given[axis] })
 	if p.Is2D() && !given["tables"] {
 		p.Tables = stages.Default2DTables
 	}
+	opts := f.Options()
+	if !p.Is2D() { // config.json records what ran: a table run has no curves or promises
+		opts.EvalEvery, opts.OOD, opts.AttackEps, opts.PurifySteps, opts.PurifyLR = 0, "", 0, 0, 0
+	}
 	return Config{
 		Pipeline:  pipeline,
 		Runner:    RunnerName(),
-		Options:   f.Options(),
+		Options:   opts,
 		Overwrite: f.Overwrite(),
 		Points:    []stages.Point{p},
 	}, nil
+}
+
+// Flags that apply to some runs only (see checkGiven).
+var (
+	// flags2D apply to 2-D tasks only.
+	flags2D = []string{"grid", "box", "train_grid", "eval_every", "ood", "attack_eps", "purify_steps", "purify_lr"}
+	// flagsTable apply to generated tables only: a 2-D task and a tables file set them.
+	flagsTable = []string{"x_values", "classes", "generator", "x_encoding"}
+	// samplerFlags are the sampler options and the methods that use them.
+	samplerFlags = []struct {
+		names   []string
+		methods []string
+	}{
+		{[]string{"sgld_preset", "sgld_lr", "sgld_std", "sgld_steps", "sgld_clamp"}, []string{stages.MethodSGLD}},
+		{[]string{"chain_steps", "proposal"}, []string{stages.MethodPCD}},
+		{[]string{"buffer_size", "reinit_freq"}, []string{stages.MethodSGLD, stages.MethodPCD}},
+		{[]string{"train_grid"}, []string{stages.MethodJEM, stages.MethodOracle}},
+	}
+)
+
+// checkGiven refuses a flag the user set (given) that the run would ignore: a 2-D
+// flag on tables, a table flag on a 2-D task or with --tables_from, --task or
+// --tables beside a tasks file, --tables beside a tables file (the files set them),
+// and a sampler option with no method of p that uses it.
+func checkGiven(given map[string]bool, p stages.Point, tablesFrom, tasksFrom string) error {
+	for _, name := range flags2D {
+		if given[name] && !p.Is2D() {
+			return BadInput("%s applies to 2-D tasks only (--task=gmm:K,C, moons:SIGMA or circles:SIGMA, or --tasks_from), not to tables", name)
+		}
+	}
+	for _, name := range flagsTable {
+		switch {
+		case given[name] && tablesFrom != "":
+			return BadInput("%s: the tables of --tables_from set it; leave --%s out", name, name)
+		case given[name] && p.Is2D():
+			return BadInput("%s applies to tables only; the 2-D task %s sets its own classes and grid (--grid) and has no generator or encoding", name, p.Task)
+		}
+	}
+	switch {
+	case given["task"] && tasksFrom != "":
+		return BadInput("task: --tasks_from sets the task (\"file\"); leave --task out")
+	case given["tables"] && tasksFrom != "":
+		return BadInput("tables: --tasks_from sets the number of tasks (all of the file's); leave --tables out")
+	case given["tables"] && tablesFrom != "":
+		return BadInput("tables: --tables_from sets the number of tables (all of the file's); leave --tables out")
+	}
+	for _, sf := range samplerFlags {
+		for _, name := range sf.names {
+			if given[name] && !slices.ContainsFunc(p.Methods, func(m string) bool { return slices.Contains(sf.methods, m) }) {
+				return BadInput("%s: no method of this run uses it: it applies to %s (methods: %s)",
+					name, strings.Join(sf.methods, " and "), strings.Join(p.Methods, ", "))
+			}
+		}
+	}
+	return nil
 }
 
 // shortUsage makes a parse error on fs print one line, "NAME: error: MESSAGE (run with
