@@ -351,7 +351,7 @@ func (c *Config) abort(ctx context.Context, w io.Writer, err error) error {
 // prism's own chatter (job server, loopback worker, and the bundle plans it logs on a
 // failure) and the workers' Beam log lines, which prism re-logs with an "[SDK] " prefix:
 // the stages' progress lines (stages.ProgressPrefix) are printed as timestamped
-// lines, the workers' warnings and errors as they are, and the rest is dropped (a failure reaches the user
+// lines, the workers' warnings and errors by their first line (a failed bundle's, which dumps its plan, not at all), and the rest is dropped (a failure reaches the user
 // as the run's error). JEMCHECK_LOG=debug, and a Dataflow --dry_run (which prints the
 // job through Beam's log), keep Go's default handler: every log line of the runner. Mains call it once, after flag parsing; tests leave slog as it is.
 func Logging(w io.Writer) {
@@ -379,7 +379,13 @@ func (h *progressHandler) Handle(_ context.Context, r slog.Record) error {
 		if r.Level < slog.LevelWarn {
 			return nil // the harness's own info lines
 		}
-		msg = r.Level.String() + ": " + r.Message
+		if strings.Contains(msg, "process bundle failed") {
+			return nil // a failed bundle's plan: the run's error gives its cause (rootCause)
+		}
+		first, rest, _ := strings.Cut(msg, "\n")
+		if msg = r.Level.String() + ": " + first; rest != "" {
+			msg += " (JEMCHECK_LOG=debug shows the rest)"
+		}
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
