@@ -382,7 +382,7 @@ func (h *progressHandler) Handle(_ context.Context, r slog.Record) error {
 		if strings.Contains(msg, "process bundle failed") {
 			return nil // a failed bundle's plan: the run's error gives its cause (rootCause)
 		}
-		first, rest, _ := strings.Cut(msg, "\n")
+		first, rest, _ := strings.Cut(r.Message, "\n")
 		if msg = r.Level.String() + ": " + first; rest != "" {
 			msg += " (JEMCHECK_LOG=debug shows the rest)"
 		}
