@@ -118,6 +118,12 @@ type ResultRow struct {
 	// of the training steps (Polyak averaging, which cancels gradient noise; NaN for the
 	// other methods and for diverged runs).
 	KLJointAveraged float64 `parquet:"kl_joint_averaged" json:"kl_joint_averaged"`
+	// 2-D exact references (jem, oracle), trained to their best iterate on the grid KL:
+	// what the steps after the first third gained (KL of the best iterate of the first
+	// third minus KL of the best iterate; the reference's remaining gap, NaN for the
+	// other methods) and the step of the iterate kept.
+	RefGap      float64 `parquet:"ref_gap" json:"ref_gap"`
+	RefBestStep int64   `parquet:"ref_best_step" json:"ref_best_step"`
 
 	FinalLoss float64 `parquet:"final_loss" json:"final_loss"`
 	// A run's status: diverged when the trainer flagged it (a divergence guard fired,

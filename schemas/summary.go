@@ -68,6 +68,8 @@ type MethodSummary struct {
 	TrainMS Dist `json:"train_ms"`
 	// pcd, pcd-exact: the joint KL at the parameters averaged over the last 10% of steps.
 	KLJointAveraged Dist `json:"kl_joint_averaged"`
+	// 2-D exact references: the joint KL their last two thirds of steps gained (ref_gap).
+	RefGap Dist `json:"ref_gap"`
 }
 
 // Comparison is the paired JEM-vs-baseline comparison of joint KL over the tables

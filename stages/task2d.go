@@ -121,6 +121,11 @@ func (p *Point) Resolve() {
 	}
 }
 
+// DefaultBox is the box's default half-width: every random gmm component (means in
+// ±2, sd ≤ 0.6) and every default moons and circles draw then leaves less than
+// prob.MaxOutsideMass outside it (CheckTasks2D).
+const DefaultBox = 5.0
+
 // Limits of a 2-D point.
 const (
 	MaxGrid   = 256 // evaluation grid cells per side (and X·K ≤ MaxCells)
@@ -247,7 +252,7 @@ func (p Point) spec2D(m string, observe int) kernel.Spec2D {
 	case MethodBaseline:
 		s.Method, s.PxWeight = kernel.Baseline2D, 0
 	case MethodJEM, MethodOracle:
-		s.Method, s.TrainGrid = kernel.JEM2D, p.TrainGrid
+		s.Method, s.TrainGrid, s.ShiftGrid = kernel.JEM2D, p.TrainGrid, true
 	case MethodSGLD:
 		s.Method, s.KeepBuffer = kernel.SGLD2D, true
 		s.SGLD = kernel.SGLDOptions{Steps: p.SGLDSteps, LR: float32(p.SGLDLR), Std: float32(p.SGLDNoise()),
@@ -367,9 +372,15 @@ func (f *trainBlockFn) train2D(ctx context.Context, p Point, b Block) (TrainedBl
 		ds[i] = data{task: task, x0: x0, x1: x1, y: y, truth: b.P[i*cells : (i+1)*cells], tableSeed: tableSeed(f.Seed, t), t: t}
 	}
 	for j, meth := range p.Methods {
-		spec := p.spec2D(meth, f.EvalEvery)
+		ref := isReference2D(meth)
+		every := f.EvalEvery
+		if ref {
+			every = p.refEvery(f.EvalEvery)
+		}
+		spec := p.spec2D(meth, every)
 		runs := make([]kernel.Run2D, len(ds))
 		curves := make([][]CurvePoint, len(ds))
+		bests := make([]refBest, len(ds))
 		for i := range ds {
 			d := &ds[i]
 			r := kernel.Run2D{Seed: trainSeed(f.Seed, d.t, meth), Theta: kernel.InitMLP2D(prob.Seed(d.tableSeed, tagInit), hidden, p.Classes),
@@ -384,15 +395,20 @@ func (f *trainBlockFn) train2D(ctx context.Context, p Point, b Block) (TrainedBl
 					}
 				}
 			}
-			if f.EvalEvery > 0 {
-				truth := d.truth
+			if every > 0 {
+				truth, best := d.truth, &bests[i]
 				r.Observe = func(step int, theta []float32) {
-					lg, err := kernel.GridLogits(hidden, p.Classes, theta, g.G, g.Box)
+					lg, err := kernel.CellLogits(hidden, p.Classes, theta, g.G, g.Box)
 					if err != nil {
 						return
 					}
 					kj, km, kc := prob.GridKL(truth, prob.Softmax(lg), p.Classes)
-					curves[i] = append(curves[i], CurvePoint{Step: step, KLJoint: kj, KLMarginal: km, KLConditional: kc})
+					if f.EvalEvery > 0 && step%f.EvalEvery == 0 {
+						curves[i] = append(curves[i], CurvePoint{Step: step, KLJoint: kj, KLMarginal: km, KLConditional: kc})
+					}
+					if ref {
+						best.observe(step, p.Steps, kj, theta, lg)
+					}
 				}
 			}
 			runs[i] = r
@@ -407,12 +423,15 @@ func (f *trainBlockFn) train2D(ctx context.Context, p Point, b Block) (TrainedBl
 			return out, fmt.Errorf("train point %d block %d (%s, %d runs): %w", p.ID, b.Index, meth, len(runs), err)
 		}
 		for i, r := range res {
-			lg, err := kernel.GridLogits(hidden, p.Classes, r.Theta, g.G, g.Box)
+			lg, err := kernel.CellLogits(hidden, p.Classes, r.Theta, g.G, g.Box)
 			if err != nil {
 				return out, fmt.Errorf("train point %d block %d (%s): %w", p.ID, b.Index, meth, err)
 			}
 			tr := TrainedRun{Logits: lg, Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta, TrainMS: perRun,
-				Curve: curves[i], BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN()}
+				Curve: curves[i], BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN()}
+			if ref {
+				bests[i].apply(&tr, ds[i].truth, p.Classes, p.Steps)
+			}
 			if meth == MethodSGLD {
 				tr.BufferInBox = r.InBox
 				tr.BufferTVTruth, tr.BufferTVModel = bufferTV2D(g, p.Classes, r.Buffer, ds[i].truth, lg)
@@ -422,6 +441,67 @@ func (f *trainBlockFn) train2D(ctx context.Context, p Point, b Block) (TrainedBl
 		}
 	}
 	return out, nil
+}
+
+// isReference2D says whether method m is one of the exact references of a 2-D point
+// (jem, oracle): trained with a shifted grid and kept at their best iterate.
+func isReference2D(m string) bool { return m == MethodJEM || m == MethodOracle }
+
+// RefChecks is how many times over its steps a 2-D exact reference's grid KL is
+// taken to choose its best iterate (when --eval_every does not say a finer cadence).
+const RefChecks = 30
+
+// refEvery is the cadence of a reference's grid KL: --eval_every where it is set and
+// finer than Steps/RefChecks, else Steps/RefChecks (at least 1).
+func (p Point) refEvery(evalEvery int) int {
+	e := max(1, p.Steps/RefChecks)
+	if evalEvery > 0 && evalEvery <= e {
+		return evalEvery
+	}
+	return e
+}
+
+// refBest follows an exact reference's grid KL during training: the stopping rule of
+// issue 19 (point 3). The reference is its iterate of least exact joint KL on the grid,
+// checked every refEvery steps, and its remaining gap is what the steps after the
+// first third gained: KL(best of the first third) − KL(best). The steps of a longer
+// run begin with the shorter run's (a constant learning rate), so the best iterate of
+// 3× the steps is never worse, and the gap says how much better it could be.
+type refBest struct {
+	seen         bool
+	step         int
+	kl, klThird  float64
+	theta        []float32
+	logits       []float64
+	thirdSeenAny bool
+}
+
+func (b *refBest) observe(step, steps int, kl float64, theta []float32, logits []float64) {
+	if !(kl == kl) { // NaN: never the best
+		return
+	}
+	if 3*step <= steps && (!b.thirdSeenAny || kl < b.klThird) {
+		b.klThird, b.thirdSeenAny = kl, true
+	}
+	if !b.seen || kl < b.kl {
+		b.seen, b.step, b.kl = true, step, kl
+		b.theta = append(b.theta[:0], theta...)
+		b.logits = logits // CellLogits allocates a new slice per call
+	}
+}
+
+// apply makes tr the best iterate when it beats the final one, and sets the gap.
+func (b *refBest) apply(tr *TrainedRun, truth []float64, k, steps int) {
+	final, _, _ := prob.GridKL(truth, prob.Softmax(tr.Logits), k)
+	tr.RefBestStep = int64(steps)
+	if b.seen && (b.kl < final || !(final == final)) {
+		tr.Logits, tr.Theta, tr.RefBestStep = b.logits, b.theta, int64(b.step)
+	} else {
+		b.kl = final
+	}
+	if b.thirdSeenAny {
+		tr.RefGap = max(0, b.klThird-min(b.kl, final))
+	}
 }
 
 // tvPool is the side of the coarse grid the buffer's distances are taken on: the
@@ -486,26 +566,69 @@ func noSplit(row *schemas.ResultRow) {
 	row.KLReference, row.KLReferenceExpected, row.KLMarginalReferenceExpected = nan, nan, nan
 }
 
-// CheckBoxMass checks that the box of a 2-D point holds mass of every task whose box
-// mass does not follow from the limits: moons and circles (one shape per σ, whatever
-// the seed) and the user's tasks (all of them; tasks is what --tasks_from holds). A
-// random gmm always has mass in a box of half-width MinBox or more.
-func CheckBoxMass(p Point, tasks []prob.Task2D, ids []int64) error {
+// CheckTasks2D refuses, before anything runs, a 2-D point whose exact truth cannot be
+// trusted on its grid (issue 19, points 1 and 2): every task of the point (the seeded
+// draws of its spec, or the user's tasks from --tasks_from) must
+//   - leave at most prob.MaxOutsideMass of its mass outside the box (exact JEM
+//     normalises on the box; a draw outside it makes its loss no likelihood), the
+//     message naming the mass outside and the box that would hold it;
+//   - be resolved by the evaluation grid: every component's sd at least
+//     prob.MinResolution cell widths, where the model's cell masses (prob.CellRule)
+//     agree with the exact ones to prob.MaxResolutionFloor nats, the message naming the
+//     --grid that would resolve it;
+//   - for exact jem and oracle, be resolved by the training grid likewise (the Riemann
+//     sum of Z on a shifted grid), naming the --train_grid that would.
+func CheckTasks2D(p Point, runSeed uint64, tasks []prob.Task2D, ids []int64) error {
 	if p.Task != TaskFile {
-		ids = []int64{0}
 		spec, err := prob.ParseTaskSpec(p.Task)
-		if err != nil || spec.Kind == "gmm" {
+		if err != nil {
 			return err
 		}
-		tasks = []prob.Task2D{spec.Draw(0)}
+		tasks, ids = make([]prob.Task2D, p.Tables), make([]int64, p.Tables)
+		for o := range p.Tables {
+			tasks[o], ids[o] = spec.Draw(tableSeed(runSeed, Table{Point: p, Ordinal: int64(o)})), int64(o)
+		}
 	}
 	g := p.evalGrid()
+	usesTrainGrid := p.TrainGrid > 0 && slices.ContainsFunc(p.Methods, isReference2D)
 	for i, t := range tasks {
-		if m := t.BoxMass(g); !(m > 1e-9) {
-			return fmt.Errorf("box: the box [−%g, %g]² holds %.3g of the mass of task %d (%s): use a larger --box", p.Box, p.Box, m, ids[i], t)
+		name := fmt.Sprintf("task %d (%s)", ids[i], t)
+		if out := t.OutsideMass(p.Box); out > prob.MaxOutsideMass {
+			return fmt.Errorf("box: %s puts %.3g of its mass outside the box [−%g, %g]² (at most %g allowed: exact JEM normalises on the box); --box=%g holds it",
+				name, out, p.Box, p.Box, prob.MaxOutsideMass, t.HoldingBox())
+		}
+		sd := t.MinSD()
+		if need := gridFor(sd, p.Box, 1); sd < prob.MinResolution*g.Step() {
+			return fmt.Errorf("grid: %s has a component of sd %.3g, narrower than the %d×%d grid over [−%g, %g]² resolves (sd ≥ %g cell widths of %.3g); %s",
+				name, sd, g.G, g.G, p.Box, p.Box, prob.MinResolution, g.Step(), gridAdvice("--grid", need, MaxGrid, p.Box))
+		}
+		if usesTrainGrid {
+			h := 2 * p.Box / float64(p.TrainGrid)
+			if need := gridFor(sd, p.Box, 4); sd < prob.MinResolution*h {
+				return fmt.Errorf("train_grid: %s has a component of sd %.3g, narrower than exact JEM's %d×%d training grid resolves (sd ≥ %g cell widths of %.3g); %s",
+					name, sd, p.TrainGrid, p.TrainGrid, prob.MinResolution, h, gridAdvice("--train_grid", need, MaxTrainGrid, p.Box))
+			}
 		}
 	}
 	return nil
+}
+
+// MaxTrainGrid is the largest training grid per side exact JEM accepts.
+const MaxTrainGrid = 256
+
+// gridFor is the least number of cells per side, a multiple of mult, whose cells over
+// [−box, box] are at most sd/prob.MinResolution wide.
+func gridFor(sd, box float64, mult int) int {
+	n := int(math.Ceil(2 * box * prob.MinResolution / sd))
+	return (n + mult - 1) / mult * mult
+}
+
+// gridAdvice names the grid that would resolve a task, or says none within the limit does.
+func gridAdvice(flag string, need, limit int, box float64) string {
+	if need <= limit {
+		return fmt.Sprintf("%s=%d resolves it", flag, need)
+	}
+	return fmt.Sprintf("that needs %s=%d, over the limit of %d: use a smaller --box than %g or wider components", flag, need, limit, box)
 }
 
 // other is the OOD task of --ood=other-task for the task of ordinal o: a further draw of

@@ -191,24 +191,77 @@ func TestBufferTV2D(t *testing.T) {
 	}
 }
 
-func TestCheckBoxMass(t *testing.T) {
-	p := point2D()
-	p.Resolve()
-	far, err := prob.NewMixture(7, []prob.Component{{Y: 0, Weight: 0.5, Mu0: 100, Mu1: 100, SD: 0.5}, {Y: 1, Weight: 0.5, Mu0: 100, Mu1: 101, SD: 0.5}})
-	if err != nil {
-		t.Fatal(err)
+// TestCheckTasks2D: a task is refused when the box cuts more than MaxOutsideMass of
+// it (naming the box that holds it), when the evaluation grid or exact JEM's training
+// grid cannot resolve its narrowest component (naming the grid that would), and
+// accepted otherwise; the defaults accept every default task.
+func TestCheckTasks2D(t *testing.T) {
+	mix := func(comps ...prob.Component) prob.Task2D {
+		task, err := prob.NewMixture(1, comps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return task
 	}
-	near, _ := prob.NewMixture(8, []prob.Component{{Y: 0, Weight: 0.5, SD: 0.5}, {Y: 1, Weight: 0.5, Mu0: 1, SD: 0.5}})
-	p.Task = TaskFile
-	if err := CheckBoxMass(p, []prob.Task2D{near, far}, []int64{8, 7}); err == nil || !strings.Contains(err.Error(), "task 7") {
-		t.Errorf("CheckBoxMass = %v, want task 7 named", err)
+	near := mix(prob.Component{Y: 0, Weight: 0.5, SD: 0.5}, prob.Component{Y: 1, Weight: 0.5, Mu0: 1, SD: 0.5})
+	cases := []struct {
+		name  string
+		set   func(p *Point)
+		tasks []prob.Task2D
+		want  []string // substrings of the error; nil: accepted
+	}{
+		{"near", nil, []prob.Task2D{near}, nil},
+		{"far", nil, []prob.Task2D{near, mix(prob.Component{Y: 0, Weight: 0.5, Mu0: 100, Mu1: 100, SD: 0.5}, prob.Component{Y: 1, Weight: 0.5, Mu0: 100, Mu1: 101, SD: 0.5})},
+			[]string{"task 1", "outside the box", "--box=10"}},
+		{"box-cuts-gmm", func(p *Point) { p.Box = 2 }, []prob.Task2D{mix(prob.Component{Y: 0, Weight: 0.5, Mu0: 1.5, SD: 0.5}, prob.Component{Y: 1, Weight: 0.5, SD: 0.5})},
+			[]string{"outside the box", "--box=4"}},
+		{"narrow", nil, []prob.Task2D{mix(prob.Component{Y: 0, Weight: 0.5, SD: 0.01}, prob.Component{Y: 1, Weight: 0.5, Mu0: 1, SD: 0.5})},
+			[]string{"grid:", "sd 0.01", "over the limit"}},
+		{"narrowish", nil, []prob.Task2D{mix(prob.Component{Y: 0, Weight: 0.5, SD: 0.2}, prob.Component{Y: 1, Weight: 0.5, Mu0: 1, SD: 0.5})},
+			[]string{"grid:", "--grid=35"}},
+		{"train-grid", func(p *Point) { p.GridCells, p.XValues, p.TrainGrid = 64, 64*64, 8 }, []prob.Task2D{mix(prob.Component{Y: 0, Weight: 0.5, SD: 0.2}, prob.Component{Y: 1, Weight: 0.5, Mu0: 1, SD: 0.5})},
+			[]string{"train_grid:", "--train_grid=36"}},
+		{"train-grid-unused", func(p *Point) {
+			p.GridCells, p.XValues, p.TrainGrid, p.Methods = 64, 64*64, 0, []string{MethodBaseline}
+		}, []prob.Task2D{mix(prob.Component{Y: 0, Weight: 0.5, SD: 0.2}, prob.Component{Y: 1, Weight: 0.5, Mu0: 1, SD: 0.5})}, nil},
 	}
-	if err := CheckBoxMass(p, []prob.Task2D{near}, []int64{8}); err != nil {
-		t.Errorf("CheckBoxMass = %v", err)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := point2D()
+			p.Box, p.TrainGrid = 7, 32
+			p.Resolve()
+			p.Task = TaskFile
+			if tc.set != nil {
+				tc.set(&p)
+			}
+			ids := make([]int64, len(tc.tasks))
+			for i := range ids {
+				ids[i] = int64(i)
+			}
+			err := CheckTasks2D(p, 1, tc.tasks, ids)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
 	}
-	p.Task = "moons:0.1"
-	if err := CheckBoxMass(p, nil, nil); err != nil {
-		t.Errorf("moons in the default box: %v", err)
+	for _, task := range []string{"gmm:3,2", "gmm:2,1", "gmm:8,4", "moons:0.1", "circles:0.1"} {
+		p := point2D()
+		p.Task, p.Box, p.GridCells, p.TrainGrid, p.Tables = task, DefaultBox, 64, 32, 200
+		p.Resolve()
+		if err := CheckTasks2D(p, 1, nil, nil); err != nil {
+			t.Errorf("%s with the defaults: %v", task, err)
+		}
 	}
 }
 

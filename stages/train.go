@@ -131,7 +131,7 @@ func (f *trainBlockFn) ProcessElement(ctx context.Context, b Block, emit func(Tr
 		for k, o := range outs {
 			r := idx[k]
 			out.Runs[r] = TrainedRun{Logits: o.Logits, Loss: o.Loss, Diverged: o.Diverged, TrainMS: perRun,
-				BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN()}
+				BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN()}
 			if o.AvgLogits != nil {
 				out.Runs[r].KLJointAveraged = prob.KL(b.dataset(p, r/m).Table.P, prob.Softmax(o.AvgLogits))
 			}

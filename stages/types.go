@@ -121,6 +121,11 @@ type TrainedRun struct {
 	// pcd and pcd-exact runs: the joint KL at the parameters averaged over the last 10%
 	// of the steps (Polyak averaging; NaN for other runs).
 	KLJointAveraged float64
+	// 2-D exact references (jem, oracle): the joint KL the steps after the first third
+	// gained, KL(best iterate of the first third) − KL(best iterate) ≥ 0 (the reference's
+	// own remaining gap; NaN for other runs), and the step of the best iterate.
+	RefGap      float64
+	RefBestStep int64
 }
 
 // ResultBlock is the result rows of a block's runs, in run-id order: the rows of the

@@ -169,7 +169,7 @@ type Grid struct {
 // defaultPoint holds the built-in defaults: the control pipeline's flag defaults.
 var defaultPoint = stages.Point{Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform",
 	Samples: 1000, Model: "linear", LR: 0.05, Steps: 300, PxWeight: 1,
-	Task: schemas.TaskTable, GridCells: 64, Box: 4, TrainGrid: 32,
+	Task: schemas.TaskTable, GridCells: 64, Box: stages.DefaultBox, TrainGrid: 32,
 	SGLDPreset: "official", SGLDLR: 1, SGLDSteps: 20, BufferSize: 10000, ReinitFreq: 0.05, ChainSteps: 5, Proposal: "uniform"}}
 
 var (

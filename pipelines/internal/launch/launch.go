@@ -132,7 +132,7 @@ func Prepare(ctx context.Context, cfg *Config) error {
 		p.Resolve()
 		err := p.Validate()
 		if err == nil && p.Is2D() {
-			err = stages.CheckBoxMass(*p, tasks, taskIDs)
+			err = stages.CheckTasks2D(*p, cfg.Options.Seed, tasks, taskIDs)
 		}
 		if err != nil {
 			if len(cfg.Points) > 1 {
