@@ -158,7 +158,7 @@ func evaluateRun(t Trained, refs *tableRefs) (schemas.ResultRow, Learned) {
 		TrainMS:       t.TrainMS,
 		DivergedStep:  t.Run.DivergedStep,
 		BufferInBox:   math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(),
-		RefGap:        math.NaN(), RefBestStep: t.Run.RefBestStep,
+		RefGap: math.NaN(), RefBestStep: t.Run.RefBestStep,
 	}
 	if t.Run.Logits != nil && !math.IsNaN(t.Run.RefGap) {
 		row.RefGap = t.Run.RefGap
