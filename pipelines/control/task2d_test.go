@@ -17,11 +17,11 @@ import (
 	"github.com/jemcheck/jemcheck/stages"
 )
 
-// tiny2D is a small 2-D run: 4 gmm:2,1 tasks on a 16×16 grid, every 2-D method, 80
+// tiny2D is a small 2-D run: 4 gmm:2,1 tasks on a 20×20 grid over [−5, 5]² (the least that resolves sd 0.3), every 2-D method, 80
 // steps, curves every 40 steps.
 func tiny2D(out string) launch.Config {
 	p := stages.Point{Grid: schemas.Grid{Samples: 300, Model: "mlp:8", LR: 0.01, Steps: 80, BatchSize: 32, PxWeight: 1,
-		Task: "gmm:2,1", GridCells: 16, Box: 4, TrainGrid: 8, SGLDPreset: "official", SGLDLR: 1, SGLDSteps: 5,
+		Task: "gmm:2,1", GridCells: 20, Box: 5, TrainGrid: 20, SGLDPreset: "official", SGLDLR: 1, SGLDSteps: 5,
 		BufferSize: 200, ReinitFreq: 0.05},
 		Tables: 4, Methods: []string{"baseline", "jem", "oracle", "sgld"}}
 	return launch.Config{
@@ -54,7 +54,7 @@ func TestControl2D(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := len(truth), 4*256*2; got != want {
+	if got, want := len(truth), 4*400*2; got != want {
 		t.Errorf("truth rows = %d, want %d", got, want)
 	}
 	sum := map[int64]float64{}
@@ -70,7 +70,7 @@ func TestControl2D(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := len(grid), 2*4*256*2; got != want {
+	if got, want := len(grid), 2*4*400*2; got != want {
 		t.Errorf("learned grid rows of block 0 = %d, want %d", got, want)
 	}
 	curves, err := schemas.ReadParquet[schemas.CurveRow](ctx, b, stages.CurvesPath(0, 0))
@@ -99,7 +99,7 @@ func TestControl2D(t *testing.T) {
 		t.Fatalf("results rows = %d, want %d", got, want)
 	}
 	for _, r := range rows {
-		if r.Task != "gmm:2,1" || r.XValues != 256 || r.Classes != 2 || r.GridCells != 16 {
+		if r.Task != "gmm:2,1" || r.XValues != 400 || r.Classes != 2 || r.GridCells != 20 {
 			t.Errorf("%s: grid columns %q %d×%d grid %d", r.RunID, r.Task, r.XValues, r.Classes, r.GridCells)
 		}
 		if r.Diverged {
