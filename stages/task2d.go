@@ -253,6 +253,7 @@ func (p Point) spec2D(m string, observe int) kernel.Spec2D {
 		s.Method, s.PxWeight = kernel.Baseline2D, 0
 	case MethodJEM, MethodOracle:
 		s.Method, s.TrainGrid, s.ShiftGrid = kernel.JEM2D, p.TrainGrid, true
+		s.Batch = refBatch(p.Samples)
 	case MethodSGLD:
 		s.Method, s.KeepBuffer = kernel.SGLD2D, true
 		s.SGLD = kernel.SGLDOptions{Steps: p.SGLDSteps, LR: float32(p.SGLDLR), Std: float32(p.SGLDNoise()),
@@ -442,6 +443,16 @@ func (f *trainBlockFn) train2D(ctx context.Context, p Point, b Block) (TrainedBl
 	}
 	return out, nil
 }
+
+// refBatch is an exact reference's minibatch: all N draws (rounded up to the kernel's
+// multiple of 16) up to RefMaxBatch, so that jem's gradient is the full data's and
+// the oracle's fresh draws as many.
+func refBatch(samples int) int {
+	return min(RefMaxBatch, (samples+kernel.VW-1)/kernel.VW*kernel.VW)
+}
+
+// RefMaxBatch is the largest minibatch of an exact reference.
+const RefMaxBatch = 2048
 
 // isReference2D says whether method m is one of the exact references of a 2-D point
 // (jem, oracle): trained with a shifted grid and kept at their best iterate.
