@@ -119,20 +119,16 @@ func f32(xs []float64) []float32 {
 func (e *taskEval) logPx(x0, x1 []float32) []float64 {
 	out := make([]float64, len(x0))
 	for i := range x0 {
-		s := 0.0
-		for y := range e.k {
-			s += prob.MixtureDensity(e.comps, float64(x0[i]), float64(x1[i]), y)
-		}
-		out[i] = math.Log(s)
+		out[i] = prob.MixtureLogDensity(e.comps, float64(x0[i]), float64(x1[i]), -1)
 	}
 	return out
 }
 
 // bayes is the Bayes classifier's class at a point.
 func (e *taskEval) bayes(x0, x1 float32) int32 {
-	best, arg := -1.0, int32(0)
+	best, arg := math.Inf(-1), int32(0)
 	for y := range e.k {
-		if d := prob.MixtureDensity(e.comps, float64(x0), float64(x1), y); d > best {
+		if d := prob.MixtureLogDensity(e.comps, float64(x0), float64(x1), y); d > best {
 			best, arg = d, int32(y)
 		}
 	}

@@ -374,6 +374,33 @@ func MixtureDensity(comps []Component, x0, x1 float64, y int) float64 {
 	return s
 }
 
+// MixtureLogDensity is log p(x, y) for y ≥ 0, or log p(x) = log Σ_y p(x, y) for y < 0,
+// summed in log space: a component whose term is below e^−60 of the largest so far is
+// skipped (far below float64's resolution of the sum), so no term underflows into the
+// slow subnormal range and a point far from every component keeps a finite log density.
+func MixtureLogDensity(comps []Component, x0, x1 float64, y int) float64 {
+	m, s := math.Inf(-1), 0.0
+	for _, c := range comps {
+		if y >= 0 && c.Y != y {
+			continue
+		}
+		d0, d1 := (x0-c.Mu0)/c.SD, (x1-c.Mu1)/c.SD
+		a := math.Log(c.Weight/(2*math.Pi*c.SD*c.SD)) - 0.5*(d0*d0+d1*d1)
+		switch {
+		case c.Weight == 0:
+		case a > m:
+			s = s*math.Exp(m-a) + 1
+			m = a
+		case a-m > -60:
+			s += math.Exp(a - m)
+		}
+	}
+	if s == 0 {
+		return math.Inf(-1)
+	}
+	return m + math.Log(s)
+}
+
 // Grid is the evaluation grid: G cells per side over [−Box, Box]².
 type Grid struct {
 	G   int

@@ -494,3 +494,26 @@ func TestGridAndKL(t *testing.T) {
 		t.Errorf("joint %v != marginal %v + conditional %v", j, m, c)
 	}
 }
+
+// TestMixtureLogDensity: the log-space sum equals the log of MixtureDensity where that
+// is finite, per class and over the classes, and stays finite far from every component.
+func TestMixtureLogDensity(t *testing.T) {
+	spec, _ := ParseTaskSpec("moons:0.1")
+	comps := spec.Draw(4).Components(0)
+	for _, pt := range [][2]float64{{0, 0}, {1.3, -0.2}, {-2, 1}, {4.5, 4.5}} {
+		tot := 0.0
+		for y := range 2 {
+			d := MixtureDensity(comps, pt[0], pt[1], y)
+			tot += d
+			if got := MixtureLogDensity(comps, pt[0], pt[1], y); d > 1e-280 && math.Abs(got-math.Log(d)) > 1e-9*math.Max(1, math.Abs(got)) {
+				t.Errorf("%v y=%d: %v, log density %v", pt, y, got, math.Log(d))
+			}
+		}
+		if got := MixtureLogDensity(comps, pt[0], pt[1], -1); math.Abs(got-math.Log(tot)) > 1e-9*math.Max(1, math.Abs(got)) {
+			t.Errorf("%v: log p(x) %v, want %v", pt, got, math.Log(tot))
+		}
+	}
+	if got := MixtureLogDensity(comps, 300, 300, -1); math.IsInf(got, 0) || math.IsNaN(got) {
+		t.Errorf("far point: %v", got)
+	}
+}
