@@ -117,8 +117,10 @@ func f32(xs []float64) []float32 {
 
 // logPx is the true log p(x) at the points.
 func (e *taskEval) logPx(x0, x1 []float32) []float64 {
+	kernel.ClearUpper()
 	out := make([]float64, len(x0))
 	for i := range x0 {
+		kernel.ClearUpper()
 		out[i] = prob.MixtureLogDensity(e.comps, float64(x0[i]), float64(x1[i]), -1)
 	}
 	return out
@@ -207,6 +209,7 @@ func promises2D(row *schemas.ResultRow, o Options, p Point, e *taskEval, theta [
 	row.AccPurified = accuracyAt(hidden, k, theta, px0, px1, e.inY)
 	bayes := make([]bool, len(px0))
 	for i := range px0 {
+		kernel.ClearUpper()
 		bayes[i] = e.bayes(px0[i], px1[i]) == e.inY[i]
 	}
 	row.AccBayesPurified = share(bayes)

@@ -321,6 +321,7 @@ func (s *taskSource) task(runSeed uint64, p Point, o int64) (prob.Task2D, int64,
 // truth2D is the task's joint on the point's grid, or an error when the box holds
 // (numerically) none of its mass.
 func truth2D(p Point, t prob.Task2D, id int64) ([]float64, error) {
+	kernel.ClearUpper()
 	g := p.evalGrid()
 	if m := t.BoxMass(g); !(m > 0) {
 		return nil, fmt.Errorf("task %d (%s): the box [−%g, %g]² holds %.3g of its mass; use a larger --box", id, t, p.Box, p.Box, m)

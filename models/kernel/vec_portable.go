@@ -39,3 +39,6 @@ func vSumP(dst, d []float32, out, P int) { gSumP(dst, d, out, P) }
 func vAdamFlat(theta, m, v, g []float32, lrT, epsT float32) {
 	gAdamFlat(theta, m, v, g, lrT, epsT)
 }
+
+// ClearUpper is a no-op in the portable build (see the vector build's).
+func ClearUpper() {}

@@ -18,6 +18,17 @@ var SIMD = archsimd.X86.AVX512()
 
 type f16 = archsimd.Float32x16
 
+// ClearUpper clears the AVX upper register state (VZEROUPPER) on this thread. Scalar
+// float64 code (math.Exp, math.Erfc, the compiler's SSE) runs ~100× slower while AVX-512
+// upper state is dirty (measured: 2M math.Exp in 2.2 s against 16 ms); every vector
+// primitive here clears it on return, and a caller about to run scalar-heavy code after
+// other libraries' AVX-512 assembly (parquet-go's) calls this first.
+func ClearUpper() {
+	if SIMD {
+		archsimd.ClearAVXUpperBits()
+	}
+}
+
 func ld(s []float32) f16     { return archsimd.LoadFloat32x16Slice(s) }
 func st(x f16, s []float32)  { x.StoreSlice(s) }
 func ldc(c *[VW]float32) f16 { return archsimd.LoadFloat32x16(c) }
@@ -93,6 +104,7 @@ func vAdd(dst, a, b []float32) {
 	for i := 0; i < len(dst); i += VW {
 		st(ld(a[i:]).Add(ld(b[i:])), dst[i:])
 	}
+	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
 
 func vSub(dst, a, b []float32) {
@@ -103,6 +115,7 @@ func vSub(dst, a, b []float32) {
 	for i := 0; i < len(dst); i += VW {
 		st(ld(a[i:]).Sub(ld(b[i:])), dst[i:])
 	}
+	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
 
 func vMul(dst, a, b []float32) {
@@ -113,6 +126,7 @@ func vMul(dst, a, b []float32) {
 	for i := 0; i < len(dst); i += VW {
 		st(ld(a[i:]).Mul(ld(b[i:])), dst[i:])
 	}
+	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
 
 func vScaleAdd(dst, a []float32, s float32, b []float32) {
@@ -124,6 +138,7 @@ func vScaleAdd(dst, a []float32, s float32, b []float32) {
 	for i := 0; i < len(dst); i += VW {
 		st(ld(a[i:]).Mul(sv).Add(ld(b[i:])), dst[i:])
 	}
+	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
 
 func vExp(dst, a []float32) {
@@ -134,6 +149,7 @@ func vExp(dst, a []float32) {
 	for i := 0; i < len(dst); i += VW {
 		st(exp16(ld(a[i:])), dst[i:])
 	}
+	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
 
 func vTanh(dst, a []float32) {
@@ -144,6 +160,7 @@ func vTanh(dst, a []float32) {
 	for i := 0; i < len(dst); i += VW {
 		st(tanh16(ld(a[i:])), dst[i:])
 	}
+	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
 
 // vLog is the portable loop in both builds: it only serves the once-per-run loss.
@@ -172,6 +189,7 @@ func vSoftmax(dst, src []float32, G, L int) {
 			st(ld(dst[g*L+c:]).Mul(r), dst[g*L+c:])
 		}
 	}
+	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
 
 func vRowSum(dst, src []float32, G, L int) {
@@ -186,6 +204,7 @@ func vRowSum(dst, src []float32, G, L int) {
 		}
 		st(s, dst[c:])
 	}
+	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
 
 func vGradCE(dst, s, c, rw []float32, K, L int) {
@@ -199,6 +218,7 @@ func vGradCE(dst, s, c, rw []float32, K, L int) {
 			st(ld(rw[k:]).Mul(ld(s[i:])).Sub(ld(c[i:])), dst[i:])
 		}
 	}
+	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
 
 func vGradMix(dst, s, q, c, rw, w []float32, K, L int) {
@@ -213,6 +233,7 @@ func vGradMix(dst, s, q, c, rw, w []float32, K, L int) {
 			st(ld(rw[k:]).Mul(ld(s[i:])).Add(wq).Sub(ld(c[i:])), dst[i:])
 		}
 	}
+	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
 
 func vMMForward(z, h, W, b []float32, X, in, out, L int) {
@@ -232,6 +253,7 @@ func vMMForward(z, h, W, b []float32, X, in, out, L int) {
 			}
 		}
 	}
+	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
 
 func vMMGradW(dW, h, d []float32, X, in, out, L int) {
@@ -250,6 +272,7 @@ func vMMGradW(dW, h, d []float32, X, in, out, L int) {
 			}
 		}
 	}
+	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
 
 func vMMBackTanh(dst, d, W, h []float32, X, in, out, L int) {
@@ -272,6 +295,7 @@ func vMMBackTanh(dst, d, W, h []float32, X, in, out, L int) {
 			}
 		}
 	}
+	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
 
 func vSumX(dst, d []float32, X, out, L int, weighted bool) {
@@ -295,6 +319,7 @@ func vSumX(dst, d []float32, X, out, L int, weighted bool) {
 			st(acc, dst[o*L+c:])
 		}
 	}
+	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
 
 func vAdam(theta, m, v, g, lrT []float32, epsT float32, L int) {
@@ -315,6 +340,7 @@ func vAdam(theta, m, v, g, lrT []float32, epsT float32, L int) {
 			st(ld(theta[i:]).Sub(step), theta[i:])
 		}
 	}
+	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
 
 func vGemmFwd(z, W, b, h []float32, in, out, P int) {
@@ -353,6 +379,7 @@ func vGemmFwd(z, W, b, h []float32, in, out, P int) {
 			st(a.Add(bo), z[o*P+p:])
 		}
 	}
+	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
 
 func vGemmBackIn(dh, W, d []float32, in, out, P int) {
@@ -391,6 +418,7 @@ func vGemmBackIn(dh, W, d []float32, in, out, P int) {
 			st(a, dh[i*P+p:])
 		}
 	}
+	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
 
 func vGemmGradW(dW, h, d []float32, in, out, P int) {
@@ -409,6 +437,7 @@ func vGemmGradW(dW, h, d []float32, in, out, P int) {
 			dW[i*out+o] += hsum(acc)
 		}
 	}
+	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
 
 func vMulOneMinusSq(dst, a, h []float32) {
@@ -421,6 +450,7 @@ func vMulOneMinusSq(dst, a, h []float32) {
 		hv := ld(h[i:])
 		st(ld(a[i:]).Mul(one.Sub(hv.Mul(hv))), dst[i:])
 	}
+	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
 
 func vSumP(dst, d []float32, out, P int) {
@@ -436,6 +466,7 @@ func vSumP(dst, d []float32, out, P int) {
 		}
 		dst[o] += hsum(acc)
 	}
+	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
 
 func vAdamFlat(theta, m, v, g []float32, lrT, epsT float32) {
@@ -452,6 +483,7 @@ func vAdamFlat(theta, m, v, g []float32, lrT, epsT float32) {
 		st(vi, v[i:])
 		st(ld(theta[i:]).Sub(lr.Mul(mi).Div(vi.Sqrt().Add(eps))), theta[i:])
 	}
+	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
 
 // hsum is reduce16 on a vector: (lo8 + hi8), then (lo4 + hi4), then (c0+c2) + (c1+c3).
