@@ -2,6 +2,7 @@ package schemas
 
 import (
 	"encoding/binary"
+	"math"
 	"strings"
 	"testing"
 
@@ -202,6 +203,33 @@ func taskFuzzSeeds(t testing.TB) []struct {
 	}
 }
 
+// checkTruth: a task the box holds (outside mass ≤ prob.MaxOutsideMass, what the
+// pipeline checks before it runs) has an exact truth on a coarse grid whose class
+// masses are its class weights to 1e-6, whatever its components' widths.
+func checkTruth(t *testing.T, id int64, task prob.Task2D, cs []prob.Component) {
+	box := task.HoldingBox()
+	if box > 1e4 || task.OutsideMass(box) > prob.MaxOutsideMass {
+		return
+	}
+	g := prob.Grid{G: 8, Box: box}
+	p := task.Truth(g)
+	mass := make([]float64, task.K)
+	for i, v := range p {
+		if !(v >= 0) {
+			t.Fatalf("task %d: truth cell %d is %v", id, i, v)
+		}
+		mass[i%task.K] += v
+	}
+	for _, c := range cs {
+		mass[c.Y] -= c.Weight
+	}
+	for y, d := range mass {
+		if math.Abs(d) > 1e-6 {
+			t.Fatalf("task %d: class %d's mass is off its weight by %g (box %g)", id, y, d, box)
+		}
+	}
+}
+
 // FuzzParseTasks feeds arbitrary bytes to ParseTasks as a CSV file (csv true) or a
 // Parquet file (csv false): it must return tasks or an error, never panic, hang or
 // exhaust memory, and the tasks it returns must be valid. Run it on demand with
@@ -242,6 +270,7 @@ func FuzzParseTasks(f *testing.F) {
 				t.Fatalf("task %d: got components that NewMixture refuses: %v", ids[i], err)
 			}
 			comps += len(cs)
+			checkTruth(t, ids[i], task, cs)
 		}
 		if int64(comps) > maxTasksRows {
 			t.Fatalf("got %d components, want at most the limit, %d", comps, maxTasksRows)
