@@ -129,3 +129,30 @@ func TotalVariation(p, q []float64) float64 {
 	}
 	return s / 2
 }
+
+// TVFloor is the expected total-variation distance between the histogram of n i.i.d.
+// draws from p and p itself: the sampling floor of a TV column (a perfect sampler's
+// n samples land there on average). Exact, from de Moivre's mean absolute deviation of
+// a binomial, E|X − np| = 2·k·C(n, k)·p^k·(1−p)^(n−k+1) with k = ⌊np⌋ + 1, summed over
+// the cells and halved: E TV = Σ_i E|X_i − n p_i| / (2n).
+func TVFloor(p []float64, n int) float64 {
+	if n < 1 {
+		panic(fmt.Sprintf("prob: TVFloor of %d draws", n))
+	}
+	s := 0.0
+	nf := float64(n)
+	for _, pi := range p {
+		if pi <= 0 || pi >= 1 {
+			continue
+		}
+		k := math.Floor(nf*pi) + 1
+		if k > nf {
+			continue
+		}
+		lc, _ := math.Lgamma(nf + 1)
+		lk, _ := math.Lgamma(k + 1)
+		lnk, _ := math.Lgamma(nf - k + 1)
+		s += 2 * k * math.Exp(lc-lk-lnk+k*math.Log(pi)+(nf-k+1)*math.Log1p(-pi))
+	}
+	return s / (2 * nf)
+}

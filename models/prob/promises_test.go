@@ -108,3 +108,48 @@ func TestOODCeiling(t *testing.T) {
 		}
 	}
 }
+
+// TestTVFloor: the exact expected TV of n draws' histogram against closed forms, and
+// against a simulation.
+func TestTVFloor(t *testing.T) {
+	cases := []struct {
+		name string
+		p    []float64
+		n    int
+		want float64
+	}{
+		// One draw from (½, ½): the histogram is (1, 0) or (0, 1), TV ½ always.
+		{"coin-one-draw", []float64{0.5, 0.5}, 1, 0.5},
+		// Two draws: TV 0 with probability ½ (one each), ½ otherwise.
+		{"coin-two-draws", []float64{0.5, 0.5}, 2, 0.25},
+		// One draw from (¼, ¾): TV is ¾ or ¼ with probabilities ¼ and ¾.
+		{"skewed-one-draw", []float64{0.25, 0.75}, 1, 0.25*0.75 + 0.75*0.25},
+		{"point-mass", []float64{1, 0}, 10, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := TVFloor(tc.p, tc.n); math.Abs(got-tc.want) > 1e-12 {
+				t.Errorf("TVFloor = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	p := []float64{0.5, 0.2, 0.2, 0.05, 0.05}
+	rng := NewRand(1)
+	const n, reps = 100, 20000
+	mean := 0.0
+	for range reps {
+		h := make([]float64, len(p))
+		for range n {
+			u, c := rng.Float64(), 0
+			for u > p[c] && c < len(p)-1 {
+				u -= p[c]
+				c++
+			}
+			h[c] += 1.0 / n
+		}
+		mean += TotalVariation(h, p) / reps
+	}
+	if got := TVFloor(p, n); math.Abs(got-mean) > 0.002 {
+		t.Errorf("TVFloor %v, simulated %v", got, mean)
+	}
+}
