@@ -607,8 +607,12 @@ func CheckTasks2D(p Point, runSeed uint64, tasks []prob.Task2D, ids []int64) err
 	for i, t := range tasks {
 		name := fmt.Sprintf("task %d (%s)", ids[i], t)
 		if out := t.OutsideMass(p.Box); out > prob.MaxOutsideMass {
-			return fmt.Errorf("box: %s puts %.3g of its mass outside the box [−%g, %g]² (at most %g allowed: exact JEM normalises on the box); --box=%g holds it",
-				name, out, p.Box, p.Box, prob.MaxOutsideMass, t.HoldingBox())
+			hold := 0.0 // the box that holds every task of the point
+			for _, u := range tasks {
+				hold = max(hold, u.HoldingBox())
+			}
+			return fmt.Errorf("box: %s puts %.3g of its mass outside the box [−%g, %g]² (at most %g allowed: exact JEM normalises on the box); --box=%g holds every task of the point",
+				name, out, p.Box, p.Box, prob.MaxOutsideMass, hold)
 		}
 		sd := t.MinSD()
 		if need := gridFor(sd, p.Box, 1); sd < prob.MinResolution*g.Step() {
