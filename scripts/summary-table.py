@@ -50,18 +50,18 @@ def mean(ms, key):
 
 
 def kl(summaries):
-    print("| task | method | runs (diverged) | joint KL mean (median) | marginal | conditional | accuracy (Bayes) | ms/step |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| task | method | runs (diverged) | joint KL mean (median) | marginal | conditional | accuracy (Bayes) | reference's remaining gap | ms/step |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for s in summaries:
         for p in s["points"]:
             steps = p["params"]["steps"]
             for m in p["methods"]:
                 j = m["kl_joint"]
                 ms = mean(m, "train_ms")
-                print("| %s | %s | %d (%d) | %s (%s) | %s | %s | %s (%s) | %s |" % (
+                print("| %s | %s | %d (%d) | %s (%s) | %s | %s | %s (%s) | %s | %s |" % (
                     point_name(p), method_name(p, m["method"]), m["runs"], m["diverged"], f(j.get("mean")), f(j.get("median")),
                     f(mean(m, "kl_marginal")), f(mean(m, "kl_conditional")), f(mean(m, "accuracy")), f(mean(m, "bayes_accuracy")),
-                    f(ms / steps if ms else None)))
+                    f(mean(m, "ref_gap")), f(ms / steps if ms else None)))
 
 
 def promises(summaries):

@@ -173,7 +173,7 @@ func run(T int, taskS, methodsS string, n, steps int, lr float32, batch int, hid
 		var sj, sm, sc, acc, inBox float64
 		div, ok := 0, 0
 		for i, r := range res {
-			lg, err := kernel.GridLogits(hidden, ts.K, r.Theta, g.G, g.Box)
+			lg, err := kernel.CellLogits(hidden, ts.K, r.Theta, g.G, g.Box)
 			if err != nil {
 				return err
 			}
