@@ -34,7 +34,8 @@ func tiny2D(out string) launch.Config {
 
 // TestControl2D: a 2-D run writes the truth, the learned grids, the curves, the
 // report's buffers and the samples, with one result row per task and method, the
-// promise columns filled and a decided sampler verdict.
+// promise columns filled, the references' gap and best step, and the sampler's
+// comparison in the verdict line (undecided: 4 tasks are below stages.MinTables).
 func TestControl2D(t *testing.T) {
 	ctx := context.Background()
 	out := "mem://control-2d"
@@ -125,7 +126,29 @@ func TestControl2D(t *testing.T) {
 		if r.AUROCTruePx < r.AUROCPx-0.1 {
 			t.Errorf("%s: AUROC %v far above the true density's %v", r.RunID, r.AUROCPx, r.AUROCTruePx)
 		}
+		ref := r.Method == stages.MethodJEM || r.Method == stages.MethodOracle
+		if ref != !math.IsNaN(r.RefGap) || (ref && (r.RefGap < 0 || r.RefBestStep < 1 || r.RefBestStep > 80)) {
+			t.Errorf("%s: ref_gap %v, ref_best_step %d (reference %v)", r.RunID, r.RefGap, r.RefBestStep, ref)
+		}
 	}
+	// The truth is each cell's mass: every task's classes carry their weights (a
+	// gmm:2,1 task's two components are its two classes, each its own weight).
+	for id, m := range classMass(truth) {
+		if s := m[0] + m[1]; math.Abs(s-1) > 1e-9 || m[0] <= 0 || m[1] <= 0 {
+			t.Errorf("task %d: class masses %v", id, m)
+		}
+	}
+}
+
+// classMass sums the truth rows by task and class.
+func classMass(rows []schemas.TruthRow) map[int64][2]float64 {
+	out := map[int64][2]float64{}
+	for _, r := range rows {
+		m := out[r.TaskID]
+		m[r.Y] += r.P
+		out[r.TaskID] = m
+	}
+	return out
 }
 
 // TestControl2DDeterministic: the same seed gives byte-identical files on a 2-D run.
