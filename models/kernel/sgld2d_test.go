@@ -558,3 +558,29 @@ func TestSpec2DValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestDecayScale: the learning rate's factor under Spec2D.Decay: constant before the
+// decay's share of the steps, then linear to 1/span at the last step.
+func TestDecayScale(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		decay       float32
+		steps, step int
+		want        float64
+	}{
+		{"off", 0, 100, 100, 1},
+		{"before", 0.5, 100, 10, 1},
+		{"at-start", 0.5, 100, 51, 1},
+		{"halfway", 0.5, 100, 76, 0.5},
+		{"last", 0.5, 100, 100, 0.02},
+		{"whole-run-first", 1, 10, 1, 1},
+		{"whole-run-last", 1, 10, 10, 0.1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Spec2D{Steps: tc.steps, Decay: tc.decay}
+			if got := s.decayScale(tc.step); math.Abs(got-tc.want) > 1e-12 {
+				t.Errorf("decayScale(%d) = %v, want %v", tc.step, got, tc.want)
+			}
+		})
+	}
+}
