@@ -288,3 +288,54 @@ func TestVerdictOf2D(t *testing.T) {
 		t.Errorf("marshal summary.json: %v", err)
 	}
 }
+
+// TestRefBest: the stopping rule keeps a reference's iterate of least grid KL, and its
+// gap is what the steps after the first third gained; a final iterate better than every
+// checkpoint is kept, and NaN checkpoints are never the best.
+func TestRefBest(t *testing.T) {
+	truth := []float64{0.25, 0.25, 0.25, 0.25} // 2 cells × 2 classes
+	logitsFor := func(kl float64) []float64 { // a q whose KL against the uniform truth is kl
+		// q = (a, b, b, b) with a chosen by bisection so that KL(truth‖q) = kl
+		lo, hi := 0.0, 20.0
+		for range 200 {
+			m := (lo + hi) / 2
+			q := prob.Softmax([]float64{m, 0, 0, 0})
+			if prob.KL(truth, q) < kl {
+				lo = m
+			} else {
+				hi = m
+			}
+		}
+		return []float64{lo, 0, 0, 0}
+	}
+	cases := []struct {
+		name     string
+		kls      []float64 // at steps 10, 20, …, 90
+		final    float64   // the KL of the last iterate (step 90)
+		wantKL   float64
+		wantStep int64
+		wantGap  float64
+	}{
+		{"improves-to-the-end", []float64{0.5, 0.4, 0.3, 0.2, 0.15, 0.1, 0.08, 0.06, 0.05}, 0.05, 0.05, 90, 0.25},
+		{"overfits", []float64{0.5, 0.2, 0.1, 0.12, 0.15, 0.2, 0.3, 0.4, 0.5}, 0.5, 0.1, 30, 0},
+		{"nan-checkpoint", []float64{0.5, math.NaN(), 0.3, 0.2, 0.22, 0.22, 0.22, 0.22, 0.25}, 0.25, 0.2, 40, 0.1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var b refBest
+			for i, kl := range tc.kls {
+				lg := []float64{math.NaN()}
+				if !math.IsNaN(kl) {
+					lg = logitsFor(kl)
+				}
+				b.observe(10*(i+1), 90, kl, []float32{float32(i)}, lg)
+			}
+			tr := TrainedRun{Logits: logitsFor(tc.final), Theta: []float32{-1}, RefGap: math.NaN()}
+			b.apply(&tr, truth, 2, 90)
+			kl, _, _ := prob.GridKL(truth, prob.Softmax(tr.Logits), 2)
+			if math.Abs(kl-tc.wantKL) > 1e-9 || tr.RefBestStep != tc.wantStep || math.Abs(tr.RefGap-tc.wantGap) > 1e-9 {
+				t.Errorf("kept KL %v at step %d with gap %v, want %v at %d with gap %v", kl, tr.RefBestStep, tr.RefGap, tc.wantKL, tc.wantStep, tc.wantGap)
+			}
+		})
+	}
+}
