@@ -294,7 +294,7 @@ func TestVerdictOf2D(t *testing.T) {
 // checkpoint is kept, and NaN checkpoints are never the best.
 func TestRefBest(t *testing.T) {
 	truth := []float64{0.25, 0.25, 0.25, 0.25} // 2 cells × 2 classes
-	logitsFor := func(kl float64) []float64 { // a q whose KL against the uniform truth is kl
+	logitsFor := func(kl float64) []float64 {  // a q whose KL against the uniform truth is kl
 		// q = (a, b, b, b) with a chosen by bisection so that KL(truth‖q) = kl
 		lo, hi := 0.0, 20.0
 		for range 200 {
