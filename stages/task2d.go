@@ -494,20 +494,20 @@ func (p Point) refEvery(evalEvery int) int {
 // run begin with the shorter run's (a constant learning rate), so the best iterate of
 // 3× the steps is never worse, and the gap says how much better it could be.
 type refBest struct {
-	seen         bool
-	step         int
-	kl, klThird  float64
-	theta        []float32
-	logits       []float64
-	thirdSeenAny bool
+	seen        bool
+	step        int
+	kl, klThird float64
+	theta       []float32
+	logits      []float64
+	thirdSeen   bool
 }
 
 func (b *refBest) observe(step, steps int, kl float64, theta []float32, logits []float64) {
 	if !(kl == kl) { // NaN: never the best
 		return
 	}
-	if 3*step <= steps && (!b.thirdSeenAny || kl < b.klThird) {
-		b.klThird, b.thirdSeenAny = kl, true
+	if 3*step <= steps && (!b.thirdSeen || kl < b.klThird) {
+		b.klThird, b.thirdSeen = kl, true
 	}
 	if !b.seen || kl < b.kl {
 		b.seen, b.step, b.kl = true, step, kl
@@ -525,7 +525,7 @@ func (b *refBest) apply(tr *TrainedRun, truth []float64, k, steps int) {
 	} else {
 		b.kl = final
 	}
-	if b.thirdSeenAny {
+	if b.thirdSeen {
 		tr.RefGap = max(0, b.klThird-min(b.kl, final))
 	}
 }
