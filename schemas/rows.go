@@ -1,5 +1,7 @@
 package schemas
 
+import "fmt"
+
 // TableRow is one cell of a true joint table p(x,y): the rows of tables.parquet.
 // A complete table has one row for every (x, y) with x in [0, X) and y in [0, K).
 type TableRow struct {
@@ -202,4 +204,20 @@ type CurveRow struct {
 	KLJoint       float64 `parquet:"kl_joint" json:"kl_joint"`
 	KLMarginal    float64 `parquet:"kl_marginal" json:"kl_marginal"`
 	KLConditional float64 `parquet:"kl_conditional" json:"kl_conditional"`
+}
+
+// ResultBlock is the result rows of a block's runs, in run-id order: the rows of the
+// table with ordinal First, then First+1, ... (the element Evaluate emits and
+// Aggregate combines).
+type ResultBlock struct {
+	PointID, Index, First int64
+	Rows                  []ResultRow
+}
+
+// RunID names a run: point, table ordinal (see Table) and method, e.g.
+// p0000-t0000003-jem. It uses the ordinal, not the user's table id, so every run id has
+// the same well-formed shape (no minus sign, no 19-digit ids) and run ids sort in table
+// order; the user's id is in the table_id column beside it.
+func RunID(pointID, ordinal int64, method string) string {
+	return fmt.Sprintf("p%04d-t%07d-%s", pointID, ordinal, method)
 }

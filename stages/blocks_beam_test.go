@@ -11,7 +11,11 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
+	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/tasks"
+	"github.com/jemcheck/jemcheck/verdict"
+	"github.com/jemcheck/jemcheck/verdict/verdicttest"
 )
 
 func TestMain(m *testing.M) { ptest.MainWithDefault(m, "prism") }
@@ -83,12 +87,12 @@ func rowOKFn(r schemas.ResultRow) bool {
 func TestBlockComposites(t *testing.T) {
 	p0, p1 := point(), point()
 	p0.Tables, p0.Steps, p0.Samples = 5, 30, 100
-	p1.ID, p1.Tables, p1.Steps, p1.Samples, p1.Methods = 1, 2, 30, 50, []string{MethodBaseline, MethodJEM}
+	p1.ID, p1.Tables, p1.Steps, p1.Samples, p1.Methods = 1, 2, 30, 50, []string{methods.Baseline, methods.JEM}
 	points := []Point{p0, p1}
 	opts := Options{Seed: 4, Out: "mem://blocks", TrainBatch: 6}
 
 	p, s := beam.NewPipelineWithRoot()
-	refs := beam.CreateList(s, BlockRefs(points, opts.TrainBatch))
+	refs := beam.CreateList(s, tasks.BlockRefs(points, opts.TrainBatch))
 	blocks := GenerateTables(s, opts, points, refs)
 	passert.Equals(s, beam.ParDo(s, blockShapeFn, blocks),
 		"p0 b0 first 0: 2 tables, 8 cells, 0 draws", "p0 b1 first 2: 2 tables, 8 cells, 0 draws",
@@ -119,15 +123,15 @@ func TestBlockComposites(t *testing.T) {
 
 func fmtShape(format string, args ...any) string { return fmt.Sprintf(format, args...) }
 
-// TestAggregateFolded runs Aggregate on prism with every block folded (exactMaxTables
+// TestAggregateFolded runs Aggregate on prism with every block folded (verdict.ExactMaxTables
 // = 0): the accumulators cross the runner's coder and merge in its order, and the
 // summary equals the one combined in process.
 func TestAggregateFolded(t *testing.T) {
-	old := exactMaxTables
-	exactMaxTables = 0
-	defer func() { exactMaxTables = old }()
-	rows := randomRows(600, 11)
-	m := len(AllMethods)
+	old := verdict.ExactMaxTables
+	verdict.ExactMaxTables = 0
+	defer func() { verdict.ExactMaxTables = old }()
+	rows := verdicttest.RandomRows(600, 11)
+	m := len(methods.Names())
 	var blocks []ResultBlock
 	for i := 0; i*50*m < len(rows); i++ {
 		blocks = append(blocks, ResultBlock{Index: int64(i), First: int64(50 * i), Rows: rows[i*50*m : min(len(rows), (i+1)*50*m)]})
@@ -137,8 +141,8 @@ func TestAggregateFolded(t *testing.T) {
 		acc.Add(b)
 	}
 	pt := point()
-	pt.Grid = gridOfRows(rows)
-	want, err := json.Marshal(summaryOf([]schemas.PointSummary{acc.Summary(pt.Grid, 1, DefaultThresholds())}, 1))
+	pt.Grid = verdict.GridOfRows(rows)
+	want, err := json.Marshal(verdict.SummaryOf([]schemas.PointSummary{acc.Summary(pt.Grid, verdict.Tables, 1, DefaultThresholds())}, 1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,9 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages/render"
 	"github.com/jemcheck/jemcheck/storage"
+	"github.com/jemcheck/jemcheck/tasks"
 )
 
 // idRun is what one run of the stages on a tables file produced.
@@ -56,15 +58,15 @@ func runStages(t *testing.T, ids []int64) idRun {
 	// Two tables per block (6 runs of 3 methods): three blocks, so three sample files,
 	// for five tables.
 	opts := Options{Seed: 3, Out: out, TablesFrom: tablesFrom, TrainBatch: 6, WriteSamples: true, ReportTables: 2}
-	pt := Point{Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "onehot", Generator: GeneratorFile, Samples: 1 << 10, Model: "linear", LR: 0.05, Steps: 20, PxWeight: 1}, Tables: len(ids), Methods: []string{MethodBaseline, MethodJEM, MethodOracle}}
+	pt := Point{Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "onehot", Generator: tasks.GeneratorFile, Samples: 1 << 10, Model: "linear", LR: 0.05, Steps: 20, PxWeight: 1}, Tables: len(ids), Methods: []string{methods.Baseline, methods.JEM, methods.Oracle}}
 	points := []Point{pt}
 
 	var blocks []Block
-	gen := &generateTablesFn{Seed: opts.Seed, TablesFrom: opts.TablesFrom, TrainBatch: opts.TrainBatch, Points: points}
+	gen := &generateTablesFn{Sources: Sources{Options: opts, Points: points}}
 	if err := gen.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, ref := range BlockRefs(points, opts.TrainBatch) {
+	for _, ref := range tasks.BlockRefs(points, opts.TrainBatch) {
 		if err := gen.ProcessElement(ctx, ref, func(b Block) { blocks = append(blocks, b) }); err != nil {
 			t.Fatal(err)
 		}
@@ -72,14 +74,14 @@ func runStages(t *testing.T, ids []int64) idRun {
 	var run idRun
 	for _, b := range blocks {
 		for i, id := range b.IDs {
-			if o := b.table(pt, i).Ordinal; o != int64(len(run.ids)) {
+			if o := b.Table(pt, i).Ordinal; o != int64(len(run.ids)) {
 				t.Fatalf("table %d (id %d) has ordinal %d", len(run.ids), id, o)
 			}
 			run.ids = append(run.ids, id)
 		}
 	}
 
-	sample := &sampleDatasetsFn{OutBucket: OutBucket{Out: opts.Out}, Seed: opts.Seed, Points: points}
+	sample := &sampleDatasetsFn{OutBucket: OutBucket{Out: opts.Out}, Sources: Sources{Options: opts, Points: points}}
 	if err := sample.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -119,12 +121,12 @@ func runStages(t *testing.T, ids []int64) idRun {
 		t.Errorf("%d sample files, want 3", len(entries))
 	}
 
-	train := &trainBlockFn{Seed: opts.Seed, Backend: opts.Backend, Points: points}
+	train := &trainBlockFn{Sources: Sources{Options: opts, Points: points}}
 	if err := train.Setup(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	defer train.Teardown()
-	eval := &evaluateFn{Points: points, Options: opts}
+	eval := &evaluateFn{Sources: Sources{Options: opts, Points: points}}
 	if err := eval.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -237,70 +239,10 @@ func TestTableIDs(t *testing.T) {
 
 func TestRunIDWellFormed(t *testing.T) {
 	for _, o := range []int64{0, 5, 9999999} {
-		id := RunID(3, o, MethodJEM)
+		id := schemas.RunID(3, o, methods.JEM)
 		if strings.Contains(id, "-t-") || len(id) != len("p0003-t0000000-jem") {
-			t.Errorf("RunID(3, %d) = %q", o, id)
+			t.Errorf("schemas.RunID(3, %d) = %q", o, id)
 		}
-	}
-}
-
-func TestSatMul(t *testing.T) {
-	tests := []struct {
-		name    string
-		a, b    int64
-		want    int64
-		wantAdd int64
-	}{
-		{"small", 10, 1000, 10000, 1010},
-		{"zero", 0, math.MaxInt64, 0, math.MaxInt64},
-		{"max times one", 1, math.MaxInt64, math.MaxInt64, math.MaxInt64},
-		{"overflow", 10, math.MaxInt64, math.MaxInt64, math.MaxInt64},
-		{"just over", 1 << 32, 1 << 31, math.MaxInt64, 1<<32 + 1<<31},
-		{"just under", 1 << 31, 1<<32 - 1, 1<<63 - 1<<31, 1<<32 + 1<<31 - 1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := SatMul(tt.a, tt.b); got != tt.want {
-				t.Errorf("SatMul(%d, %d) = %d, want %d", tt.a, tt.b, got, tt.want)
-			}
-			if got := SatAdd(tt.a, tt.b); got != tt.wantAdd {
-				t.Errorf("SatAdd(%d, %d) = %d, want %d", tt.a, tt.b, got, tt.wantAdd)
-			}
-		})
-	}
-}
-
-// TestDivergedRow: the flags the results/ files get (EvaluateRun, which also feeds the
-// console's counts): diverged when the trainer flagged the run; nonfinite when it did
-// not but the run's logits or KL are not finite.
-func TestDivergedRow(t *testing.T) {
-	p := []float64{0.1, 0.2, 0.3, 0.4}
-	tests := []struct {
-		name                string
-		logits              []float64
-		trainer             bool
-		diverged, nonfinite bool
-	}{
-		{"fine", []float64{0, 0.1, 0.2, 0.3}, false, false, false},
-		{"trainer flagged", []float64{0, 0.1, 0.2, 0.3}, true, true, false},
-		{"trainer flagged, nan logits", []float64{0, math.NaN(), 0, 0}, true, true, false},
-		{"nan logits", []float64{0, math.NaN(), 0, 0}, false, false, true},
-		{"inf logits", []float64{0, math.Inf(1), 0, 0}, false, false, true},
-		{"q underflows where p > 0", []float64{0, 0, 0, -1e4}, false, false, true},
-		{"huge but finite", []float64{700, 700, 700, 700}, false, false, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			d := Dataset{Table: Table{Point: point(), ID: -7, Ordinal: 2, P: p}, Counts: []int64{100, 200, 300, 400}}
-			tr := Trained{Job: Job{Dataset: d, Method: MethodBaseline, RunID: RunID(0, 2, MethodBaseline)}, Logits: tt.logits, Diverged: tt.trainer}
-			row, l := EvaluateRun(tr)
-			if row.Diverged != tt.diverged || row.Nonfinite != tt.nonfinite {
-				t.Errorf("row.diverged, nonfinite = %v, %v, want %v, %v", row.Diverged, row.Nonfinite, tt.diverged, tt.nonfinite)
-			}
-			if row.TableID != -7 || l.TableID != -7 || l.Ordinal != 2 {
-				t.Errorf("row table_id %d, learned table_id %d ordinal %d", row.TableID, l.TableID, l.Ordinal)
-			}
-		})
 	}
 }
 
@@ -318,8 +260,8 @@ func TestFirstTablesByOrdinal(t *testing.T) {
 			f := &firstTablesFn{N: 2}
 			var kept []Learned
 			for o, id := range tt.ids {
-				for _, m := range []string{MethodBaseline, MethodJEM} {
-					l := Learned{RunID: RunID(0, int64(o), m), TableID: id, Ordinal: int64(o), Method: m, X: 1, K: 2,
+				for _, m := range []string{methods.Baseline, methods.JEM} {
+					l := Learned{RunID: schemas.RunID(0, int64(o), m), TableID: id, Ordinal: int64(o), Method: m, X: 1, K: 2,
 						Q: []float64{.5, .5}, P: []float64{.5, .5}}
 					f.ProcessElement(LearnedBlock{Runs: []Learned{l}}, func(l Learned) { kept = append(kept, l) })
 				}

@@ -171,7 +171,7 @@ func triples(iter func(*Learned) bool) ([]render.Triple, []render.Task2D, []rend
 			}
 			if len(l.Frames) > 0 {
 				if t.Frames == nil {
-					t.Frames, t.FrameSteps = map[string][][]float32{}, FrameSteps
+					t.Frames, t.FrameSteps = map[string][][]float32{}, l.FrameSteps
 				}
 				t.Frames[l.Method] = l.Frames
 			}

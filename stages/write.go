@@ -3,14 +3,15 @@ package stages
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
-	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/tasks"
 )
 
 func init() {
@@ -22,24 +23,6 @@ func init() {
 	register.DoFn3x1[context.Context, LearnedBlock, func(string), error](&writeLearnedFn{})
 }
 
-// TablesPath is where a point's true tables go: tables.parquet for single-point runs,
-// tables/point-NNNN.parquet when a sweep has several points.
-func TablesPath(pointID int64, multiPoint bool) string {
-	if !multiPoint {
-		return "tables.parquet"
-	}
-	return fmt.Sprintf("tables/point-%04d.parquet", pointID)
-}
-
-// TruthPath is where a 2-D point's truth on the grid goes: truth.parquet for
-// single-point runs, truth/point-NNNN.parquet when a sweep has several points.
-func TruthPath(pointID int64, multiPoint bool) string {
-	if !multiPoint {
-		return "truth.parquet"
-	}
-	return fmt.Sprintf("truth/point-%04d.parquet", pointID)
-}
-
 // WriteTables writes the true tables of every point as Parquet (columns table_id, x,
 // y, p; sorted by table_id, x, y), one file per point; for a 2-D point the truth on
 // its grid (truth.parquet: task_id, cell, x0, x1, y, p).
@@ -48,19 +31,34 @@ func TruthPath(pointID int64, multiPoint bool) string {
 func WriteTables(s beam.Scope, opts Options, points []Point, blocks beam.PCollection) beam.PCollection {
 	s = s.Scope("stages.WriteTables")
 	grouped := beam.GroupByKey(s, beam.ParDo(s, blockPointKeyFn, blocks))
-	return beam.ParDo(s, &writeTablesFn{OutBucket: OutBucket{Out: opts.Out}, MultiPoint: len(points) > 1, Points: points}, grouped)
+	return beam.ParDo(s, &writeTablesFn{OutBucket: OutBucket{Out: opts.Out}, Sources: Sources{Options: opts, Points: points},
+		MultiPoint: len(points) > 1}, grouped)
 }
 
 func blockPointKeyFn(b Block) (int64, Block) { return b.PointID, b }
 
 type writeTablesFn struct {
 	OutBucket
+	Sources
 	MultiPoint bool
-	Points     []Point
+}
+
+func (f *writeTablesFn) Setup(ctx context.Context) error {
+	if err := f.Sources.Setup(ctx); err != nil {
+		return fmt.Errorf("write tables: %w", err)
+	}
+	return f.OutBucket.Setup(ctx)
+}
+
+func (f *writeTablesFn) Teardown() error {
+	return errors.Join(f.Sources.Teardown(), f.OutBucket.Teardown())
 }
 
 func (f *writeTablesFn) ProcessElement(ctx context.Context, point int64, iter func(*Block) bool, emit func(string)) error {
-	p := pointsByID(f.Points)[point]
+	p, src, err := f.source(point)
+	if err != nil {
+		return fmt.Errorf("write tables: %w", err)
+	}
 	var blocks []Block
 	var b Block
 	n := 0
@@ -71,58 +69,11 @@ func (f *writeTablesFn) ProcessElement(ctx context.Context, point int64, iter fu
 	// A point's blocks are consecutive ordinal ranges and ordinals follow the ids: in
 	// block order the tables are in id order. The rows are streamed a block at a time.
 	slices.SortFunc(blocks, func(a, b Block) int { return cmp.Compare(a.First, b.First) })
-	if p.Is2D() {
-		return f.writeTruth(ctx, p, blocks, n, emit)
-	}
-	key := TablesPath(point, f.MultiPoint)
-	err := schemas.WriteParquetStream(ctx, f.bucket, key, func(write func([]schemas.TableRow) error) error {
-		for _, b := range blocks {
-			ts := make([]prob.Table, b.Len())
-			for i := range ts {
-				t := b.table(p, i)
-				ts[i] = prob.Table{ID: t.ID, X: p.XValues, K: p.Classes, P: t.P}
-			}
-			if err := write(schemas.TableRows(ts)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	key, err := src.WriteTruth(ctx, f.bucket, blocks, f.MultiPoint)
 	if err != nil {
-		return fmt.Errorf("write tables of point %d: %w", point, err)
+		return fmt.Errorf("write the truth of point %d: %w", p.ID, err)
 	}
-	progress(ctx, "write: %d tables -> %s", n, key)
-	emit(key)
-	return nil
-}
-
-// writeTruth writes a 2-D point's truth on its grid, task by task in ordinal order.
-func (f *writeTablesFn) writeTruth(ctx context.Context, p Point, blocks []Block, n int, emit func(string)) error {
-	key := TruthPath(p.ID, f.MultiPoint)
-	g, k := p.evalGrid(), p.Classes
-	err := schemas.WriteParquetStream(ctx, f.bucket, key, func(write func([]schemas.TruthRow) error) error {
-		rows := make([]schemas.TruthRow, 0, p.XValues*k)
-		for _, b := range blocks {
-			for i := range b.Len() {
-				t := b.table(p, i)
-				rows = rows[:0]
-				for c := range g.Cells() {
-					x0, x1 := g.Centre(c/g.G), g.Centre(c%g.G)
-					for y := range k {
-						rows = append(rows, schemas.TruthRow{TaskID: t.ID, Cell: int64(c), X0: x0, X1: x1, Y: int64(y), P: t.P[c*k+y]})
-					}
-				}
-				if err := write(rows); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("write truth of point %d: %w", p.ID, err)
-	}
-	progress(ctx, "write: %d tasks' truth -> %s", n, key)
+	progress(ctx, "write: %d %s -> %s", n, tasks.MustOf(p.Task).Noun(), key)
 	emit(key)
 	return nil
 }

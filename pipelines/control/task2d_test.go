@@ -11,10 +11,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
 	"github.com/jemcheck/jemcheck/pipelines/internal/launchtest"
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages"
+	"github.com/jemcheck/jemcheck/tasks"
 )
 
 // tiny2D is a small 2-D run: 4 gmm:2,1 tasks on a 20×20 grid over [−5, 5]² (the least that resolves sd 0.3), every 2-D method, 80
@@ -27,7 +29,7 @@ func tiny2D(out string) launch.Config {
 	return launch.Config{
 		Pipeline: "control", Runner: "prism",
 		Options: stages.Options{Seed: 3, Out: out, TrainBatch: 8, WriteSamples: true, ReportTables: 1, EvalEvery: 40,
-			OOD: stages.OODUniform, AttackEps: 0.3, PurifySteps: 5, PurifyLR: 0.01, Thresholds: stages.DefaultThresholds()},
+			OOD: tasks.OODUniform, AttackEps: 0.3, PurifySteps: 5, PurifyLR: 0.01, Thresholds: stages.DefaultThresholds()},
 		Points: []stages.Point{p},
 	}
 }
@@ -35,7 +37,7 @@ func tiny2D(out string) launch.Config {
 // TestControl2D: a 2-D run writes the truth, the learned grids, the curves, the
 // report's buffers and the samples, with one result row per task and method, the
 // promise columns filled, the references' gap and best step, and the sampler's
-// comparison in the verdict line (undecided: 4 tasks are below stages.MinTables).
+// comparison in the verdict line (undecided: 4 tasks are below verdict.MinTables).
 func TestControl2D(t *testing.T) {
 	ctx := context.Background()
 	out := "mem://control-2d"
@@ -116,7 +118,7 @@ func TestControl2D(t *testing.T) {
 		if !math.IsNaN(r.Floor) || !math.IsNaN(r.KLReferenceExpected) {
 			t.Errorf("%s: a 2-D row has a floor %v or a reference %v", r.RunID, r.Floor, r.KLReferenceExpected)
 		}
-		sampler := r.Method == stages.MethodSGLD
+		sampler := r.Method == methods.SGLD
 		if sampler == math.IsNaN(r.BufferTVTruth) {
 			t.Errorf("%s: buffer_tv_truth %v", r.RunID, r.BufferTVTruth)
 		}
@@ -126,7 +128,7 @@ func TestControl2D(t *testing.T) {
 		if r.AUROCTruePx < r.AUROCPx-0.1 {
 			t.Errorf("%s: AUROC %v far above the true density's %v", r.RunID, r.AUROCPx, r.AUROCTruePx)
 		}
-		ref := r.Method == stages.MethodJEM || r.Method == stages.MethodOracle
+		ref := r.Method == methods.JEM || r.Method == methods.Oracle
 		if ref != !math.IsNaN(r.RefGap) || (ref && (r.RefGap < 0 || r.RefBestStep < 1 || r.RefBestStep > 80)) {
 			t.Errorf("%s: ref_gap %v, ref_best_step %d (reference %v)", r.RunID, r.RefGap, r.RefBestStep, ref)
 		}
@@ -245,7 +247,7 @@ func TestTasksFrom(t *testing.T) {
 	ids := map[int64]bool{}
 	for _, r := range rows {
 		ids[r.TableID] = true
-		if r.Task != stages.TaskFile {
+		if r.Task != "file" {
 			t.Errorf("%s: task %q, want file", r.RunID, r.Task)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/jemcheck/jemcheck/pipelines/internal/launchtest"
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages"
+	"github.com/jemcheck/jemcheck/verdict"
 )
 
 func TestMain(m *testing.M) { launchtest.Main(m, "regress", main) }
@@ -46,11 +47,11 @@ func TestRegressVerdict(t *testing.T) {
 	}{
 		{"defaults hold", func(p *stages.Point) {}, true, ""},
 		{"N=30 converged holds", func(p *stages.Point) { p.Samples, p.Steps, p.Tables = 30, 10000, 1000 }, true, ""},
-		{"100 steps fail", func(p *stages.Point) { p.Steps, p.Tables = 100, 1000 }, false, stages.CauseSteps},
-		{"px weight 0.1 fails", func(p *stages.Point) { p.PxWeight = 0.1 }, false, stages.CausePxWeight},
-		{"px weight 0 fails", func(p *stages.Point) { p.PxWeight, p.Tables = 0, 500 }, false, stages.CausePxWeight},
-		{"minibatch noise fails", func(p *stages.Point) { p.BatchSize, p.Tables = 32, 500 }, false, stages.CauseMinibatch},
-		{"scalar 4x3 fails on the family", func(p *stages.Point) { p.XValues, p.Classes, p.Tables = 4, 3, 500 }, false, stages.CauseModelFamily},
+		{"100 steps fail", func(p *stages.Point) { p.Steps, p.Tables = 100, 1000 }, false, verdict.CauseSteps},
+		{"px weight 0.1 fails", func(p *stages.Point) { p.PxWeight = 0.1 }, false, verdict.CausePxWeight},
+		{"px weight 0 fails", func(p *stages.Point) { p.PxWeight, p.Tables = 0, 500 }, false, verdict.CausePxWeight},
+		{"minibatch noise fails", func(p *stages.Point) { p.BatchSize, p.Tables = 32, 500 }, false, verdict.CauseMinibatch},
+		{"scalar 4x3 fails on the family", func(p *stages.Point) { p.XValues, p.Classes, p.Tables = 4, 3, 500 }, false, verdict.CauseModelFamily},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

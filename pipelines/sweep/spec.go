@@ -82,17 +82,20 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models"
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages"
 	"github.com/jemcheck/jemcheck/storage"
+	"github.com/jemcheck/jemcheck/tasks"
+	"github.com/jemcheck/jemcheck/tasks/plane"
 )
 
 // Limits of a sweep (the same as the stages' limits on a distributed run).
 const (
-	MaxPoints      = stages.MaxPoints // grid points per sweep
-	MaxTotalTables = stages.MaxTables // tables × points
+	MaxPoints      = tasks.MaxPoints // grid points per sweep
+	MaxTotalTables = tasks.MaxTables // tables × points
 	maxSpecBytes   = 1 << 20
 )
 
@@ -169,7 +172,7 @@ type Grid struct {
 // defaultPoint holds the built-in defaults: the control pipeline's flag defaults.
 var defaultPoint = stages.Point{Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform",
 	Samples: 1000, Model: "linear", LR: 0.05, Steps: 300, PxWeight: 1,
-	Task: schemas.TaskTable, GridCells: 64, Box: stages.DefaultBox, TrainGrid: 32,
+	Task: schemas.TaskTable, GridCells: 64, Box: plane.DefaultBox, TrainGrid: 32,
 	SGLDPreset: "official", SGLDLR: 1, SGLDSteps: 20, BufferSize: 10000, ReinitFreq: 0.05, ChainSteps: 5, Proposal: "uniform"}}
 
 var (
@@ -253,7 +256,7 @@ func (m *Methods) UnmarshalYAML(n *yaml.Node) error {
 			return err
 		}
 	}
-	ms, err := stages.ParseMethods(strings.Join(list, ","))
+	ms, err := methods.Parse(strings.Join(list, ","))
 	if err != nil {
 		return typeError(n, "methods: %v", err)
 	}
@@ -560,13 +563,16 @@ func (s *Spec) Points() ([]stages.Point, error) {
 			_, _ = a.set(&p, idx[i]) // checked above
 			desc[i] = a.name + "=" + vals[i][idx[i]]
 		}
-		if len(p.Methods) == 0 { // the default: baseline, jem and oracle, and on 2-D tasks sgld
-			p.Methods = []string{stages.MethodBaseline, stages.MethodJEM, stages.MethodOracle}
-			if p.Is2D() {
-				p.Methods = append(p.Methods, stages.MethodSGLD)
-			}
+		if len(p.Methods) == 0 { // the default: baseline, jem and oracle, and the kind's (on 2-D tasks sgld)
+			p.Methods = []string{methods.Baseline, methods.JEM, methods.Oracle}
 		}
-		p.ApplyTaskDefaults(func(name string) bool {
+		p.Defaults(func(name string) bool {
+			switch name {
+			case "tables": // the spec's own field
+				return true
+			case "methods":
+				return len(base.Methods) > 0
+			}
 			i := slices.IndexFunc(axes, func(a axis) bool { return a.name == name })
 			return i >= 0 && axes[i].used()
 		})
@@ -585,7 +591,7 @@ func (s *Spec) Points() ([]stages.Point, error) {
 			idx[i] = 0
 		}
 	}
-	if err := stages.CheckGrid(points); err != nil {
+	if err := tasks.CheckGrid(points); err != nil {
 		return nil, fmt.Errorf("grid: %w", err)
 	}
 	return points, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages"
 	"github.com/jemcheck/jemcheck/storage"
+	"github.com/jemcheck/jemcheck/tasks"
 )
 
 // exampleSpecs are the sweeps/ specs (the README's examples).
@@ -475,7 +476,7 @@ func TestSpecLimitsAgainstRunner(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ps := mustPoints(t, mustParse(t, tt.spec))
-			opts := stages.Options{Out: "mem://x", TrainBatch: stages.DefaultTrainBatch, WriteSamples: true, Thresholds: stages.DefaultThresholds()}
+			opts := stages.Options{Out: "mem://x", TrainBatch: tasks.DefaultTrainBatch, WriteSamples: true, Thresholds: stages.DefaultThresholds()}
 			for _, c := range []struct {
 				local bool
 				want  string

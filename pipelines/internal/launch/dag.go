@@ -4,6 +4,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/jemcheck/jemcheck/stages"
+	"github.com/jemcheck/jemcheck/tasks"
 )
 
 // Experiment is the DAG every pipeline runs over its grid points:
@@ -21,7 +22,7 @@ import (
 func Experiment(s beam.Scope, cfg *Config, title string) (summary beam.PCollection, written []beam.PCollection) {
 	o := cfg.StageOptions()
 	points := cfg.Points
-	tables := stages.GenerateTables(s, o, points, Source(s, stages.BlockRefs(points, o.TrainBatch)))
+	tables := stages.GenerateTables(s, o, points, Source(s, tasks.BlockRefs(points, o.TrainBatch)))
 	wroteTables := stages.WriteTables(s, o, points, tables)
 	datasets := stages.SampleDatasets(s, o, points, tables)
 	trained := stages.Train(s, o, points, datasets)

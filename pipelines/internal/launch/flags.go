@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strings"
 
+	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages"
+	"github.com/jemcheck/jemcheck/tasks"
+	"github.com/jemcheck/jemcheck/tasks/plane"
 )
 
 // Flags are the experiment flags the control and regress commands share. Mains
@@ -53,7 +55,7 @@ func RegisterFlags(fs *flag.FlagSet, d Defaults) *Flags {
 		OptionFlags: RegisterOptionFlags(fs, d.Out),
 		fs:          fs,
 		defaults:    d,
-		tables:      fs.Int("tables", d.Tables, fmt.Sprintf("number of random joint tables, or of 2-D tasks (default %d for a 2-D task)", stages.Default2DTables)),
+		tables:      fs.Int("tables", d.Tables, fmt.Sprintf("number of random joint tables, or of 2-D tasks (default %d for a 2-D task)", plane.DefaultTasks)),
 		xValues:     fs.Int("x_values", 2, "number of x values |X|"),
 		classes:     fs.Int("classes", 2, "number of classes K"),
 		generator:   fs.String("generator", "uniform", "table generator: uniform (X·K uniforms in (0,1), normalised) or dirichlet:ALPHA"),
@@ -69,7 +71,7 @@ func RegisterFlags(fs *flag.FlagSet, d Defaults) *Flags {
 		task: fs.String("task", schemas.TaskTable, "task: table (random joint tables), or a continuous 2-D task gmm:K,C (K classes of C Gaussians), "+
 			"moons:SIGMA or circles:SIGMA; a 2-D task defaults to --model=mlp:32,32 --lr=0.003 --steps=1500 --batch_size=64 --samples=2000"),
 		grid:       fs.Int("grid", 64, "2-D tasks: evaluation grid cells per side"),
-		box:        fs.Float64("box", stages.DefaultBox, "2-D tasks: the box [-box, box]² of the grid, the buffer's restarts and the clamp"),
+		box:        fs.Float64("box", plane.DefaultBox, "2-D tasks: the box [-box, box]² of the grid, the buffer's restarts and the clamp"),
 		trainGrid:  fs.Int("train_grid", 32, "2-D tasks: exact jem's and oracle's training grid cells per side (a multiple of 4)"),
 		sgldPreset: fs.String("sgld_preset", "official", "sgld: official (noise std 0.01) or langevin (std √(2·sgld_lr))"),
 		sgldLR:     fs.Float64("sgld_lr", 1, "sgld: step size on ∇x logsumexp f(x)"),
@@ -93,14 +95,14 @@ func RegisterOptionFlags(fs *flag.FlagSet, out string) *OptionFlags {
 		tasksFrom: fs.String("tasks_from", "", "read 2-D tasks (Gaussian mixtures: task_id, y, component, weight, mu0, mu1, sd) "+
 			"from this Parquet or CSV file (path or URL); the task is then \"file\""),
 		evalEvery: fs.Int("eval_every", 100, "2-D tasks: the exact KL on the grid every this many training steps, to curves/ (0 = off)"),
-		ood: fs.String("ood", stages.OODUniform, "2-D tasks: the out-of-distribution draws of the OOD scores: uniform (over the box), "+
+		ood: fs.String("ood", tasks.OODUniform, "2-D tasks: the out-of-distribution draws of the OOD scores: uniform (over the box), "+
 			"shifted (the task's draws moved by box/2 along x0) or other-task (draws of another task of the same kind)"),
 		attackEps:    fs.Float64("attack_eps", 0.3, "2-D tasks: radius of the L∞ PGD attack (20 steps) on the held-out draws"),
 		purifySteps:  fs.Int("purify_steps", 20, "2-D tasks: steps of energy descent (x += purify_lr·∇x log q(x)) from the attacked draws"),
 		purifyLR:     fs.Float64("purify_lr", 0.01, "2-D tasks: step size of the purification"),
 		seed:         fs.Uint64("seed", 1, "run seed: every random draw derives from it"),
 		out:          fs.String("out", out, "output location: a path or a gocloud.dev URL (file://, mem://, gs://, s3://)"),
-		trainBatch:   fs.Int("train_batch", stages.DefaultTrainBatch, "runs trained together in one GoMLX graph"),
+		trainBatch:   fs.Int("train_batch", tasks.DefaultTrainBatch, "runs trained together in one GoMLX graph"),
 		backend:      fs.String("backend", "", `training backend: "" = fastest on CPU (fused float32 kernels where they cover the model, else GoMLX go:ops_sequential); kernel = fused kernels only; go or go:ops_sequential = GoMLX pure Go; xla:cuda or xla:cpu when built with -tags xla`),
 		writeSamples: fs.Bool("write_samples", true, "write the sampled datasets to samples/ as Parquet"),
 		overwrite: fs.Bool("overwrite", false, "write into a non-empty --out that holds no jemcheck manifest.json, replacing "+
@@ -137,7 +139,7 @@ func (f *Flags) Config(pipeline string) (Config, error) {
 	f.fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
 	task := *f.task
 	if *f.tasksFrom != "" {
-		task = stages.TaskFile
+		task = tasks.TaskFile
 	}
 	p := stages.Point{
 		Grid: schemas.Grid{XValues: *f.xValues, Classes: *f.classes, Encoding: *f.encoding, Generator: *f.generator,
@@ -147,29 +149,21 @@ func (f *Flags) Config(pipeline string) (Config, error) {
 			BufferSize: *f.bufferSize, ReinitFreq: *f.reinitFreq, ChainSteps: *f.chainSteps, Proposal: *f.proposal},
 		Tables: *f.tables,
 	}
-	methods := *f.methods
+	ms := *f.methods
 	if !given["methods"] {
-		methods = f.defaults.Methods
-		if p.Is2D() {
-			methods += "," + stages.MethodSGLD
-		}
+		ms = f.defaults.Methods
 	}
-	ms, err := stages.ParseMethods(methods)
+	list, err := methods.Parse(ms)
 	if err != nil {
 		return Config{}, BadInput("methods: %v", err)
 	}
-	p.Methods = ms
+	p.Methods = list
+	p.Defaults(func(axis string) bool { return given[axis] }) // the kind's defaults (on 2-D tasks sgld among the methods)
 	if err := checkGiven(given, p, *f.tablesFrom, *f.tasksFrom); err != nil {
 		return Config{}, err
 	}
-	p.ApplyTaskDefaults(func(axis string) bool { return given[axis] })
-	if p.Is2D() && !given["tables"] {
-		p.Tables = stages.Default2DTables
-	}
 	opts := f.Options()
-	if !p.Is2D() { // config.json records what ran: a table run has no curves or promises
-		opts.EvalEvery, opts.OOD, opts.AttackEps, opts.PurifySteps, opts.PurifyLR = 0, "", 0, 0, 0
-	}
+	opts.Resolve([]stages.Point{p}) // config.json records what ran: no options no kind of the run reads
 	return Config{
 		Pipeline:  pipeline,
 		Runner:    RunnerName(),
@@ -179,40 +173,33 @@ func (f *Flags) Config(pipeline string) (Config, error) {
 	}, nil
 }
 
-// Flags that apply to some runs only (see checkGiven).
-var (
-	// flags2D apply to 2-D tasks only.
-	flags2D = []string{"grid", "box", "train_grid", "eval_every", "ood", "attack_eps", "purify_steps", "purify_lr"}
-	// flagsTable apply to generated tables only: a 2-D task and a tables file set them.
-	flagsTable = []string{"x_values", "classes", "generator", "x_encoding"}
-	// samplerFlags are the sampler options and the methods that use them.
-	samplerFlags = []struct {
-		names   []string
-		methods []string
-	}{
-		{[]string{"sgld_preset", "sgld_lr", "sgld_std", "sgld_steps", "sgld_clamp"}, []string{stages.MethodSGLD}},
-		{[]string{"chain_steps", "proposal"}, []string{stages.MethodPCD}},
-		{[]string{"buffer_size", "reinit_freq"}, []string{stages.MethodSGLD, stages.MethodPCD}},
-		{[]string{"train_grid"}, []string{stages.MethodJEM, stages.MethodOracle}},
-	}
-)
+// flagsFromTables are the flags a --tables_from file sets.
+var flagsFromTables = []string{"x_values", "classes", "generator", "x_encoding"}
 
 // checkGiven refuses a flag the user set (given) that the run would ignore: a 2-D
 // flag on tables, a table flag on a 2-D task or with --tables_from, --task or
 // --tables beside a tasks file, --tables beside a tables file (the files set them),
 // and a sampler option with no method of p that uses it.
 func checkGiven(given map[string]bool, p stages.Point, tablesFrom, tasksFrom string) error {
-	for _, name := range flags2D {
-		if given[name] && !p.Is2D() {
-			return BadInput("%s applies to 2-D tasks only (--task=gmm:K,C, moons:SIGMA or circles:SIGMA, or --tasks_from), not to tables", name)
+	kind, err := tasks.Of(p.Task)
+	if err != nil {
+		return BadInput("%v", err)
+	}
+	for _, k := range tasks.Kinds() {
+		for _, name := range k.Axes() {
+			switch {
+			case !given[name] || k.Name() == kind.Name():
+			case k.Name() == methods.KindTable && tablesFrom == "":
+				return BadInput("%s applies to %s only; the %s %s sets its own classes and grid (--grid) and has no generator or encoding",
+					name, methods.KindNoun(k.Name()), strings.TrimSuffix(methods.KindNoun(kind.Name()), "s"), p.Task)
+			case k.Name() != methods.KindTable:
+				return BadInput("%s applies to %s only%s, not to %s", name, methods.KindNoun(k.Name()), methods.KindWords(k.Name())[len(methods.KindNoun(k.Name())):], methods.KindNoun(kind.Name()))
+			}
 		}
 	}
-	for _, name := range flagsTable {
-		switch {
-		case given[name] && tablesFrom != "":
+	for _, name := range flagsFromTables {
+		if given[name] && tablesFrom != "" {
 			return BadInput("%s: the tables of --tables_from set it; leave --%s out", name, name)
-		case given[name] && p.Is2D():
-			return BadInput("%s applies to tables only; the 2-D task %s sets its own classes and grid (--grid) and has no generator or encoding", name, p.Task)
 		}
 	}
 	switch {
@@ -223,11 +210,11 @@ func checkGiven(given map[string]bool, p stages.Point, tablesFrom, tasksFrom str
 	case given["tables"] && tablesFrom != "":
 		return BadInput("tables: --tables_from sets the number of tables (all of the file's); leave --tables out")
 	}
-	for _, sf := range samplerFlags {
-		for _, name := range sf.names {
-			if given[name] && !slices.ContainsFunc(p.Methods, func(m string) bool { return slices.Contains(sf.methods, m) }) {
+	for _, m := range methods.Table {
+		for _, name := range m.Options {
+			if given[name] && !methods.Uses(p.Methods, name) {
 				return BadInput("%s: no method of this run uses it: it applies to %s (methods: %s)",
-					name, strings.Join(sf.methods, " and "), strings.Join(p.Methods, ", "))
+					name, strings.Join(methods.Using(name), " and "), strings.Join(p.Methods, ", "))
 			}
 		}
 	}

@@ -34,10 +34,10 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/s3"
 
 	"github.com/jemcheck/jemcheck/models"
-	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages"
 	"github.com/jemcheck/jemcheck/storage"
+	"github.com/jemcheck/jemcheck/tasks"
 )
 
 // ErrBadInput marks errors in the user's input (flags, spec, tables, output location):
@@ -109,30 +109,29 @@ func Prepare(ctx context.Context, cfg *Config) error {
 		}
 		for i := range cfg.Points {
 			p := &cfg.Points[i]
-			p.XValues, p.Classes, p.Tables, p.Generator = ts[0].X, ts[0].K, len(ts), stages.GeneratorFile
+			p.XValues, p.Classes, p.Tables, p.Generator = ts[0].X, ts[0].K, len(ts), tasks.GeneratorFile
 		}
 	}
-	var tasks []prob.Task2D
-	var taskIDs []int64
 	if cfg.Options.TasksFrom != "" {
-		var err error
-		if tasks, taskIDs, err = schemas.ReadTasks(ctx, cfg.Options.TasksFrom); err != nil {
+		ts, _, err := schemas.ReadTasks(ctx, cfg.Options.TasksFrom)
+		if err != nil {
 			return BadInput("tasks_from: %v", err)
 		}
-		if len(tasks) == 0 {
+		if len(ts) == 0 {
 			return BadInput("tasks_from %s: no tasks", cfg.Options.TasksFrom)
 		}
 		for i := range cfg.Points {
 			p := &cfg.Points[i]
-			p.Task, p.Classes, p.Tables = stages.TaskFile, tasks[0].K, len(tasks)
+			p.Task, p.Classes, p.Tables = tasks.TaskFile, ts[0].K, len(ts)
 		}
 	}
+	cfg.Options.Resolve(cfg.Points)
 	for i := range cfg.Points {
 		p := &cfg.Points[i]
 		p.Resolve()
 		err := p.Validate()
-		if err == nil && p.Is2D() {
-			err = stages.CheckTasks2D(*p, cfg.Options.Seed, tasks, taskIDs)
+		if err == nil {
+			err = tasks.MustOf(p.Task).Check(ctx, cfg.Options, *p)
 		}
 		if err != nil {
 			if len(cfg.Points) > 1 {
@@ -415,7 +414,7 @@ func printStages(w io.Writer, pr beam.PipelineResult) {
 	got := map[string]int64{}
 	for _, c := range pr.Metrics().AllMetrics().Counters() {
 		if c.Namespace() == "jemcheck" {
-			got[c.Name()] = stages.SatAdd(got[c.Name()], c.Result())
+			got[c.Name()] = tasks.SatAdd(got[c.Name()], c.Result())
 		}
 	}
 	lines := []struct{ stage, text string }{

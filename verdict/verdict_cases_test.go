@@ -1,19 +1,21 @@
-package stages
+package verdict
 
 import (
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/verdict/verdicttest"
 )
 
 // healthyRows are baseline/jem rows of n tables where the claim holds.
 func healthyRows(n int) []schemas.ResultRow {
 	const floor = 0.0015
 	return rows(n, floor, map[string]func(int) float64{
-		MethodBaseline: func(i int) float64 { return 0.1 + 0.001*float64(i) },
-		MethodJEM:      func(i int) float64 { return floor * (1 + float64(i%10)/200) },
+		methods.Baseline: func(i int) float64 { return 0.1 + 0.001*float64(i) },
+		methods.JEM:      func(i int) float64 { return floor * (1 + float64(i%10)/200) },
 	})
 }
 
@@ -36,7 +38,7 @@ func TestVerdictMinTables(t *testing.T) {
 	th := DefaultThresholds()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := Summarize(healthyRows(tt.tables), 1, th)
+			s := Summarize(healthyRows(tt.tables), 1, th, ruleOf)
 			v := s.Verdict
 			if v.Decided != tt.decided || v.Holds != tt.holds || !strings.Contains(v.Reason, tt.contains) {
 				t.Errorf("verdict %+v\nwant decided %v holds %v, reason containing %q", v, tt.decided, tt.holds, tt.contains)
@@ -49,7 +51,7 @@ func TestVerdictMinTables(t *testing.T) {
 	}
 }
 
-// TestVerdictXValuesOne: --x_values=1 leaves q(x) nothing to learn: VerdictRefusal
+// TestVerdictXValuesOne: --x_values=1 leaves q(x) nothing to learn: TablesRefusal
 // names it, and a point that ran anyway is undecided with that reason (never a verdict
 // whose text says "n/a").
 func TestVerdictXValuesOne(t *testing.T) {
@@ -65,9 +67,9 @@ func TestVerdictXValuesOne(t *testing.T) {
 	}
 	for _, tt := range refusals {
 		t.Run(tt.name, func(t *testing.T) {
-			err := VerdictRefusal(tt.g)
+			err := TablesRefusal(tt.g)
 			if (err != nil) != tt.refuse || err != nil && !strings.Contains(err.Error(), "x_values=1") {
-				t.Errorf("VerdictRefusal = %v, want refused %v", err, tt.refuse)
+				t.Errorf("TablesRefusal = %v, want refused %v", err, tt.refuse)
 			}
 		})
 	}
@@ -81,14 +83,14 @@ func TestVerdictXValuesOne(t *testing.T) {
 		{"x_values=1, one table", allRows(healthyRows(1), func(r *schemas.ResultRow) { r.XValues = 1 })},
 		{"x_values=1, jem far off", allRows(healthyRows(100), func(r *schemas.ResultRow) {
 			r.XValues, r.KLMarginalGap, r.KLMarginalReferenceExpected = 1, 0, 0
-			if r.Method == MethodJEM {
+			if r.Method == methods.JEM {
 				r.KLJoint, r.KLOptimisationGap = 1, 1
 			}
 		})},
 	}
 	for _, tt := range verdicts {
 		t.Run(tt.name, func(t *testing.T) {
-			v := Summarize(tt.rows, 1, DefaultThresholds()).Verdict
+			v := Summarize(tt.rows, 1, DefaultThresholds(), ruleOf).Verdict
 			if v.Decided || v.Holds || !strings.HasPrefix(v.Reason, "undecided: x_values=1") || strings.Contains(v.Reason, "n/a") {
 				t.Errorf("verdict %+v, want undecided naming x_values=1", v)
 			}
@@ -103,11 +105,11 @@ func rows2D(n int, change func(i int, r *schemas.ResultRow)) []schemas.ResultRow
 	nan := math.NaN()
 	for i := range n {
 		kl := 0.1 + 0.01*float64(i%5)
-		for _, m := range []string{MethodJEM, MethodSGLD} {
-			r := schemas.ResultRow{RunID: RunID(0, int64(i), m), TableID: int64(i), Method: m, Task: "gmm:2,1",
+		for _, m := range []string{methods.JEM, methods.SGLD} {
+			r := schemas.ResultRow{RunID: schemas.RunID(0, int64(i), m), TableID: int64(i), Method: m, Task: "gmm:2,1",
 				XValues: 256, Classes: 2, GridCells: 16, Model: "mlp:32,32", Samples: 2000, Steps: 1500, LR: 0.003, PxWeight: 1,
 				KLJoint: kl, KLMarginal: kl / 2, KLConditional: kl / 2, Floor: nan, KLReferenceExpected: nan, KLReference: nan}
-			if m == MethodSGLD {
+			if m == methods.SGLD {
 				r.KLJoint += 0.0001 * float64(i%3)
 				if change != nil {
 					change(i, &r)
@@ -166,7 +168,7 @@ func TestVerdictSamplerNonfinite(t *testing.T) {
 	th := DefaultThresholds()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := Summarize(tt.rows, 1, th)
+			s := Summarize(tt.rows, 1, th, ruleOf)
 			v := s.Verdict
 			t.Logf("%s", v.Reason)
 			if v.Decided != tt.decided || v.Holds != tt.holds || v.Cause != tt.cause {
@@ -185,20 +187,20 @@ func TestVerdictSamplerNonfinite(t *testing.T) {
 				t.Errorf("sampler comparison %+v, want nonfinite %d excluded %d", ps.Samplers, tt.nonfinite, tt.excluded)
 			}
 			for _, m := range ps.Methods {
-				if m.Method == MethodSGLD && (m.Nonfinite != tt.methodNonfinite || m.KLJoint.Infinite != tt.infKL) {
+				if m.Method == methods.SGLD && (m.Nonfinite != tt.methodNonfinite || m.KLJoint.Infinite != tt.infKL) {
 					t.Errorf("sgld summary nonfinite %d, kl_joint infinite %d; want %d, %d", m.Nonfinite, m.KLJoint.Infinite, tt.methodNonfinite, tt.infKL)
 				}
 			}
 			if tt.cause == CauseNonfinite {
 				i := len(v.Checks) - 1
 				for j, c := range v.Checks {
-					if c.Name == CheckNonfinitePrefix+MethodSGLD {
+					if c.Name == CheckNonfinitePrefix+methods.SGLD {
 						i = j
 					}
 				}
 				c := v.Checks[i]
-				if c.Name != CheckNonfinitePrefix+MethodSGLD || c.Pass || !c.Deciding {
-					t.Errorf("checks %+v lack a failing %s", v.Checks, CheckNonfinitePrefix+MethodSGLD)
+				if c.Name != CheckNonfinitePrefix+methods.SGLD || c.Pass || !c.Deciding {
+					t.Errorf("checks %+v lack a failing %s", v.Checks, CheckNonfinitePrefix+methods.SGLD)
 				}
 			}
 			if _, err := VerdictOf(s, th); err != nil {
@@ -234,13 +236,13 @@ func TestVerdictJEMNonfinite(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := Summarize(tt.rows, 1, DefaultThresholds())
+			s := Summarize(tt.rows, 1, DefaultThresholds(), ruleOf)
 			v := s.Verdict
 			if v.Decided != tt.decided || v.Holds != tt.holds || v.Cause != tt.cause || !strings.Contains(v.Reason, tt.contains) {
 				t.Errorf("verdict %+v\nwant decided %v holds %v cause %q, reason containing %q", v, tt.decided, tt.holds, tt.cause, tt.contains)
 			}
 			for _, m := range s.Points[0].Methods {
-				if m.Method == MethodJEM && (m.Nonfinite != tt.nonfinite || m.Diverged != tt.diverged || m.KLJoint.Infinite != tt.nonfinite) {
+				if m.Method == methods.JEM && (m.Nonfinite != tt.nonfinite || m.Diverged != tt.diverged || m.KLJoint.Infinite != tt.nonfinite) {
 					t.Errorf("jem summary nonfinite %d diverged %d infinite %d, want %d %d %d", m.Nonfinite, m.Diverged, m.KLJoint.Infinite,
 						tt.nonfinite, tt.diverged, tt.nonfinite)
 				}
@@ -252,15 +254,15 @@ func TestVerdictJEMNonfinite(t *testing.T) {
 // TestPointAccFoldedNonfinite: the folded summary counts nonfinite runs and decides as
 // the exact one does.
 func TestPointAccFoldedNonfinite(t *testing.T) {
-	rs := randomRows(400, 11)
+	rs := verdicttest.RandomRows(400, 11)
 	n := 0
 	for i := range rs {
-		if rs[i].Method == MethodJEM && !rs[i].Diverged && n < 3 {
+		if rs[i].Method == methods.JEM && !rs[i].Diverged && n < 3 {
 			rs[i].Nonfinite, rs[i].KLJoint = true, math.Inf(1)
 			n++
 		}
 	}
-	exact := Summarize(rs, 1, DefaultThresholds()).Points[0]
+	exact := Summarize(rs, 1, DefaultThresholds(), ruleOf).Points[0]
 	folded := foldedSummary(t, rs, 37, 5)
 	if exact.Verdict.Cause != CauseNonfinite || folded.Verdict.Cause != exact.Verdict.Cause || folded.Verdict.Reason != exact.Verdict.Reason {
 		t.Errorf("verdicts:\nexact  %+v\nfolded %+v", exact.Verdict, folded.Verdict)
@@ -271,35 +273,5 @@ func TestPointAccFoldedNonfinite(t *testing.T) {
 			t.Errorf("%s: nonfinite %d/%d infinite %d/%d count %d/%d", em.Method, fm.Nonfinite, em.Nonfinite,
 				fm.KLJoint.Infinite, em.KLJoint.Infinite, fm.KLJoint.Count, em.KLJoint.Count)
 		}
-	}
-}
-
-// TestRunStatus: a run is labelled for what it is: diverged (with the step its guard
-// fired at) when the trainer flagged it, nonfinite when its KL is not finite though no
-// guard fired, neither otherwise.
-func TestRunStatus(t *testing.T) {
-	p := []float64{0.1, 0.2, 0.3, 0.4}
-	tests := []struct {
-		name                string
-		logits              []float64
-		trainer             bool
-		step                int64
-		diverged, nonfinite bool
-	}{
-		{"ok", []float64{0, 0.1, 0.2, 0.3}, false, 0, false, false},
-		{"guard fired", []float64{0, 0.1, 0.2, 0.3}, true, 4321, true, false},
-		{"guard fired, infinite KL", []float64{0, 0, 0, -1e4}, true, 17, true, false},
-		{"infinite KL, no guard", []float64{0, 0, 0, -1e4}, false, 0, false, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			d := Dataset{Table: Table{Point: point(), ID: 3, P: p}, Counts: []int64{100, 200, 300, 400}}
-			row, _ := EvaluateRun(Trained{Job: Job{Dataset: d, Method: MethodSGLD, RunID: "r"}, Logits: tt.logits, Diverged: tt.trainer,
-				Run: TrainedRun{DivergedStep: tt.step}})
-			if row.Diverged != tt.diverged || row.Nonfinite != tt.nonfinite || row.DivergedStep != tt.step {
-				t.Errorf("diverged %v (step %d), nonfinite %v; want %v (step %d), %v", row.Diverged, row.DivergedStep, row.Nonfinite,
-					tt.diverged, tt.step, tt.nonfinite)
-			}
-		})
 	}
 }

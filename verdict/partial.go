@@ -1,4 +1,4 @@
-package stages
+package verdict
 
 import (
 	"cmp"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
 )
@@ -24,7 +25,7 @@ import (
 type PointAcc struct {
 	PointID  int64
 	Tables   int64
-	Exact    []ResultBlock // every row, until the point passes bootstrapMaxItems tables
+	Exact    []schemas.ResultBlock // every row, until the point passes bootstrapMaxItems tables
 	Folded   bool
 	Floor    float64        // the rows' floor column (the same in every row of a point)
 	Blocks   []BlockSums    // when folded
@@ -126,12 +127,12 @@ func checkMoments(r *schemas.ResultRow) [4][2]float64 {
 	}
 }
 
-// exactMaxTables is the number of a point's tables up to which PointAcc keeps rows (a
+// ExactMaxTables is the number of a point's tables up to which PointAcc keeps rows (a
 // variable so tests can fold small points).
-var exactMaxTables int64 = bootstrapMaxItems
+var ExactMaxTables int64 = bootstrapMaxItems
 
 // Add adds a result block of the point.
-func (a *PointAcc) Add(b ResultBlock) {
+func (a *PointAcc) Add(b schemas.ResultBlock) {
 	if len(b.Rows) == 0 {
 		return
 	}
@@ -139,7 +140,7 @@ func (a *PointAcc) Add(b ResultBlock) {
 	a.Tables += distinctTables(b.Rows)
 	if !a.Folded {
 		a.Exact = append(a.Exact, b)
-		if a.Tables > exactMaxTables {
+		if a.Tables > ExactMaxTables {
 			a.fold()
 		}
 		return
@@ -154,7 +155,7 @@ func (a *PointAcc) Merge(o PointAcc) {
 	}
 	a.PointID, a.Floor = o.PointID, o.Floor
 	a.Tables += o.Tables
-	if !a.Folded && !o.Folded && a.Tables <= exactMaxTables {
+	if !a.Folded && !o.Folded && a.Tables <= ExactMaxTables {
 		a.Exact = append(a.Exact, o.Exact...)
 		return
 	}
@@ -187,7 +188,7 @@ func distinctTables(rows []schemas.ResultRow) int64 {
 }
 
 // addFolded folds one block into the sums and sketches.
-func (a *PointAcc) addFolded(b ResultBlock) {
+func (a *PointAcc) addFolded(b schemas.ResultBlock) {
 	rows := slices.Clone(b.Rows)
 	slices.SortFunc(rows, func(x, y schemas.ResultRow) int { return strings.Compare(x.RunID, y.RunID) })
 	bs := BlockSums{Index: b.Index}
@@ -207,7 +208,7 @@ func (a *PointAcc) addFolded(b ResultBlock) {
 		bs.RefExp += r.KLReferenceExpected
 	}
 	var sketches []MethodSketch
-	for _, m := range AllMethods {
+	for _, m := range methods.Names() {
 		mr, ok := byMethod[m]
 		if !ok {
 			continue
@@ -253,7 +254,7 @@ func (a *PointAcc) addFolded(b ResultBlock) {
 		}
 		sketches = append(sketches, sk)
 	}
-	bs.Diffs, bs.Wins, bs.SumB, bs.SumJ, bs.Paired = pairDiffs(byMethod[MethodBaseline], byMethod[MethodJEM])
+	bs.Diffs, bs.Wins, bs.SumB, bs.SumJ, bs.Paired = pairDiffs(byMethod[methods.Baseline], byMethod[methods.JEM])
 	bs.Samplers = samplerPairsOf(byMethod)
 	a.Blocks = append(a.Blocks, bs)
 	a.mergeSketches(sketches)
@@ -274,7 +275,7 @@ func (a *PointAcc) mergeSketches(o []MethodSketch) {
 }
 
 // Summary is the summary of the point, whose values are g.
-func (a *PointAcc) Summary(g schemas.Grid, seed uint64, th Thresholds) schemas.PointSummary {
+func (a *PointAcc) Summary(g schemas.Grid, rule Rule, seed uint64, th Thresholds) schemas.PointSummary {
 	pointSeed := prob.Seed(seed, prob.SeedString("bootstrap"), uint64(a.PointID))
 	if !a.Folded {
 		var rows []schemas.ResultRow
@@ -282,7 +283,7 @@ func (a *PointAcc) Summary(g schemas.Grid, seed uint64, th Thresholds) schemas.P
 			rows = append(rows, b.Rows...)
 		}
 		slices.SortFunc(rows, func(x, y schemas.ResultRow) int { return strings.Compare(x.RunID, y.RunID) })
-		return summarizePoint(g, rows, pointSeed, th)
+		return summarizePoint(g, rule, rows, pointSeed, th)
 	}
 	blocks := slices.Clone(a.Blocks)
 	slices.SortFunc(blocks, func(x, y BlockSums) int { return cmp.Compare(x.Index, y.Index) })
@@ -308,7 +309,7 @@ func (a *PointAcc) Summary(g schemas.Grid, seed uint64, th Thresholds) schemas.P
 		ps.EmptyCellShare, ps.Reference, ps.ReferenceExpected = float64(empty)/n, ref/n, refExp/n
 	}
 	var jem *MethodSums
-	for _, m := range AllMethods {
+	for _, m := range methods.Names() {
 		i := slices.IndexFunc(a.Sketches, func(x MethodSketch) bool { return x.Method == m })
 		if i < 0 {
 			continue
@@ -323,11 +324,11 @@ func (a *PointAcc) Summary(g schemas.Grid, seed uint64, th Thresholds) schemas.P
 			}
 		}
 		ps.Methods = append(ps.Methods, foldedMethod(tot, a.Sketches[i], ps.Floor))
-		if m == MethodJEM {
+		if m == methods.JEM {
 			jem = &tot
 		}
 	}
-	if slices.ContainsFunc(a.Sketches, func(x MethodSketch) bool { return x.Method == MethodBaseline }) && jem != nil {
+	if slices.ContainsFunc(a.Sketches, func(x MethodSketch) bool { return x.Method == methods.Baseline }) && jem != nil {
 		ps.Comparison = comparison(diffs, int(wins), sumB, sumJ, int(paired), pointSeed)
 	}
 	in := verdictInput{}
@@ -348,7 +349,7 @@ func (a *PointAcc) Summary(g schemas.Grid, seed uint64, th Thresholds) schemas.P
 	for _, b := range blocks {
 		pairs = appendPairs(pairs, b.Samplers)
 	}
-	finishPoint(&ps, g, pairs, pointSeed, th, func() schemas.Verdict { return decideFrom(ps, in, th) })
+	finishPoint(&ps, g, rule, pairs, pointSeed, th, func() schemas.Verdict { return decideFrom(ps, in, th) })
 	return ps
 }
 

@@ -1,4 +1,4 @@
-package stages
+package verdict
 
 import (
 	"fmt"
@@ -37,12 +37,12 @@ const CauseNonfinite = "nonfinite"
 // KL where exact jem's is finite: sampler_finite_<method>.
 const CheckNonfinitePrefix = "sampler_finite_"
 
-// VerdictRefusal says why a grid point can never get a verdict, or nil: a table task
+// TablesRefusal says why a point under the Tables rule can never get a verdict, or nil: a table task
 // with one x value (--x_values=1), where q(x) is 1 for every model so JEM's log q(x)
 // term has nothing to learn and JEM is the baseline. Validation may call it to refuse
 // such a point up front; the verdict of one that runs is undecided with this reason.
-func VerdictRefusal(g schemas.Grid) error {
-	if !g.Is2D() && g.XValues == 1 {
+func TablesRefusal(g schemas.Grid) error {
+	if g.XValues == 1 {
 		return fmt.Errorf("x_values=1 leaves q(x) nothing to learn (it is 1 for every model), so JEM is the baseline and " +
 			"the claim cannot be tested; use --x_values=2 or more")
 	}

@@ -1,8 +1,6 @@
-package stages
+package tasks
 
 import (
-	"fmt"
-
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
 )
@@ -69,7 +67,8 @@ type Learned struct {
 	Curve  []CurvePoint
 	// Frames are the report's runs' Langevin chains from noise at FrameSteps, as
 	// (x0, x1) pairs (the samples promise).
-	Frames [][]float32
+	Frames     [][]float32
+	FrameSteps []int // the steps of the frames
 }
 
 // BlockRef names a block of tables: the element Source creates, one per block, so the
@@ -128,12 +127,8 @@ type TrainedRun struct {
 	RefBestStep int64
 }
 
-// ResultBlock is the result rows of a block's runs, in run-id order: the rows of the
-// table with ordinal First, then First+1, ...
-type ResultBlock struct {
-	PointID, Index, First int64
-	Rows                  []schemas.ResultRow
-}
+// ResultBlock is the result rows of a block's runs (schemas.ResultBlock).
+type ResultBlock = schemas.ResultBlock
 
 // LearnedBlock is the learned joints of a block's runs, in run-id order.
 type LearnedBlock struct {
@@ -144,16 +139,8 @@ type LearnedBlock struct {
 // BlockTables is the number of tables in a block of point p: a block's runs of one
 // training shape are one training graph of at most trainBatch runs.
 func BlockTables(p Point, trainBatch int) int64 {
-	if p.Is2D() {
-		return int64(max(1, min(MaxBlockTasks2D, trainBatch/max(1, len(p.Methods)))))
-	}
-	return int64(max(1, trainBatch/max(1, len(p.Methods))))
+	return MustOf(p.Task).BlockSize(p, trainBatch)
 }
-
-// MaxBlockTasks2D caps a 2-D block: a 2-D run costs seconds, not microseconds, and a
-// block carries each task's grid joint, so small blocks keep the workers busy and the
-// elements light.
-const MaxBlockTasks2D = 16
 
 // BlockRefs lists every block of every point, in point then block order.
 func BlockRefs(points []Point, trainBatch int) []BlockRef {
@@ -167,8 +154,8 @@ func BlockRefs(points []Point, trainBatch int) []BlockRef {
 	return out
 }
 
-// pointsByID indexes the run's points (a DoFn's configuration) by id.
-func pointsByID(points []Point) map[int64]Point {
+// PointsByID indexes the run's points (a DoFn's configuration) by id.
+func PointsByID(points []Point) map[int64]Point {
 	m := make(map[int64]Point, len(points))
 	for _, p := range points {
 		m[p.ID] = p
@@ -176,69 +163,65 @@ func pointsByID(points []Point) map[int64]Point {
 	return m
 }
 
-// table returns table i of block b of point p.
-func (b Block) table(p Point, i int) Table {
+// Table returns table i of block b of point p.
+func (b Block) Table(p Point, i int) Table {
 	c := p.XValues * p.Classes
 	return Table{Point: p, ID: b.IDs[i], Ordinal: b.First + int64(i), P: b.P[i*c : (i+1)*c]}
 }
 
-// dataset returns table i of a sampled block with its counts.
-func (b Block) dataset(p Point, i int) Dataset {
+// Dataset returns table i of a sampled block with its counts.
+func (b Block) Dataset(p Point, i int) Dataset {
 	c := p.XValues * p.Classes
 	if len(b.Counts) == 0 { // a 2-D block: its draws are continuous, not counts
-		return Dataset{Table: b.table(p, i)}
+		return Dataset{Table: b.Table(p, i)}
 	}
-	return Dataset{Table: b.table(p, i), Counts: b.Counts[i*c : (i+1)*c]}
+	return Dataset{Table: b.Table(p, i), Counts: b.Counts[i*c : (i+1)*c]}
 }
-
-// Methods.
-const (
-	MethodBaseline = "baseline"
-	MethodJEM      = "jem"
-	MethodOracle   = "oracle"
-)
 
 // Seed tags: every random draw derives from (run seed, tag, identity of the element).
 var (
-	tagTable  = prob.SeedString("table")
 	tagSample = prob.SeedString("sample")
 	tagOrder  = prob.SeedString("order")
 	tagTrain  = prob.SeedString("train")
 )
 
-// tableSeed identifies a table independently of N, lr, steps and method, so sweeps over
-// those axes are paired on the same tables. It uses the table's ordinal, not its id, so
-// the same tables under other ids draw the same samples and train the same way.
-func tableSeed(runSeed uint64, t Table) uint64 {
-	p := t.Point
-	if p.Is2D() { // a task's seed: the task and replicate, not the grid, box or N
-		return prob.Seed(runSeed, tagTask, prob.SeedString(p.Task), uint64(p.Replicate), uint64(t.Ordinal))
-	}
-	return prob.Seed(runSeed, tagTable, uint64(p.XValues), uint64(p.Classes),
-		prob.SeedString(p.Generator), uint64(p.Replicate), uint64(t.Ordinal))
+// TableSeed identifies a task independently of N, lr, steps and method, so sweeps over
+// those axes are paired on the same tasks (its kind's Seed). It uses the task's
+// ordinal, not its id, so the same tasks under other ids draw the same samples and
+// train the same way.
+func TableSeed(runSeed uint64, t Table) uint64 {
+	return MustOf(t.Point.Task).Seed(runSeed, t.Point, t.Ordinal)
 }
 
-// sampleSeed drives the multinomial counts of a table's dataset.
-func sampleSeed(runSeed uint64, t Table) uint64 {
-	return prob.Seed(tableSeed(runSeed, t), tagSample, uint64(t.Point.Samples))
+// SampleSeed drives the multinomial counts of a table's dataset.
+func SampleSeed(runSeed uint64, t Table) uint64 {
+	return prob.Seed(TableSeed(runSeed, t), tagSample, uint64(t.Point.Samples))
 }
 
 // Samples returns the dataset's N draws as cell indices x*K+y in draw order. Given the
 // counts, i.i.d. draws are a uniformly random ordering of the multiset, which is what
 // this returns; it is what samples/*.parquet holds and what minibatch training uses.
 func Samples(runSeed uint64, d Dataset) []int32 {
-	return prob.SamplesFromCounts(prob.NewRand(prob.Seed(sampleSeed(runSeed, d.Table), tagOrder)), d.Counts)
+	return prob.SamplesFromCounts(prob.NewRand(prob.Seed(SampleSeed(runSeed, d.Table), tagOrder)), d.Counts)
 }
 
-// trainSeed drives a run's initialisation and minibatch order.
-func trainSeed(runSeed uint64, t Table, method string) uint64 {
-	return prob.Seed(tableSeed(runSeed, t), tagTrain, prob.SeedString(method))
+// TrainSeed drives a run's initialisation and minibatch order.
+func TrainSeed(runSeed uint64, t Table, method string) uint64 {
+	return prob.Seed(TableSeed(runSeed, t), tagTrain, prob.SeedString(method))
 }
 
-// RunID names a run: point, table ordinal (see Table) and method, e.g.
-// p0000-t0000003-jem. It uses the ordinal, not the user's table id, so every run id has
-// the same well-formed shape (no minus sign, no 19-digit ids) and run ids sort in table
-// order; the user's id is in the table_id column beside it.
-func RunID(pointID, ordinal int64, method string) string {
-	return fmt.Sprintf("p%04d-t%07d-%s", pointID, ordinal, method)
+// CurvePoint is a run's exact KL on the grid after a training step.
+type CurvePoint struct {
+	Step                               int
+	KLJoint, KLMarginal, KLConditional float64
+}
+
+// Trained is run r (table r/M, method r%M) of the block.
+func (tb TrainedBlock) Trained(p Point, r int) Trained {
+	m := len(p.Methods)
+	d := tb.Block.Dataset(p, r/m)
+	meth := p.Methods[r%m]
+	o := tb.Runs[r]
+	return Trained{Job: Job{Dataset: d, Method: meth, RunID: schemas.RunID(p.ID, d.Table.Ordinal, meth)},
+		Logits: o.Logits, Loss: o.Loss, Diverged: o.Diverged, TrainMS: o.TrainMS, Run: o}
 }

@@ -1,30 +1,31 @@
-package stages
+package plane
 
 import (
-	"encoding/json"
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/tasks"
 )
 
 // point2D is a valid 2-D point before Resolve.
-func point2D() Point {
-	return Point{Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform", Samples: 500,
+func point2D() tasks.Point {
+	return tasks.Point{Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform", Samples: 500,
 		Model: "mlp:8", LR: 0.01, Steps: 100, BatchSize: 32, PxWeight: 1, Task: "gmm:3, 2", GridCells: 16, Box: 4, TrainGrid: 8,
 		SGLDPreset: "official", SGLDLR: 1, SGLDSteps: 20, BufferSize: 100, ReinitFreq: 0.05, ChainSteps: 5, Proposal: "uniform"},
-		Tables: 3, Methods: []string{MethodJEM, MethodSGLD}}
+		Tables: 3, Methods: []string{methods.JEM, methods.SGLD}}
 }
 
 func TestResolve(t *testing.T) {
 	tests := []struct {
 		name  string
-		point func() Point
-		check func(t *testing.T, p Point)
+		point func() tasks.Point
+		check func(t *testing.T, p tasks.Point)
 	}{
-		{"gmm", point2D, func(t *testing.T, p Point) {
+		{"gmm", point2D, func(t *testing.T, p tasks.Point) {
 			if p.Task != "gmm:3,2" || p.XValues != 256 || p.Classes != 3 || p.Encoding != "" || p.Generator != "" {
 				t.Errorf("resolved %+v", p.Grid)
 			}
@@ -32,17 +33,21 @@ func TestResolve(t *testing.T) {
 				t.Errorf("sampler options: %+v", p.Grid)
 			}
 		}},
-		{"moons without jem", func() Point { p := point2D(); p.Task, p.Methods = "moons:0.1", []string{MethodBaseline}; return p },
-			func(t *testing.T, p Point) {
+		{"moons without jem", func() tasks.Point {
+			p := point2D()
+			p.Task, p.Methods = "moons:0.1", []string{methods.Baseline}
+			return p
+		},
+			func(t *testing.T, p tasks.Point) {
 				if p.Classes != 2 || p.TrainGrid != 0 || p.SGLDSteps != 0 || p.SGLDPreset != "" || p.BufferSize != 0 {
 					t.Errorf("resolved %+v", p.Grid)
 				}
 			}},
-		{"table with pcd", func() Point {
+		{"table with pcd", func() tasks.Point {
 			p := point2D()
-			p.Task, p.Model, p.Encoding, p.BatchSize, p.Methods = "", "linear", "scalar", 0, []string{MethodJEM, MethodPCD}
+			p.Task, p.Model, p.Encoding, p.BatchSize, p.Methods = "", "linear", "scalar", 0, []string{methods.JEM, methods.PCD}
 			return p
-		}, func(t *testing.T, p Point) {
+		}, func(t *testing.T, p tasks.Point) {
 			if p.Task != schemas.TaskTable || p.GridCells != 0 || p.Box != 0 || p.XValues != 2 || p.Encoding != "scalar" {
 				t.Errorf("resolved %+v", p.Grid)
 			}
@@ -63,16 +68,16 @@ func TestResolve(t *testing.T) {
 	}
 }
 
-func TestApplyTaskDefaults(t *testing.T) {
+func TestDefaults(t *testing.T) {
 	p := point2D()
 	p.Resolve()
-	p.ApplyTaskDefaults(func(axis string) bool { return axis == "lr" })
+	p.Defaults(func(axis string) bool { return axis == "lr" })
 	if p.Model != "mlp:32,32" || p.Steps != 1500 || p.BatchSize != 64 || p.Samples != 2000 || p.LR != 0.01 {
 		t.Errorf("2-D defaults: %+v", p.Grid)
 	}
 	q := point2D()
 	q.Task = schemas.TaskTable
-	q.ApplyTaskDefaults(func(string) bool { return false })
+	q.Defaults(func(string) bool { return false })
 	if q.Model != "mlp:8" || q.Steps != 100 {
 		t.Errorf("a table point took the 2-D defaults: %+v", q.Grid)
 	}
@@ -81,17 +86,17 @@ func TestApplyTaskDefaults(t *testing.T) {
 func TestValidate2DErrors(t *testing.T) {
 	tests := []struct {
 		name   string
-		mutate func(p *Point)
+		mutate func(p *tasks.Point)
 		want   string
 	}{
-		{"sgld on tables", func(p *Point) { p.Task = schemas.TaskTable }, "needs a continuous 2-D task"},
-		{"pcd on 2-D", func(p *Point) { p.Methods = []string{MethodPCDExact} }, "trains on tables"},
-		{"grid too coarse", func(p *Point) { p.GridCells = 2 }, "grid must be"},
-		{"too many cells", func(p *Point) { p.Task, p.GridCells = "gmm:8,1", 128 }, "over the limit"},
-		{"buffer smaller than the batch", func(p *Point) { p.BufferSize = 8 }, "Buffer >= Batch"},
-		{"negative sgld std", func(p *Point) { p.SGLDStd = -1 }, "sgld_std"},
-		{"lr NaN", func(p *Point) { p.LR = math.NaN() }, "lr must be"},
-		{"linear MLP too deep", func(p *Point) { p.Model = "mlp:8,8,8,8,8" }, "hidden layers"},
+		{"sgld on tables", func(p *tasks.Point) { p.Task = schemas.TaskTable }, "trains on 2-D tasks"},
+		{"pcd on 2-D", func(p *tasks.Point) { p.Methods = []string{methods.PCDExact} }, "trains on tables"},
+		{"grid too coarse", func(p *tasks.Point) { p.GridCells = 2 }, "grid must be"},
+		{"too many cells", func(p *tasks.Point) { p.Task, p.GridCells = "gmm:8,1", 128 }, "over the limit"},
+		{"buffer smaller than the batch", func(p *tasks.Point) { p.BufferSize = 8 }, "Buffer >= Batch"},
+		{"negative sgld std", func(p *tasks.Point) { p.SGLDStd = -1 }, "sgld_std"},
+		{"lr NaN", func(p *tasks.Point) { p.LR = math.NaN() }, "lr must be"},
+		{"linear MLP too deep", func(p *tasks.Point) { p.Model = "mlp:8,8,8,8,8" }, "hidden layers"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,65 +106,6 @@ func TestValidate2DErrors(t *testing.T) {
 			err := p.Validate()
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Validate = %v, want an error mentioning %q", err, tt.want)
-			}
-		})
-	}
-}
-
-func TestPairSampler(t *testing.T) {
-	row := func(id int64, m string, kl, km float64, div bool) schemas.ResultRow {
-		return schemas.ResultRow{TableID: id, Method: m, KLJoint: kl, KLMarginal: km, Diverged: div}
-	}
-	jem := []schemas.ResultRow{row(2, "jem", 0.1, 0.05, false), row(1, "jem", 0.2, 0.1, false), row(3, "jem", 0.3, 0.1, true)}
-	sgld := []schemas.ResultRow{row(3, "sgld", 1, 1, false), row(1, "sgld", 0.5, 0.3, false), row(2, "sgld", 0.05, 0.01, false),
-		row(4, "sgld", 2, 2, false)}
-	sp := pairSampler("sgld", jem, sgld)
-	if want := []float64{0.3, -0.05}; len(sp.Diffs) != 2 || math.Abs(sp.Diffs[0]-want[0]) > 1e-12 || math.Abs(sp.Diffs[1]-want[1]) > 1e-12 {
-		t.Errorf("diffs %v, want %v (table order, diverged and unpaired left out)", sp.Diffs, want)
-	}
-	if sp.Tables != 4 {
-		t.Errorf("tables %d, want 4", sp.Tables)
-	}
-	c := sp.comparisonOf(1)
-	if c.Pairs != 2 || c.Excluded != 2 || math.Abs(c.Excess-0.125) > 1e-12 || c.WorseShare != 0.5 || math.Abs(c.MeanExact-0.15) > 1e-12 {
-		t.Errorf("comparison %+v", c)
-	}
-}
-
-func TestDecide2D(t *testing.T) {
-	th := DefaultThresholds()
-	ps := schemas.PointSummary{Params: schemas.Grid{Task: "gmm:2,1"}}
-	close := SamplerPairs{Method: MethodSGLD, Tables: 40}
-	far := SamplerPairs{Method: MethodSGLD, Tables: 40}
-	for i := range 40 {
-		e := 0.1 + 0.01*float64(i%5)
-		close.Diffs, close.Exact = append(close.Diffs, 0.001*float64(i%3-1)), append(close.Exact, e)
-		far.Diffs, far.Exact = append(far.Diffs, 1+0.1*float64(i%4)), append(far.Exact, e)
-	}
-	close.MDiffs, close.ExactM = close.Diffs, close.Exact
-	far.MDiffs, far.ExactM = far.Diffs, far.Exact
-	tests := []struct {
-		name          string
-		pairs         []SamplerPairs
-		th            Thresholds
-		holds, decide bool
-		want          string
-	}{
-		{"no sampler", nil, th, false, false, "undecided"},
-		{"sampler as good as exact", []SamplerPairs{close}, th, true, true, "HOLDS"},
-		{"sampler far worse", []SamplerPairs{far}, th, false, true, "FAILS"},
-		{"nats gate", []SamplerPairs{far}, Thresholds{Margin: 100, MaxP: 0.01, MaxSamplerExcess: 0.5}, false, true, "fails"},
-		{"all diverged", []SamplerPairs{{Method: MethodSGLD, Tables: 40}}, th, false, false, "undecided: no task has both"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p := ps
-			for _, sp := range tt.pairs {
-				p.Samplers = append(p.Samplers, sp.comparisonOf(1))
-			}
-			v := decide2D(p, tt.pairs, 1, tt.th)
-			if v.Holds != tt.holds || v.Decided != tt.decide || !strings.Contains(v.Reason, tt.want) {
-				t.Errorf("verdict %+v, want holds %v decided %v mentioning %q", v, tt.holds, tt.decide, tt.want)
 			}
 		})
 	}
@@ -195,7 +141,7 @@ func TestBufferTV2D(t *testing.T) {
 // it (naming the box that holds it), when the evaluation grid or exact JEM's training
 // grid cannot resolve its narrowest component (naming the grid that would), and
 // accepted otherwise; the defaults accept every default task.
-func TestCheckTasks2D(t *testing.T) {
+func TestCheckTasks(t *testing.T) {
 	mix := func(comps ...prob.Component) prob.Task2D {
 		task, err := prob.NewMixture(1, comps)
 		if err != nil {
@@ -206,23 +152,23 @@ func TestCheckTasks2D(t *testing.T) {
 	near := mix(prob.Component{Y: 0, Weight: 0.5, SD: 0.5}, prob.Component{Y: 1, Weight: 0.5, Mu0: 1, SD: 0.5})
 	cases := []struct {
 		name  string
-		set   func(p *Point)
+		set   func(p *tasks.Point)
 		tasks []prob.Task2D
 		want  []string // substrings of the error; nil: accepted
 	}{
 		{"near", nil, []prob.Task2D{near}, nil},
 		{"far", nil, []prob.Task2D{near, mix(prob.Component{Y: 0, Weight: 0.5, Mu0: 100, Mu1: 100, SD: 0.5}, prob.Component{Y: 1, Weight: 0.5, Mu0: 100, Mu1: 101, SD: 0.5})},
 			[]string{"task 1", "outside the box", "--box=10"}},
-		{"box-cuts-gmm", func(p *Point) { p.Box = 2 }, []prob.Task2D{mix(prob.Component{Y: 0, Weight: 0.5, Mu0: 1.5, SD: 0.5}, prob.Component{Y: 1, Weight: 0.5, SD: 0.5})},
+		{"box-cuts-gmm", func(p *tasks.Point) { p.Box = 2 }, []prob.Task2D{mix(prob.Component{Y: 0, Weight: 0.5, Mu0: 1.5, SD: 0.5}, prob.Component{Y: 1, Weight: 0.5, SD: 0.5})},
 			[]string{"outside the box", "--box=4"}},
 		{"narrow", nil, []prob.Task2D{mix(prob.Component{Y: 0, Weight: 0.5, SD: 0.01}, prob.Component{Y: 1, Weight: 0.5, Mu0: 1, SD: 0.5})},
 			[]string{"grid:", "sd 0.01", "over the limit"}},
 		{"narrowish", nil, []prob.Task2D{mix(prob.Component{Y: 0, Weight: 0.5, SD: 0.2}, prob.Component{Y: 1, Weight: 0.5, Mu0: 1, SD: 0.5})},
 			[]string{"grid:", "--grid=35"}},
-		{"train-grid", func(p *Point) { p.GridCells, p.XValues, p.TrainGrid = 64, 64*64, 8 }, []prob.Task2D{mix(prob.Component{Y: 0, Weight: 0.5, SD: 0.2}, prob.Component{Y: 1, Weight: 0.5, Mu0: 1, SD: 0.5})},
+		{"train-grid", func(p *tasks.Point) { p.GridCells, p.XValues, p.TrainGrid = 64, 64*64, 8 }, []prob.Task2D{mix(prob.Component{Y: 0, Weight: 0.5, SD: 0.2}, prob.Component{Y: 1, Weight: 0.5, Mu0: 1, SD: 0.5})},
 			[]string{"train_grid:", "--train_grid=36"}},
-		{"train-grid-unused", func(p *Point) {
-			p.GridCells, p.XValues, p.TrainGrid, p.Methods = 64, 64*64, 0, []string{MethodBaseline}
+		{"train-grid-unused", func(p *tasks.Point) {
+			p.GridCells, p.XValues, p.TrainGrid, p.Methods = 64, 64*64, 0, []string{methods.Baseline}
 		}, []prob.Task2D{mix(prob.Component{Y: 0, Weight: 0.5, SD: 0.2}, prob.Component{Y: 1, Weight: 0.5, Mu0: 1, SD: 0.5})}, nil},
 	}
 	for _, tc := range cases {
@@ -230,7 +176,7 @@ func TestCheckTasks2D(t *testing.T) {
 			p := point2D()
 			p.Box, p.TrainGrid = 7, 32
 			p.Resolve()
-			p.Task = TaskFile
+			p.Task = tasks.TaskFile
 			if tc.set != nil {
 				tc.set(&p)
 			}
@@ -238,7 +184,7 @@ func TestCheckTasks2D(t *testing.T) {
 			for i := range ids {
 				ids[i] = int64(i)
 			}
-			err := CheckTasks2D(p, 1, tc.tasks, ids)
+			err := checkTasks(p, 1, tc.tasks, ids)
 			if tc.want == nil {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -259,33 +205,9 @@ func TestCheckTasks2D(t *testing.T) {
 		p := point2D()
 		p.Task, p.Box, p.GridCells, p.TrainGrid, p.Tables = task, DefaultBox, 64, 32, 200
 		p.Resolve()
-		if err := CheckTasks2D(p, 1, nil, nil); err != nil {
+		if err := checkTasks(p, 1, nil, nil); err != nil {
 			t.Errorf("%s with the defaults: %v", task, err)
 		}
-	}
-}
-
-// TestVerdictOf2D: verdict.json of a 2-D point (no floor, no reference: NaN) encodes
-// them as null and carries the sampler comparison.
-func TestVerdictOf2D(t *testing.T) {
-	nan := math.NaN()
-	sum := schemas.Summary{Points: []schemas.PointSummary{{Params: schemas.Grid{Task: "gmm:2,1"}, Floor: nan, ReferenceExpected: nan,
-		Reference: nan, Samplers: []schemas.SamplerComparison{{Method: MethodSGLD, Pairs: 3, Excess: 1.5, ExcessRatio: nan}}}}}
-	v, err := VerdictOf(sum, DefaultThresholds())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatalf("marshal verdict.json: %v", err)
-	}
-	for _, want := range []string{`"floor":null`, `"kl_reference_expected":null`, `"task":"gmm:2,1"`, `"excess":1.5`, `"excess_ratio":null`} {
-		if !strings.Contains(string(b), want) {
-			t.Errorf("verdict.json %s lacks %s", b, want)
-		}
-	}
-	if _, err := json.Marshal(sum); err != nil {
-		t.Errorf("marshal summary.json: %v", err)
 	}
 }
 
@@ -330,7 +252,7 @@ func TestRefBest(t *testing.T) {
 				}
 				b.observe(10*(i+1), 90, kl, []float32{float32(i)}, lg)
 			}
-			tr := TrainedRun{Logits: logitsFor(tc.final), Theta: []float32{-1}, RefGap: math.NaN()}
+			tr := tasks.TrainedRun{Logits: logitsFor(tc.final), Theta: []float32{-1}, RefGap: math.NaN()}
 			b.apply(&tr, truth, 2, 90)
 			kl, _, _ := prob.GridKL(truth, prob.Softmax(tr.Logits), 2)
 			if math.Abs(kl-tc.wantKL) > 1e-9 || tr.RefBestStep != tc.wantStep || math.Abs(tr.RefGap-tc.wantGap) > 1e-9 {

@@ -1,4 +1,4 @@
-package stages
+package tasks
 
 import "github.com/jemcheck/jemcheck/schemas"
 

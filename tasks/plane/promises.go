@@ -1,4 +1,4 @@
-package stages
+package plane
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/jemcheck/jemcheck/models/kernel"
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/tasks"
 )
 
 // # The paper's promises on 2-D tasks
@@ -25,16 +26,6 @@ import (
 
 // HeldOut is the number of held-out draws (and of OOD draws) per task.
 const HeldOut = 2000
-
-// OOD distributions (--ood).
-const (
-	OODUniform   = "uniform"
-	OODShifted   = "shifted"
-	OODOtherTask = "other-task"
-)
-
-// ECEBins is the number of equal-width confidence bins of the ECE.
-const ECEBins = 15
 
 // Chains of the samples promise: SampleChains Langevin chains (ULA: x ← x + ε∇ log q(x)
 // + √(2ε)·N(0, I), ε = SampleStep, clamped to the box) run SampleSteps steps from
@@ -82,20 +73,20 @@ type taskEval struct {
 // newTaskEval draws a task's held-out and OOD draws (seeded by the task; other-task:
 // the task of the next ordinal's seed, another draw of the same spec or the next user
 // task).
-func newTaskEval(runSeed uint64, o Options, p Point, t Table, task, other prob.Task2D) *taskEval {
+func newTaskEval(runSeed uint64, o tasks.Options, p tasks.Point, t tasks.Table, task, other prob.Task2D) *taskEval {
 	e := &taskEval{comps: task.Components(0), k: p.Classes}
-	seed := tableSeed(runSeed, t)
+	seed := tasks.TableSeed(runSeed, t)
 	in := task.Sample(prob.Seed(seed, tagHeldOut), HeldOut)
 	e.in0, e.in1, e.inY = f32(in.X0), f32(in.X1), in.Y
 	rng := prob.NewRand(prob.Seed(seed, tagOOD))
 	e.out0, e.out1 = make([]float32, HeldOut), make([]float32, HeldOut)
 	switch o.OOD {
-	case OODShifted:
+	case tasks.OODShifted:
 		d := task.Sample(prob.Seed(seed, tagOOD), HeldOut)
 		for i := range HeldOut {
 			e.out0[i], e.out1[i] = float32(min(d.X0[i]+p.Box/2, p.Box)), float32(d.X1[i])
 		}
-	case OODOtherTask:
+	case tasks.OODOtherTask:
 		d := other.Sample(prob.Seed(seed, tagOOD), HeldOut)
 		e.out0, e.out1 = f32(d.X0), f32(d.X1)
 	default:
@@ -153,7 +144,7 @@ func aurocDraws(in, out []float64) float64 {
 
 // promises2D fills a 2-D run's promise columns (see schemas.ResultRow) from its
 // parameters; sample is set for the report's runs (the samples promise).
-func promises2D(row *schemas.ResultRow, o Options, p Point, e *taskEval, theta []float32, truth []float64, buffer []float32, sample bool, seed uint64) (frames [][]float32, err error) {
+func promises2D(row *schemas.ResultRow, o tasks.Options, p tasks.Point, e *taskEval, theta []float32, truth []float64, buffer []float32, sample bool, seed uint64) (frames [][]float32, err error) {
 	hidden, _ := models.ParseModel(p.Model)
 	k, box := p.Classes, float32(p.Box)
 	scores := func(x0, x1 []float32) (lse, maxPy, gradNorm []float64, pred []int32, err error) {
@@ -195,7 +186,7 @@ func promises2D(row *schemas.ResultRow, o Options, p Point, e *taskEval, theta [
 	for i := range predIn {
 		correct[i] = predIn[i] == e.inY[i]
 	}
-	row.ECE = prob.ECE(confIn, correct, ECEBins)
+	row.ECE = prob.ECE(confIn, correct, tasks.ECEBins)
 	row.AccClean = share(correct)
 	ax0, ax1, err := kernel.PGD2D(hidden, k, theta, e.in0, e.in1, e.inY, float32(o.AttackEps), PGDSteps, box)
 	if err != nil {
@@ -215,7 +206,7 @@ func promises2D(row *schemas.ResultRow, o Options, p Point, e *taskEval, theta [
 	row.AccBayesPurified = share(bayes)
 	row.SamplesTVNoise, row.SamplesTVBuffer = math.NaN(), math.NaN()
 	if sample {
-		g := p.evalGrid()
+		g := evalGrid(p)
 		rng := prob.NewRand(prob.Seed(seed, tagChains))
 		x0, x1 := make([]float32, SampleChains), make([]float32, SampleChains)
 		for i := range x0 {
@@ -284,38 +275,20 @@ func accuracyAt(hidden []int, k int, theta, x0, x1 []float32, y []int32) float64
 	return float64(n) / float64(max(1, len(y)))
 }
 
-// checkPromiseOptions validates the promises' options.
-func (o Options) checkPromiseOptions() error {
-	switch {
-	case o.OOD != "" && o.OOD != OODUniform && o.OOD != OODShifted && o.OOD != OODOtherTask: // "" is uniform
-		return fmt.Errorf("ood: unknown OOD distribution %s (known: uniform, shifted, other-task)", quote(o.OOD))
-	case !(o.AttackEps >= 0) || math.IsInf(o.AttackEps, 0):
-		return fmt.Errorf("attack_eps must be a finite number >= 0, got %v", o.AttackEps)
-	case o.PurifySteps < 0 || o.PurifySteps > 100_000:
-		return fmt.Errorf("purify_steps must be in [0, 100000], got %d", o.PurifySteps)
-	case !(o.PurifyLR >= 0) || math.IsInf(o.PurifyLR, 0):
-		return fmt.Errorf("purify_lr must be a finite number >= 0, got %v", o.PurifyLR)
-	}
-	if err := checkFloat32("attack_eps", o.AttackEps); err != nil {
-		return err
-	}
-	return checkFloat32("purify_lr", o.PurifyLR)
-}
-
 // checkPromisePoint checks the promises' options against a 2-D point: the attack's
 // radius must fit the box (PGD clamps to it, so a wider radius reaches no further),
 // and --ood=other-task needs another task that is not the task itself: moons and
 // circles have one shape per σ (another draw is the same distribution), and a tasks
 // file of one task has no other.
-func (o Options) checkPromisePoint(p Point) error {
+func checkPromisePoint(o tasks.Options, p tasks.Point) error {
 	if o.AttackEps > 2*p.Box {
 		return fmt.Errorf("attack_eps: a radius of %v is wider than the box [−%g, %g]² itself (PGD keeps the points in the box; at most 2·box = %g)",
 			o.AttackEps, p.Box, p.Box, 2*p.Box)
 	}
-	if o.OOD != OODOtherTask {
+	if o.OOD != tasks.OODOtherTask {
 		return nil
 	}
-	if p.Task == TaskFile {
+	if p.Task == tasks.TaskFile {
 		if p.Tables < 2 {
 			return fmt.Errorf("ood: other-task takes the OOD draws from the next task of --tasks_from, which holds one task: " +
 				"the OOD draws would be the task's own (use --ood=uniform or shifted, or a file of two tasks or more)")

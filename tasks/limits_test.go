@@ -1,18 +1,22 @@
-package stages
+package tasks_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/jemcheck/jemcheck/schemas"
+	. "github.com/jemcheck/jemcheck/tasks"
+	_ "github.com/jemcheck/jemcheck/tasks/all"
+
+	"github.com/jemcheck/jemcheck/methods"
+	"github.com/jemcheck/jemcheck/verdict"
 )
 
 // limitsOptions are the control command's defaults.
 func limitsOptions() Options {
-	return Options{Out: "mem://x", TrainBatch: DefaultTrainBatch, WriteSamples: true, ReportTables: 3, Thresholds: DefaultThresholds()}
+	return Options{Out: "mem://x", TrainBatch: DefaultTrainBatch, WriteSamples: true, ReportTables: 3, Thresholds: verdict.DefaultThresholds()}
 }
 
 func TestPointValidateLimits(t *testing.T) {
@@ -108,7 +112,7 @@ func TestCheckLimits(t *testing.T) {
 		want   string // "" = within the limits
 	}{
 		{"control defaults", nil, with(func(p *Point) { p.Tables = 1000 }), true, ""},
-		{"regress defaults", nil, with(func(p *Point) { p.Tables, p.Methods = 10000, []string{MethodBaseline, MethodJEM} }), true, ""},
+		{"regress defaults", nil, with(func(p *Point) { p.Tables, p.Methods = 10000, []string{methods.Baseline, methods.JEM} }), true, ""},
 		{"N held locally at the limit", nil, with(func(p *Point) { p.Samples, p.Tables = MaxHeldSamplesLocal, 1 }), true, ""},
 		{"N held locally over the limit", nil, with(func(p *Point) { p.Samples, p.Tables = 100_000_000, 1 }), true,
 			"samples: 100000000 draws per table is over the local limit of 10000000 (run on Dataflow with --runner=dataflow to go higher, or pass --write_samples=false)"},
@@ -227,138 +231,6 @@ func TestSatArith(t *testing.T) {
 	}
 }
 
-// divergedRows makes baseline/jem rows for n tables where the claim holds, with the
-// jem run of the first d tables diverged.
-func divergedRows(n, d int) []schemas.ResultRow {
-	const floor = 0.0015
-	rs := rows(n, floor, map[string]func(int) float64{
-		MethodBaseline: func(i int) float64 { return 0.1 + 0.001*float64(i) },
-		MethodJEM:      func(i int) float64 { return floor * (0.5 + float64(i%10)/10) },
-	})
-	for i := range rs {
-		if rs[i].Method == MethodJEM && rs[i].TableID < int64(d) {
-			rs[i].Diverged, rs[i].KLJoint = true, math.Inf(1)
-		}
-	}
-	return rs
-}
-
-func TestVerdictDivergedShare(t *testing.T) {
-	tests := []struct {
-		name            string
-		rows            []schemas.ResultRow
-		decided, holds  bool
-		pairs, excluded int
-		contains        string
-	}{
-		{"none diverged", divergedRows(100, 0), true, true, 100, 0, "over 100 tables"},
-		{"5% diverged", divergedRows(100, 5), true, true, 95, 5, "; 5 of 100 jem runs left out as diverged"},
-		{"10% diverged", divergedRows(100, 10), true, true, 90, 10, "HOLDS"},
-		{"11% diverged", divergedRows(100, 11), false, false, 89, 11,
-			"undecided: 11 of 100 jem runs (11.0%) diverged, more than the 10% a verdict allows"},
-		{"all diverged", divergedRows(20, 20), false, false, 0, 20, "undecided: every jem run diverged (20 of 20 tables)"},
-		{"no jem", divergedRows(20, 0)[:1], false, false, 0, 0, "undecided: the verdict needs jem runs"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			v := Summarize(tt.rows, 1, DefaultThresholds()).Verdict
-			if v.Decided != tt.decided || v.Holds != tt.holds || v.Pairs != tt.pairs || v.Excluded != tt.excluded ||
-				!strings.Contains(v.Reason, tt.contains) {
-				t.Errorf("verdict = %+v\nwant decided=%v holds=%v pairs=%d excluded=%d, reason containing %q",
-					v, tt.decided, tt.holds, tt.pairs, tt.excluded, tt.contains)
-			}
-		})
-	}
-}
-
-func TestSweepVerdictUndecided(t *testing.T) {
-	ok, bad := divergedRows(50, 0), divergedRows(50, 50)
-	for i := range bad {
-		bad[i].PointID = 1
-	}
-	tests := []struct {
-		name     string
-		rows     []schemas.ResultRow
-		decided  bool
-		excluded int
-		reason   string
-	}{
-		{"every point decided", append(divergedRows(50, 2), func() []schemas.ResultRow {
-			r := divergedRows(50, 0)
-			for i := range r {
-				r[i].PointID = 1
-			}
-			return r
-		}()...), true, 2, "the JEM claim holds at 2 of 2 grid points"},
-		{"one point undecided", append(ok, bad...), false, 50, "the JEM claim holds at 1 of 2 grid points (1 undecided)"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			v := Summarize(tt.rows, 1, DefaultThresholds()).Verdict
-			if v.Decided != tt.decided || v.Excluded != tt.excluded || v.Reason != tt.reason {
-				t.Errorf("verdict = %+v, want decided=%v excluded=%d reason %q", v, tt.decided, tt.excluded, tt.reason)
-			}
-		})
-	}
-}
-
-func TestVerdictFileNoFakeZeros(t *testing.T) {
-	th := DefaultThresholds()
-	tests := []struct {
-		name    string
-		rows    []schemas.ResultRow
-		decided bool
-		null    []string // keys that must be null
-		numbers []string // keys that must be numbers
-	}{
-		{"decided", divergedRows(100, 0), true, nil,
-			[]string{"jem_mean_kl_joint", "baseline_mean_kl_joint", "jem_mean_kl_optimisation_gap", "baseline_to_jem", "wilcoxon_p"}},
-		{"every jem run diverged", divergedRows(30, 30), false,
-			[]string{"jem_mean_kl_joint", "jem_mean_kl_optimisation_gap", "baseline_to_jem", "wilcoxon_p"}, []string{"baseline_mean_kl_joint"}},
-		{"too many diverged", divergedRows(100, 50), false, nil,
-			[]string{"jem_mean_kl_joint", "baseline_mean_kl_joint", "baseline_to_jem", "wilcoxon_p"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			v, err := VerdictOf(Summarize(tt.rows, 1, th), th)
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw, err := json.Marshal(v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var m map[string]any
-			if err := json.Unmarshal(raw, &m); err != nil {
-				t.Fatal(err)
-			}
-			if m["decided"] != tt.decided {
-				t.Errorf("decided = %v, want %v: %s", m["decided"], tt.decided, raw)
-			}
-			for _, k := range tt.null {
-				if v, ok := m[k]; !ok || v != nil {
-					t.Errorf("%s = %v (present %v), want null: %s", k, v, ok, raw)
-				}
-			}
-			for _, k := range tt.numbers {
-				if _, ok := m[k].(float64); !ok {
-					t.Errorf("%s = %v, want a number: %s", k, m[k], raw)
-				}
-			}
-			var back schemas.VerdictFile
-			if err := json.Unmarshal(raw, &back); err != nil {
-				t.Fatal(err)
-			}
-			same := func(a, b schemas.Number) bool { return a == b || math.IsNaN(float64(a)) && math.IsNaN(float64(b)) }
-			if back.Decided != v.Decided || back.Pairs != v.Pairs || back.Excluded != v.Excluded || back.Reason != v.Reason ||
-				!same(back.JEMMeanKL, v.JEMMeanKL) || !same(back.BaseMeanKL, v.BaseMeanKL) || !same(back.JEMMeanGap, v.JEMMeanGap) || len(back.Checks) != len(v.Checks) ||
-				!same(back.BaselineToJEM, v.BaselineToJEM) || !same(back.WilcoxonP, v.WilcoxonP) || back.Tables != v.Tables {
-				t.Errorf("round trip:\n got %+v\nwant %+v", back, v)
-			}
-		})
-	}
-}
-
 // options2D are the control command's defaults on a 2-D task.
 func options2D() Options {
 	o := limitsOptions()
@@ -403,14 +275,14 @@ func TestCheckLimits2D(t *testing.T) {
 		{"curve points at the limit", func(o *Options) { o.EvalEvery = 10 }, with(func(p *Point) { p.Steps = 100_000 }), true, ""},
 		{"no curves", func(o *Options) { o.EvalEvery = 0 }, with(func(p *Point) { p.Steps = MaxSteps }), true, ""},
 		{"GoMLX backend on 2-D", func(o *Options) { o.Backend = "go" }, with(func(p *Point) {}), true,
-			"backend: --backend=go does not apply to the 2-D task gmm:3,2: 2-D runs train on the fused float32 kernels only"},
+			"backend: --backend=go does not apply to the 2-D task gmm:3,2: its runs train on the fused float32 kernels only"},
 		{"kernel backend on 2-D", func(o *Options) { o.Backend = "kernel" }, with(func(p *Point) {}), true, ""},
 		{"GoMLX backend on tables", func(o *Options) { o.Backend = "go" }, table(func(p *Point) {}), true, ""},
 		{"GoMLX backend with pcd", func(o *Options) { o.Backend = "go:ops_sequential" },
-			table(func(p *Point) { p.Methods = []string{MethodJEM, MethodPCD, MethodPCDExact} }), false,
+			table(func(p *Point) { p.Methods = []string{methods.JEM, methods.PCD, methods.PCDExact} }), false,
 			"backend: pcd and pcd-exact train on the fused float32 kernels only, not on --backend=go:ops_sequential"},
 		{"pcd on a model the kernels do not cover", nil,
-			table(func(p *Point) { p.XValues, p.Classes, p.Methods = 100, 100, []string{MethodJEM, MethodPCD} }), true,
+			table(func(p *Point) { p.XValues, p.Classes, p.Methods = 100, 100, []string{methods.JEM, methods.PCD} }), true,
 			"backend: the fused float32 kernels, which pcd needs, do not cover linear on 100x100 tables"},
 		{"kernel backend on a model the kernels do not cover", func(o *Options) { o.Backend = "kernel" },
 			table(func(p *Point) { p.Model = "mlp:512,512" }), true, "which --backend=kernel needs, do not cover mlp:512,512"},
@@ -498,4 +370,17 @@ func TestPromiseOptionsFloat32(t *testing.T) {
 			}
 		})
 	}
+}
+
+// point is a valid 2×2 table point.
+func point() Point {
+	return Point{Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform", Samples: 1000, Model: "linear", LR: 0.05, Steps: 300, PxWeight: 1}, Tables: 10, Methods: []string{methods.Baseline, methods.JEM, methods.Oracle}}
+}
+
+// point2D is a 2-D point before Resolve.
+func point2D() Point {
+	return Point{Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform", Samples: 500,
+		Model: "mlp:8", LR: 0.01, Steps: 100, BatchSize: 32, PxWeight: 1, Task: "gmm:3, 2", GridCells: 16, Box: 4, TrainGrid: 8,
+		SGLDPreset: "official", SGLDLR: 1, SGLDSteps: 20, BufferSize: 100, ReinitFreq: 0.05, ChainSteps: 5, Proposal: "uniform"},
+		Tables: 3, Methods: []string{methods.JEM, methods.SGLD}}
 }

@@ -1,4 +1,4 @@
-package stages
+package tasks
 
 // DefaultTrainBatch is the default number of runs trained together in one graph.
 const DefaultTrainBatch = 4096

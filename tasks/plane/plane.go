@@ -1,8 +1,7 @@
-package stages
+package plane
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -10,116 +9,43 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models"
 	"github.com/jemcheck/jemcheck/models/kernel"
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/tasks"
 )
 
-// # Tasks and samplers
+// # The 2-D kind
 //
-// A point's task is "table" (random joint tables) or a continuous 2-D task: "gmm:K,C",
+// A point's task is a continuous 2-D task: "gmm:K,C",
 // "moons:SIGMA", "circles:SIGMA", or "file" (--tasks_from). A 2-D task's truth is
 // evaluated on the Grid×Grid grid over [−Box, Box]² (prob.Grid): the point has
 // XValues = Grid² (the cells) and Classes = K, its blocks carry each task's grid joint
-// in Block.P, and every table metric (KLs, accuracies, OOD, calibration) applies to
+// in tasks.Block.P, and every table metric (KLs, accuracies, OOD, calibration) applies to
 // the grid joint unchanged. Its models are tanh MLPs 2-H…-K on the coordinates,
 // trained by the fused 2-D kernels (kernel.Train2D): baseline (cross-entropy), jem
 // (exact JEM, Z on the TrainGrid×TrainGrid training grid), oracle (exact JEM on fresh
 // draws from the truth every step) and sgld (JEM whose log q(x) gradient uses a
-// persistent replay buffer refined by SGLD, the paper's sampler). On tables, pcd and
-// pcd-exact are the sampler methods: Metropolis–Hastings chains in a replay buffer,
-// or exact draws from q(x) (isolating the gradient noise from the chains' bias).
-
-// The sampler methods.
-const (
-	MethodSGLD     = "sgld"
-	MethodPCD      = "pcd"
-	MethodPCDExact = "pcd-exact"
-)
-
-// SamplerMethods are the methods whose log q(x) gradient uses samples: each is paired
-// with exact jem in the summary (schemas.SamplerComparison).
-var SamplerMethods = []string{MethodSGLD, MethodPCD, MethodPCDExact}
-
-// Methods by task: a table task trains every method but sgld, a 2-D task every method
-// but pcd and pcd-exact.
-var (
-	tableMethods = []string{MethodBaseline, MethodJEM, MethodOracle, MethodPCD, MethodPCDExact}
-	methods2D    = []string{MethodBaseline, MethodJEM, MethodOracle, MethodSGLD}
-)
-
-// TaskFile is the task of points whose 2-D tasks come from --tasks_from.
-const TaskFile = "file"
+// persistent replay buffer refined by SGLD, the paper's sampler).
 
 // The 2-D defaults: the values a 2-D point takes for the axes the user did not set
 // (the table defaults — a linear model, 300 steps of lr 0.05 on full batches — do
 // not suit an MLP on 2-D draws). They are the SGLD probe's settings.
 var taskDefaults2D = []struct {
 	Axis string
-	set  func(p *Point)
+	set  func(p *tasks.Point)
 }{
-	{"model", func(p *Point) { p.Model = "mlp:32,32" }},
-	{"lr", func(p *Point) { p.LR = 3e-3 }},
-	{"steps", func(p *Point) { p.Steps = 1500 }},
-	{"batch_size", func(p *Point) { p.BatchSize = 64 }},
-	{"samples", func(p *Point) { p.Samples = 2000 }},
+	{"model", func(p *tasks.Point) { p.Model = "mlp:32,32" }},
+	{"lr", func(p *tasks.Point) { p.LR = 3e-3 }},
+	{"steps", func(p *tasks.Point) { p.Steps = 1500 }},
+	{"batch_size", func(p *tasks.Point) { p.BatchSize = 64 }},
+	{"samples", func(p *tasks.Point) { p.Samples = 2000 }},
 }
 
 // Default2DTables is the number of tasks of a 2-D point when the user did not say.
 const Default2DTables = 100
-
-// ApplyTaskDefaults sets the 2-D defaults (taskDefaults2D) of the axes given reports as
-// not set by the user, when the point's task is 2-D; a table point is left alone.
-func (p *Point) ApplyTaskDefaults(given func(axis string) bool) {
-	if !p.Is2D() {
-		return
-	}
-	for _, d := range taskDefaults2D {
-		if !given(d.Axis) {
-			d.set(p)
-		}
-	}
-}
-
-// Resolve sets a point's derived values from its task: for a 2-D task XValues = Grid²
-// and Classes = the task's K (for "file" the caller sets Classes from the file), no
-// encoding or generator; for a table task the 2-D fields are zero. Options no method of
-// the point uses are zeroed too, so the result columns show only what applied. Call
-// it before Validate; an unparsable task is left for Validate to report.
-func (p *Point) Resolve() {
-	if p.Task == "" {
-		p.Task = schemas.TaskTable
-	}
-	uses := func(ms ...string) bool {
-		return slices.ContainsFunc(p.Methods, func(m string) bool { return slices.Contains(ms, m) })
-	}
-	if !uses(MethodSGLD) {
-		p.SGLDPreset, p.SGLDLR, p.SGLDStd, p.SGLDSteps, p.SGLDClamp = "", 0, 0, 0, false
-	}
-	if !uses(MethodPCD) {
-		p.ChainSteps, p.Proposal = 0, ""
-	}
-	if !uses(MethodSGLD, MethodPCD) {
-		p.BufferSize, p.ReinitFreq = 0, 0
-	}
-	if !p.Is2D() {
-		p.GridCells, p.Box, p.TrainGrid = 0, 0, 0
-		return
-	}
-	if !uses(MethodJEM, MethodOracle) {
-		p.TrainGrid = 0
-	}
-	p.Encoding, p.Generator = "", ""
-	if p.Task != TaskFile {
-		if spec, err := prob.ParseTaskSpec(p.Task); err == nil {
-			p.Task, p.Classes = spec.String(), spec.K
-		}
-	}
-	if p.GridCells > 0 && p.GridCells <= MaxGrid {
-		p.XValues = p.GridCells * p.GridCells
-	}
-}
 
 // DefaultBox is the box's default half-width: every random gmm component (means in
 // ±2, sd ≤ 0.6) and every default moons and circles draw then leaves less than
@@ -128,67 +54,18 @@ const DefaultBox = 5.0
 
 // Limits of a 2-D point.
 const (
-	MaxGrid   = 256 // evaluation grid cells per side (and X·K ≤ MaxCells)
-	MinBox    = 1.0 // the box's half-width: a random gmm's components are then at most 5 sd from it
-	MaxBox    = 1e3
-	MaxBuffer = 1 << 20 // replay buffer per run
+	MaxGrid = 256 // evaluation grid cells per side (and X·K ≤ tasks.MaxCells)
+	MinBox  = 1.0 // the box's half-width: a random gmm's components are then at most 5 sd from it
+	MaxBox  = 1e3
+
 	// MinShapeSigma is the least noise of moons and circles: their truth is a mixture of
 	// a Gaussian every σ/8 along the curves (about 5,000 at the limit).
 	MinShapeSigma = 0.02
 )
 
-// checkMethod checks that method m is known and trains on the point's task.
-func (p Point) checkMethod(m string) error {
-	if !slices.Contains(AllMethods, m) {
-		return fmt.Errorf("unknown method %q (known: %s)", m, strings.Join(AllMethods, ", "))
-	}
-	if p.Is2D() && !slices.Contains(methods2D, m) {
-		return fmt.Errorf("method %s trains on tables, not on the 2-D task %s (2-D methods: %s; the 2-D sampler is sgld)", m, p.Task, strings.Join(methods2D, ", "))
-	}
-	if !p.Is2D() && !slices.Contains(tableMethods, m) {
-		return fmt.Errorf("method %s needs a continuous 2-D task (--task=gmm:3,2, moons:0.1 or circles:0.1); on tables the samplers are pcd and pcd-exact", m)
-	}
-	return nil
-}
-
-// validateSampler checks the sampler options of the point's sampler methods.
-func (p Point) validateSampler() error {
-	for _, m := range p.Methods {
-		switch m {
-		case MethodSGLD:
-			switch {
-			case p.SGLDPreset != "official" && p.SGLDPreset != "langevin":
-				return fmt.Errorf("sgld_preset: unknown preset %s (known: official, langevin)", quote(p.SGLDPreset))
-			case !(p.SGLDLR > 0) || math.IsInf(p.SGLDLR, 0):
-				return fmt.Errorf("sgld_lr must be a finite number > 0, got %v", p.SGLDLR)
-			case !(p.SGLDStd >= 0) || math.IsInf(p.SGLDStd, 0):
-				return fmt.Errorf("sgld_std must be a finite number >= 0 (0 = the preset's), got %v", p.SGLDStd)
-			case p.SGLDSteps < 0 || p.SGLDSteps > 10_000:
-				return fmt.Errorf("sgld_steps must be in [0, 10000], got %d", p.SGLDSteps)
-			}
-		case MethodPCD:
-			switch {
-			case p.ChainSteps < 0 || p.ChainSteps > 10_000:
-				return fmt.Errorf("chain_steps must be in [0, 10000], got %d", p.ChainSteps)
-			case p.Proposal != "uniform" && p.Proposal != "neighbour":
-				return fmt.Errorf("proposal: unknown proposal %s (known: uniform, neighbour)", quote(p.Proposal))
-			}
-		default:
-			continue
-		}
-		switch {
-		case p.BufferSize < 1 || p.BufferSize > MaxBuffer:
-			return fmt.Errorf("buffer_size must be in [1, %d], got %d", MaxBuffer, p.BufferSize)
-		case !(p.ReinitFreq >= 0 && p.ReinitFreq <= 1):
-			return fmt.Errorf("reinit_freq must be in [0, 1], got %v", p.ReinitFreq)
-		}
-	}
-	return nil
-}
-
-// validate2D checks a 2-D point.
-func (p Point) validate2D() error {
-	if p.Task != TaskFile {
+// Validate checks a 2-D point.
+func (Kind) Validate(p tasks.Point) error {
+	if p.Task != tasks.TaskFile {
 		spec, err := prob.ParseTaskSpec(p.Task)
 		if err != nil {
 			return fmt.Errorf("task: %w", err)
@@ -204,36 +81,31 @@ func (p Point) validate2D() error {
 		return fmt.Errorf("a 2-D point has x_values = grid² = %d, got %d", p.GridCells*p.GridCells, p.XValues)
 	case p.Classes < 2:
 		return fmt.Errorf("classes must be >= 2, got %d", p.Classes)
-	case p.XValues*p.Classes > MaxCells:
+	case p.XValues*p.Classes > tasks.MaxCells:
 		return fmt.Errorf("grid %d with %d classes is %d grid cells × classes, over the limit of %d (use a smaller --grid)",
-			p.GridCells, p.Classes, p.XValues*p.Classes, MaxCells)
+			p.GridCells, p.Classes, p.XValues*p.Classes, tasks.MaxCells)
 	case !(p.Box >= MinBox && p.Box <= MaxBox):
 		return fmt.Errorf("box must be in [%g, %g], got %v", MinBox, MaxBox, p.Box)
 	case p.Samples < 1:
 		return fmt.Errorf("samples must be >= 1, got %d", p.Samples)
-	case p.Samples > MaxHeldSamples:
-		return fmt.Errorf("samples: %d draws per task is over the limit of %d (2-D draws are held in memory)", p.Samples, MaxHeldSamples)
-	case p.Steps < 1 || p.Steps > MaxSteps:
-		return fmt.Errorf("steps must be in [1, %d], got %d", MaxSteps, p.Steps)
-	case p.Tables < 1 || p.Tables > MaxTables:
-		return fmt.Errorf("tables (tasks) must be in [1, %d], got %d", MaxTables, p.Tables)
+	case p.Samples > tasks.MaxHeldSamples:
+		return fmt.Errorf("samples: %d draws per task is over the limit of %d (2-D draws are held in memory)", p.Samples, tasks.MaxHeldSamples)
+	case p.Steps < 1 || p.Steps > tasks.MaxSteps:
+		return fmt.Errorf("steps must be in [1, %d], got %d", tasks.MaxSteps, p.Steps)
+	case p.Tables < 1 || p.Tables > tasks.MaxTables:
+		return fmt.Errorf("tables (tasks) must be in [1, %d], got %d", tasks.MaxTables, p.Tables)
 	case p.Replicate < 0:
 		return fmt.Errorf("replicate must be >= 0, got %d", p.Replicate)
 	case math.IsNaN(p.LR) || math.IsInf(p.LR, 0) || p.LR <= 0:
 		return fmt.Errorf("lr must be a finite number > 0, got %v", p.LR)
 	case math.IsNaN(p.PxWeight) || math.IsInf(p.PxWeight, 0) || p.PxWeight < 0:
 		return fmt.Errorf("jem_px_weight must be a finite number >= 0, got %v", p.PxWeight)
-	case len(p.Methods) == 0:
-		return errors.New("no methods given")
 	}
 	if _, err := models.ParseModel(p.Model); err != nil {
 		return fmt.Errorf("model: %w", err)
 	}
 	for _, m := range p.Methods {
-		if err := p.checkMethod(m); err != nil {
-			return err
-		}
-		if err := p.spec2D(m, 0).Validate(); err != nil {
+		if err := spec2D(p, m, 0).Validate(); err != nil {
 			return fmt.Errorf("method %s: %s", m, strings.TrimPrefix(err.Error(), "kernel: "))
 		}
 	}
@@ -241,20 +113,20 @@ func (p Point) validate2D() error {
 }
 
 // evalGrid is a 2-D point's evaluation grid.
-func (p Point) evalGrid() prob.Grid { return prob.Grid{G: p.GridCells, Box: p.Box} }
+func evalGrid(p tasks.Point) prob.Grid { return prob.Grid{G: p.GridCells, Box: p.Box} }
 
 // spec2D is the 2-D kernel's spec of method m at p (observe: eval_every, 0 = none).
-func (p Point) spec2D(m string, observe int) kernel.Spec2D {
+func spec2D(p tasks.Point, m string, observe int) kernel.Spec2D {
 	hidden, _ := models.ParseModel(p.Model)
 	s := kernel.Spec2D{Hidden: hidden, K: p.Classes, Steps: p.Steps, Batch: p.BatchSize, PxWeight: float32(p.PxWeight),
 		Box: float32(p.Box), ObserveEvery: observe}
 	switch m {
-	case MethodBaseline:
+	case methods.Baseline:
 		s.Method, s.PxWeight = kernel.Baseline2D, 0
-	case MethodJEM, MethodOracle:
+	case methods.JEM, methods.Oracle:
 		s.Method, s.TrainGrid, s.ShiftGrid = kernel.JEM2D, p.TrainGrid, true
 		s.Batch = refBatch(p.Samples)
-	case MethodSGLD:
+	case methods.SGLD:
 		s.Method, s.KeepBuffer = kernel.SGLD2D, true
 		s.SGLD = kernel.SGLDOptions{Steps: p.SGLDSteps, LR: float32(p.SGLDLR), Std: float32(p.SGLDNoise()),
 			Buffer: p.BufferSize, Reinit: float32(p.ReinitFreq), Clamp: p.SGLDClamp}
@@ -277,52 +149,39 @@ type taskSource struct {
 	ids  []int64
 }
 
-// newTaskSources builds the sources of every 2-D point (nil when there is none).
-func newTaskSources(ctx context.Context, points []Point, tasksFrom string) (map[int64]*taskSource, error) {
-	out := map[int64]*taskSource{}
-	var user []prob.Task2D
-	var ids []int64
-	for _, p := range points {
-		if !p.Is2D() {
-			continue
+// newTaskSource builds a 2-D point's task source (the user's tasks read from tasksFrom
+// when the point's task is "file").
+func newTaskSource(ctx context.Context, p tasks.Point, tasksFrom string) (*taskSource, error) {
+	if p.Task == tasks.TaskFile {
+		user, ids, err := schemas.ReadTasks(ctx, tasksFrom)
+		if err != nil {
+			return nil, err
 		}
-		src := &taskSource{}
-		if p.Task == TaskFile {
-			if user == nil {
-				var err error
-				if user, ids, err = schemas.ReadTasks(ctx, tasksFrom); err != nil {
-					return nil, err
-				}
-			}
-			src.user, src.ids = user, ids
-		} else {
-			spec, err := prob.ParseTaskSpec(p.Task)
-			if err != nil {
-				return nil, fmt.Errorf("point %d: %w", p.ID, err)
-			}
-			src.spec = spec
-		}
-		out[p.ID] = src
+		return &taskSource{user: user, ids: ids}, nil
 	}
-	return out, nil
+	spec, err := prob.ParseTaskSpec(p.Task)
+	if err != nil {
+		return nil, err
+	}
+	return &taskSource{spec: spec}, nil
 }
 
 // task returns the task of ordinal o of point p and its id.
-func (s *taskSource) task(runSeed uint64, p Point, o int64) (prob.Task2D, int64, error) {
+func (s *taskSource) task(runSeed uint64, p tasks.Point, o int64) (prob.Task2D, int64, error) {
 	if s.user != nil {
 		if o >= int64(len(s.user)) {
 			return prob.Task2D{}, 0, fmt.Errorf("point %d: task %d of %d read from the tasks file", p.ID, o, len(s.user))
 		}
 		return s.user[o], s.ids[o], nil
 	}
-	return s.spec.Draw(tableSeed(runSeed, Table{Point: p, Ordinal: o})), o, nil
+	return s.spec.Draw(tasks.TableSeed(runSeed, tasks.Table{Point: p, Ordinal: o})), o, nil
 }
 
 // truth2D is the task's joint on the point's grid, or an error when the box holds
 // (numerically) none of its mass.
-func truth2D(p Point, t prob.Task2D, id int64) ([]float64, error) {
+func truth2D(p tasks.Point, t prob.Task2D, id int64) ([]float64, error) {
 	kernel.ClearUpper()
-	g := p.evalGrid()
+	g := evalGrid(p)
 	if m := t.BoxMass(g); !(m > 0) {
 		return nil, fmt.Errorf("task %d (%s): the box [−%g, %g]² holds %.3g of its mass; use a larger --box", id, t, p.Box, p.Box, m)
 	}
@@ -330,8 +189,8 @@ func truth2D(p Point, t prob.Task2D, id int64) ([]float64, error) {
 }
 
 // draws2D are a task's N draws (the dataset of table t), in float32 for the kernel.
-func draws2D(runSeed uint64, t Table, task prob.Task2D) (x0, x1 []float32, y []int32) {
-	d := task.Sample(sampleSeed(runSeed, t), t.Point.Samples)
+func draws2D(runSeed uint64, t tasks.Table, task prob.Task2D) (x0, x1 []float32, y []int32) {
+	d := task.Sample(tasks.SampleSeed(runSeed, t), t.Point.Samples)
 	x0, x1 = make([]float32, len(d.Y)), make([]float32, len(d.Y))
 	for i := range d.Y {
 		x0[i], x1[i] = float32(d.X0[i]), float32(d.X1[i])
@@ -339,21 +198,17 @@ func draws2D(runSeed uint64, t Table, task prob.Task2D) (x0, x1 []float32, y []i
 	return x0, x1, d.Y
 }
 
-// CurvePoint is a run's exact KL on the grid after a training step.
-type CurvePoint struct {
-	Step                               int
-	KLJoint, KLMarginal, KLConditional float64
-}
-
-// train2D trains every run of a 2-D block: one kernel.Train2D call per method, the
+// Train trains every run of a 2-D block: one kernel.Train2D call per method, the
 // block's tasks its runs. Every method of a task starts from the same parameters
 // (seeded by the task, not the method), so the methods are paired from the start.
-func (f *trainBlockFn) train2D(ctx context.Context, p Point, b Block) (TrainedBlock, error) {
+func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, error) {
+	p, seed, o := s.p, s.env.Options.Seed, s.env.Options
+	start := time.Now()
 	m := len(p.Methods)
-	out := TrainedBlock{Block: b, Runs: make([]TrainedRun, b.Len()*m)}
-	src := f.tasks[p.ID]
+	out := tasks.TrainedBlock{Block: b, Runs: make([]tasks.TrainedRun, b.Len()*m)}
+	src := s.tasks
 	hidden, _ := models.ParseModel(p.Model)
-	g := p.evalGrid()
+	g := evalGrid(p)
 	cells := p.XValues * p.Classes
 	type data struct {
 		task      prob.Task2D
@@ -361,33 +216,33 @@ func (f *trainBlockFn) train2D(ctx context.Context, p Point, b Block) (TrainedBl
 		y         []int32
 		truth     []float64
 		tableSeed uint64
-		t         Table
+		t         tasks.Table
 	}
 	ds := make([]data, b.Len())
 	for i := range b.Len() {
-		t := b.table(p, i)
-		task, _, err := src.task(f.Seed, p, t.Ordinal)
+		t := b.Table(p, i)
+		task, _, err := src.task(seed, p, t.Ordinal)
 		if err != nil {
 			return out, err
 		}
-		x0, x1, y := draws2D(f.Seed, t, task)
-		ds[i] = data{task: task, x0: x0, x1: x1, y: y, truth: b.P[i*cells : (i+1)*cells], tableSeed: tableSeed(f.Seed, t), t: t}
+		x0, x1, y := draws2D(seed, t, task)
+		ds[i] = data{task: task, x0: x0, x1: x1, y: y, truth: b.P[i*cells : (i+1)*cells], tableSeed: tasks.TableSeed(seed, t), t: t}
 	}
 	for j, meth := range p.Methods {
 		ref := isReference2D(meth)
-		every := f.EvalEvery
+		every := o.EvalEvery
 		if ref {
-			every = p.refEvery(f.EvalEvery)
+			every = refEvery(p, o.EvalEvery)
 		}
-		spec := p.spec2D(meth, every)
+		spec := spec2D(p, meth, every)
 		runs := make([]kernel.Run2D, len(ds))
-		curves := make([][]CurvePoint, len(ds))
+		curves := make([][]tasks.CurvePoint, len(ds))
 		bests := make([]refBest, len(ds))
 		for i := range ds {
 			d := &ds[i]
-			r := kernel.Run2D{Seed: trainSeed(f.Seed, d.t, meth), Theta: kernel.InitMLP2D(prob.Seed(d.tableSeed, tagInit), hidden, p.Classes),
-				LR: float32(p.runLR(meth)), X0: d.x0, X1: d.x1, Y: d.y}
-			if meth == MethodOracle {
+			r := kernel.Run2D{Seed: tasks.TrainSeed(seed, d.t, meth), Theta: kernel.InitMLP2D(prob.Seed(d.tableSeed, tagInit), hidden, p.Classes),
+				LR: float32(runLR(p, meth)), X0: d.x0, X1: d.x1, Y: d.y}
+			if meth == methods.Oracle {
 				task := d.task
 				r.X0, r.X1, r.Y = nil, nil, nil
 				r.Fresh = func(rng *rand.Rand, x0, x1 []float32, y []int32) {
@@ -405,8 +260,8 @@ func (f *trainBlockFn) train2D(ctx context.Context, p Point, b Block) (TrainedBl
 						return
 					}
 					kj, km, kc := prob.GridKL(truth, prob.Softmax(lg), p.Classes)
-					if f.EvalEvery > 0 && step%f.EvalEvery == 0 {
-						curves[i] = append(curves[i], CurvePoint{Step: step, KLJoint: kj, KLMarginal: km, KLConditional: kc})
+					if o.EvalEvery > 0 && step%o.EvalEvery == 0 {
+						curves[i] = append(curves[i], tasks.CurvePoint{Step: step, KLJoint: kj, KLMarginal: km, KLConditional: kc})
 					}
 					if ref {
 						best.observe(step, p.Steps, kj, theta, lg)
@@ -418,7 +273,7 @@ func (f *trainBlockFn) train2D(ctx context.Context, p Point, b Block) (TrainedBl
 		start := time.Now()
 		res, err := kernel.Train2D(ctx, spec, runs)
 		perRun := 0.0
-		if f.Timings { // wall time of the method's call over its runs (Train2D spreads them over the cores)
+		if o.Timings { // wall time of the method's call over its runs (Train2D spreads them over the cores)
 			perRun = float64(time.Since(start).Microseconds()) / 1000 / float64(len(runs))
 		}
 		if err != nil {
@@ -429,12 +284,12 @@ func (f *trainBlockFn) train2D(ctx context.Context, p Point, b Block) (TrainedBl
 			if err != nil {
 				return out, fmt.Errorf("train point %d block %d (%s): %w", p.ID, b.Index, meth, err)
 			}
-			tr := TrainedRun{Logits: lg, Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta, TrainMS: perRun,
+			tr := tasks.TrainedRun{Logits: lg, Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta, TrainMS: perRun,
 				Curve: curves[i], BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN()}
 			if ref {
 				bests[i].apply(&tr, ds[i].truth, p.Classes, p.Steps)
 			}
-			if meth == MethodSGLD {
+			if meth == methods.SGLD {
 				tr.BufferInBox = r.InBox
 				tr.BufferTVTruth, tr.BufferTVModel = bufferTV2D(g, p.Classes, r.Buffer, ds[i].truth, lg)
 				tr.Buffer = r.Buffer // for the samples promise; Evaluate keeps it for the report's runs only
@@ -442,6 +297,7 @@ func (f *trainBlockFn) train2D(ctx context.Context, p Point, b Block) (TrainedBl
 			out.Runs[i*m+j] = tr
 		}
 	}
+	s.env.Progressf(ctx, "train: point %d block %d (%s): %d runs in %v", p.ID, b.Index, p.Task, len(out.Runs), time.Since(start).Round(time.Millisecond))
 	return out, nil
 }
 
@@ -462,7 +318,7 @@ const RefMinLR = 0.01
 
 // runLR is the Adam learning rate of method m's runs: the point's, or for an exact
 // reference at least RefMinLR.
-func (p Point) runLR(m string) float64 {
+func runLR(p tasks.Point, m string) float64 {
 	if isReference2D(m) {
 		return max(p.LR, RefMinLR)
 	}
@@ -471,7 +327,7 @@ func (p Point) runLR(m string) float64 {
 
 // isReference2D says whether method m is one of the exact references of a 2-D point
 // (jem, oracle): trained with a shifted grid and kept at their best iterate.
-func isReference2D(m string) bool { return m == MethodJEM || m == MethodOracle }
+func isReference2D(m string) bool { return m == methods.JEM || m == methods.Oracle }
 
 // RefChecks is how many times over its steps a 2-D exact reference's grid KL is
 // taken to choose its best iterate (when --eval_every does not say a finer cadence).
@@ -479,7 +335,7 @@ const RefChecks = 30
 
 // refEvery is the cadence of a reference's grid KL: --eval_every where it is set and
 // finer than Steps/RefChecks, else Steps/RefChecks (at least 1).
-func (p Point) refEvery(evalEvery int) int {
+func refEvery(p tasks.Point, evalEvery int) int {
 	e := max(1, p.Steps/RefChecks)
 	if evalEvery > 0 && evalEvery <= e {
 		return evalEvery
@@ -517,7 +373,7 @@ func (b *refBest) observe(step, steps int, kl float64, theta []float32, logits [
 }
 
 // apply makes tr the best iterate when it beats the final one, and sets the gap.
-func (b *refBest) apply(tr *TrainedRun, truth []float64, k, steps int) {
+func (b *refBest) apply(tr *tasks.TrainedRun, truth []float64, k, steps int) {
 	final, _, _ := prob.GridKL(truth, prob.Softmax(tr.Logits), k)
 	tr.RefBestStep = int64(steps)
 	if b.seen && (b.kl < final || !(final == final)) {
@@ -574,26 +430,7 @@ func bufferTV2D(g prob.Grid, k int, buf []float32, truth, logits []float64) (tvT
 	return prob.TotalVariation(hist, px), prob.TotalVariation(hist, qx)
 }
 
-// gridRefs are a 2-D task's references for its runs (see tableRefs): the OOD scores'
-// distributions (x ~ p(x) on the grid, x uniform over the grid's cells) and ceiling.
-func gridRefs(truth []float64, x, k int) *tableRefs {
-	r := &tableRefs{fam: prob.Family{X: x, K: k}}
-	r.px, r.uniform = prob.Marginal(truth, x, k), prob.Uniform(x)
-	r.aurocTruePx = prob.AUROC(r.px, r.px, r.uniform)
-	r.ref, r.refExpected, r.marginalRefExpected = math.NaN(), math.NaN(), math.NaN()
-	return r
-}
-
-// noSplit marks a row's error split and references as not applicable (2-D tasks: no
-// finite model family, no exact expected reference).
-func noSplit(row *schemas.ResultRow) {
-	nan := math.NaN()
-	row.Floor, row.KLEmpirical = nan, nan
-	row.KLApproximation, row.KLOptimisationGap, row.KLEstimation, row.KLMarginalGap = nan, nan, nan, nan
-	row.KLReference, row.KLReferenceExpected, row.KLMarginalReferenceExpected = nan, nan, nan
-}
-
-// CheckTasks2D refuses, before anything runs, a 2-D point whose exact truth cannot be
+// checkTasks refuses, before anything runs, a 2-D point whose exact truth cannot be
 // trusted on its grid (issue 19, points 1 and 2): every task of the point (the seeded
 // draws of its spec, or the user's tasks from --tasks_from) must
 //   - leave at most prob.MaxOutsideMass of its mass outside the box (exact JEM
@@ -605,24 +442,24 @@ func noSplit(row *schemas.ResultRow) {
 //     --grid that would resolve it;
 //   - for exact jem and oracle, be resolved by the training grid likewise (the Riemann
 //     sum of Z on a shifted grid), naming the --train_grid that would.
-func CheckTasks2D(p Point, runSeed uint64, tasks []prob.Task2D, ids []int64) error {
-	if p.Task != TaskFile {
+func checkTasks(p tasks.Point, runSeed uint64, ts []prob.Task2D, ids []int64) error {
+	if p.Task != tasks.TaskFile {
 		spec, err := prob.ParseTaskSpec(p.Task)
 		if err != nil {
 			return err
 		}
-		tasks, ids = make([]prob.Task2D, p.Tables), make([]int64, p.Tables)
+		ts, ids = make([]prob.Task2D, p.Tables), make([]int64, p.Tables)
 		for o := range p.Tables {
-			tasks[o], ids[o] = spec.Draw(tableSeed(runSeed, Table{Point: p, Ordinal: int64(o)})), int64(o)
+			ts[o], ids[o] = spec.Draw(tasks.TableSeed(runSeed, tasks.Table{Point: p, Ordinal: int64(o)})), int64(o)
 		}
 	}
-	g := p.evalGrid()
+	g := evalGrid(p)
 	usesTrainGrid := p.TrainGrid > 0 && slices.ContainsFunc(p.Methods, isReference2D)
-	for i, t := range tasks {
+	for i, t := range ts {
 		name := fmt.Sprintf("task %d (%s)", ids[i], t)
 		if out := t.OutsideMass(p.Box); out > prob.MaxOutsideMass {
 			hold := 0.0 // the box that holds every task of the point
-			for _, u := range tasks {
+			for _, u := range ts {
 				hold = max(hold, u.HoldingBox())
 			}
 			return fmt.Errorf("box: %s puts %.3g of its mass outside the box [−%g, %g]² (at most %g allowed: exact JEM normalises on the box); --box=%g holds every task of the point",
@@ -664,9 +501,9 @@ func gridAdvice(flag string, need, limit int, box float64) string {
 
 // other is the OOD task of --ood=other-task for the task of ordinal o: a further draw of
 // the spec (the ordinal o + Tables, not a task of the run), or the next user task.
-func (s *taskSource) other(runSeed uint64, p Point, o int64) prob.Task2D {
+func (s *taskSource) other(runSeed uint64, p tasks.Point, o int64) prob.Task2D {
 	if s.user != nil {
 		return s.user[(o+1)%int64(len(s.user))]
 	}
-	return s.spec.Draw(tableSeed(runSeed, Table{Point: p, Ordinal: o + int64(p.Tables)}))
+	return s.spec.Draw(tasks.TableSeed(runSeed, tasks.Table{Point: p, Ordinal: o + int64(p.Tables)}))
 }

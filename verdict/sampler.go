@@ -1,4 +1,4 @@
-package stages
+package verdict
 
 import (
 	"cmp"
@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
 )
@@ -68,12 +69,12 @@ func pairSampler(method string, jem, sampler []schemas.ResultRow) SamplerPairs {
 
 // samplerPairsOf pairs every sampler method present in byMethod with jem.
 func samplerPairsOf(byMethod map[string][]schemas.ResultRow) []SamplerPairs {
-	jem, ok := byMethod[MethodJEM]
+	jem, ok := byMethod[methods.JEM]
 	if !ok {
 		return nil
 	}
 	var out []SamplerPairs
-	for _, m := range SamplerMethods {
+	for _, m := range methods.Samplers() {
 		if rs, ok := byMethod[m]; ok {
 			out = append(out, pairSampler(m, jem, rs))
 		}
@@ -97,7 +98,7 @@ func appendPairs(a []SamplerPairs, o []SamplerPairs) []SamplerPairs {
 		a[i].Nonfinite += sp.Nonfinite
 	}
 	slices.SortFunc(a, func(x, y SamplerPairs) int {
-		return cmp.Compare(slices.Index(SamplerMethods, x.Method), slices.Index(SamplerMethods, y.Method))
+		return cmp.Compare(slices.Index(methods.Samplers(), x.Method), slices.Index(methods.Samplers(), y.Method))
 	})
 	return a
 }

@@ -1,14 +1,13 @@
-package stages
+package tasks
 
 import (
 	"fmt"
 	"math"
 	"math/bits"
-	"slices"
 	"strings"
 
+	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models"
-	"github.com/jemcheck/jemcheck/models/kernel"
 )
 
 // # Limits
@@ -75,6 +74,7 @@ const (
 	MaxBlockDraws2DLocal = 50_000_000                // N × tasks of one 2-D block, local run
 	MaxBlockDraws2D      = 500_000_000               // N × tasks of one 2-D block, distributed run
 	MaxCurvePoints       = 10_000                    // curve points per 2-D run: steps / eval_every
+	MaxBuffer            = 1 << 20                   // a sampler's replay buffer per run
 )
 
 // liftLocal is what a local run's message suggests to go beyond a local limit.
@@ -100,9 +100,9 @@ func ModelParams(p Point) (int64, error) {
 	return n, nil
 }
 
-// graphValuesPerRun is the size of one run in a training graph: its parameters and its
+// GraphValuesPerRun is the size of one run in a training graph: its parameters and its
 // activations over the X values (every hidden layer and the K logits).
-func graphValuesPerRun(p Point) (int64, error) {
+func GraphValuesPerRun(p Point) (int64, error) {
 	params, err := ModelParams(p)
 	if err != nil {
 		return 0, err
@@ -113,28 +113,6 @@ func graphValuesPerRun(p Point) (int64, error) {
 		width = SatAdd(width, int64(h))
 	}
 	return SatAdd(params, SatMul(int64(max(p.XValues, 0)), width)), nil
-}
-
-// checkPointLimits checks the limits of one point that hold on every runner (called by
-// Point.Validate, after the fields are known to be in range).
-func (p Point) checkPointLimits() error {
-	switch {
-	case p.Samples > MaxSamples:
-		return fmt.Errorf("samples: %d draws per table is over the limit of %d", p.Samples, int64(MaxSamples))
-	case p.Tables > MaxTables:
-		return fmt.Errorf("tables: %d tables is over the limit of %d on any runner (%d on a local run)", p.Tables, MaxTables, MaxTablesLocal)
-	case p.Steps > MaxSteps:
-		return fmt.Errorf("steps: %d is over the limit of %d", p.Steps, MaxSteps)
-	}
-	params, err := ModelParams(p)
-	if err != nil {
-		return fmt.Errorf("model: %w", err)
-	}
-	if params > MaxModelParams {
-		return fmt.Errorf("model: %s on %dx%d tables (%s x) has %d parameters per run, over the limit of %d (use fewer or narrower hidden layers)",
-			p.Model, p.XValues, p.Classes, p.Encoding, params, MaxModelParams)
-	}
-	return nil
 }
 
 // CheckGrid checks the limits on a set of grid points that hold on every runner and do
@@ -150,10 +128,10 @@ func CheckGrid(points []Point) error {
 		draws = SatAdd(draws, SatMul(int64(max(p.Tables, 0)), int64(max(p.Samples, 0))))
 	}
 	if tables > MaxTables {
-		return fmt.Errorf("%s tables over %d grid points is over the limit of %d", count(tables), len(points), MaxTables)
+		return fmt.Errorf("%s tables over %d grid points is over the limit of %d", Count(tables), len(points), MaxTables)
 	}
 	if draws > MaxDraws {
-		return fmt.Errorf("%s draws (tables × samples%s) is over the limit of %d", count(draws), overPoints(len(points)), int64(MaxDraws))
+		return fmt.Errorf("%s draws (tables × samples%s) is over the limit of %d", Count(draws), overPoints(len(points)), int64(MaxDraws))
 	}
 	return nil
 }
@@ -189,15 +167,15 @@ func (o Options) CheckLimits(points []Point, local bool) error {
 	n := len(points)
 	if local && tables > MaxTablesLocal && n > 1 {
 		return fmt.Errorf("%s tables over %d grid points is over the local limit of %s (%s, or use fewer tables or points)",
-			count(tables), n, count(MaxTablesLocal), liftLocal)
+			Count(tables), n, Count(MaxTablesLocal), liftLocal)
 	}
-	if lim := pick(local, MaxLearnedCellsLocal, MaxLearnedCells); learned > lim {
+	if lim := Pick(local, MaxLearnedCellsLocal, MaxLearnedCells); learned > lim {
 		return fmt.Errorf("%s learned cells (tables × methods × x_values·classes%s) is over %s of %s (%s)",
-			count(learned), overPoints(n), limitName(local), count(lim), lift(local, "use fewer tables, methods or cells"))
+			Count(learned), overPoints(n), LimitName(local), Count(lim), Lift(local, "use fewer tables, methods or cells"))
 	}
-	if lim := pick(local, MaxSampleRowsLocal, MaxSampleRows); rows > lim {
+	if lim := Pick(local, MaxSampleRowsLocal, MaxSampleRows); rows > lim {
 		return fmt.Errorf("%s sample rows to write (tables × samples%s) is over %s of %s (%s)",
-			count(rows), overPoints(n), limitName(local), count(lim), lift(local, "pass --write_samples=false"))
+			Count(rows), overPoints(n), LimitName(local), Count(lim), Lift(local, "pass --write_samples=false"))
 	}
 	return nil
 }
@@ -207,85 +185,12 @@ func (o Options) checkPoint(p Point, local bool) error {
 	if local && p.Tables > MaxTablesLocal {
 		return fmt.Errorf("tables: %d tables is over the local limit of %d (%s)", p.Tables, MaxTablesLocal, liftLocal)
 	}
-	if err := o.checkBackend(p); err != nil {
-		return err
-	}
-	if p.Is2D() { // a 2-D run holds its own draws and state, whatever the batch
-		return o.check2D(p, local)
-	}
-	if o.WriteSamples || p.BatchSize > 0 { // the draws of a table are held in memory
-		other := "pass --write_samples=false"
-		if p.BatchSize > 0 {
-			other = "train full batch with --batch_size=0 and --write_samples=false"
-		}
-		if lim := pick(local, MaxHeldSamplesLocal, MaxHeldSamples); int64(p.Samples) > lim {
-			return fmt.Errorf("samples: %d draws per table is over %s of %d (%s)", p.Samples, limitName(local), lim, lift(local, other))
-		}
-	}
-	perRun, err := graphValuesPerRun(p)
-	if err != nil {
-		return fmt.Errorf("model: %w", err)
-	}
-	if perRun > MaxGraphValues {
-		return fmt.Errorf("model: one run of %s on %dx%d tables (%s x) needs %s values in a training graph, over the limit of %s (use a smaller model or fewer x values)",
-			p.Model, p.XValues, p.Classes, p.Encoding, count(perRun), count(MaxGraphValues))
-	}
-	runs := int64(min(max(o.TrainBatch, 1), max(p.Tables, 1)*max(len(p.Methods), 1)))
-	if v := SatMul(runs, perRun); v > MaxGraphValues {
-		return fmt.Errorf("train_batch: %d runs of %s on %dx%d tables (%s x) need %s values in one training graph, over the limit of %s (pass --train_batch=%d or less)",
-			runs, p.Model, p.XValues, p.Classes, p.Encoding, count(v), count(MaxGraphValues), MaxGraphValues/perRun)
-	}
-	if p.BatchSize > 0 { // every jem and baseline run of a minibatch graph holds its N draws
-		held := 0
-		for _, m := range p.Methods {
-			if m != MethodOracle {
-				held++
-			}
-		}
-		runs := int64(min(max(o.TrainBatch, 1), max(p.Tables, 1)*max(held, 1)))
-		if v := SatMul(runs, int64(p.Samples)); v > MaxGraphDraws {
-			return fmt.Errorf("train_batch: %d minibatch runs with %d draws each hold %s draws in one training graph, over the limit of %s (pass --train_batch=%d or less, or --batch_size=0)",
-				runs, p.Samples, count(v), count(MaxGraphDraws), max(MaxGraphDraws/int64(p.Samples), 1))
-		}
-	}
-	return nil
+	return MustOf(p.Task).Limits(o, p, local)
 }
 
-// check2D checks the limits of a 2-D point (see Limits): its draws per task and per
-// block, held in memory whatever the options, its curve points, the float32 range of
-// its sampler's options and the promises' options at this point.
-func (o Options) check2D(p Point, local bool) error {
-	n := int64(p.Samples)
-	if lim := pick(local, MaxHeldSamplesLocal, MaxHeldSamples); n > lim {
-		return fmt.Errorf("samples: %d draws per task is over %s of %d (a 2-D task's draws are held in memory, about 85 bytes a draw; %s)",
-			p.Samples, limitName(local), lim, lift(local, "use fewer --samples"))
-	}
-	tasks := min(BlockTables(p, o.TrainBatch), int64(max(p.Tables, 1)))
-	if lim := pick(local, MaxBlockDraws2DLocal, MaxBlockDraws2D); SatMul(n, tasks) > lim {
-		return fmt.Errorf("samples: a 2-D block trains %d tasks together and holds their %s draws (%d per task) in memory, over %s of %s "+
-			"(pass --train_batch=%d or less: a block has train_batch/methods tasks)",
-			tasks, count(SatMul(n, tasks)), p.Samples, limitName(local), count(lim), max(lim/n, 1)*int64(max(len(p.Methods), 1)))
-	}
-	if e := int64(o.EvalEvery); e > 0 && int64(p.Steps)/e > MaxCurvePoints {
-		return fmt.Errorf("eval_every: %d steps with the exact KL every %d is %d curve points per run, over the limit of %d (pass --eval_every=%d or more, or 0 for no curves)",
-			p.Steps, e, int64(p.Steps)/e, MaxCurvePoints, (int64(p.Steps)+MaxCurvePoints-1)/MaxCurvePoints)
-	}
-	if slices.Contains(p.Methods, MethodSGLD) {
-		for _, c := range []struct {
-			name string
-			v    float64
-		}{{"sgld_lr", p.SGLDLR}, {"sgld_std", p.SGLDStd}} {
-			if err := checkFloat32(c.name, c.v); err != nil {
-				return err
-			}
-		}
-	}
-	return o.checkPromisePoint(p)
-}
-
-// checkFloat32 refuses a finite option that the fused kernels, which compute in
+// CheckFloat32 refuses a finite option that the fused kernels, which compute in
 // float32, would turn into an infinity or (from a value > 0) into 0.
-func checkFloat32(name string, v float64) error {
+func CheckFloat32(name string, v float64) error {
 	if a := math.Abs(v); a > math.MaxFloat32 || (a > 0 && float32(a) == 0) {
 		return fmt.Errorf("%s: %v is outside the range of float32 (%.3g to %.3g), in which the kernels compute",
 			name, v, math.SmallestNonzeroFloat32, math.MaxFloat32)
@@ -293,52 +198,38 @@ func checkFloat32(name string, v float64) error {
 	return nil
 }
 
-// checkBackend checks that the point's runs can train on --backend: 2-D runs train on
-// the fused float32 kernels only, and so do the table samplers pcd and pcd-exact, which
-// also need a model the kernels cover, as does every table run on --backend=kernel.
-func (o Options) checkBackend(p Point) error {
+// CheckBackend refuses a point whose methods cannot train on --backend before anything
+// runs: a kind that trains on the fused float32 kernels only (kernelOnly), or a method
+// of the table that does (methods.Method.KernelOnly), is refused on a GoMLX backend.
+func (o Options) CheckBackend(p Point, kernelOnly bool) error {
 	gomlx := o.Backend != models.BackendAuto && o.Backend != models.BackendKernel
-	if p.Is2D() {
-		if gomlx {
-			return fmt.Errorf("backend: --backend=%s does not apply to the 2-D task %s: 2-D runs train on the fused float32 kernels only "+
-				"(leave --backend out, or pass --backend=kernel)", o.Backend, p.Task)
-		}
+	if !gomlx {
 		return nil
 	}
-	var samplers []string
-	for _, m := range p.Methods {
-		if m == MethodPCD || m == MethodPCDExact {
-			samplers = append(samplers, m)
+	if kernelOnly {
+		noun := strings.TrimSuffix(methods.KindNoun(MustOf(p.Task).Name()), "s")
+		return fmt.Errorf("backend: --backend=%s does not apply to the %s %s: its runs train on the fused float32 kernels only "+
+			"(leave --backend out, or pass --backend=kernel)", o.Backend, noun, p.Task)
+	}
+	var only []string
+	for _, name := range p.Methods {
+		if m, _ := methods.Lookup(name); m.KernelOnly {
+			only = append(only, name)
 		}
 	}
-	if len(samplers) > 0 && gomlx {
-		verb := "trains"
-		if len(samplers) > 1 {
-			verb = "train"
-		}
-		return fmt.Errorf("backend: %s %s on the fused float32 kernels only, not on --backend=%s "+
-			"(leave --backend out, pass --backend=kernel, or drop %s from --methods)", strings.Join(samplers, " and "), verb, o.Backend, strings.Join(samplers, ", "))
-	}
-	if len(samplers) == 0 && o.Backend != models.BackendKernel {
+	if len(only) == 0 {
 		return nil
 	}
-	hidden, err := models.ParseModel(p.Model)
-	if err != nil {
-		return fmt.Errorf("model: %w", err)
+	verb := "trains"
+	if len(only) > 1 {
+		verb = "train"
 	}
-	if !kernel.Covers(p.XValues, p.Classes, p.Encoding == models.EncodingOneHot, hidden) {
-		need := "--backend=kernel"
-		if len(samplers) > 0 {
-			need = strings.Join(samplers, " and ")
-		}
-		return fmt.Errorf("backend: the fused float32 kernels, which %s needs, do not cover %s on %dx%d tables (%s x): "+
-			"they take at most 4 hidden layers of 1 to 256 units, x_values·classes ≤ 4096 and 65,536 parameters", need, p.Model, p.XValues, p.Classes, p.Encoding)
-	}
-	return nil
+	return fmt.Errorf("backend: %s %s on the fused float32 kernels only, not on --backend=%s "+
+		"(leave --backend out, pass --backend=kernel, or drop %s from --methods)", strings.Join(only, " and "), verb, o.Backend, strings.Join(only, ", "))
 }
 
 // pick is the local or the distributed value of a limit.
-func pick(local bool, localLimit, distributed int64) int64 {
+func Pick(local bool, localLimit, distributed int64) int64 {
 	if local {
 		return localLimit
 	}
@@ -346,7 +237,7 @@ func pick(local bool, localLimit, distributed int64) int64 {
 }
 
 // limitName names the limit that applies in a message.
-func limitName(local bool) string {
+func LimitName(local bool) string {
 	if local {
 		return "the local limit"
 	}
@@ -355,7 +246,7 @@ func limitName(local bool) string {
 
 // lift is what a message suggests to stay within a limit: on a local run, Dataflow
 // first, then other.
-func lift(local bool, other string) string {
+func Lift(local bool, other string) string {
 	if local {
 		return liftLocal + ", or " + other
 	}
@@ -371,7 +262,7 @@ func overPoints(n int) string {
 }
 
 // count prints a non-negative count; math.MaxInt64 stands for a saturated product.
-func count(n int64) string {
+func Count(n int64) string {
 	if n == math.MaxInt64 {
 		return "more than 9.2e18"
 	}

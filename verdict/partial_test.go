@@ -1,4 +1,4 @@
-package stages
+package verdict
 
 import (
 	"encoding/json"
@@ -6,49 +6,22 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/verdict/verdicttest"
 )
 
-// randomRows are n tables' rows of one point with every method, KLs spread over
-// decades, some diverged runs, empty cells and infinite empirical KLs.
-func randomRows(n int, seed uint64) []schemas.ResultRow {
-	r := rand.New(rand.NewPCG(seed, 1))
-	var out []schemas.ResultRow
-	for i := range n {
-		ref := math.Exp(r.NormFloat64()*0.3 - 5)
-		empty := int64(0)
-		emp := ref * 2
-		if r.IntN(10) == 0 {
-			empty, emp = 1, math.Inf(1)
-		}
-		for _, m := range AllMethods {
-			gap := ref * math.Exp(r.NormFloat64()-3)
-			if m == MethodBaseline {
-				gap = ref * math.Exp(r.NormFloat64())
-			}
-			est := ref * math.Exp(r.NormFloat64()*0.5)
-			out = append(out, schemas.ResultRow{RunID: RunID(0, int64(i), m), TableID: int64(1000 + 7*i), Method: m,
-				XValues: 2, Classes: 2, Encoding: "onehot", Model: "linear", Samples: 1000, Steps: 300, LR: 0.05, PxWeight: 1,
-				KLJoint: gap + est, KLMarginal: gap / 2, KLConditional: gap / 2, Accuracy: 0.5 + r.Float64()/2, BayesAccuracy: 0.9,
-				KLEmpirical: emp, EmptyCells: empty, Floor: 0.0015, KLOptimisationGap: gap, KLEstimation: est, KLMarginalGap: gap / 3,
-				KLReference: ref * (1 + r.NormFloat64()/10), KLReferenceExpected: ref, KLMarginalReferenceExpected: ref / 3,
-				Diverged: r.IntN(200) == 0})
-		}
-	}
-	return out
-}
-
 // foldedSummary combines rows in blocks of size b, added to accumulators in a shuffled
-// order and merged, with exactMaxTables = 0 (every block folded).
+// order and merged, with ExactMaxTables = 0 (every block folded).
 func foldedSummary(t *testing.T, rows []schemas.ResultRow, b int, seed uint64) schemas.PointSummary {
 	t.Helper()
-	old := exactMaxTables
-	exactMaxTables = 0
-	defer func() { exactMaxTables = old }()
-	m := len(AllMethods)
-	var blocks []ResultBlock
+	old := ExactMaxTables
+	ExactMaxTables = 0
+	defer func() { ExactMaxTables = old }()
+	m := len(methods.Names())
+	var blocks []schemas.ResultBlock
 	for i := 0; i*b*m < len(rows); i++ {
-		blocks = append(blocks, ResultBlock{PointID: 0, Index: int64(i), First: int64(i * b), Rows: rows[i*b*m : min(len(rows), (i+1)*b*m)]})
+		blocks = append(blocks, schemas.ResultBlock{PointID: 0, Index: int64(i), First: int64(i * b), Rows: rows[i*b*m : min(len(rows), (i+1)*b*m)]})
 	}
 	rand.New(rand.NewPCG(seed, 2)).Shuffle(len(blocks), func(i, j int) { blocks[i], blocks[j] = blocks[j], blocks[i] })
 	var accs [3]PointAcc
@@ -57,7 +30,7 @@ func foldedSummary(t *testing.T, rows []schemas.ResultRow, b int, seed uint64) s
 	}
 	accs[2].Merge(accs[0])
 	accs[2].Merge(accs[1])
-	return accs[2].Summary(gridOfRows(rows), 1, DefaultThresholds())
+	return accs[2].Summary(GridOfRows(rows), ruleOf(GridOfRows(rows)), 1, DefaultThresholds())
 }
 
 // TestPointAccFolded: the folded summary of a point equals the exact one: counts,
@@ -66,8 +39,8 @@ func foldedSummary(t *testing.T, rows []schemas.ResultRow, b int, seed uint64) s
 // intervals instead of bootstraps, so close but not equal); and it does not depend on
 // how the blocks were split, ordered or merged.
 func TestPointAccFolded(t *testing.T) {
-	rows := randomRows(3000, 7)
-	exact := Summarize(rows, 1, DefaultThresholds()).Points[0]
+	rows := verdicttest.RandomRows(3000, 7)
+	exact := Summarize(rows, 1, DefaultThresholds(), ruleOf).Points[0]
 	folded := foldedSummary(t, rows, 64, 1)
 	near := func(what string, got, want, tol float64) {
 		t.Helper()
@@ -140,15 +113,15 @@ func TestPointAccFolded(t *testing.T) {
 	}
 }
 
-// TestPointAccExact: below exactMaxTables the combined summary is Summarize's, byte
+// TestPointAccExact: below ExactMaxTables the combined summary is Summarize's, byte
 // for byte, whatever the blocks' order.
 func TestPointAccExact(t *testing.T) {
-	rows := randomRows(300, 8)
-	want, _ := json.Marshal(Summarize(rows, 1, DefaultThresholds()).Points[0])
+	rows := verdicttest.RandomRows(300, 8)
+	want, _ := json.Marshal(Summarize(rows, 1, DefaultThresholds(), ruleOf).Points[0])
 	var a, b PointAcc
-	m := len(AllMethods)
+	m := len(methods.Names())
 	for i := 0; i*40*m < len(rows); i++ {
-		bl := ResultBlock{Index: int64(i), First: int64(40 * i), Rows: rows[i*40*m : min(len(rows), (i+1)*40*m)]}
+		bl := schemas.ResultBlock{Index: int64(i), First: int64(40 * i), Rows: rows[i*40*m : min(len(rows), (i+1)*40*m)]}
 		if i%2 == 0 {
 			b.Add(bl)
 		} else {
@@ -159,8 +132,17 @@ func TestPointAccExact(t *testing.T) {
 	if a.Folded {
 		t.Fatal("300 tables folded")
 	}
-	got, _ := json.Marshal(a.Summary(gridOfRows(rows), 1, DefaultThresholds()))
+	got, _ := json.Marshal(a.Summary(GridOfRows(rows), ruleOf(GridOfRows(rows)), 1, DefaultThresholds()))
 	if string(got) != string(want) {
 		t.Errorf("combined summary differs from Summarize:\n%s\n%s", got, want)
 	}
+}
+
+// ruleOf is the tests' rule: a point of a 2-D task (the task kinds' names are not
+// this package's to know) is judged by the Samplers rule.
+func ruleOf(g schemas.Grid) Rule {
+	if g.Task != "" && g.Task != "table" {
+		return Samplers
+	}
+	return Tables
 }

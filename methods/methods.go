@@ -1,0 +1,212 @@
+// Package methods is the one table of training methods: each method is one entry,
+// naming the task kinds it trains on, the grid options it reads, whether its log q(x)
+// gradient comes from samples (a sampler, compared with exact jem in the summary) or
+// is exact (a reference), and whether it needs the fused float32 kernels. Validation,
+// the flags' documentation, the summary's sampler comparisons and the backend checks
+// all read this table; the kinds (package tasks and its subpackages) say how each
+// method trains on their tasks.
+//
+// Adding a method is an entry here (and its trainer in the kind that runs it); nothing
+// else lists methods.
+package methods
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The methods' names.
+const (
+	Baseline = "baseline"
+	JEM      = "jem"
+	Oracle   = "oracle"
+	SGLD     = "sgld"
+	PCD      = "pcd"
+	PCDExact = "pcd-exact"
+)
+
+// The task kinds' names (package tasks registers one kind per name).
+const (
+	KindTable = "table"
+	KindPlane = "plane"
+)
+
+// Method is one entry of the table.
+type Method struct {
+	Name string
+	// Doc is one line for the flags' documentation and the report: what the method
+	// optimises and, for a sampler, where its recipe comes from.
+	Doc string
+	// Kinds are the task kinds it trains on.
+	Kinds []string
+	// Sampler: the log q(x) gradient uses samples (a replay buffer or exact draws); the
+	// summary pairs each sampler with exact jem on the same tables.
+	Sampler bool
+	// Reference: an exact-likelihood reference the verdict measures others against
+	// (jem, and oracle on the true table).
+	Reference bool
+	// NoPx: the method does not train log q(x) (its result rows have px_weight 0).
+	NoPx bool
+	// KernelOnly: the method trains on the fused float32 kernels only (no GoMLX graph).
+	KernelOnly bool
+	// Options are the grid axes only this method (and others listing them) reads; a
+	// point without a method reading an axis has it zeroed, so its result columns show
+	// only what applied.
+	Options []string
+}
+
+// Table is the method table, in the order the report lists methods.
+var Table = []Method{
+	{Name: Baseline, Doc: "cross-entropy only: fits q(y|x) and leaves q(x) to chance",
+		Kinds: []string{KindTable, KindPlane}, NoPx: true},
+	{Name: JEM, Doc: "exact JEM: cross-entropy plus the exact log q(x), Z by enumeration (tables) or on a shifted training grid (2-D)",
+		Kinds: []string{KindTable, KindPlane}, Reference: true, Options: []string{"train_grid"}},
+	{Name: Oracle, Doc: "exact JEM trained on the true table (tables) or fresh draws from the truth every step (2-D): the family's best",
+		Kinds: []string{KindTable, KindPlane}, Reference: true, Options: []string{"train_grid"}},
+	{Name: SGLD, Doc: "the paper's JEM: log q(x) gradient from a replay buffer refined by SGLD (Grathwohl et al. 2020, official settings)",
+		Kinds: []string{KindPlane}, Sampler: true, KernelOnly: true,
+		Options: []string{"sgld_preset", "sgld_lr", "sgld_std", "sgld_steps", "sgld_clamp", "buffer_size", "reinit_freq"}},
+	{Name: PCD, Doc: "JEM with persistent Metropolis–Hastings chains in a replay buffer (PCD, Tieleman 2008) for the log q(x) gradient",
+		Kinds: []string{KindTable}, Sampler: true, KernelOnly: true,
+		Options: []string{"chain_steps", "proposal", "buffer_size", "reinit_freq"}},
+	{Name: PCDExact, Doc: "JEM with exact draws from q(x) for the log q(x) gradient: the sampler's gradient noise without its bias",
+		Kinds: []string{KindTable}, Sampler: true, KernelOnly: true},
+}
+
+// Lookup returns the entry of the named method.
+func Lookup(name string) (Method, bool) {
+	i := slices.IndexFunc(Table, func(m Method) bool { return m.Name == name })
+	if i < 0 {
+		return Method{}, false
+	}
+	return Table[i], true
+}
+
+// Names are every method's name, in the table's order.
+func Names() []string {
+	out := make([]string, len(Table))
+	for i, m := range Table {
+		out[i] = m.Name
+	}
+	return out
+}
+
+// For are the names of the methods that train on the kind, in the table's order.
+func For(kind string) []string {
+	var out []string
+	for _, m := range Table {
+		if slices.Contains(m.Kinds, kind) {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
+
+// Samplers are the sampler methods' names.
+func Samplers() []string {
+	var out []string
+	for _, m := range Table {
+		if m.Sampler {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
+
+// IsSampler reports whether the named method is a sampler.
+func IsSampler(name string) bool { m, ok := Lookup(name); return ok && m.Sampler }
+
+// IsReference reports whether the named method is an exact reference.
+func IsReference(name string) bool { m, ok := Lookup(name); return ok && m.Reference }
+
+// Uses reports whether any of the named methods reads the grid axis.
+func Uses(names []string, axis string) bool {
+	for _, n := range names {
+		if m, ok := Lookup(n); ok && slices.Contains(m.Options, axis) {
+			return true
+		}
+	}
+	return false
+}
+
+// Owned reports whether some method of the table reads the axis (it is then zeroed at
+// a point none of whose methods reads it).
+func Owned(axis string) bool { return Uses(Names(), axis) }
+
+// Parse parses a comma-separated method list.
+func Parse(s string) ([]string, error) {
+	var out []string
+	for _, m := range strings.Split(s, ",") {
+		m = strings.TrimSpace(m)
+		if m == "" {
+			continue
+		}
+		if _, ok := Lookup(m); !ok {
+			return nil, fmt.Errorf("unknown method %s (known: %s)", Quote(m), strings.Join(Names(), ", "))
+		}
+		if slices.Contains(out, m) {
+			return nil, fmt.Errorf("method %s listed twice", Quote(m))
+		}
+		out = append(out, m)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no methods given")
+	}
+	return out, nil
+}
+
+// Check checks that the named method is known and trains on the kind; others names
+// the kind's tasks for the message (e.g. "the 2-D task gmm:3,2").
+func Check(name, kind, what string) error {
+	m, ok := Lookup(name)
+	if !ok {
+		return fmt.Errorf("unknown method %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	if slices.Contains(m.Kinds, kind) {
+		return nil
+	}
+	var on []string
+	for _, k := range m.Kinds {
+		on = append(on, KindWords(k))
+	}
+	return fmt.Errorf("method %s trains on %s, not on %s (methods for it: %s)", name, strings.Join(on, " and "), what,
+		strings.Join(For(kind), ", "))
+}
+
+// KindWords names a kind's tasks in messages, with how to choose them.
+func KindWords(kind string) string { return KindNoun(kind) + kindHint[kind] }
+
+// KindNoun names a kind's tasks in messages ("tables", "2-D tasks").
+func KindNoun(kind string) string {
+	if w, ok := kindNoun[kind]; ok {
+		return w
+	}
+	return kind + " tasks"
+}
+
+// Using are the names of the methods that read the grid axis.
+func Using(axis string) []string {
+	var out []string
+	for _, m := range Table {
+		if slices.Contains(m.Options, axis) {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
+
+// kindNoun and kindHint name each kind's tasks in messages and say how to choose them.
+var (
+	kindNoun = map[string]string{KindTable: "tables", KindPlane: "2-D tasks"}
+	kindHint = map[string]string{KindPlane: " (--task=gmm:K,C, moons:SIGMA or circles:SIGMA, or --tasks_from)"}
+)
+
+// Quote quotes a user's value for a message, cut to 80 characters.
+func Quote(s string) string {
+	if r := []rune(s); len(r) > 80 {
+		return fmt.Sprintf("%q... (%d characters)", string(r[:80]), len(r))
+	}
+	return fmt.Sprintf("%q", s)
+}

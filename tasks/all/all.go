@@ -1,0 +1,8 @@
+// Package all registers every task kind: a program imports it once (the stages do), and
+// a new kind is one import line here.
+package all
+
+import (
+	_ "github.com/jemcheck/jemcheck/tasks/plane" // continuous 2-D densities
+	_ "github.com/jemcheck/jemcheck/tasks/table" // random joint tables
+)

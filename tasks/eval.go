@@ -1,0 +1,185 @@
+package tasks
+
+import (
+	"math"
+	"slices"
+
+	"github.com/jemcheck/jemcheck/methods"
+	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/schemas"
+)
+
+// ECEBins is the number of equal-width confidence bins of the ECE.
+const ECEBins = 15
+
+// EvaluateRun measures one run on its task's enumerated support (the X·K cells of a
+// table, or of a 2-D task's grid): the exact KLs of the joint, marginal and
+// conditional, the accuracies, the sampler's and the reference's columns, OOD and
+// calibration (with the task's references refs, computed once per task), the run's
+// status and the grid's columns. The kind adds what is its own: the error split of a
+// table (SplitError) or its absence (NoSplit), and the learned joint's extras.
+func EvaluateRun(t Trained, refs *Refs) (schemas.ResultRow, Learned) {
+	d := t.Job.Dataset
+	p := d.Table.Point
+	x, k := p.XValues, p.Classes
+	truth := d.Table.P
+	q := prob.Softmax(t.Logits)
+	row := schemas.ResultRow{
+		RunID: t.Job.RunID, TableID: d.Table.ID, Method: t.Job.Method,
+		PointID:       p.ID,
+		KLJoint:       prob.KL(truth, q),
+		KLMarginal:    prob.KL(prob.Marginal(truth, x, k), prob.Marginal(q, x, k)),
+		KLConditional: prob.KLConditional(truth, q, x, k),
+		Accuracy:      prob.Accuracy(truth, q, x, k),
+		BayesAccuracy: prob.BayesAccuracy(truth, x, k),
+		FinalLoss:     t.Loss,
+		TrainMS:       t.TrainMS,
+		DivergedStep:  t.Run.DivergedStep,
+		BufferInBox:   math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(),
+		RefGap: math.NaN(), RefBestStep: t.Run.RefBestStep,
+	}
+	if t.Run.Logits != nil && !math.IsNaN(t.Run.RefGap) {
+		row.RefGap = t.Run.RefGap
+	}
+	if t.Run.Logits != nil && !math.IsNaN(t.Run.KLJointAveraged) {
+		row.KLJointAveraged = t.Run.KLJointAveraged
+	}
+	if methods.IsSampler(t.Job.Method) {
+		row.BufferInBox, row.BufferTVTruth, row.BufferTVModel = t.Run.BufferInBox, t.Run.BufferTVTruth, t.Run.BufferTVModel
+	}
+	promises(&row, refs, truth, q)
+	row.Diverged, row.Nonfinite = RunStatus(t.Diverged, t.Logits, row.KLJoint, row.KLMarginal, row.KLConditional)
+	px := p.PxWeight
+	if m, _ := methods.Lookup(t.Job.Method); m.NoPx {
+		px = 0
+	}
+	p.SetColumns(&row, px)
+	l := Learned{RunID: t.Job.RunID, PointID: p.ID, TableID: d.Table.ID, Ordinal: d.Table.Ordinal,
+		Method: t.Job.Method, X: x, K: k, Logits: t.Logits, Q: q, P: truth, Buffer: t.Run.Buffer, Curve: t.Run.Curve}
+	return row, l
+}
+
+// promises fills the row's OOD and calibration columns (see schemas.ResultRow): OOD is x
+// uniform over its X values, the tables' analogue of the paper's uniform noise.
+func promises(r *schemas.ResultRow, refs *Refs, truth, q []float64) {
+	x, k := refs.fam.X, refs.fam.K
+	logQx, maxQy := prob.OODScores(q, x, k)
+	r.AUROCPx, r.AUROCPy, r.AUROCTruePx = prob.AUROC(logQx, refs.px, refs.uniform), prob.AUROC(maxQy, refs.px, refs.uniform), refs.aurocTruePx
+	r.CalibrationErrorTrue = prob.CalibrationError(truth, q, x, k)
+	nan := math.NaN()
+	r.AUROCPxGrad, r.AccClean, r.AccAttacked, r.AccPurified, r.AccBayesPurified = nan, nan, nan, nan, nan
+	r.SamplesTVNoise, r.SamplesTVBuffer, r.ECE = nan, nan, nan
+	if !finite(q) { // a diverged run: no classifier to bin
+		return
+	}
+	conf, acc := make([]float64, x), make([]float64, x)
+	for i := range x {
+		row, qi := truth[i*k:(i+1)*k], q[i*k:(i+1)*k]
+		best := slices.Index(qi, slices.Max(qi))
+		s, m := 0.0, 0.0
+		for _, v := range qi {
+			s += v
+		}
+		for _, v := range row {
+			m += v
+		}
+		conf[i] = qi[best] / s
+		if m > 0 {
+			acc[i] = row[best] / m
+		}
+	}
+	r.ECE = prob.ECEWeighted(conf, acc, refs.px, ECEBins)
+}
+
+// RunStatus is the one rule for a run's diverged and nonfinite flags, given whether the
+// trainer flagged it (a divergence guard fired) and its logits and KLs: diverged is the
+// trainer's flag; nonfinite is a run the trainer did not flag whose logits or KLs are not
+// finite (q underflowed to 0 where the truth has mass, or the logits overflowed).
+func RunStatus(trainer bool, logits []float64, kls ...float64) (diverged, nonfinite bool) {
+	return trainer, !trainer && (!finite(logits) || !finite(kls))
+}
+
+func finite(xs []float64) bool {
+	for _, v := range xs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// Refs are the parts of the error split and the references that depend only on a
+// table, its counts and the model family, not on the run: computed once per table and
+// shared by its methods.
+type Refs struct {
+	fam                 prob.Family
+	best                prob.Projection // the family's closest member to the truth
+	fit                 prob.Projection // the family's maximum-likelihood fit of the counts
+	data                []float64       // the empirical table p̂
+	ref, refExpected    float64
+	marginalRefExpected float64
+	px, uniform         []float64 // p(x), and x uniform: the in- and out-of-distribution x
+	aurocTruePx         float64   // the OOD ceiling: the AUROC of p(x) as the score
+}
+
+// NewRefs are the references of a table with its counts of n draws under family fam.
+func NewRefs(fam prob.Family, truth []float64, counts []int64, n int64) *Refs {
+	r := &Refs{fam: fam, best: fam.Project(truth), data: prob.Empirical(counts)}
+	r.fit = fam.Project(r.data)
+	r.ref = prob.KL(truth, fam.Project(prob.Smoothed(counts, prob.SmoothingAdd)).Q)
+	if fam.Complete() {
+		r.refExpected = prob.ExpectedKLSmoothed(truth, n, prob.SmoothingAdd)
+	} else {
+		r.refExpected = r.best.KL + fam.ExcessTrace(truth, r.best.Q)/(2*float64(n))
+	}
+	r.px, r.uniform = prob.Marginal(truth, fam.X, fam.K), prob.Uniform(fam.X)
+	r.marginalRefExpected = prob.ExpectedKLSmoothed(r.px, n, prob.SmoothingAdd)
+	r.aurocTruePx = prob.AUROC(r.px, r.px, r.uniform)
+	return r
+}
+
+// SplitError fills the error split and the references of a run's row:
+//
+//	kl_joint = KL(p‖q) = A + O + E,
+//	A = min_family KL(p‖·)                     (approximation),
+//	O = KL(p̂‖q) − min_family KL(p̂‖·)           (optimisation gap on the run's own data),
+//	E = kl_joint − A − O                        (estimation: the rest),
+//
+// with p̂ the empirical table of the counts (the true table for the oracle, which
+// trains on it, so its E is 0). The references are the family's fit r of the add-½
+// table on the same counts (kl_reference = KL(p‖r), paired with the run) and its
+// expectation over N-draw datasets.
+func SplitError(row *schemas.ResultRow, refs *Refs, truth, q []float64, oracle bool) {
+	x, k := refs.fam.X, refs.fam.K
+	data, fit := refs.data, refs.fit
+	if oracle {
+		data, fit = truth, refs.best
+	}
+	row.KLApproximation = refs.best.KL
+	row.KLOptimisationGap = prob.KL(data, q) - fit.KL
+	row.KLEstimation = row.KLJoint - row.KLApproximation - row.KLOptimisationGap
+	dx := prob.Marginal(data, x, k)
+	row.KLMarginalGap = prob.KL(dx, prob.Marginal(q, x, k)) - prob.KL(dx, prob.Marginal(fit.Q, x, k))
+	row.KLReference = refs.ref
+	row.KLReferenceExpected = refs.refExpected
+	row.KLMarginalReferenceExpected = refs.marginalRefExpected
+}
+
+// GridRefs are a 2-D task's references for its runs (see Refs): the OOD scores'
+// distributions (x ~ p(x) on the grid, x uniform over the grid's cells) and ceiling.
+func GridRefs(truth []float64, x, k int) *Refs {
+	r := &Refs{fam: prob.Family{X: x, K: k}}
+	r.px, r.uniform = prob.Marginal(truth, x, k), prob.Uniform(x)
+	r.aurocTruePx = prob.AUROC(r.px, r.px, r.uniform)
+	r.ref, r.refExpected, r.marginalRefExpected = math.NaN(), math.NaN(), math.NaN()
+	return r
+}
+
+// NoSplit marks a row's error split and references as not applicable (2-D tasks: no
+// finite model family, no exact expected reference).
+func NoSplit(row *schemas.ResultRow) {
+	nan := math.NaN()
+	row.Floor, row.KLEmpirical = nan, nan
+	row.KLApproximation, row.KLOptimisationGap, row.KLEstimation, row.KLMarginalGap = nan, nan, nan, nan
+	row.KLReference, row.KLReferenceExpected, row.KLMarginalReferenceExpected = nan, nan, nan
+}

@@ -1,0 +1,59 @@
+package tasks
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// OOD distributions (--ood).
+const (
+	OODUniform   = "uniform"
+	OODShifted   = "shifted"
+	OODOtherTask = "other-task"
+)
+
+// checkPromiseOptions validates the promises' options.
+func (o Options) checkPromiseOptions() error {
+	switch {
+	case o.OOD != "" && o.OOD != OODUniform && o.OOD != OODShifted && o.OOD != OODOtherTask: // "" is uniform
+		return fmt.Errorf("ood: unknown OOD distribution %s (known: uniform, shifted, other-task)", quote(o.OOD))
+	case !(o.AttackEps >= 0) || math.IsInf(o.AttackEps, 0):
+		return fmt.Errorf("attack_eps must be a finite number >= 0, got %v", o.AttackEps)
+	case o.PurifySteps < 0 || o.PurifySteps > 100_000:
+		return fmt.Errorf("purify_steps must be in [0, 100000], got %d", o.PurifySteps)
+	case !(o.PurifyLR >= 0) || math.IsInf(o.PurifyLR, 0):
+		return fmt.Errorf("purify_lr must be a finite number >= 0, got %v", o.PurifyLR)
+	}
+	if err := CheckFloat32("attack_eps", o.AttackEps); err != nil {
+		return err
+	}
+	return CheckFloat32("purify_lr", o.PurifyLR)
+}
+
+// Resolve zeroes the run-wide options no kind of the points reads (Kind.Axes), so
+// config.json records what ran: a table run has no curves or promises.
+func (o *Options) Resolve(points []Point) {
+	read := func(name string) bool {
+		for _, p := range points {
+			if k, err := Of(p.Task); err == nil && slices.Contains(k.Axes(), name) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, opt := range []struct {
+		name  string
+		clear func()
+	}{
+		{"eval_every", func() { o.EvalEvery = 0 }},
+		{"ood", func() { o.OOD = "" }},
+		{"attack_eps", func() { o.AttackEps = 0 }},
+		{"purify_steps", func() { o.PurifySteps = 0 }},
+		{"purify_lr", func() { o.PurifyLR = 0 }},
+	} {
+		if !read(opt.name) {
+			opt.clear()
+		}
+	}
+}

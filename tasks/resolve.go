@@ -1,0 +1,87 @@
+package tasks
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/jemcheck/jemcheck/methods"
+	"github.com/jemcheck/jemcheck/schemas"
+)
+
+// TaskTable is the task of random joint tables.
+const TaskTable = schemas.TaskTable
+
+// TaskFile is the task of points whose 2-D tasks come from --tasks_from.
+const TaskFile = "file"
+
+// GeneratorFile marks tables read from --tables_from.
+const GeneratorFile = "file"
+
+// Defaults sets the defaults of the point's kind (Kind.Defaults) of the axes given
+// reports as not set by the user; an unknown task is left for Validate to report.
+func (p *Point) Defaults(given func(axis string) bool) {
+	if k, err := Of(p.Task); err == nil {
+		k.Defaults(p, given)
+	}
+}
+
+// Resolve sets a point's derived values: options no method of the point reads (the
+// method table's Options) are zeroed, so the result columns show only what applied,
+// then its kind's (Kind.Resolve). Call it before Validate; an unknown task is left for
+// Validate to report.
+func (p *Point) Resolve() {
+	if p.Task == "" {
+		p.Task = TaskTable
+	}
+	uses := func(axis string) bool { return methods.Uses(p.Methods, axis) }
+	if !uses("sgld_preset") {
+		p.SGLDPreset, p.SGLDLR, p.SGLDStd, p.SGLDSteps, p.SGLDClamp = "", 0, 0, 0, false
+	}
+	if !uses("chain_steps") {
+		p.ChainSteps, p.Proposal = 0, ""
+	}
+	if !uses("buffer_size") {
+		p.BufferSize, p.ReinitFreq = 0, 0
+	}
+	if !uses("train_grid") {
+		p.TrainGrid = 0
+	}
+	if k, err := Of(p.Task); err == nil {
+		k.Resolve(p)
+	}
+}
+
+// validateSampler checks the sampler options of the point's sampler methods.
+func (p Point) validateSampler() error {
+	for _, m := range p.Methods {
+		switch m {
+		case methods.SGLD:
+			switch {
+			case p.SGLDPreset != "official" && p.SGLDPreset != "langevin":
+				return fmt.Errorf("sgld_preset: unknown preset %s (known: official, langevin)", quote(p.SGLDPreset))
+			case !(p.SGLDLR > 0) || math.IsInf(p.SGLDLR, 0):
+				return fmt.Errorf("sgld_lr must be a finite number > 0, got %v", p.SGLDLR)
+			case !(p.SGLDStd >= 0) || math.IsInf(p.SGLDStd, 0):
+				return fmt.Errorf("sgld_std must be a finite number >= 0 (0 = the preset's), got %v", p.SGLDStd)
+			case p.SGLDSteps < 0 || p.SGLDSteps > 10_000:
+				return fmt.Errorf("sgld_steps must be in [0, 10000], got %d", p.SGLDSteps)
+			}
+		case methods.PCD:
+			switch {
+			case p.ChainSteps < 0 || p.ChainSteps > 10_000:
+				return fmt.Errorf("chain_steps must be in [0, 10000], got %d", p.ChainSteps)
+			case p.Proposal != "uniform" && p.Proposal != "neighbour":
+				return fmt.Errorf("proposal: unknown proposal %s (known: uniform, neighbour)", quote(p.Proposal))
+			}
+		default:
+			continue
+		}
+		switch {
+		case p.BufferSize < 1 || p.BufferSize > MaxBuffer:
+			return fmt.Errorf("buffer_size must be in [1, %d], got %d", MaxBuffer, p.BufferSize)
+		case !(p.ReinitFreq >= 0 && p.ReinitFreq <= 1):
+			return fmt.Errorf("reinit_freq must be in [0, 1], got %v", p.ReinitFreq)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,89 @@
+package tasks
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/jemcheck/jemcheck/methods"
+	"github.com/jemcheck/jemcheck/verdict"
+)
+
+// Options are the run-wide settings every stage shares.
+type Options struct {
+	Seed       uint64 `json:"seed"`
+	Out        string `json:"out"`
+	TablesFrom string `json:"tables_from,omitempty"`
+	TasksFrom  string `json:"tasks_from,omitempty"` // the user's 2-D tasks (Parquet or CSV); every point's task is then "file"
+	EvalEvery  int    `json:"eval_every"`           // 2-D runs: the exact KL on the grid every this many steps, to curves/ (0: off)
+	// The promises on 2-D tasks (see promises2d.go): the OOD draws, the attack's radius,
+	// the purification's steps and step size.
+	OOD          string             `json:"ood"`
+	AttackEps    float64            `json:"attack_eps"`
+	PurifySteps  int                `json:"purify_steps"`
+	PurifyLR     float64            `json:"purify_lr"`
+	TrainBatch   int                `json:"train_batch"`
+	Backend      string             `json:"backend"`
+	WriteSamples bool               `json:"write_samples"`
+	Timings      bool               `json:"timings"`
+	ReportTables int                `json:"report_tables"`
+	Thresholds   verdict.Thresholds `json:"thresholds"`
+}
+
+// quote quotes a user's value for a message, cut to 80 characters.
+func quote(s string) string { return methods.Quote(s) }
+
+// Validate checks a resolved point: its methods (known, and training on the point's
+// kind), their sampler options, then the kind's own checks (Kind.Validate).
+func (p Point) Validate() error {
+	k, err := Of(p.Task)
+	if err != nil {
+		return err
+	}
+	if len(p.Methods) == 0 {
+		return errors.New("no methods given")
+	}
+	for _, m := range p.Methods {
+		if err := methods.Check(m, k.Name(), "task "+p.Task); err != nil {
+			return err
+		}
+	}
+	if err := p.validateSampler(); err != nil {
+		return err
+	}
+	return k.Validate(p)
+}
+
+// Validate checks the run-wide options.
+func (o Options) Validate() error {
+	switch {
+	case o.Out == "":
+		return errors.New("out: no output location given")
+	case o.TrainBatch < 1:
+		return fmt.Errorf("train_batch must be >= 1, got %d", o.TrainBatch)
+	case o.ReportTables < 0:
+		return fmt.Errorf("report_tables must be >= 0, got %d", o.ReportTables)
+	case o.EvalEvery < 0:
+		return fmt.Errorf("eval_every must be >= 0 (0 = no curves), got %d", o.EvalEvery)
+	case o.TablesFrom != "" && o.TasksFrom != "":
+		return errors.New("tables_from and tasks_from: give one of them (tables are discrete, tasks continuous 2-D)")
+	}
+	if err := o.checkPromiseOptions(); err != nil {
+		return err
+	}
+	t := o.Thresholds
+	for _, c := range []struct {
+		name string
+		v    float64
+		ok   bool
+	}{
+		{"margin", t.Margin, t.Margin > 0},
+		{"max_p", t.MaxP, t.MaxP > 0 && t.MaxP <= 1},
+		{"max_sampler_excess", t.MaxSamplerExcess, t.MaxSamplerExcess >= 0},
+	} {
+		if math.IsNaN(c.v) || math.IsInf(c.v, 0) || !c.ok {
+			return fmt.Errorf("%s: invalid value %v", c.name, c.v)
+		}
+	}
+	return nil
+}
