@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/tasks"
@@ -18,12 +17,9 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*PointAcc)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*schemas.Summary)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*schemas.PointSummary)(nil)).Elem())
-	register.Function2x0[ResultBlock, func(int64, ResultBlock)](keyByPointFn)
-	register.Emitter2[int64, ResultBlock]()
-	register.Combiner3[PointAcc, ResultBlock, schemas.PointSummary](&pointCombineFn{})
-	register.DoFn4x0[context.Context, int, func(*schemas.PointSummary) bool, func(schemas.Summary)](&summaryFn{})
-	register.Iter1[schemas.PointSummary]()
-	register.Emitter1[schemas.Summary]()
+	beam.RegisterFunction(keyByPointFn)
+	beam.RegisterType(reflect.TypeOf((*pointCombineFn)(nil)).Elem())
+	beam.RegisterDoFn(reflect.TypeOf((*summaryFn)(nil)).Elem())
 }
 
 // Aggregate summarises the results of every grid point: per method the count, mean,

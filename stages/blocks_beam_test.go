@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
@@ -21,15 +20,15 @@ import (
 func TestMain(m *testing.M) { ptest.MainWithDefault(m, "prism") }
 
 func init() {
-	register.Function1x1[Block, string](blockShapeFn)
-	register.Function1x1[TrainedBlock, string](trainedShapeFn)
-	register.Function1x1[ResultBlock, string](resultShapeFn)
-	register.Function1x1[LearnedBlock, int](learnedRunsFn)
-	register.Function1x1[schemas.ResultRow, bool](rowOKFn)
-	register.Function2x0[ResultBlock, func(schemas.ResultRow)](explodeRowsFn)
-	register.Function1x1[schemas.ResultRow, string](rowRunFn)
-	register.Function1x1[schemas.Summary, string](summaryShapeFn)
-	register.Function1x1[schemas.Summary, string](summaryJSONFn)
+	beam.RegisterFunction(blockShapeFn)
+	beam.RegisterFunction(trainedShapeFn)
+	beam.RegisterFunction(resultShapeFn)
+	beam.RegisterFunction(learnedRunsFn)
+	beam.RegisterFunction(rowOKFn)
+	beam.RegisterFunction(explodeRowsFn)
+	beam.RegisterFunction(rowRunFn)
+	beam.RegisterFunction(summaryShapeFn)
+	beam.RegisterFunction(summaryJSONFn)
 }
 
 func explodeRowsFn(rb ResultBlock, emit func(schemas.ResultRow)) {

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/jemcheck/jemcheck/schemas"
 )
@@ -18,9 +17,7 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*Learned)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*ResultBlock)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*LearnedBlock)(nil)).Elem())
-	register.DoFn4x1[context.Context, TrainedBlock, func(ResultBlock), func(LearnedBlock), error](&evaluateFn{})
-	register.Emitter1[ResultBlock]()
-	register.Emitter1[LearnedBlock]()
+	beam.RegisterDoFn(reflect.TypeOf((*evaluateFn)(nil)).Elem())
 }
 
 // Evaluate compares every learned joint with its true table: from the logits f(x)[y]

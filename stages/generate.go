@@ -6,16 +6,18 @@ import (
 	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/jemcheck/jemcheck/tasks"
 )
 
+// The DoFns are registered for reflection (beam.RegisterDoFn), not with the generic
+// register package: an element is a block of runs, so the per-call cost of reflection
+// is small next to the work, and the generic registrations made up most of the
+// functions the package compiled (68k of 70k).
 func init() {
 	beam.RegisterType(reflect.TypeOf((*BlockRef)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*Block)(nil)).Elem())
-	register.DoFn3x1[context.Context, BlockRef, func(Block), error](&generateTablesFn{})
-	register.Emitter1[Block]()
+	beam.RegisterDoFn(reflect.TypeOf((*generateTablesFn)(nil)).Elem())
 }
 
 var tablesGenerated = beam.NewCounter("jemcheck", "tables_generated")

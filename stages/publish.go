@@ -3,17 +3,17 @@ package stages
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/jemcheck/jemcheck/storage"
 )
 
 func init() {
-	register.Function1x1[string, int](oneFn)
-	register.Function2x1[int, int, int](sumFn)
-	register.DoFn3x1[context.Context, int, func(string), error](&publishFn{})
+	beam.RegisterFunction(oneFn)
+	beam.RegisterFunction(sumFn)
+	beam.RegisterDoFn(reflect.TypeOf((*publishFn)(nil)).Elem())
 }
 
 // Publication names the run a Publish stage makes visible: the output location the

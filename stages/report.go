@@ -5,24 +5,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages/render"
 )
 
 func init() {
-	register.DoFn2x0[LearnedBlock, func(Learned)](&firstTablesFn{})
-	register.DoFn2x0[ResultBlock, func(schemas.ResultRow)](&figureRowsFn{})
-	register.Emitter1[schemas.ResultRow]()
-	register.Iter1[schemas.ResultRow]()
-	register.DoFn6x1[context.Context, int, func(*schemas.Summary) bool, func(*schemas.ResultRow) bool, func(*Learned) bool, func(string), error](&reportFn{})
-	register.Iter1[schemas.Summary]()
-	register.Iter1[Learned]()
+	beam.RegisterDoFn(reflect.TypeOf((*firstTablesFn)(nil)).Elem())
+	beam.RegisterDoFn(reflect.TypeOf((*figureRowsFn)(nil)).Elem())
+	beam.RegisterDoFn(reflect.TypeOf((*reportFn)(nil)).Elem())
 }
 
 // FigureTablesBudget bounds the result rows the report's per-table figures (the KL

@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/jemcheck/jemcheck/tasks"
 )
 
 func init() {
-	register.DoFn3x1[context.Context, Block, func(Block), error](&sampleDatasetsFn{})
+	beam.RegisterDoFn(reflect.TypeOf((*sampleDatasetsFn)(nil)).Elem())
 }
 
 var (

@@ -6,13 +6,11 @@ import (
 	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 )
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*TrainedBlock)(nil)).Elem())
-	register.DoFn3x1[context.Context, Block, func(TrainedBlock), error](&trainBlockFn{})
-	register.Emitter1[TrainedBlock]()
+	beam.RegisterDoFn(reflect.TypeOf((*trainBlockFn)(nil)).Elem())
 }
 
 var runsTrained = beam.NewCounter("jemcheck", "runs_trained")

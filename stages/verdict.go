@@ -3,16 +3,16 @@ package stages
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/verdict"
 )
 
 func init() {
-	register.DoFn3x1[context.Context, schemas.Summary, func(string), error](&writeVerdictFn{})
+	beam.RegisterDoFn(reflect.TypeOf((*writeVerdictFn)(nil)).Elem())
 }
 
 // VerdictPath is where WriteVerdict writes.

@@ -5,22 +5,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/tasks"
 )
 
 func init() {
-	register.Function1x2[Block, int64, Block](blockPointKeyFn)
-	register.DoFn4x1[context.Context, int64, func(*Block) bool, func(string), error](&writeTablesFn{})
-	register.Iter1[Block]()
-	register.Emitter1[string]()
-	register.DoFn3x1[context.Context, ResultBlock, func(string), error](&writeResultsFn{})
-	register.DoFn3x1[context.Context, LearnedBlock, func(string), error](&writeLearnedFn{})
+	beam.RegisterFunction(blockPointKeyFn)
+	beam.RegisterDoFn(reflect.TypeOf((*writeTablesFn)(nil)).Elem())
+	beam.RegisterDoFn(reflect.TypeOf((*writeResultsFn)(nil)).Elem())
+	beam.RegisterDoFn(reflect.TypeOf((*writeLearnedFn)(nil)).Elem())
 }
 
 // WriteTables writes the true tables of every point as Parquet (columns table_id, x,
