@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jemcheck/jemcheck/internal/testenv"
 )
 
 // plantLock writes info as loc's lock, bypassing AcquireLock (a run that died holding it).
@@ -199,9 +201,7 @@ func TestLockRaceHelper(t *testing.T) {
 // directory at the same moment, round after round (each round's lock is the previous
 // winner's, whose process has exited): exactly one wins, and the lock is its own.
 func TestStaleLockRaceProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
+	testenv.Slow(t, "starts processes")
 	host, _ := os.Hostname()
 	loc := filepath.Join(t.TempDir(), "out")
 	plantLock(t, loc, LockKey, LockInfo{RunID: "old", Host: "elsewhere", Started: time.Now().Add(-StaleLockAge - time.Hour)})

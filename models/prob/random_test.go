@@ -5,7 +5,8 @@ import (
 	"math"
 	"slices"
 	"testing"
-	"time"
+
+	"github.com/jemcheck/jemcheck/internal/testenv"
 )
 
 func TestSeedDeterminism(t *testing.T) {
@@ -67,7 +68,6 @@ func TestBinomialMoments(t *testing.T) {
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("n=%d,p=%g", c.n, c.p), func(t *testing.T) {
 			rng := NewRand(Seed(11, uint64(c.n), math.Float64bits(c.p)))
-			start := time.Now()
 			wantMean := float64(c.n) * c.p
 			wantVar := float64(c.n) * c.p * (1 - c.p)
 			// Moments of the deviation from the known mean: no cancellation for huge n.
@@ -80,10 +80,6 @@ func TestBinomialMoments(t *testing.T) {
 				d := float64(v) - wantMean
 				sum += d
 				sumSq += d * d
-			}
-			// Generous (race detector, loaded CI): an O(n) sampler would take hours.
-			if el := time.Since(start); el > 20*time.Second {
-				t.Errorf("got %v for %d draws, want O(1) per draw", el, c.reps)
 			}
 			reps := float64(c.reps)
 			mean := wantMean + sum/reps
@@ -177,6 +173,9 @@ func TestBinomialLogRatio(t *testing.T) {
 		p float64
 	}{{1e9, 0.3}, {1e12, 0.5}, {1 << 52, 1e-6}} {
 		t.Run(fmt.Sprintf("normalised n=%d,p=%g", c.n, c.p), func(t *testing.T) {
+			if c.n > 1e9 {
+				testenv.Slow(t, "sums the ratio over ±12 sd, millions of terms")
+			}
 			nf := float64(c.n)
 			r := newBinomialLogRatio(nf, c.p)
 			sd := math.Sqrt(nf * c.p * (1 - c.p))
@@ -236,7 +235,6 @@ func TestMultinomial(t *testing.T) {
 				total += v
 			}
 			rng := NewRand(Seed(17, SeedString(c.name)))
-			start := time.Now()
 			sum := make([]float64, len(c.p))
 			sumSqDev := make([]float64, len(c.p))
 			for range c.reps {
@@ -254,9 +252,6 @@ func TestMultinomial(t *testing.T) {
 				if s != c.n {
 					t.Fatalf("got counts summing to %d, want %d", s, c.n)
 				}
-			}
-			if el := time.Since(start); el > 20*time.Second {
-				t.Errorf("got %v for %d draws, want cost independent of n", el, c.reps)
 			}
 			reps := float64(c.reps)
 			for i, pi := range c.p {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/jemcheck/jemcheck/internal/testenv"
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
 	"github.com/jemcheck/jemcheck/pipelines/internal/launchtest"
 	"github.com/jemcheck/jemcheck/schemas"
@@ -103,9 +104,7 @@ func TestControlPipelineMem(t *testing.T) {
 // TestControlDeterministic runs twice into two directories and compares every Parquet
 // file byte for byte.
 func TestControlDeterministic(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow: two pipeline runs")
-	}
+	testenv.Slow(t, "two pipeline runs")
 	ctx := context.Background()
 	dirs := []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")}
 	for _, d := range dirs {

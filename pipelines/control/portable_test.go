@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jemcheck/jemcheck/internal/testenv"
 	"github.com/jemcheck/jemcheck/pipelines/internal/launchtest"
 )
 
@@ -16,9 +17,7 @@ import (
 // --environment_type=LOOPBACK (every element encoded across the Job API). Its Parquet
 // outputs must equal, byte for byte, those of the same flags on prism in-process.
 func TestPortableRunner(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration: builds prism and the control binary")
-	}
+	testenv.Slow(t, "integration: builds prism and the control binary")
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash not available")
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
+	"github.com/jemcheck/jemcheck/internal/testenv"
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
 	"github.com/jemcheck/jemcheck/pipelines/internal/launchtest"
 	"github.com/jemcheck/jemcheck/schemas"
@@ -229,9 +230,7 @@ func TestLockedOutRefused(t *testing.T) {
 // previous run is untouched and that a concurrent run is refused meanwhile, then
 // reruns: the stale lock is taken over and the dead run's staging files removed.
 func TestKilledRunThenRerun(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts the command several times")
-	}
+	testenv.Slow(t, "starts the command several times")
 	ctx := context.Background()
 	out := t.TempDir()
 	if err := run(ctx, small(out), &bytes.Buffer{}); err != nil {

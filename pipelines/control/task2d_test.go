@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jemcheck/jemcheck/internal/testenv"
 	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
 	"github.com/jemcheck/jemcheck/pipelines/internal/launchtest"
@@ -155,9 +156,7 @@ func classMass(rows []schemas.TruthRow) map[int64][2]float64 {
 
 // TestControl2DDeterministic: the same seed gives byte-identical files on a 2-D run.
 func TestControl2DDeterministic(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow: two pipeline runs")
-	}
+	testenv.Slow(t, "two pipeline runs")
 	ctx := context.Background()
 	dirs := []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")}
 	for _, d := range dirs {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jemcheck/jemcheck/internal/testenv"
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
 	"github.com/jemcheck/jemcheck/pipelines/internal/launchtest"
 	"github.com/jemcheck/jemcheck/schemas"
@@ -85,9 +86,7 @@ func TestRegressVerdict(t *testing.T) {
 
 // TestExitStatus runs the command: 0 when the claim holds, 1 when it fails, 2 on bad input.
 func TestExitStatus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the command three times")
-	}
+	testenv.Slow(t, "runs the command three times")
 	tests := []struct {
 		name    string
 		args    string
