@@ -48,6 +48,14 @@ func (p Point) Validate() error {
 			return err
 		}
 	}
+	switch {
+	case p.Replicate < 0:
+		return fmt.Errorf("replicate must be >= 0, got %d", p.Replicate)
+	case math.IsNaN(p.LR) || math.IsInf(p.LR, 0) || p.LR <= 0:
+		return fmt.Errorf("lr must be a finite number > 0, got %v", p.LR)
+	case math.IsNaN(p.PxWeight) || math.IsInf(p.PxWeight, 0) || p.PxWeight < 0:
+		return fmt.Errorf("jem_px_weight must be a finite number >= 0, got %v", p.PxWeight)
+	}
 	if err := p.validateSampler(); err != nil {
 		return err
 	}
@@ -86,4 +94,13 @@ func (o Options) Validate() error {
 		}
 	}
 	return nil
+}
+
+// PointFile is the key of a point's file named name: name.parquet for a single-point
+// run, name/point-NNNN.parquet when a sweep has several points.
+func PointFile(name string, pointID int64, multiPoint bool) string {
+	if !multiPoint {
+		return name + ".parquet"
+	}
+	return fmt.Sprintf("%s/point-%04d.parquet", name, pointID)
 }

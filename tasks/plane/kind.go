@@ -199,10 +199,7 @@ func (s *source) Sample(ctx context.Context, b *tasks.Block, bucket *blob.Bucket
 // TruthPath is where a 2-D point's truth on the grid goes: truth.parquet for
 // single-point runs, truth/point-NNNN.parquet when a sweep has several points.
 func TruthPath(pointID int64, multiPoint bool) string {
-	if !multiPoint {
-		return "truth.parquet"
-	}
-	return fmt.Sprintf("truth/point-%04d.parquet", pointID)
+	return tasks.PointFile("truth", pointID, multiPoint)
 }
 
 // WriteTruth writes the point's truth on its grid (task_id, cell, x0, x1, y, p), task by

@@ -94,12 +94,6 @@ func (Kind) Validate(p tasks.Point) error {
 		return fmt.Errorf("steps must be in [1, %d], got %d", tasks.MaxSteps, p.Steps)
 	case p.Tables < 1 || p.Tables > tasks.MaxTables:
 		return fmt.Errorf("tables (tasks) must be in [1, %d], got %d", tasks.MaxTables, p.Tables)
-	case p.Replicate < 0:
-		return fmt.Errorf("replicate must be >= 0, got %d", p.Replicate)
-	case math.IsNaN(p.LR) || math.IsInf(p.LR, 0) || p.LR <= 0:
-		return fmt.Errorf("lr must be a finite number > 0, got %v", p.LR)
-	case math.IsNaN(p.PxWeight) || math.IsInf(p.PxWeight, 0) || p.PxWeight < 0:
-		return fmt.Errorf("jem_px_weight must be a finite number >= 0, got %v", p.PxWeight)
 	}
 	if _, err := models.ParseModel(p.Model); err != nil {
 		return fmt.Errorf("model: %w", err)

@@ -108,10 +108,7 @@ func (s *source) Sample(ctx context.Context, b *tasks.Block, bucket *blob.Bucket
 // TablesPath is where a point's true tables go: tables.parquet for single-point runs,
 // tables/point-NNNN.parquet when a sweep has several points.
 func TablesPath(pointID int64, multiPoint bool) string {
-	if !multiPoint {
-		return "tables.parquet"
-	}
-	return fmt.Sprintf("tables/point-%04d.parquet", pointID)
+	return tasks.PointFile("tables", pointID, multiPoint)
 }
 
 // WriteTruth writes the point's tables (columns table_id, x, y, p; sorted by table_id,

@@ -3,7 +3,6 @@ package table
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -104,12 +103,6 @@ func (Kind) Validate(p tasks.Point) error {
 		return fmt.Errorf("batch_size must be >= 0 (0 = full batch), got %d", p.BatchSize)
 	case p.BatchSize > p.Samples:
 		return fmt.Errorf("batch_size %d exceeds samples %d", p.BatchSize, p.Samples)
-	case p.Replicate < 0:
-		return fmt.Errorf("replicate must be >= 0, got %d", p.Replicate)
-	case math.IsNaN(p.LR) || math.IsInf(p.LR, 0) || p.LR <= 0:
-		return fmt.Errorf("lr must be a finite number > 0, got %v", p.LR)
-	case math.IsNaN(p.PxWeight) || math.IsInf(p.PxWeight, 0) || p.PxWeight < 0:
-		return fmt.Errorf("jem_px_weight must be a finite number >= 0, got %v", p.PxWeight)
 	case !slices.Contains(Encodings, p.Encoding):
 		return fmt.Errorf("unknown encoding %q (known: %s)", p.Encoding, strings.Join(Encodings, ", "))
 	}
