@@ -75,9 +75,11 @@ func (d *data) klLabel() string {
 // klDistFigure: histograms of the joint KL per method on log10 bins. KL values at or
 // below klEpsilon (zero up to round-off) have no place on a log axis: they are left out
 // of the histogram (divided by different floors they would fake a spread-out
-// distribution) and counted in the legend and the caption; the median still counts them.
+// distribution) and counted in the legend and the caption; the median, computed as
+// summary.json's, still counts them.
 func (d *data) klDistFigure() ([]byte, string, error) {
-	per := map[string][]float64{}
+	per := map[string][]float64{} // the values drawn
+	all := map[string][]float64{} // the values of the median
 	zeros := map[string]int{}
 	mm := newMinMax()
 	for _, p := range d.points {
@@ -85,9 +87,13 @@ func (d *data) klDistFigure() ([]byte, string, error) {
 			for _, v := range p.kl[m] {
 				if v <= klEpsilon {
 					zeros[m]++
+				}
+				s, ok := d.scaled(v, p.floor)
+				if !ok {
 					continue
 				}
-				if s, ok := d.scaled(v, p.floor); ok {
+				all[m] = append(all[m], s)
+				if v > klEpsilon {
 					per[m] = append(per[m], s)
 					mm.add(s)
 				}
@@ -153,14 +159,14 @@ func (d *data) klDistFigure() ([]byte, string, error) {
 		if z := zeros[m]; z > 0 {
 			legend = append(legend, legendEntry{fmt.Sprintf("  +%d ≤ %s", z, fmtNum(klEpsilon)), nil})
 		}
-		// The median over all the method's clean runs, the undrawn ones counted as 0.
-		med := describe(append(make([]float64, zeros[m]), vs...)).median
-		ml := &refLine{vertical: true, at: med, LineStyle: dotted(col, 1.4)}
-		if med > 0 {
+		// The median over all the method's clean runs, the undrawn ones included.
+		med := describe(all[m]).median
+		if med >= math.Pow(10, lo) {
+			ml := &refLine{vertical: true, at: med, LineStyle: dotted(col, 1.4)}
 			p.Add(ml)
-			legend = append(legend, legendEntry{fmt.Sprintf("  median %s", fmtSig(med, 2)), []plot.Thumbnailer{ml}})
+			legend = append(legend, legendEntry{"  median " + fmtKL(med), []plot.Thumbnailer{ml}})
 		} else {
-			legend = append(legend, legendEntry{fmt.Sprintf("  median ≤ %s", fmtNum(klEpsilon)), nil})
+			legend = append(legend, legendEntry{"  median " + fmtKL(med) + " (off the axis)", nil})
 		}
 	}
 	if !d.raw {
@@ -216,8 +222,8 @@ func (d *data) scatterFigure() ([]byte, string, error) {
 	total := 0
 	clamped := map[string]int{}
 	for i, pr := range d.pairs {
-		b, okb := d.scaled(pr.baseline, pr.floor)
-		j, okj := d.scaled(pr.jem, pr.floor)
+		b, okb := d.scaled(clampKL(pr.baseline), pr.floor)
+		j, okj := d.scaled(clampKL(pr.jem), pr.floor)
 		if !okb || !okj {
 			continue
 		}
@@ -228,14 +234,15 @@ func (d *data) scatterFigure() ([]byte, string, error) {
 		if pr.jem <= klEpsilon {
 			clamped["jem"]++
 		}
-		if j < b {
+		jemLower := pr.jem < pr.baseline // as summary.json's win share counts it
+		if jemLower {
 			nWin++
 		}
 		if i%stride != 0 {
 			continue
 		}
 		mm.add(b, j)
-		if j < b {
+		if jemLower {
 			win = append(win, plotter.XY{X: b, Y: j})
 		} else {
 			lose = append(lose, plotter.XY{X: b, Y: j})
@@ -311,11 +318,13 @@ func (d *data) scatterFigure() ([]byte, string, error) {
 	return svg, caption, err
 }
 
+// pct is the share n/total as the tables print a share of tables (fmtPct); "—" when
+// total is 0.
 func pct(n, total int) string {
 	if total == 0 {
 		return "—"
 	}
-	return fmt.Sprintf("%.0f%%", 100*float64(n)/float64(total))
+	return fmtPct(float64(n) / float64(total))
 }
 
 func nonNil(p plotter.XYs) plotter.XYs {
@@ -343,7 +352,9 @@ func (d *data) sweepFigure(ax *axisDef) ([]byte, string, error) {
 		}
 		v := p.vals[ai]
 		for m, kl := range p.kl {
-			perVal[v][m] = append(perVal[v][m], kl...)
+			for _, x := range kl {
+				perVal[v][m] = append(perVal[v][m], clampKL(x))
+			}
 		}
 		if p.floor > 0 {
 			floorSum[v] += p.floor * float64(p.rows)
@@ -498,9 +509,9 @@ func (d *data) sweepFigure(ax *axisDef) ([]byte, string, error) {
 		"JEM tracking the floor while the baseline stays above it is in line with the claim; the verdict itself compares JEM's optimisation gap with the statistical error from the exact finite-N reference (see the verdict checks).",
 		d.empiricalLeftOut())
 	switch {
-	case d.has2D && len(fx) == 0 && len(ex) == 0:
+	case d.floorless > 0 && len(fx) == 0 && len(ex) == 0:
 		lines = "The 2-D tasks have no floor and no empirical table, so no reference line is drawn; their KL is exact on the evaluation grid."
-	case d.has2D:
+	case d.floorless > 0:
 		lines += " The 2-D grid points have no floor and no empirical table: the reference lines leave them out."
 	}
 	caption := fmt.Sprintf("Joint KL(p‖q) against %s (%s x axis, log y axis): the line is each method's mean over tables, the shaded band its 10th–90th percentile. "+
@@ -541,14 +552,15 @@ func (d *data) heatmapFigure(a, b *axisDef) ([]byte, string, error) {
 			fw[k] += float64(len(vs))
 		}
 	}
-	mean := make([]float64, nc*nr)
+	// The colour is log10 of the mean, a mean ≤ klEpsilon taking klEpsilon's; NaN: no run.
+	mean, colour := make([]float64, nc*nr), make([]float64, nc*nr)
 	lmin, lmax := math.Inf(1), math.Inf(-1)
 	for k := range mean {
-		mean[k] = math.NaN()
+		mean[k], colour[k] = math.NaN(), math.NaN()
 		if cnt[k] > 0 {
 			mean[k] = sum[k] / cnt[k]
-			l := math.Log10(mean[k])
-			lmin, lmax = math.Min(lmin, l), math.Max(lmax, l)
+			colour[k] = math.Log10(clampKL(mean[k]))
+			lmin, lmax = math.Min(lmin, colour[k]), math.Max(lmax, colour[k])
 		}
 	}
 	if lmin > lmax {
@@ -557,38 +569,29 @@ func (d *data) heatmapFigure(a, b *axisDef) ([]byte, string, error) {
 	if lmax-lmin < 1e-9 {
 		lmin, lmax = lmin-0.5, lmax+0.5
 	}
-	norm := func(v float64) float64 { return (math.Log10(v) - lmin) / (lmax - lmin) }
-	hm := &cells{cols: nc, rows: nr, fontSize: 8,
-		colour: func(c, r int) color.Color {
-			v := mean[c*nr+r]
-			if math.IsNaN(v) {
-				return color.NRGBA{R: 215, G: 215, B: 215, A: 255}
+	cm := viridis(lmin, lmax)
+	p := newPlot("", a.label, b.label)
+	p.Add(heatMap(cellGrid{cols: nc, rows: nr, z: colour, x0: -0.5, dx: 1, y0: -0.5, dy: 1}, cm))
+	if nc*nr <= 144 {
+		labels, err := cellLabels(nc, nr, func(k int) string {
+			switch {
+			case math.IsNaN(mean[k]):
+				return "n/a"
+			case fw[k] > 0:
+				return fmtKL(mean[k]) + "\n" + fmtTimes(mean[k]/(fsum[k]/fw[k])) + " floor"
 			}
-			return viridis(norm(v))
-		},
-		labelColor: func(c, r int) color.Color {
-			v := mean[c*nr+r]
-			if !math.IsNaN(v) && norm(v) < 0.6 {
-				return color.White
+			return fmtKL(mean[k])
+		}, func(k int) color.Color {
+			if !math.IsNaN(colour[k]) && (colour[k]-lmin)/(lmax-lmin) < 0.6 {
+				return color.White // on the dark end of viridis
 			}
 			return colBlack
-		},
-	}
-	if nc*nr <= 144 {
-		hm.labels = func(c, r int) []string {
-			k := c*nr + r
-			if math.IsNaN(mean[k]) {
-				return []string{"n/a"}
-			}
-			out := []string{fmtSig(mean[k], 2)}
-			if fw[k] > 0 {
-				out = append(out, fmtSig(mean[k]/(fsum[k]/fw[k]), 2)+"× floor")
-			}
-			return out
+		})
+		if err != nil {
+			return nil, "", err
 		}
+		p.Add(labels)
 	}
-	p := newPlot("", a.label, b.label)
-	p.Add(hm)
 	xl := make([]string, nc)
 	for i, v := range a.values {
 		xl[i] = v.label
@@ -602,7 +605,7 @@ func (d *data) heatmapFigure(a, b *axisDef) ([]byte, string, error) {
 	p.X.Min, p.X.Max = -0.5, float64(nc)-0.5
 	p.Y.Min, p.Y.Max = -0.5, float64(nr)-0.5
 
-	cb := colourBar(lmin, lmax, "mean JEM joint KL (log scale)")
+	cb := colourBar(cm, "mean JEM joint KL (log scale)")
 	var ticks plot.ConstantTicks
 	for _, t := range (logTicks{}).Ticks(math.Pow(10, lmin), math.Pow(10, lmax)) {
 		ticks = append(ticks, plot.Tick{Value: math.Log10(t.Value), Label: t.Label})
@@ -614,7 +617,7 @@ func (d *data) heatmapFigure(a, b *axisDef) ([]byte, string, error) {
 	svg, err := toSVG(w, h, func(c draw.Canvas) {
 		cbw := 1.4 * vg.Inch
 		p.Draw(draw.Crop(c, 0, -cbw, 0, 0))
-		cc := draw.Crop(c, c.Size().X-cbw+0.25*vg.Inch, -0.55*vg.Inch, 0.3*vg.Inch, -0.3*vg.Inch)
+		cc := draw.Crop(c, c.Size().X-cbw+0.2*vg.Inch, -0.3*vg.Inch, 0.3*vg.Inch, -0.3*vg.Inch)
 		cb.Draw(cc)
 	})
 	var others []string
@@ -644,13 +647,14 @@ func (d *data) heatmapFigure(a, b *axisDef) ([]byte, string, error) {
 			len(d.varying), len(hm), strings.Join(paired, ", "), len(hm)*(len(hm)-1)/2, strings.Join(left, ", "), verb)
 	}
 	cellText := "Each cell shows the mean KL and, below it, that mean as a multiple of the cell's floor (X·K−1)/(2N): " +
-		"values near 1× mean that JEM is at the first-order statistical scale (the verdict uses the exact finite-N reference instead)."
-	if d.has2D {
+		"values near 1× mean that JEM is at the first-order statistical scale (the verdict uses the exact finite-N reference instead). " +
+		"A cell of one grid point shows the mean joint KL and the mean joint / floor of that point's jem row in the summary table."
+	if d.floorless > 0 {
 		cellText += " Cells of 2-D tasks have no floor and show the mean KL only."
 	}
 	caption := fmt.Sprintf("Mean joint KL(p‖q) of JEM for every combination of %s (columns) and %s (rows); the colour is on a log scale (darker is lower). "+
 		"%s Grey cells have no converged JEM runs.%s%s%s",
-		a.label, b.label, cellText, pooled, d.describeLeftOut([]string{"jem"}), clampNote([]string{"jem"}, d.clamped([]string{"jem"}), "count as "+fmtNum(klEpsilon)+" in the means"))
+		a.label, b.label, cellText, pooled, d.describeLeftOut([]string{"jem"}), clampNote([]string{"jem"}, d.clamped([]string{"jem"}), "count in the means as they are (a mean ≤ "+fmtNum(klEpsilon)+" would take the colour of "+fmtNum(klEpsilon)+")"))
 	return svg, caption, err
 }
 
@@ -820,8 +824,8 @@ func tripleFigure(t *Triple, allMethods []string) ([]byte, string, error) {
 	for i, s := range all {
 		name := s.name
 		if i > 0 {
-			name = fmt.Sprintf("%s q  (KL %s)", s.name, fmtSig(s.kl, 2))
-			kls = append(kls, fmt.Sprintf("%s %s", s.name, fmtSig(s.kl, 3)))
+			name = fmt.Sprintf("%s q  (KL %s)", s.name, fmtKL(s.kl))
+			kls = append(kls, s.name+" "+fmtKL(s.kl))
 		}
 		legend = append(legend, legendEntry{name, []plot.Thumbnailer{&bars{fill: s.fill}}})
 	}

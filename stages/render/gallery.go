@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"fmt"
 	"image/color"
 	"math"
@@ -81,34 +80,20 @@ func (d *data) samplesFigure(t *Task2D, order []string) ([]byte, string, error) 
 		return nil, "", fmt.Errorf("task %d: no method has a frame per frame step (%d steps; wrong: %s)", t.TaskID, len(t.FrameSteps), strings.Join(skipped, ", "))
 	}
 
-	var overlay []plot.Plotter
-	var overlayLegend *contourLines
-	for k, frac := range contourMasses {
-		l := &contourLines{lines: contourPolylines(truth, G, t.Box, massLevel(truth, frac)), style: solid(colOverlay, 0.7)}
-		if k > 0 {
-			l.style = dashed(colOverlay, 0.7)
-		} else {
-			overlayLegend = l
-		}
-		overlay = append(overlay, l)
-	}
-	img := plotter.NewImage(densityImage(truth, G, top), -t.Box, -t.Box, t.Box, t.Box)
+	overlay := massContours(truth, G, t.Box, solid(colOverlay, 0.7), dashed(colOverlay, 0.7))
+	hm := densityHeatMap(truth, G, t.Box, top)
 
 	legendDots := &dots{size: vg.Points(1.2), fill: colChains}
-	legend := []legendEntry{{"true p(x) contours", []plot.Thumbnailer{overlayLegend}}, {"chain samples", []plot.Thumbnailer{legendDots}}}
+	legend := []legendEntry{{"true p(x) contours", []plot.Thumbnailer{contourKey{solid(colOverlay, 0.7)}}}, {"chain samples", []plot.Thumbnailer{legendDots}}}
 	rows := make([][]*plot.Plot, len(ms))
 	var notes []string
 	for r, m := range ms {
 		for c, step := range t.FrameSteps {
-			p := newPlot(fmt.Sprintf("%s, step %d", m, step), "x₀", "x₁")
-			p.Title.TextStyle.Font.Size = 10
-			p.Add(img)
-			p.Add(overlay...)
+			p := densityPanel(fmt.Sprintf("%s, step %d", m, step), 10, t.Box, append([]plot.Plotter{hm}, overlay...)...)
 			pts, total, outside := chainDots(t.Frames[m][c], t.Box)
 			if len(pts) > 0 {
 				p.Add(&dots{pts: pts, size: vg.Points(1.2), fill: colChains})
 			}
-			p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = -t.Box, t.Box, -t.Box, t.Box
 			rows[r] = append(rows[r], p)
 			if c == len(t.FrameSteps)-1 || outside > 0 || len(pts) < total {
 				note := fmt.Sprintf("%s at step %d: %d of %d chains drawn", m, step, len(pts), total)
@@ -120,7 +105,7 @@ func (d *data) samplesFigure(t *Task2D, order []string) ([]byte, string, error) 
 		}
 	}
 
-	cb := colourBar(0, top, "true density per unit area")
+	cb := colourBar(viridis(0, top), "true density per unit area")
 
 	pw, ph, right, head := 2.5*vg.Inch, 2.7*vg.Inch, 2.0*vg.Inch, 0.4*vg.Inch
 	w := pw*vg.Length(len(t.FrameSteps)) + right
@@ -138,7 +123,6 @@ func (d *data) samplesFigure(t *Task2D, order []string) ([]byte, string, error) 
 		cb.Draw(draw.Crop(rc, 0.15*vg.Inch, -(right - 0.95*vg.Inch), rc.Size().Y-sz, -0.1*vg.Inch))
 		legendBox(draw.Crop(rc, 0.05*vg.Inch, 0, 0, -sz-0.1*vg.Inch), legend)
 	})
-	svg = bytes.ReplaceAll(svg, []byte(`"data:image/jpg;base64,`), []byte(`"data:image/png;base64,`))
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "Task %d (%s) at grid point %d: samples of each method's learned q(x) over the true density p(x) (heat map, with its %s and %s highest-density contours in light lines). "+

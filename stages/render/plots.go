@@ -7,6 +7,8 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/palette"
+	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -273,90 +275,107 @@ func (b *band) Thumbnail(c *draw.Canvas) {
 	c.FillPolygon(b.fill, c.ClipPolygonY(pts))
 }
 
-// cells fills the unit squares centred on integer (col, row) positions: a heat map
-// with categorical axes. Missing values (NaN) are grey.
-type cells struct {
-	cols, rows int
-	colour     func(c, r int) color.Color
-	labels     func(c, r int) []string
-	labelColor func(c, r int) color.Color
-	fontSize   vg.Length
+// viridisStops are control colours of the viridis colour map, dark to light; their
+// luminance increases, as moreland.NewLuminance needs.
+var viridisStops = []color.Color{
+	color.NRGBA{R: 0x44, G: 0x01, B: 0x54, A: 255}, color.NRGBA{R: 0x48, G: 0x24, B: 0x75, A: 255},
+	color.NRGBA{R: 0x41, G: 0x44, B: 0x87, A: 255}, color.NRGBA{R: 0x35, G: 0x5f, B: 0x8d, A: 255},
+	color.NRGBA{R: 0x2a, G: 0x78, B: 0x8e, A: 255}, color.NRGBA{R: 0x21, G: 0x91, B: 0x8c, A: 255},
+	color.NRGBA{R: 0x22, G: 0xa8, B: 0x84, A: 255}, color.NRGBA{R: 0x44, G: 0xbf, B: 0x70, A: 255},
+	color.NRGBA{R: 0x7a, G: 0xd1, B: 0x51, A: 255}, color.NRGBA{R: 0xbd, G: 0xdf, B: 0x26, A: 255},
+	color.NRGBA{R: 0xfd, G: 0xe7, B: 0x25, A: 255},
 }
 
-func (h *cells) Plot(c draw.Canvas, p *plot.Plot) {
-	trX, trY := p.Transforms(&c)
-	sty := p.X.Tick.Label
-	sty.Font.Size = h.fontSize
-	sty.XAlign = draw.XCenter
-	sty.YAlign = draw.YCenter
-	for i := 0; i < h.cols; i++ {
-		for j := 0; j < h.rows; j++ {
-			x0, x1 := trX(float64(i)-0.5), trX(float64(i)+0.5)
-			y0, y1 := trY(float64(j)-0.5), trY(float64(j)+0.5)
-			pts := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}
-			c.FillPolygon(h.colour(i, j), pts)
-			c.StrokeLines(solid(color.White, 1), append(pts, pts[0]))
-			if h.labels == nil {
-				continue
-			}
-			lines := h.labels(i, j)
-			sty.Color = h.labelColor(i, j)
-			lh := sty.Height("0") * 1.15
-			top := (y0+y1)/2 + lh*vg.Length(len(lines)-1)/2
-			for k, l := range lines {
-				c.FillText(sty, vg.Point{X: (x0 + x1) / 2, Y: top - lh*vg.Length(k)}, l)
-			}
+// colNaN fills the heat map cells without a value.
+var colNaN = color.NRGBA{R: 215, G: 215, B: 215, A: 255}
+
+// paletteColours is the number of colours a heat map takes from its colour map.
+const paletteColours = 256
+
+// viridis is the viridis colour map over [lo, hi] (lo < hi): gonum's interpolation
+// between viridisStops, linear in luminance.
+func viridis(lo, hi float64) palette.ColorMap {
+	cm, err := moreland.NewLuminance(viridisStops)
+	if err != nil {
+		panic(err) // fixed stops of increasing luminance (TestViridis)
+	}
+	cm.SetMin(lo)
+	cm.SetMax(hi)
+	return cm
+}
+
+// heatMap is a gonum heat map of g in the colours of cm over [cm.Min(), cm.Max()]:
+// values beyond it take the end colours, NaN is grey.
+func heatMap(g plotter.GridXYZ, cm palette.ColorMap) *plotter.HeatMap {
+	pal := cm.Palette(paletteColours)
+	hm := plotter.NewHeatMap(g, pal)
+	hm.Min, hm.Max = cm.Min(), cm.Max()
+	cs := pal.Colors()
+	hm.Underflow, hm.Overflow, hm.NaN = cs[0], cs[len(cs)-1], colNaN
+	return hm
+}
+
+// colourBar is a vertical gonum colour bar of cm, its axis labelled label.
+func colourBar(cm palette.ColorMap, label string) *plot.Plot {
+	cb := plot.New()
+	cb.Add(&plotter.ColorBar{ColorMap: cm, Vertical: true})
+	cb.HideX()
+	cb.Y.Label.Text = label
+	cb.Y.Label.TextStyle.Font.Size = 10
+	cb.Y.Tick.Label.Font.Size = 9
+	cb.Y.Padding = 0
+	cb.Y.Min, cb.Y.Max = cm.Min(), cm.Max()
+	return cb
+}
+
+// cellGrid is a gonum GridXYZ of cols×rows cells: the value of column c, row r is
+// z[c·rows + r], at x0 + (c+½)·dx, y0 + (r+½)·dy.
+type cellGrid struct {
+	cols, rows     int
+	z              []float64
+	x0, dx, y0, dy float64
+}
+
+func (g cellGrid) Dims() (c, r int)   { return g.cols, g.rows }
+func (g cellGrid) Z(c, r int) float64 { return g.z[c*g.rows+r] }
+func (g cellGrid) X(c int) float64    { return g.x0 + (float64(c)+0.5)*g.dx }
+func (g cellGrid) Y(r int) float64    { return g.y0 + (float64(r)+0.5)*g.dy }
+
+// upsample splits every cell of g into s×s cells of its value: a rasterised heat map
+// of the result stays sharp where an image of few pixels would be smoothed.
+func (g cellGrid) upsample(s int) cellGrid {
+	out := cellGrid{cols: g.cols * s, rows: g.rows * s, x0: g.x0, dx: g.dx / float64(s), y0: g.y0, dy: g.dy / float64(s)}
+	out.z = make([]float64, out.cols*out.rows)
+	for c := range out.cols {
+		for r := range out.rows {
+			out.z[c*out.rows+r] = g.Z(c/s, r/s)
 		}
 	}
+	return out
 }
 
-func (h *cells) DataRange() (xmin, xmax, ymin, ymax float64) {
-	return -0.5, float64(h.cols) - 0.5, -0.5, float64(h.rows) - 0.5
-}
-
-// gradient draws a vertical colour scale over [lo, hi] for a colour bar plot.
-type gradient struct {
-	lo, hi float64
-	colour func(t float64) color.Color // t in [0, 1]
-}
-
-func (g *gradient) Plot(c draw.Canvas, p *plot.Plot) {
-	trX, trY := p.Transforms(&c)
-	const n = 64
-	for i := 0; i < n; i++ {
-		v0 := g.lo + (g.hi-g.lo)*float64(i)/n
-		v1 := g.lo + (g.hi-g.lo)*float64(i+1)/n
-		x0, x1 := trX(0), trX(1)
-		y0, y1 := trY(v0), trY(v1)
-		pts := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1 + 0.3}, {X: x0, Y: y1 + 0.3}}
-		c.FillPolygon(g.colour((float64(i)+0.5)/n), pts)
+// cellLabels is a gonum Labels plotter writing text(k) in colour(k) on the centre of
+// cell k = c·rows + r of a heat map whose cells are centred on integer (c, r); a "\n"
+// in a text breaks its line.
+func cellLabels(cols, rows int, text func(k int) string, colour func(k int) color.Color) (*plotter.Labels, error) {
+	var xyl plotter.XYLabels
+	for c := range cols {
+		for r := range rows {
+			xyl.XYs = append(xyl.XYs, plotter.XY{X: float64(c), Y: float64(r)})
+			xyl.Labels = append(xyl.Labels, text(c*rows+r))
+		}
 	}
-}
-
-func (g *gradient) DataRange() (xmin, xmax, ymin, ymax float64) { return 0, 1, g.lo, g.hi }
-
-// viridis interpolates the viridis colour map at t in [0, 1].
-func viridis(t float64) color.NRGBA {
-	stops := [...][3]uint8{
-		{0x44, 0x01, 0x54}, {0x48, 0x24, 0x75}, {0x41, 0x44, 0x87}, {0x35, 0x5f, 0x8d},
-		{0x2a, 0x78, 0x8e}, {0x21, 0x91, 0x8c}, {0x22, 0xa8, 0x84}, {0x44, 0xbf, 0x70},
-		{0x7a, 0xd1, 0x51}, {0xbd, 0xdf, 0x26}, {0xfd, 0xe7, 0x25},
+	l, err := plotter.NewLabels(xyl)
+	if err != nil {
+		return nil, err
 	}
-	if !(t > 0) {
-		t = 0
+	for k := range l.TextStyle {
+		sty := &l.TextStyle[k]
+		sty.Font.Size = 8
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YCenter
+		sty.Color = colour(k)
 	}
-	if t > 1 {
-		t = 1
-	}
-	pos := t * float64(len(stops)-1)
-	i := int(pos)
-	if i >= len(stops)-1 {
-		i = len(stops) - 2
-	}
-	f := pos - float64(i)
-	mix := func(a, b uint8) uint8 { return uint8(math.Round(float64(a) + f*(float64(b)-float64(a)))) }
-	a, b := stops[i], stops[i+1]
-	return color.NRGBA{R: mix(a[0], b[0]), G: mix(a[1], b[1]), B: mix(a[2], b[2]), A: 255}
+	return l, nil
 }
 
 // legendBox draws a legend into the given area (entries from the top).
@@ -404,8 +423,13 @@ func toSVG(w, h vg.Length, drawFn func(c draw.Canvas)) ([]byte, error) {
 	}
 	// The text was laid out with Liberation Serif's metrics; Times New Roman has the
 	// same metrics, so name it as the fallback where Liberation is not installed.
-	return bytes.ReplaceAll(buf.Bytes(), []byte("font-family:Liberation Serif;"),
-		[]byte("font-family:'Liberation Serif','Times New Roman',Times,serif;")), nil
+	out := bytes.ReplaceAll(buf.Bytes(), []byte("font-family:Liberation Serif;"),
+		[]byte("font-family:'Liberation Serif','Times New Roman',Times,serif;"))
+	// vgsvg labels its PNG images (heat maps, colour bars) as JPEG, which strict SVG
+	// renderers refuse, and leaves them the default aspect ratio, which would shrink an
+	// image to fit its rectangle (a colour bar of one column of pixels to a line).
+	out = bytes.ReplaceAll(out, []byte(`"data:image/jpg;base64,`), []byte(`"data:image/png;base64,`))
+	return bytes.ReplaceAll(out, []byte("<image "), []byte(`<image preserveAspectRatio="none" `)), nil
 }
 
 // withLegend splits c into a plot area and a legend column of width lw on the right.
@@ -421,16 +445,4 @@ func xys(xs, ys []float64) plotter.XYs {
 		pts[i].X, pts[i].Y = xs[i], ys[i]
 	}
 	return pts
-}
-
-// colourBar is the viridis colour bar of a heat map over [lo, hi], labelled label.
-func colourBar(lo, hi float64, label string) *plot.Plot {
-	cb := plot.New()
-	cb.Add(&gradient{lo: lo, hi: hi, colour: func(t float64) color.Color { return viridis(t) }})
-	cb.HideX()
-	cb.Y.Label.Text = label
-	cb.Y.Label.TextStyle.Font.Size = 10
-	cb.Y.Tick.Label.Font.Size = 9
-	cb.Y.Min, cb.Y.Max = lo, hi
-	return cb
 }

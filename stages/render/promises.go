@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -71,14 +70,37 @@ func (d *data) planPromises(in Input) []plannedFigure {
 		if len(ms) == 0 {
 			continue
 		}
+		ps := pointSummary(in.Summary, g.point)
 		name := fmt.Sprintf("%sp%d", figReliabilityPrefix, absID(g.point))
 		plan = append(plan, plannedFigure{name, fmt.Sprintf("Point %d: reliability diagram, exact on the grid", g.point),
-			func() ([]byte, string, error) { return d.reliabilityFigure(g, ms) }})
+			func() ([]byte, string, error) { return d.reliabilityFigure(g, ms, ps) }})
 		name = fmt.Sprintf("%sp%d", figOODPrefix, absID(g.point))
 		plan = append(plan, plannedFigure{name, fmt.Sprintf("Point %d: density score log q(x) in and out of distribution", g.point),
-			func() ([]byte, string, error) { return d.oodFigure(g, ms) }})
+			func() ([]byte, string, error) { return d.oodFigure(g, ms, ps) }})
 	}
 	return plan
+}
+
+// pointSummary is the summary of the point (the first entry of its id; empty when the
+// summary lacks it).
+func pointSummary(s schemas.Summary, point int64) schemas.PointSummary {
+	for _, ps := range s.Points {
+		if ps.PointID == point {
+			return ps
+		}
+	}
+	return schemas.PointSummary{PointID: point}
+}
+
+// tableCells maps each method of rows to its cell of a table (cell picks it from the
+// row): a figure that repeats a table's number reads it here.
+func tableCells[R any](rows []R, cell func(R) (method, text string)) map[string]string {
+	out := map[string]string{}
+	for _, r := range rows {
+		m, text := cell(r)
+		out[m] = text
+	}
+	return out
 }
 
 // calibItems are the cells of the group's tasks that have the method's learned grid, as
@@ -155,8 +177,11 @@ func reliabilityCurve(conf, acc, weight []float64, bins int) []relBin {
 	return out
 }
 
-func (d *data) reliabilityFigure(g promiseGroup, ms []string) ([]byte, string, error) {
+// reliabilityFigure: the reliability diagram of each method, exact on the grids of the
+// group's tasks, with the method's ECE from the robustness table of ps in the legend.
+func (d *data) reliabilityFigure(g promiseGroup, ms []string, ps schemas.PointSummary) ([]byte, string, error) {
 	colours := d.colourSet(ms)
+	eces := tableCells(robustRows(ps), func(r robustRow) (string, string) { return r.Method, r.ECE })
 	p := newPlot("", "confidence max_y q(y|x)  (weighted bin mean)", "accuracy p(ŷ|x)  (weighted bin mean)")
 	diag, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}})
 	if err != nil {
@@ -184,8 +209,11 @@ func (d *data) reliabilityFigure(g promiseGroup, ms []string) ([]byte, string, e
 		l.LineStyle = solid(col, 1.6)
 		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(2.4), Shape: methodGlyph(colours, m)}
 		p.Add(l, sc)
-		ece := prob.ECEWeighted(conf, acc, w, reliabilityBins)
-		legend = append(legend, legendEntry{fmt.Sprintf("%s (ECE %s)", m, fmtSig(ece, 3)), []plot.Thumbnailer{l, sc}})
+		name := m
+		if ece, ok := eces[m]; ok {
+			name += " (ECE " + ece + ")"
+		}
+		legend = append(legend, legendEntry{name, []plot.Thumbnailer{l, sc}})
 		drawn++
 	}
 	if drawn == 0 {
@@ -198,8 +226,13 @@ func (d *data) reliabilityFigure(g promiseGroup, ms []string) ([]byte, string, e
 	caption := fmt.Sprintf("Reliability diagram at grid point %d, exact on the evaluation grid and pooled over the point's first %d task(s): "+
 		"every cell x is an item with confidence max_y q(y|x), the learned classifier's top probability, and accuracy p(ŷ|x), the true probability of its predicted class, "+
 		"weighted by p(x). The points are the weighted mean accuracy against the weighted mean confidence in each non-empty one of %d equal-width confidence bins; "+
-		"a calibrated classifier lies on the dashed diagonal, below it is over-confident. The legend gives each method's expected calibration error over these bins.",
+		"a calibrated classifier lies on the dashed diagonal, below it is over-confident.",
 		g.point, len(g.tasks), reliabilityBins)
+	if len(eces) > 0 {
+		caption += " The legend gives each method's ECE (15 bins) of the robustness table: the mean over the point's converged runs of the binned ECE on " +
+			"the held-out draws of each task. Those finite draws add sampling noise to each bin, which a binned ECE counts as miscalibration, " +
+			"so it can exceed what these exact curves show."
+	}
 	return svg, caption, err
 }
 
@@ -223,8 +256,12 @@ func oodScores(t *Task2D, method string) (score, in, out []float64, ok bool) {
 	return score, in, out, true
 }
 
-func (d *data) oodFigure(g promiseGroup, ms []string) ([]byte, string, error) {
+// oodFigure: per method, the histograms of the density score in and out of
+// distribution, exact on the grids of the group's tasks, titled with the method's AUROC
+// log q(x) from the beyond-the-joint table of ps.
+func (d *data) oodFigure(g promiseGroup, ms []string, ps schemas.PointSummary) ([]byte, string, error) {
 	colours := d.colourSet(ms)
+	aurocs := tableCells(promiseRows(ps), func(r promiseRow) (string, string) { return r.Method, r.AUROCPx })
 	var panels []*plot.Plot
 	var legend []legendEntry
 	leftOut := 0
@@ -232,7 +269,6 @@ func (d *data) oodFigure(g promiseGroup, ms []string) ([]byte, string, error) {
 		type taskScores struct{ score, in, out []float64 }
 		var ts []taskScores
 		lo, hi := math.Inf(1), math.Inf(-1)
-		aucSum := 0.0
 		for _, t := range g.tasks {
 			s, in, out, ok := oodScores(t, m)
 			if !ok {
@@ -244,7 +280,6 @@ func (d *data) oodFigure(g promiseGroup, ms []string) ([]byte, string, error) {
 					lo, hi = math.Min(lo, v), math.Max(hi, v)
 				}
 			}
-			aucSum += prob.AUROC(s, in, out)
 		}
 		if len(ts) == 0 || !(lo <= hi) {
 			continue
@@ -270,7 +305,11 @@ func (d *data) oodFigure(g promiseGroup, ms []string) ([]byte, string, error) {
 			}
 		}
 		col := methodColor(colours, m)
-		p := newPlot(fmt.Sprintf("%s: AUROC %s", m, fmtSig(aucSum/n, 3)), "log q(x) + const", "probability mass")
+		title := m
+		if auroc, ok := aurocs[m]; ok {
+			title += ": AUROC " + auroc
+		}
+		p := newPlot(title, "log q(x) + const", "probability mass")
 		bOut := &bars{xs: xs, vs: hOut, w: width, fill: withAlpha(colTrue, 110)}
 		bIn := &bars{xs: xs, vs: hIn, w: width, fill: withAlpha(col, 140)}
 		p.Add(bOut, bIn)
@@ -300,9 +339,12 @@ func (d *data) oodFigure(g promiseGroup, ms []string) ([]byte, string, error) {
 	}
 	caption := fmt.Sprintf("Out-of-distribution detection at grid point %d with the paper's density score log q(x) = log Σ_y exp f(x)[y] (up to the constant log Z), "+
 		"exact on the evaluation grid over the point's first %d task(s): per method, the histogram (%d bins over the range of its scores) of the score's "+
-		"distribution in distribution (cells weighted by p(x)) and out of it (uniform over the box, the default OOD distribution). "+
-		"The title gives the exact AUROC of the score for p against uniform, averaged over the tasks; 0.5 is chance.%s",
+		"distribution in distribution (cells weighted by p(x)) and out of it (uniform over the box, the default OOD distribution).%s",
 		g.point, len(g.tasks), oodHistBins, note)
+	if len(aurocs) > 0 {
+		caption += " A panel's title gives the method's AUROC log q(x) of the beyond-the-joint table: the mean over the point's converged runs, " +
+			"on the held-out draws of each task against its OOD draws (--ood); 0.5 is chance."
+	}
 	return svg, caption, err
 }
 
@@ -315,10 +357,10 @@ type claimLine struct {
 	Measured string
 }
 
-// claimLines are the promise sentences of a 2-D point from its summary; nil for a
-// table point or a point whose summary has none of these columns.
+// claimLines are the promise sentences of a point whose promises were measured on
+// held-out draws (a 2-D task's), from its summary; nil for any other point.
 func claimLines(ps schemas.PointSummary) []claimLine {
-	if !ps.Params.Is2D() {
+	if !heldOutPromises(ps) {
 		return nil
 	}
 	pick := func(f func(m *schemas.MethodSummary) schemas.Dist, format func(float64) string) string {
@@ -368,7 +410,7 @@ func claimLines(ps schemas.PointSummary) []claimLine {
 		labelled("with max_y q(y|x)", pick(func(m *schemas.MethodSummary) schemas.Dist { return m.AUROCPy }, fmtNA)),
 		labelled("with the gradient norm of log q(x)", pick(func(m *schemas.MethodSummary) schemas.Dist { return m.AUROCPxGrad }, fmtNA)))
 	add("Calibration", "the paper finds JEM's classifier better calibrated than a plain one",
-		labelled("expected calibration error (15 bins, exact on the grid)", pick(func(m *schemas.MethodSummary) schemas.Dist { return m.ECE }, fmtNA)),
+		labelled("expected calibration error (15 bins, on the held-out draws)", pick(func(m *schemas.MethodSummary) schemas.Dist { return m.ECE }, fmtNA)),
 		labelled("calibration error against the Bayes posterior", pick(func(m *schemas.MethodSummary) schemas.Dist { return m.CalibrationErrorTrue }, fmtNA)))
 	add("Robustness", "the paper finds JEM more robust to adversarial attacks, more so after purifying inputs with SGLD",
 		labelled("accuracy clean", pick(func(m *schemas.MethodSummary) schemas.Dist { return m.AccClean }, fmtPct)),

@@ -278,8 +278,8 @@ type point struct {
 	floor  float64       // mean floor of its rows (0 if unknown)
 	rows   int
 	vals   []int                 // index into axisDef.values, per axis (nil when params is nil)
-	kl     map[string][]float64  // method → clean joint KLs (clamped), table order
-	byTab  map[string][]tableKL  // method → (table, KL) for pairing
+	kl     map[string][]float64  // method → clean joint KLs (as they are; clampKL draws them on log axes), table order
+	byTab  map[string][]tableKL  // method → (table, KL) for pairing: the clean runs not flagged nonfinite
 	emp    float64               // mean finite empirical KL (tables with an empty cell, +Inf, left out)
 	counts map[string]*runCounts // method → counts
 }
@@ -306,8 +306,8 @@ type data struct {
 	counts    map[string]*runCounts // over all points
 	cleanRuns int
 	oneFloor  bool    // every point has the same (positive) floor
-	has2D     bool    // some point is a 2-D task (it has no floor)
-	raw       bool    // every point is a 2-D task: KLs are drawn in nats, with no floor line
+	floorless int     // points without a floor (the 2-D tasks)
+	raw       bool    // no point has a floor: KLs are drawn in nats, with no floor line
 	floor     float64 // that floor
 	tables    int     // distinct (point, table) pairs in the results
 	unplaced  int     // points of the results the summary lacks: on no axis
@@ -338,16 +338,20 @@ func sortMethods(ms []string) {
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
-// rowFloor is the floor of a row: its floor column, or (X·K−1)/(2N) of its point's
-// grid values when that is unset (0 when those are unknown too). A 2-D task has none (0).
+// clampKL raises a KL value ≤ klEpsilon (zero up to round-off) to klEpsilon, where a
+// log axis can draw it.
+func clampKL(v float64) float64 { return math.Max(v, klEpsilon) }
+
+// rowFloor is the floor of a row: its floor column; none (0) when the column is NaN,
+// as on a row without a floor (a 2-D task's); (X·K−1)/(2N) of its point's grid values
+// when the column is unset (0 when those are unknown too).
 func rowFloor(r *schemas.ResultRow, pp *schemas.Grid) float64 {
-	if pp != nil && pp.Is2D() {
+	switch {
+	case math.IsNaN(r.Floor):
 		return 0
-	}
-	if finite(r.Floor) && r.Floor > 0 {
+	case finite(r.Floor) && r.Floor > 0:
 		return r.Floor
-	}
-	if pp != nil && pp.Samples > 0 && pp.XValues*pp.Classes > 1 {
+	case pp != nil && pp.Samples > 0 && pp.XValues*pp.Classes > 1:
 		return prob.Floor(int(pp.XValues*pp.Classes), int64(pp.Samples))
 	}
 	return 0
@@ -440,13 +444,13 @@ func prepare(in Input) *data {
 			c.nonFinite++
 			continue
 		}
-		v := r.KLJoint
-		if v <= klEpsilon {
-			v = klEpsilon
+		if r.KLJoint <= klEpsilon {
 			c.clamped++
 		}
-		cur.kl[r.Method] = append(cur.kl[r.Method], v)
-		cur.byTab[r.Method] = append(cur.byTab[r.Method], tableKL{r.TableID, v})
+		cur.kl[r.Method] = append(cur.kl[r.Method], r.KLJoint)
+		if !r.Nonfinite { // paired as summary.json pairs them
+			cur.byTab[r.Method] = append(cur.byTab[r.Method], tableKL{r.TableID, r.KLJoint})
+		}
 		d.cleanRuns++
 	}
 	finish()
@@ -481,7 +485,7 @@ func prepare(in Input) *data {
 	if d.oneFloor {
 		d.floor = d.points[0].floor
 	}
-	d.mark2D()
+	d.markFloorless()
 
 	// Pairs (both runs clean, same point and table).
 	for _, p := range d.points {

@@ -41,10 +41,10 @@ type reportView struct {
 	Figures     []figure
 	ConfigJSON  string
 	Samplers    []samplerRow // each sampler method against exact jem, per point
-	Show2D      bool         // some point is a 2-D task: the 2-D tasks section
+	Show2D      bool         // the 2-D tasks section: there are 2-D task figures or claims
 	Figures2D   []figure     // the 2-D task figures, shown in that section
-	Split2D     bool         // some point is a 2-D task, which the error split leaves out
-	NoFloor     bool         // every point is a 2-D task: no figure draws a floor
+	Split2D     bool         // some point has no add-½ reference (a 2-D task): the error split leaves it out
+	NoFloor     bool         // no point has a floor (2-D tasks): no figure draws one
 	Claims      []claimLine  // per 2-D point, the paper's promises against the measurements
 }
 
@@ -151,7 +151,7 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 		Single:     len(s.Points) == 1,
 	}
 	v.Figures, v.Figures2D = splitFigures(figs)
-	v.Show2D, v.NoFloor = len(v.Figures2D) > 0, d.raw
+	v.NoFloor = d.raw
 	if v.Title == "" {
 		v.Title = "jemcheck report"
 	}
@@ -169,7 +169,7 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 				First: i == 0, Span: len(ps.Methods), PointID: ps.PointID, Params: params, Tables: ps.Tables,
 				Holds: ps.Verdict.Holds, Verdict: verdict,
 				Method: m.Method, Runs: m.Runs, Diverged: m.Diverged,
-				Joint:    [4]string{fmtSig(m.KLJoint.Mean, 3), fmtSig(m.KLJoint.Median, 3), fmtSig(m.KLJoint.P10, 3), fmtSig(m.KLJoint.P90, 3)},
+				Joint:    [4]string{fmtKL(m.KLJoint.Mean), fmtKL(m.KLJoint.Median), fmtKL(m.KLJoint.P10), fmtKL(m.KLJoint.P90)},
 				Marginal: [2]string{fmtSig(m.KLMarginal.Mean, 3), fmtSig(m.KLMarginal.Median, 3)},
 				Cond:     [2]string{fmtSig(m.KLConditional.Mean, 3), fmtSig(m.KLConditional.Median, 3)},
 				Floor:    fmtSig(ps.Floor, 3),
@@ -182,8 +182,8 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 			if m.RefGap.Count > 0 {
 				r.RefGap = fmtSig(m.RefGap.Mean, 3)
 			}
-			if ps.Params.Is2D() {
-				r.Floor, r.Ratio = "—", "—" // no floor on a 2-D task
+			if !(ps.Floor > 0) {
+				r.Floor, r.Ratio = "—", "—" // no floor (a 2-D task)
 			}
 			v.PointRows = append(v.PointRows, r)
 		}
@@ -191,15 +191,15 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 			v.PointRows = append(v.PointRows, pointRow{First: true, Span: 1, PointID: ps.PointID, Params: params,
 				Tables: ps.Tables, Holds: ps.Verdict.Holds, Verdict: verdict, Method: "—"})
 		}
-		if ps.Params.Is2D() {
-			v.Show2D, v.Split2D = true, true // no reference, so no error split
-			v.Claims = append(v.Claims, claimLines(ps)...)
-		} else {
+		if ps.ReferenceExpected > 0 {
 			v.SplitRows = append(v.SplitRows, splitRows(ps)...)
 			if line := pointLine(ps); line != "" {
 				v.PointLines = append(v.PointLines, line)
 			}
+		} else {
+			v.Split2D = true // no add-½ reference (a 2-D task), so no error split
 		}
+		v.Claims = append(v.Claims, claimLines(ps)...)
 		v.PromiseRows = append(v.PromiseRows, promiseRows(ps)...)
 		v.RobustRows = append(v.RobustRows, robustRows(ps)...)
 		v.CheckRows = append(v.CheckRows, checkRows(ps, verdict)...)
@@ -228,6 +228,7 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 		}
 	}
 
+	v.Show2D = len(v.Figures2D) > 0 || len(v.Claims) > 0
 	v.EmptyNote = emptyNote(s, d)
 	for _, m := range d.methods {
 		c := d.counts[m]
@@ -323,10 +324,16 @@ type robustRow struct {
 	BayesPurified, SamplesNoise, SamplesBu string
 }
 
-// robustRows are a 2-D point's rows of the robustness table, one per method (none for
-// a point without these columns).
+// heldOutPromises reports whether the point's promises were measured on held-out
+// draws, as on a 2-D task: its methods have the robustness columns.
+func heldOutPromises(ps schemas.PointSummary) bool {
+	return slices.ContainsFunc(ps.Methods, func(m schemas.MethodSummary) bool { return m.AccClean.Count > 0 })
+}
+
+// robustRows are a point's rows of the robustness table, one per method (none for a
+// point without these columns).
 func robustRows(ps schemas.PointSummary) []robustRow {
-	if !slices.ContainsFunc(ps.Methods, func(m schemas.MethodSummary) bool { return m.AccClean.Count > 0 }) {
+	if !heldOutPromises(ps) {
 		return nil
 	}
 	var out []robustRow
@@ -584,9 +591,10 @@ func fmtPct(v float64) string {
 	return fmt.Sprintf("%.1f%%", 100*v)
 }
 
-// fmtParams writes a point's grid values.
+// fmtParams writes a point's grid values: those of its evaluation grid when it has one
+// (a 2-D task), else those of its tables.
 func fmtParams(p schemas.Grid) string {
-	if p.Is2D() {
+	if p.GridCells > 0 {
 		return fmtParams2D(p)
 	}
 	batch := "full"

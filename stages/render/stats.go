@@ -49,6 +49,10 @@ func fmtSig(v float64, n int) string {
 	return tidyExp(strconv.FormatFloat(v, 'g', n, 64))
 }
 
+// fmtKL formats a KL value (or another statistic of the runs) as the tables show it,
+// with 3 significant digits: a figure that repeats a table's number formats it here.
+func fmtKL(v float64) string { return fmtSig(v, 3) }
+
 // fmtP prints a p-value; one that underflows float64 is shown as a bound, not as 0.
 func fmtP(p float64) string {
 	if p >= 0 && p < 1e-300 {

@@ -1,10 +1,8 @@
 package render
 
 import (
-	"bytes"
 	"cmp"
 	"fmt"
-	"image"
 	"image/color"
 	"math"
 	"slices"
@@ -13,9 +11,11 @@ import (
 
 	"github.com/jemcheck/jemcheck/schemas"
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/recorder"
 )
 
 // Task2D is one 2-D task on its evaluation grid: cell c = i·G + j (x0 = −Box + (i+½)h the slow axis, x1 = −Box + (j+½)h, h = 2·Box/G), class y at index c·K + y.
@@ -238,142 +238,100 @@ func massLevel(dens []float64, frac float64) float64 {
 	return vs[len(vs)-1]
 }
 
-// gridPoint is the centre of cell (i, j) of a G×G grid over [−box, box]².
-func gridPoint(i, j int, box, h float64) (float64, float64) {
-	return -box + (float64(i)+0.5)*h, -box + (float64(j)+0.5)*h
+// densityGrid is a G×G grid of values (cell i·G + j, see Task2D) over [−box, box]² as
+// a gonum GridXYZ.
+func densityGrid(dens []float64, g int, box float64) cellGrid {
+	h := 2 * box / float64(g)
+	return cellGrid{cols: g, rows: g, z: dens, x0: -box, dx: h, y0: -box, dy: h}
 }
 
-// contourPolylines traces the level set {dens = level} of the G×G grid of values
-// (cell i·G + j at the cell centres) by marching squares and joins its segments into
-// polylines; NaN counts as below the level. The result depends only on its arguments.
-func contourPolylines(dens []float64, g int, box, level float64) [][]plotter.XY {
-	if !finite(level) || g < 2 {
-		return nil
-	}
-	h := 2 * box / float64(g)
-	above := func(i, j int) bool { return dens[i*g+j] >= level }
-	// Edge ids: 2·(i·G+j) from (i,j) to (i+1,j), 2·(i·G+j)+1 from (i,j) to (i,j+1).
-	cross := func(e int) plotter.XY {
-		c, vert := e/2, e%2 == 1
-		i, j := c/g, c%g
-		i2, j2 := i+1, j
-		if vert {
-			i2, j2 = i, j+1
-		}
-		a, b := dens[i*g+j], dens[i2*g+j2]
-		t := 0.5
-		if finite(a) && finite(b) && a != b {
-			t = math.Max(0, math.Min(1, (level-a)/(b-a)))
-		}
-		x0, y0 := gridPoint(i, j, box, h)
-		x1, y1 := gridPoint(i2, j2, box, h)
-		return plotter.XY{X: x0 + t*(x1-x0), Y: y0 + t*(y1-y0)}
-	}
-	type seg struct{ a, b int }
-	var segs []seg
-	for i := 0; i+1 < g; i++ {
-		for j := 0; j+1 < g; j++ {
-			ca, cb, cc, cd := above(i, j), above(i+1, j), above(i+1, j+1), above(i, j+1)
-			e := [4]int{2 * (i*g + j), 2*((i+1)*g+j) + 1, 2 * (i*g + j + 1), 2*(i*g+j) + 1} // bottom, right, top, left
-			on := [4]bool{ca != cb, cb != cc, cd != cc, ca != cd}
-			var hit []int
-			for k := range e {
-				if on[k] {
-					hit = append(hit, e[k])
-				}
-			}
-			switch len(hit) {
-			case 2:
-				segs = append(segs, seg{hit[0], hit[1]})
-			case 4: // a saddle: the centre decides which corners are cut off
-				centre := (dens[i*g+j]+dens[(i+1)*g+j]+dens[(i+1)*g+j+1]+dens[i*g+j+1])/4 >= level
-				if ca == centre {
-					segs = append(segs, seg{e[0], e[1]}, seg{e[2], e[3]})
-				} else {
-					segs = append(segs, seg{e[3], e[0]}, seg{e[1], e[2]})
-				}
-			}
-		}
-	}
-	at := map[int][]int{} // edge → segments through it
-	for s, sg := range segs {
-		at[sg.a] = append(at[sg.a], s)
-		at[sg.b] = append(at[sg.b], s)
-	}
-	used := make([]bool, len(segs))
-	next := func(e int) (int, bool) { // an unused segment through e, and its other edge
-		for _, s := range at[e] {
-			if !used[s] {
-				used[s] = true
-				if segs[s].a == e {
-					return segs[s].b, true
-				}
-				return segs[s].a, true
-			}
-		}
-		return 0, false
-	}
-	var out [][]plotter.XY
-	for s := range segs {
-		if used[s] {
+// densityHeatMap is the G×G density over [−box, box]² as a rasterised viridis heat map
+// over [0, top] (NaN grey, above top the top colour), each cell drawn as a block of
+// pixels so that it stays sharp when scaled.
+func densityHeatMap(dens []float64, g int, box, top float64) *plotter.HeatMap {
+	hm := heatMap(densityGrid(dens, g, box).upsample(max(1, 240/g)), viridis(0, top))
+	hm.Rasterized = true
+	return hm
+}
+
+// densityPanel is a panel of a 2-D figure over the box [−box, box]², titled title in
+// font size size, drawing the plotters (a density heat map first). The heat map's
+// cells keep a gap to the axes (gonum pads the data area by its glyph boxes), so the
+// axes add none.
+func densityPanel(title string, size font.Length, box float64, plotters ...plot.Plotter) *plot.Plot {
+	p := newPlot(title, "x₀", "x₁")
+	p.Title.TextStyle.Font.Size = size
+	p.Add(plotters...)
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = -box, box, -box, box
+	p.X.Padding, p.Y.Padding = 0, 0
+	return p
+}
+
+// massContours are gonum contours of the G×G density over [−box, box]² around its
+// highest density regions holding the shares contourMasses of its mass: the first in
+// style first, the others in style rest. A density without mass has none.
+func massContours(dens []float64, g int, box float64, first, rest draw.LineStyle) []plot.Plotter {
+	var out []plot.Plotter
+	for k, frac := range contourMasses {
+		level := massLevel(dens, frac)
+		if !finite(level) {
 			continue
 		}
-		used[s] = true
-		chain := []int{segs[s].a, segs[s].b}
-		for e, ok := next(chain[len(chain)-1]); ok; e, ok = next(e) {
-			chain = append(chain, e)
+		c := plotter.NewContour(densityGrid(dens, g, box), []float64{level}, nil)
+		c.LineStyles = []draw.LineStyle{rest}
+		if k == 0 {
+			c.LineStyles = []draw.LineStyle{first}
 		}
-		var back []int
-		for e, ok := next(chain[0]); ok; e, ok = next(e) {
-			back = append(back, e)
-		}
-		slices.Reverse(back)
-		chain = append(back, chain...)
-		line := make([]plotter.XY, len(chain))
-		for k, e := range chain {
-			line[k] = cross(e)
-		}
-		out = append(out, line)
+		out = append(out, sortedContour{c})
 	}
 	return out
 }
 
-// contourLines strokes polylines in data coordinates, all in one path.
-type contourLines struct {
-	lines [][]plotter.XY
-	style draw.LineStyle
-}
+// sortedContour is a gonum contour whose lines are drawn in a fixed order: gonum
+// collects them in a map, so its own Plot draws them in a random order, and a report
+// must be the same bytes for the same input.
+type sortedContour struct{ *plotter.Contour }
 
-func (l *contourLines) Plot(c draw.Canvas, p *plot.Plot) {
-	trX, trY := p.Transforms(&c)
-	var path vg.Path
-	for _, ln := range l.lines {
-		for k, pt := range ln {
-			q := vg.Point{X: trX(pt.X), Y: trY(pt.Y)}
-			if k == 0 {
-				path.Move(q)
-			} else {
-				path.Line(q)
-			}
+// Plot records gonum's drawing of the contour and replays it with its lines (each a
+// stroke and the style set before it) sorted by their calls.
+func (s sortedContour) Plot(c draw.Canvas, p *plot.Plot) {
+	var rec recorder.Canvas
+	s.Contour.Plot(draw.Canvas{Canvas: &rec, Rectangle: c.Rectangle}, p)
+	type line struct {
+		key     string
+		actions []recorder.Action
+	}
+	var lines []line
+	var cur line
+	for _, a := range rec.Actions {
+		cur.key += a.Call()
+		cur.actions = append(cur.actions, a)
+		if _, ok := a.(*recorder.Stroke); ok {
+			lines, cur = append(lines, cur), line{}
 		}
 	}
-	if len(path) == 0 {
-		return
+	slices.SortFunc(lines, func(a, b line) int { return strings.Compare(a.key, b.key) })
+	for _, l := range append(lines, cur) {
+		for _, a := range l.actions {
+			a.ApplyTo(c)
+		}
 	}
-	c.SetLineStyle(l.style)
-	c.Stroke(path)
 }
 
-// Thumbnail draws the line on a dark patch, as it shows on the heat map.
-func (l *contourLines) Thumbnail(c *draw.Canvas) {
+// contourKey is a contour line's legend key: the line on a dark patch, as it shows on
+// the heat map.
+type contourKey struct{ draw.LineStyle }
+
+func (k contourKey) Thumbnail(c *draw.Canvas) {
 	darkPatch(c)
 	y := c.Center().Y
-	c.StrokeLine2(l.style, c.Min.X, y, c.Max.X, y)
+	c.StrokeLine2(k.LineStyle, c.Min.X, y, c.Max.X, y)
 }
 
+// darkPatch fills a legend key with the dark end of viridis.
 func darkPatch(c *draw.Canvas) {
 	pts := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}}
-	c.FillPolygon(viridis(0.1), pts)
+	c.FillPolygon(viridisStops[1], pts)
 }
 
 // dots fills a small square at each point inside the data area, all in one path.
@@ -414,28 +372,6 @@ func (d *dots) Thumbnail(c *draw.Canvas) {
 		x := c.Min.X + w*vg.Length(k)/4
 		c.FillPolygon(d.fill, []vg.Point{{X: x - r, Y: y - r}, {X: x + r, Y: y - r}, {X: x + r, Y: y + r}, {X: x - r, Y: y + r}})
 	}
-}
-
-// densityImage is the G×G density as a viridis image over [0, top] (NaN grey), each
-// cell scale×scale pixels; row 0 is the top (x1 largest), column i is x0's cell i.
-func densityImage(dens []float64, g int, top float64) image.Image {
-	scale := max(1, 240/g)
-	img := image.NewNRGBA(image.Rect(0, 0, g*scale, g*scale))
-	for i := 0; i < g; i++ {
-		for j := 0; j < g; j++ {
-			v := dens[i*g+j]
-			col := color.NRGBA{R: 215, G: 215, B: 215, A: 255}
-			if !math.IsNaN(v) {
-				col = viridis(v / top)
-			}
-			for dx := 0; dx < scale; dx++ {
-				for dy := 0; dy < scale; dy++ {
-					img.SetNRGBA(i*scale+dx, (g-1-j)*scale+dy, col)
-				}
-			}
-		}
-	}
-	return img
 }
 
 // bufferDots are the finite (x0, x1) pairs of a buffer, every k-th of them so that at
@@ -494,41 +430,22 @@ func (d *data) task2DFigure(t *Task2D, order []string, runs map[runKey]*schemas.
 	colours := d.colourSet(ms)
 
 	// The true p(x) contours, for the learned panels.
-	var overlay []plot.Plotter
-	var overlayLegend *contourLines
-	for k, frac := range contourMasses {
-		l := &contourLines{lines: contourPolylines(truth, G, t.Box, massLevel(truth, frac)), style: solid(colOverlay, 0.7)}
-		if k > 0 {
-			l.style = dashed(colOverlay, 0.7)
-		} else {
-			overlayLegend = l
-		}
-		overlay = append(overlay, l)
-	}
+	overlay := massContours(truth, G, t.Box, solid(colOverlay, 0.7), dashed(colOverlay, 0.7))
 
 	// The truth panel: p(x) with each class's contours.
 	var legend []legendEntry
 	tp := panel2D{title: "truth p(x)", dens: truth}
 	for y := 0; y < K; y++ {
-		cd := classDensity(t.True, G, K, y, h)
 		col := classColours[y%len(classColours)]
-		var first *contourLines
-		for k, frac := range contourMasses {
-			l := &contourLines{lines: contourPolylines(cd, G, t.Box, massLevel(cd, frac)), style: solid(col, 1.4)}
-			if k > 0 {
-				l.style = dashed(col, 1)
-			} else {
-				first = l
-			}
-			tp.adds = append(tp.adds, l)
-		}
+		first := solid(col, 1.4)
+		tp.adds = append(tp.adds, massContours(classDensity(t.True, G, K, y, h), G, t.Box, first, dashed(col, 1))...)
 		if K <= 8 {
-			legend = append(legend, legendEntry{fmt.Sprintf("class %d: p(x, y=%d)", y, y), []plot.Thumbnailer{first}})
+			legend = append(legend, legendEntry{fmt.Sprintf("class %d: p(x, y=%d)", y, y), []plot.Thumbnailer{contourKey{first}}})
 		}
 	}
 	panels := []panel2D{tp}
 	if len(ms) > 0 {
-		legend = append(legend, legendEntry{"true p(x), on q(x)", []plot.Thumbnailer{overlayLegend}})
+		legend = append(legend, legendEntry{"true p(x), on q(x)", []plot.Thumbnailer{contourKey{solid(colOverlay, 0.7)}}})
 	}
 
 	top := truthTop
@@ -549,8 +466,8 @@ func (d *data) task2DFigure(t *Task2D, order []string, runs map[runKey]*schemas.
 				title += ", diverged"
 				kls = append(kls, m+" diverged")
 			case finite(r.KLJoint):
-				title += ", KL " + fmtSig(r.KLJoint, 2)
-				kls = append(kls, m+" "+fmtSig(r.KLJoint, 3))
+				title += ", KL " + fmtKL(r.KLJoint)
+				kls = append(kls, m+" "+fmtKL(r.KLJoint))
 			}
 		}
 		p := panel2D{title: title, dens: dens, adds: slices.Clone(overlay)}
@@ -579,18 +496,13 @@ func (d *data) task2DFigure(t *Task2D, order []string, runs map[runKey]*schemas.
 func drawPanels2D(t *Task2D, panels []panel2D, top float64, legend []legendEntry) ([]byte, error) {
 	var plots []*plot.Plot
 	for _, pn := range panels {
-		p := newPlot(pn.title, "x₀", "x₁")
-		p.Title.TextStyle.Font.Size = 11
-		p.Add(plotter.NewImage(densityImage(pn.dens, t.G, top), -t.Box, -t.Box, t.Box, t.Box))
-		p.Add(pn.adds...)
-		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = -t.Box, t.Box, -t.Box, t.Box
-		plots = append(plots, p)
+		plots = append(plots, densityPanel(pn.title, 11, t.Box, append([]plot.Plotter{densityHeatMap(pn.dens, t.G, t.Box, top)}, pn.adds...)...))
 	}
-	cb := colourBar(0, top, "density per unit area")
+	cb := colourBar(viridis(0, top), "density per unit area")
 
 	pw, right := 3.1*vg.Inch, 2.2*vg.Inch
 	w := pw*vg.Length(len(plots)) + right
-	svg, err := toSVG(w, 3.7*vg.Inch, func(c draw.Canvas) {
+	return toSVG(w, 3.7*vg.Inch, func(c draw.Canvas) {
 		c = figureTitle(c, fmt.Sprintf("Task %d (%s), point %d  (%d×%d grid over [−%s, %s]²)", t.TaskID, t.Task, t.PointID, t.G, t.G, fmtNum(t.Box), fmtNum(t.Box)))
 		for k, p := range plots {
 			p.Draw(draw.Crop(c, pw*vg.Length(k), -(w - pw*vg.Length(k+1)), 0, 0))
@@ -600,8 +512,6 @@ func drawPanels2D(t *Task2D, panels []panel2D, top float64, legend []legendEntry
 		cb.Draw(draw.Crop(rc, 0.15*vg.Inch, -(right - 0.95*vg.Inch), half+0.1*vg.Inch, -0.1*vg.Inch))
 		legendBox(draw.Crop(rc, 0.05*vg.Inch, 0, 0, -half), legend)
 	})
-	// vgsvg labels its PNG images as JPEG, which strict SVG renderers refuse.
-	return bytes.ReplaceAll(svg, []byte(`"data:image/jpg;base64,`), []byte(`"data:image/png;base64,`)), err
 }
 
 // task2DCaption describes a task figure.
@@ -810,28 +720,23 @@ func (d *data) curvesFigure(g curveGroup, order []string) ([]byte, string, error
 	return svg, caption, err
 }
 
-// mark2D notes whether some point is a 2-D task and whether no point has a floor then
-// (raw: the KL figures draw nats, with no floor line).
-func (d *data) mark2D() {
-	noFloor := true
+// markFloorless counts the points without a floor (the 2-D tasks have none) and notes
+// whether no point has one (raw: the KL figures draw nats, with no floor line).
+func (d *data) markFloorless() {
 	for _, p := range d.points {
-		d.has2D = d.has2D || (p.params != nil && p.params.Is2D())
-		noFloor = noFloor && !(p.floor > 0)
-	}
-	d.raw = d.has2D && noFloor
-}
-
-// leftOut2D says that the 2-D points (no floor) are left out of a figure that divides
-// by the floor or draws it; "" when there are none or none is left out.
-func (d *data) leftOut2D() string {
-	if !d.has2D || d.raw {
-		return ""
-	}
-	n := 0
-	for _, p := range d.points {
-		if p.params != nil && p.params.Is2D() {
-			n++
+		if !(p.floor > 0) {
+			d.floorless++
 		}
 	}
-	return fmt.Sprintf(" The %d 2-D grid point(s) have no floor (X·K−1)/(2N) and are left out here; the sweep figures and the 2-D tasks section show them.", n)
+	d.raw = d.floorless > 0 && d.floorless == len(d.points)
+}
+
+// leftOut2D says that the points without a floor (the 2-D tasks) are left out of a
+// figure that divides by the floor or draws it; "" when there are none or none is left
+// out.
+func (d *data) leftOut2D() string {
+	if d.floorless == 0 || d.raw {
+		return ""
+	}
+	return fmt.Sprintf(" The %d 2-D grid point(s) have no floor (X·K−1)/(2N) and are left out here; the sweep figures and the 2-D tasks section show them.", d.floorless)
 }

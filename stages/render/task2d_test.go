@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -24,12 +25,12 @@ type gauss2D struct{ x0, x1, sd, w float64 }
 // normalised on the grid (cell c = i·G + j, class y at c·K + y).
 func gridJoint(g int, box float64, comps []gauss2D) []float64 {
 	k := len(comps)
-	h := 2 * box / float64(g)
+	cells := densityGrid(nil, g, box)
 	out := make([]float64, g*g*k)
 	s := 0.0
 	for i := 0; i < g; i++ {
 		for j := 0; j < g; j++ {
-			x0, x1 := gridPoint(i, j, box, h)
+			x0, x1 := cells.X(i), cells.Y(j)
 			for y, c := range comps {
 				d2 := (x0-c.x0)*(x0-c.x0) + (x1-c.x1)*(x1-c.x1)
 				v := c.w * math.Exp(-d2/(2*c.sd*c.sd)) / (c.sd * c.sd)
@@ -203,7 +204,7 @@ func TestTask2D(t *testing.T) {
 	// The panels carry their run's KL; the buffer is subsampled to every 2nd sample.
 	svg := string(out["figures/task2d_p7_t1.svg"])
 	for _, m := range []string{"baseline", "jem", "sgld"} {
-		if want := m + " q(x), KL " + fmtSig(in.Results[3+slices.Index([]string{"baseline", "jem", "sgld"}, m)].KLJoint, 2); !strings.Contains(svg, want) {
+		if want := m + " q(x), KL " + fmtKL(in.Results[3+slices.Index([]string{"baseline", "jem", "sgld"}, m)].KLJoint); !strings.Contains(svg, want) {
 			t.Errorf("task2d_p7_t1 lacks the panel title %q", want)
 		}
 	}
@@ -312,33 +313,106 @@ func TestTask2DBad(t *testing.T) {
 	}
 }
 
-// TestContourCircle: the level set of a radial function on a grid is one closed
-// polyline at the level's radius.
-func TestContourCircle(t *testing.T) {
-	const g, box, radius = 40, 2.0, 1.0
-	h := 2 * box / g
-	dens := make([]float64, g*g)
+// TestMassContours: the contours of a density are gonum contours at the levels of its
+// highest density regions, solid then dashed; a density without mass has none.
+func TestMassContours(t *testing.T) {
+	const g, box = 40, 2.0
+	radial := make([]float64, g*g)
+	cells := densityGrid(radial, g, box)
 	for i := 0; i < g; i++ {
 		for j := 0; j < g; j++ {
-			x, y := gridPoint(i, j, box, h)
-			dens[i*g+j] = math.Exp(-(x*x + y*y))
+			x, y := cells.X(i), cells.Y(j)
+			radial[i*g+j] = math.Exp(-(x*x + y*y))
 		}
 	}
-	lines := contourPolylines(dens, g, box, math.Exp(-radius*radius))
-	if len(lines) != 1 {
-		t.Fatalf("%d polylines, want 1", len(lines))
+	first, rest := solid(colOverlay, 1), dashed(colOverlay, 1)
+	for _, tc := range []struct {
+		name   string
+		dens   []float64
+		levels []float64
+	}{
+		{"radial", radial, []float64{massLevel(radial, contourMasses[0]), massLevel(radial, contourMasses[1])}},
+		{"no mass", make([]float64, g*g), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := massContours(tc.dens, g, box, first, rest)
+			if len(got) != len(tc.levels) {
+				t.Fatalf("%d contours, want %d", len(got), len(tc.levels))
+			}
+			for k, pl := range got {
+				c, ok := pl.(sortedContour)
+				if !ok {
+					t.Fatalf("contour %d is a %T", k, pl)
+				}
+				want := first
+				if k > 0 {
+					want = rest
+				}
+				if !slices.Equal(c.Levels, []float64{tc.levels[k]}) || len(c.LineStyles) != 1 || len(c.LineStyles[0].Dashes) != len(want.Dashes) {
+					t.Errorf("contour %d: levels %v, styles %v; want level %v, dashes %v", k, c.Levels, c.LineStyles, tc.levels[k], want.Dashes)
+				}
+			}
+		})
 	}
-	ln := lines[0]
-	if ln[0] != ln[len(ln)-1] || len(ln) < 20 {
-		t.Errorf("polyline of %d points not closed: %v … %v", len(ln), ln[0], ln[len(ln)-1])
+}
+
+// TestCellGrid: a density grid puts cell i·G + j at the centre of its cell, and
+// upsampling splits each cell into s×s cells of its value over the same area.
+func TestCellGrid(t *testing.T) {
+	dens := []float64{1, 2, 3, 4} // G = 2: (i, j) = (0,0) 1, (0,1) 2, (1,0) 3, (1,1) 4
+	for _, tc := range []struct {
+		name        string
+		g           cellGrid
+		cols        int
+		z           map[[2]int]float64
+		x0, x1, dx0 float64 // X(0), Y(rows−1), X(1)−X(0)
+	}{
+		{"density", densityGrid(dens, 2, 1), 2, map[[2]int]float64{{0, 0}: 1, {0, 1}: 2, {1, 0}: 3, {1, 1}: 4}, -0.5, 0.5, 1},
+		{"upsampled", densityGrid(dens, 2, 1).upsample(2), 4,
+			map[[2]int]float64{{0, 0}: 1, {1, 1}: 1, {0, 3}: 2, {3, 0}: 3, {2, 2}: 4, {3, 3}: 4}, -0.75, 0.75, 0.5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if c, r := tc.g.Dims(); c != tc.cols || r != tc.cols {
+				t.Errorf("dims %d×%d, want %d×%d", c, r, tc.cols, tc.cols)
+			}
+			for cr, want := range tc.z {
+				if got := tc.g.Z(cr[0], cr[1]); got != want {
+					t.Errorf("Z%v = %v, want %v", cr, got, want)
+				}
+			}
+			if x, y, dx := tc.g.X(0), tc.g.Y(tc.cols-1), tc.g.X(1)-tc.g.X(0); math.Abs(x-tc.x0) > 1e-12 || math.Abs(y-tc.x1) > 1e-12 || math.Abs(dx-tc.dx0) > 1e-12 {
+				t.Errorf("X(0) %v, Y(last) %v, step %v; want %v, %v, %v", x, y, dx, tc.x0, tc.x1, tc.dx0)
+			}
+		})
 	}
-	for _, p := range ln {
-		if r := math.Hypot(p.X, p.Y); math.Abs(r-radius) > 0.05 {
-			t.Errorf("point %v at radius %.3f, want %.3f", p, r, radius)
-		}
-	}
-	if got := contourPolylines(dens, g, box, math.NaN()); got != nil {
-		t.Errorf("NaN level: %d polylines", len(got))
+}
+
+// TestViridis: the viridis colour map builds from its stops and runs from the first
+// stop at its minimum to the last at its maximum.
+func TestViridis(t *testing.T) {
+	cm := viridis(-2, 3)
+	for _, tc := range []struct {
+		name string
+		at   float64
+		want color.Color
+	}{
+		{"minimum", -2, viridisStops[0]},
+		{"maximum", 3, viridisStops[len(viridisStops)-1]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := cm.At(tc.at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r0, g0, b0, _ := got.RGBA()
+			r1, g1, b1, _ := tc.want.RGBA()
+			for _, d := range []int{int(r0) - int(r1), int(g0) - int(g1), int(b0) - int(b1)} {
+				if d < -0x200 || d > 0x200 { // within 2 of 255 per channel
+					t.Errorf("At(%v) = %v, want %v", tc.at, got, tc.want)
+					break
+				}
+			}
+		})
 	}
 }
 
