@@ -51,9 +51,6 @@ type Grid struct {
 // TaskTable is the Task of random joint tables.
 const TaskTable = "table"
 
-// Is2D reports whether the grid's task is a continuous 2-D task.
-func (g Grid) Is2D() bool { return g.Task != "" && g.Task != TaskTable }
-
 // SGLDNoise is the SGLD noise standard deviation: SGLDStd, or when 0 the preset's
 // (official: 0.01; langevin: √(2·SGLDLR)).
 func (g Grid) SGLDNoise() float64 {
