@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"gocloud.dev/blob"
@@ -265,20 +267,32 @@ func bufferTV(p tasks.Point, buf []int32, truth, logits []float64) (tvTruth, tvM
 
 // Evaluate measures every run (tasks.EvaluateRun) with its table's references, computed
 // once per table for all its methods, and adds the tables' own columns: the
-// first-order floor, the empirical table's KL, the empty cells and the error split.
+// first-order floor, the empirical table's KL, the empty cells and the error split. The
+// block's tables are spread over the cores (each table's rows depend on it alone, so
+// the result does not depend on how).
 func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.ResultBlock, tasks.LearnedBlock, error) {
 	p := s.p
+	m := len(p.Methods)
 	rb := tasks.ResultBlock{PointID: p.ID, Index: tb.Block.Index, First: tb.Block.First, Rows: make([]schemas.ResultRow, len(tb.Runs))}
 	lb := tasks.LearnedBlock{PointID: p.ID, Index: tb.Block.Index, Runs: make([]tasks.Learned, len(tb.Runs))}
-	var refs *tasks.Refs
-	for r := range tb.Runs {
-		t := tb.Trained(p, r)
-		d := t.Job.Dataset
-		if r%len(p.Methods) == 0 { // a new table: its references, once for all its methods
-			refs = tasks.NewRefs(verdict.FamilyOf(p.Grid), d.Table.P, d.Counts, int64(p.Samples))
-		}
-		rb.Rows[r], lb.Runs[r] = EvaluateRun(t, refs)
+	n := tb.Block.Len()
+	workers := min(runtime.GOMAXPROCS(0), max(1, n/64))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			kernel.ClearUpper() // scalar float64 code on this goroutine's core: see kernel.ClearUpper
+			for i := w * n / workers; i < (w+1)*n/workers; i++ {
+				d := tb.Block.Dataset(p, i)
+				refs := tasks.NewRefs(verdict.FamilyOf(p.Grid), d.Table.P, d.Counts, int64(p.Samples))
+				for r := i * m; r < (i+1)*m; r++ {
+					rb.Rows[r], lb.Runs[r] = EvaluateRun(tb.Trained(p, r), refs)
+				}
+			}
+		}()
 	}
+	wg.Wait()
 	return rb, lb, nil
 }
 
