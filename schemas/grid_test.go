@@ -44,13 +44,16 @@ func TestGridAxes(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for _, ax := range GridAxes() {
+		if seen[ax.Key] {
+			t.Errorf("axis %q repeated", ax.Key)
+		}
+		seen[ax.Key] = true
 		t.Run(ax.Key, func(t *testing.T) {
-			if seen[ax.Key] || ax.Label == "" {
-				t.Errorf("axis %q: repeated or unlabelled", ax.Key)
-			}
-			seen[ax.Key] = true
 			change, ok := other[ax.Key]
-			if !ok {
+			switch {
+			case ax.Label == "":
+				t.Fatalf("axis %q: unlabelled", ax.Key)
+			case !ok:
 				t.Fatalf("axis %q: no case in this test", ax.Key)
 			}
 			g := base
