@@ -1,18 +1,14 @@
 package schemas
 
-import (
-	"fmt"
-	"math"
-	"strconv"
-)
+import "math"
 
 // Grid is a grid point's values: how its tables are drawn, sampled and trained. It is
 // the one home of the grid's axes: stages.Point embeds it (with the point's id, number
 // of tables and methods, and its validation), summary.json reports it per point
-// (PointSummary.Params), SetColumns writes it into a result row and GridAxes describes
-// each axis for the report's sweep figures. Adding an axis is a field here, its entry
-// in GridAxes and (if the results should carry it) a column in SetColumns; the sweep
-// spec and the flags then say how a user sets it.
+// (PointSummary.Params) and SetColumns writes it into a result row. AxisDefs describes
+// each axis once (its default, flag, spec key, documentation and report label); adding
+// an axis is a field here, its entry in AxisDefs and, if the results should carry it, a
+// column in SetColumns.
 type Grid struct {
 	XValues   int     `json:"x_values"`      // |X|: x takes values 0..XValues-1
 	Classes   int     `json:"classes"`       // K: y takes values 0..Classes-1
@@ -83,64 +79,4 @@ func GridOf(r ResultRow) Grid {
 		Task: r.Task, GridCells: int(r.GridCells), Box: r.Box, TrainGrid: int(r.TrainGrid),
 		SGLDPreset: r.SGLDPreset, SGLDLR: r.SGLDLR, SGLDStd: r.SGLDStd, SGLDSteps: int(r.SGLDSteps), SGLDClamp: r.SGLDClamp,
 		BufferSize: int(r.BufferSize), ReinitFreq: r.ReinitFreq, ChainSteps: int(r.ChainSteps), Proposal: r.Proposal}
-}
-
-// Axis describes one grid axis for the report: Key names its figures (kl_vs_<key>,
-// heatmap_<key>_<key>), Label its axis, Numeric whether values sit at their own
-// position on a numeric axis (else at their category's index), and Value its value at
-// a grid point.
-type Axis struct {
-	Key, Label string
-	Numeric    bool
-	Value      func(g *Grid) AxisValue
-}
-
-// AxisValue is an axis's value at a point: Num (then Tie) order numeric values, Str
-// categorical ones, Label is how it is printed.
-type AxisValue struct {
-	Num, Tie float64
-	Str      string
-	Label    string
-}
-
-func numValue(v float64) AxisValue {
-	return AxisValue{Num: v, Label: strconv.FormatFloat(v, 'g', -1, 64)}
-}
-func intValue(v int) AxisValue    { return AxisValue{Num: float64(v), Label: fmt.Sprint(v)} }
-func strValue(s string) AxisValue { return AxisValue{Str: s, Label: s} }
-
-// GridAxes are the grid's axes, in the report's order. Replicate is not an axis: its
-// points are repeats, pooled.
-func GridAxes() []Axis {
-	return []Axis{
-		{Key: "size", Label: "table size X×K", Value: func(g *Grid) AxisValue {
-			return AxisValue{Num: float64(g.XValues * g.Classes), Tie: float64(g.XValues), Label: fmt.Sprintf("%d×%d", g.XValues, g.Classes)}
-		}},
-		{Key: "samples", Label: "samples N", Numeric: true, Value: func(g *Grid) AxisValue { return intValue(g.Samples) }},
-		{Key: "lr", Label: "learning rate", Numeric: true, Value: func(g *Grid) AxisValue { return numValue(g.LR) }},
-		{Key: "steps", Label: "optimiser steps", Numeric: true, Value: func(g *Grid) AxisValue { return intValue(g.Steps) }},
-		{Key: "batch_size", Label: "batch size", Numeric: true, Value: func(g *Grid) AxisValue {
-			if g.BatchSize == 0 {
-				return AxisValue{Label: "full"}
-			}
-			return intValue(g.BatchSize)
-		}},
-		{Key: "model", Label: "model", Value: func(g *Grid) AxisValue { return strValue(g.Model) }},
-		{Key: "encoding", Label: "encoding", Value: func(g *Grid) AxisValue { return strValue(g.Encoding) }},
-		{Key: "generator", Label: "generator", Value: func(g *Grid) AxisValue { return strValue(g.Generator) }},
-		{Key: "px_weight", Label: "JEM p(x) weight", Numeric: true, Value: func(g *Grid) AxisValue { return numValue(g.PxWeight) }},
-		{Key: "task", Label: "task", Value: func(g *Grid) AxisValue { return strValue(g.Task) }},
-		{Key: "grid", Label: "evaluation grid cells per side", Numeric: true, Value: func(g *Grid) AxisValue { return intValue(g.GridCells) }},
-		{Key: "box", Label: "box half-width", Numeric: true, Value: func(g *Grid) AxisValue { return numValue(g.Box) }},
-		{Key: "train_grid", Label: "exact JEM training grid per side", Numeric: true, Value: func(g *Grid) AxisValue { return intValue(g.TrainGrid) }},
-		{Key: "sgld_preset", Label: "SGLD preset", Value: func(g *Grid) AxisValue { return strValue(g.SGLDPreset) }},
-		{Key: "sgld_lr", Label: "SGLD step size", Numeric: true, Value: func(g *Grid) AxisValue { return numValue(g.SGLDLR) }},
-		{Key: "sgld_std", Label: "SGLD noise std", Numeric: true, Value: func(g *Grid) AxisValue { return numValue(g.SGLDNoise()) }},
-		{Key: "sgld_steps", Label: "SGLD steps per training step", Numeric: true, Value: func(g *Grid) AxisValue { return intValue(g.SGLDSteps) }},
-		{Key: "sgld_clamp", Label: "SGLD clamped to the box", Value: func(g *Grid) AxisValue { return strValue(strconv.FormatBool(g.SGLDClamp)) }},
-		{Key: "buffer_size", Label: "replay buffer size", Numeric: true, Value: func(g *Grid) AxisValue { return intValue(g.BufferSize) }},
-		{Key: "reinit_freq", Label: "buffer restart frequency", Numeric: true, Value: func(g *Grid) AxisValue { return numValue(g.ReinitFreq) }},
-		{Key: "chain_steps", Label: "PCD chain steps per training step", Numeric: true, Value: func(g *Grid) AxisValue { return intValue(g.ChainSteps) }},
-		{Key: "proposal", Label: "PCD proposal", Value: func(g *Grid) AxisValue { return strValue(g.Proposal) }},
-	}
 }

@@ -21,33 +21,25 @@ package main
 //	  samples: [30, 100, 1000, 1e4]
 //	  lr: [0.01, 0.05]
 //
-// Axes (a key of defaults or of grid), in enumeration order, with built-in defaults
-// (the control pipeline's):
+// Axes (a key of defaults or of grid), in enumeration order: shape, then the grid
+// axes of schemas.AxisDefs in their order (replicate last). Their keys, types, built-in
+// defaults (the control pipeline's flag defaults) and meanings are the table of
+// schemas.AxesMarkdown, schemas/testdata/axes.md; the types Defaults and Grid, a field
+// per axis, are generated from them (spec_axes.go). Besides them:
 //
 //	shape          table shape "XxK", e.g. "4x2" (sets x_values and classes; use either
 //	               shape or x_values/classes, not both)
-//	x_values       |X|, integer                                 default 2
-//	classes        K, integer                                   default 2
-//	encoding       scalar | onehot                              default scalar
-//	generator      uniform | dirichlet:ALPHA                    default uniform
-//	model          linear | mlp:H1,H2,...                       default linear
-//	samples        N draws per table, integer                   default 1000
-//	batch_size     integer, 0 = full batch                      default 0
-//	lr             Adam learning rate, number                   default 0.05
-//	steps          optimiser steps, integer                     default 300
-//	jem_px_weight  weight of log p(x) in jem/oracle, number     default 1
-//	replicate      replicate index (part of every seed), integer default 0
 //
 // Integers may be written as integral floats (1e4); numbers must not be quoted and
 // strings may be quoted or not, but must be strings (model: 3 is an error). An axis may
 // appear in defaults or in grid, not both, and `replicates` excludes a replicate axis.
-// Values within one grid axis must be distinct (generators, models and shapes are
-// compared in canonical form, so "mlp: 16" equals "mlp:16").
+// Values within one grid axis must be distinct (generators, models, tasks and shapes
+// are compared in canonical form, so "mlp: 16" equals "mlp:16").
 //
-// Point order: grid points are enumerated row-major over the axes in the order of the
-// table above, whatever order the file lists them in: the last grid axis present
-// (usually replicate) varies fastest; within an axis the values keep the order of the
-// list. Point IDs are 0..n-1 in that order, so a spec always yields the same IDs.
+// Point order: grid points are enumerated row-major over the axes in the order above,
+// whatever order the file lists them in: the last grid axis present (usually
+// replicate) varies fastest; within an axis the values keep the order of the list.
+// Point IDs are 0..n-1 in that order, so a spec always yields the same IDs.
 //
 // Ranges and limits: every grid point must pass stages.Point.Validate, the one place
 // that states the ranges of the values and the limits of a distributed run
@@ -75,6 +67,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -89,7 +82,6 @@ import (
 	"github.com/jemcheck/jemcheck/stages"
 	"github.com/jemcheck/jemcheck/storage"
 	"github.com/jemcheck/jemcheck/tasks"
-	"github.com/jemcheck/jemcheck/tasks/plane"
 )
 
 // Limits of a sweep (the same as the stages' limits on a distributed run).
@@ -110,70 +102,6 @@ type Spec struct {
 	Defaults    Defaults `yaml:"defaults" json:"defaults"`
 	Grid        Grid     `yaml:"grid" json:"grid"`
 }
-
-// Defaults holds one optional fixed value per axis.
-type Defaults struct {
-	Shape      *Str     `yaml:"shape" json:"shape,omitempty"`
-	XValues    *Int     `yaml:"x_values" json:"x_values,omitempty"`
-	Classes    *Int     `yaml:"classes" json:"classes,omitempty"`
-	Encoding   *Str     `yaml:"encoding" json:"encoding,omitempty"`
-	Generator  *Str     `yaml:"generator" json:"generator,omitempty"`
-	Model      *Str     `yaml:"model" json:"model,omitempty"`
-	Samples    *Int     `yaml:"samples" json:"samples,omitempty"`
-	BatchSize  *Int     `yaml:"batch_size" json:"batch_size,omitempty"`
-	LR         *float64 `yaml:"lr" json:"lr,omitempty"`
-	Steps      *Int     `yaml:"steps" json:"steps,omitempty"`
-	PxWeight   *float64 `yaml:"jem_px_weight" json:"jem_px_weight,omitempty"`
-	Task       *Str     `yaml:"task" json:"task,omitempty"`
-	GridCells  *Int     `yaml:"grid" json:"grid,omitempty"`
-	Box        *float64 `yaml:"box" json:"box,omitempty"`
-	TrainGrid  *Int     `yaml:"train_grid" json:"train_grid,omitempty"`
-	SGLDPreset *Str     `yaml:"sgld_preset" json:"sgld_preset,omitempty"`
-	SGLDLR     *float64 `yaml:"sgld_lr" json:"sgld_lr,omitempty"`
-	SGLDStd    *float64 `yaml:"sgld_std" json:"sgld_std,omitempty"`
-	SGLDSteps  *Int     `yaml:"sgld_steps" json:"sgld_steps,omitempty"`
-	SGLDClamp  *bool    `yaml:"sgld_clamp" json:"sgld_clamp,omitempty"`
-	BufferSize *Int     `yaml:"buffer_size" json:"buffer_size,omitempty"`
-	ReinitFreq *float64 `yaml:"reinit_freq" json:"reinit_freq,omitempty"`
-	ChainSteps *Int     `yaml:"chain_steps" json:"chain_steps,omitempty"`
-	Proposal   *Str     `yaml:"proposal" json:"proposal,omitempty"`
-	Replicate  *Int     `yaml:"replicate" json:"replicate,omitempty"`
-}
-
-// Grid holds a list of values per axis (none: not a grid axis).
-type Grid struct {
-	Shape      List[Str]     `yaml:"shape" json:"shape,omitempty"`
-	XValues    List[Int]     `yaml:"x_values" json:"x_values,omitempty"`
-	Classes    List[Int]     `yaml:"classes" json:"classes,omitempty"`
-	Encoding   List[Str]     `yaml:"encoding" json:"encoding,omitempty"`
-	Generator  List[Str]     `yaml:"generator" json:"generator,omitempty"`
-	Model      List[Str]     `yaml:"model" json:"model,omitempty"`
-	Samples    List[Int]     `yaml:"samples" json:"samples,omitempty"`
-	BatchSize  List[Int]     `yaml:"batch_size" json:"batch_size,omitempty"`
-	LR         List[float64] `yaml:"lr" json:"lr,omitempty"`
-	Steps      List[Int]     `yaml:"steps" json:"steps,omitempty"`
-	PxWeight   List[float64] `yaml:"jem_px_weight" json:"jem_px_weight,omitempty"`
-	Task       List[Str]     `yaml:"task" json:"task,omitempty"`
-	GridCells  List[Int]     `yaml:"grid" json:"grid,omitempty"`
-	Box        List[float64] `yaml:"box" json:"box,omitempty"`
-	TrainGrid  List[Int]     `yaml:"train_grid" json:"train_grid,omitempty"`
-	SGLDPreset List[Str]     `yaml:"sgld_preset" json:"sgld_preset,omitempty"`
-	SGLDLR     List[float64] `yaml:"sgld_lr" json:"sgld_lr,omitempty"`
-	SGLDStd    List[float64] `yaml:"sgld_std" json:"sgld_std,omitempty"`
-	SGLDSteps  List[Int]     `yaml:"sgld_steps" json:"sgld_steps,omitempty"`
-	SGLDClamp  List[bool]    `yaml:"sgld_clamp" json:"sgld_clamp,omitempty"`
-	BufferSize List[Int]     `yaml:"buffer_size" json:"buffer_size,omitempty"`
-	ReinitFreq List[float64] `yaml:"reinit_freq" json:"reinit_freq,omitempty"`
-	ChainSteps List[Int]     `yaml:"chain_steps" json:"chain_steps,omitempty"`
-	Proposal   List[Str]     `yaml:"proposal" json:"proposal,omitempty"`
-	Replicate  List[Int]     `yaml:"replicate" json:"replicate,omitempty"`
-}
-
-// defaultPoint holds the built-in defaults: the control pipeline's flag defaults.
-var defaultPoint = stages.Point{Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform",
-	Samples: 1000, Model: "linear", LR: 0.05, Steps: 300, PxWeight: 1,
-	Task: schemas.TaskTable, GridCells: 64, Box: plane.DefaultBox, TrainGrid: 32,
-	SGLDPreset: "official", SGLDLR: 1, SGLDSteps: 20, BufferSize: 10000, ReinitFreq: 0.05, ChainSteps: 5, Proposal: "uniform"}}
 
 var (
 	nameRE  = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
@@ -389,25 +317,6 @@ func newAxis[T any](name string, def *T, grid []T, set func(*stages.Point, T) (s
 	}}
 }
 
-func intAxis(f func(*stages.Point) *int) func(*stages.Point, Int) (string, error) {
-	return func(p *stages.Point, v Int) (string, error) { *f(p) = int(v); return strconv.Itoa(int(v)), nil }
-}
-
-func floatAxis(f func(*stages.Point) *float64) func(*stages.Point, float64) (string, error) {
-	return func(p *stages.Point, v float64) (string, error) {
-		*f(p) = v
-		return strconv.FormatFloat(v, 'g', -1, 64), nil
-	}
-}
-
-func strAxis(f func(*stages.Point) *string, canon func(string) (string, error)) func(*stages.Point, Str) (string, error) {
-	return func(p *stages.Point, v Str) (string, error) {
-		c, err := canon(string(v))
-		*f(p) = c
-		return c, err
-	}
-}
-
 func setShape(p *stages.Point, v Str) (string, error) {
 	m := shapeRE.FindStringSubmatch(strings.TrimSpace(string(v)))
 	if m == nil {
@@ -446,40 +355,44 @@ func canonModel(s string) (string, error) {
 	return "mlp:" + strings.Join(parts, ","), nil
 }
 
-// axes lists the axes in enumeration order.
+// axes lists the axes in enumeration order: shape, then schemas.AxisDefs.
 func (s *Spec) axes() []axis {
-	d, g := &s.Defaults, &s.Grid
-	same := func(v string) (string, error) { return v, nil }
-	return []axis{
-		newAxis("shape", d.Shape, g.Shape, setShape),
-		newAxis("x_values", d.XValues, g.XValues, intAxis(func(p *stages.Point) *int { return &p.XValues })),
-		newAxis("classes", d.Classes, g.Classes, intAxis(func(p *stages.Point) *int { return &p.Classes })),
-		newAxis("encoding", d.Encoding, g.Encoding, strAxis(func(p *stages.Point) *string { return &p.Encoding }, same)),
-		newAxis("generator", d.Generator, g.Generator, strAxis(func(p *stages.Point) *string { return &p.Generator }, canonGenerator)),
-		newAxis("model", d.Model, g.Model, strAxis(func(p *stages.Point) *string { return &p.Model }, canonModel)),
-		newAxis("samples", d.Samples, g.Samples, intAxis(func(p *stages.Point) *int { return &p.Samples })),
-		newAxis("batch_size", d.BatchSize, g.BatchSize, intAxis(func(p *stages.Point) *int { return &p.BatchSize })),
-		newAxis("lr", d.LR, g.LR, floatAxis(func(p *stages.Point) *float64 { return &p.LR })),
-		newAxis("steps", d.Steps, g.Steps, intAxis(func(p *stages.Point) *int { return &p.Steps })),
-		newAxis("jem_px_weight", d.PxWeight, g.PxWeight, floatAxis(func(p *stages.Point) *float64 { return &p.PxWeight })),
-		newAxis("task", d.Task, g.Task, strAxis(func(p *stages.Point) *string { return &p.Task }, canonTask)),
-		newAxis("grid", d.GridCells, g.GridCells, intAxis(func(p *stages.Point) *int { return &p.GridCells })),
-		newAxis("box", d.Box, g.Box, floatAxis(func(p *stages.Point) *float64 { return &p.Box })),
-		newAxis("train_grid", d.TrainGrid, g.TrainGrid, intAxis(func(p *stages.Point) *int { return &p.TrainGrid })),
-		newAxis("sgld_preset", d.SGLDPreset, g.SGLDPreset, strAxis(func(p *stages.Point) *string { return &p.SGLDPreset }, same)),
-		newAxis("sgld_lr", d.SGLDLR, g.SGLDLR, floatAxis(func(p *stages.Point) *float64 { return &p.SGLDLR })),
-		newAxis("sgld_std", d.SGLDStd, g.SGLDStd, floatAxis(func(p *stages.Point) *float64 { return &p.SGLDStd })),
-		newAxis("sgld_steps", d.SGLDSteps, g.SGLDSteps, intAxis(func(p *stages.Point) *int { return &p.SGLDSteps })),
-		newAxis("sgld_clamp", d.SGLDClamp, g.SGLDClamp, func(p *stages.Point, v bool) (string, error) {
-			p.SGLDClamp = v
-			return strconv.FormatBool(v), nil
-		}),
-		newAxis("buffer_size", d.BufferSize, g.BufferSize, intAxis(func(p *stages.Point) *int { return &p.BufferSize })),
-		newAxis("reinit_freq", d.ReinitFreq, g.ReinitFreq, floatAxis(func(p *stages.Point) *float64 { return &p.ReinitFreq })),
-		newAxis("chain_steps", d.ChainSteps, g.ChainSteps, intAxis(func(p *stages.Point) *int { return &p.ChainSteps })),
-		newAxis("proposal", d.Proposal, g.Proposal, strAxis(func(p *stages.Point) *string { return &p.Proposal }, same)),
-		newAxis("replicate", d.Replicate, g.Replicate, intAxis(func(p *stages.Point) *int { return &p.Replicate })),
+	d, g := reflect.ValueOf(&s.Defaults).Elem(), reflect.ValueOf(&s.Grid).Elem()
+	axes := []axis{newAxis("shape", s.Defaults.Shape, s.Grid.Shape, setShape)}
+	for _, a := range schemas.AxisDefs {
+		name := a.StructField().Name
+		def, grid := d.FieldByName(name), g.FieldByName(name)
+		if !def.IsValid() || !grid.IsValid() {
+			panic(fmt.Sprintf("sweep: the spec has no field %s for the axis %s: run go test ./pipelines/sweep -update_axes", name, a.Key()))
+		}
+		axes = append(axes, axis{name: a.Key(), def: !def.IsNil(), n: grid.Len(), set: func(p *stages.Point, i int) (string, error) {
+			if i < 0 {
+				return setValue(p, a, def.Elem())
+			}
+			return setValue(p, a, grid.Index(i))
+		}})
 	}
+	return axes
+}
+
+// canonical are the canonical forms of the string axes with more than one spelling of
+// a value; the other values are taken as written.
+var canonical = map[string]func(string) (string, error){
+	"generator": canonGenerator,
+	"model":     canonModel,
+	"task":      canonTask,
+}
+
+// setValue sets the axis a of p to v, a value of a's field in Defaults or Grid (Int,
+// float64, Str or bool), and returns it in canonical form.
+func setValue(p *stages.Point, a schemas.AxisDef, v reflect.Value) (string, error) {
+	x := v.Convert(reflect.TypeOf(a.Field.Default())).Interface()
+	var err error
+	if canon := canonical[a.Key()]; canon != nil {
+		x, err = canon(x.(string))
+	}
+	a.Field.Set(&p.Grid, x)
+	return fmt.Sprint(x), err
 }
 
 // NumPoints is the number of grid points (capped at MaxPoints+1).
@@ -501,7 +414,7 @@ func (s *Spec) TotalTables() int { return s.NumPoints() * int(s.Tables) }
 // documented order (the last axis varies fastest), IDs 0..n-1, each validated.
 func (s *Spec) Points() ([]stages.Point, error) {
 	axes := s.axes()
-	shape, replicate := axes[0], &axes[len(axes)-1]
+	shape, replicate := axes[0], &axes[slices.IndexFunc(axes, func(a axis) bool { return a.name == "replicate" })]
 	if r := s.Replicates; r != nil { // the shorthand replaces the replicate axis
 		if replicate.used() {
 			return nil, fmt.Errorf("replicates: conflicts with %s; use one of them", replicate.where())
@@ -514,7 +427,7 @@ func (s *Spec) Points() ([]stages.Point, error) {
 			return strconv.Itoa(i), nil
 		}}
 	}
-	base := defaultPoint
+	base := stages.Point{Grid: schemas.DefaultGrid()}
 	base.Tables, base.Methods = int(s.Tables), slices.Clone(s.Methods)
 	var grid []axis
 	var dims []string

@@ -797,6 +797,20 @@ var (
 	}
 )
 
+// axisChangeOf is axisChange's case for the axis key or, for an axis of
+// schemas.AxisDefs with none (its field is zero at axisBase), a move to its default.
+func axisChangeOf(key string) func(g *grid) {
+	if change, ok := axisChange[key]; ok {
+		return change
+	}
+	for _, a := range schemas.AxisDefs {
+		if a.Label != "" && a.ReportKey() == key {
+			return func(g *grid) { alsoGrid(g, func(p *schemas.Grid) { a.Field.Set(p, a.Field.Default()) }) }
+		}
+	}
+	return nil
+}
+
 // alsoGrid makes f set more grid values of g, after those g sets already.
 func alsoGrid(g *grid, f func(p *schemas.Grid)) {
 	before := g.more
@@ -815,7 +829,7 @@ func axisInput(t *testing.T, keys ...string) Input {
 	t.Helper()
 	pts := []grid{axisBase}
 	for i, k := range keys {
-		change := axisChange[k]
+		change := axisChangeOf(k)
 		if change == nil {
 			t.Fatalf("no change for axis %q", k)
 		}

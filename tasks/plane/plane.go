@@ -47,11 +47,6 @@ var taskDefaults2D = []struct {
 // Default2DTables is the number of tasks of a 2-D point when the user did not say.
 const Default2DTables = 100
 
-// DefaultBox is the box's default half-width: every random gmm component (means in
-// ±2, sd ≤ 0.6) and every default moons and circles draw then leaves less than
-// prob.MaxOutsideMass outside it (CheckTasks2D).
-const DefaultBox = 5.0
-
 // Limits of a 2-D point.
 const (
 	MaxGrid = 256 // evaluation grid cells per side (and X·K ≤ tasks.MaxCells)

@@ -203,7 +203,7 @@ func TestCheckTasks(t *testing.T) {
 	}
 	for _, task := range []string{"gmm:3,2", "gmm:2,1", "gmm:8,4", "moons:0.1", "circles:0.1"} {
 		p := point2D()
-		p.Task, p.Box, p.GridCells, p.TrainGrid, p.Tables = task, DefaultBox, 64, 32, 200
+		p.Task, p.Box, p.GridCells, p.TrainGrid, p.Tables = task, schemas.DefaultBox, 64, 32, 200
 		p.Resolve()
 		if err := checkTasks(p, 1, nil, nil); err != nil {
 			t.Errorf("%s with the defaults: %v", task, err)

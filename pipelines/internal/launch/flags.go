@@ -20,15 +20,11 @@ import (
 // parsing; nothing here reads flags on its own.
 type Flags struct {
 	*OptionFlags
-	fs                                                  *flag.FlagSet
-	defaults                                            Defaults
-	tables, xValues, classes, samples, steps, batchSize *int
-	generator, methods, model, encoding                 *string
-	lr, pxWeight                                        *float64
-	task, sgldPreset, proposal                          *string
-	grid, trainGrid, sgldSteps, bufferSize, chainSteps  *int
-	box, sgldLR, sgldStd, reinitFreq                    *float64
-	sgldClamp                                           *bool
+	fs       *flag.FlagSet
+	defaults Defaults
+	tables   *int
+	methods  *string
+	grid     schemas.Grid // the grid axes' flags (schemas.AxisDefs) set their fields here
 }
 
 // OptionFlags are the run-wide flags every pipeline has (stages.Options).
@@ -49,39 +45,37 @@ type Defaults struct {
 	Out     string
 }
 
-// RegisterFlags defines the experiment flags on fs.
+// RegisterFlags defines the experiment flags on fs: the number of tables, the methods
+// and a flag per grid axis of schemas.AxisDefs that has one.
 func RegisterFlags(fs *flag.FlagSet, d Defaults) *Flags {
-	return &Flags{
+	f := &Flags{
 		OptionFlags: RegisterOptionFlags(fs, d.Out),
 		fs:          fs,
 		defaults:    d,
 		tables:      fs.Int("tables", d.Tables, fmt.Sprintf("number of random joint tables, or of 2-D tasks (default %d for a 2-D task)", plane.DefaultTasks)),
-		xValues:     fs.Int("x_values", 2, "number of x values |X|"),
-		classes:     fs.Int("classes", 2, "number of classes K"),
-		generator:   fs.String("generator", "uniform", "table generator: uniform (X·K uniforms in (0,1), normalised) or dirichlet:ALPHA"),
-		samples:     fs.Int("samples", 1000, "N: i.i.d. samples drawn per table"),
 		methods: fs.String("methods", "", fmt.Sprintf("comma-separated methods: baseline, jem, oracle; the samplers pcd, pcd-exact (tables) "+
 			"and sgld (2-D tasks) (default %q, plus sgld for a 2-D task)", d.Methods)),
-		model:     fs.String("model", "linear", "model: linear or mlp:H1,H2,..."),
-		encoding:  fs.String("x_encoding", "scalar", "how x enters the model: scalar or onehot"),
-		lr:        fs.Float64("lr", 0.05, "Adam learning rate"),
-		steps:     fs.Int("steps", 300, "optimiser steps"),
-		batchSize: fs.Int("batch_size", 0, "minibatch size; 0 = full batch on cell counts"),
-		pxWeight:  fs.Float64("jem_px_weight", 1, "weight of the log p(x) term in the jem, oracle and sampler losses (0 turns jem into the baseline)"),
-		task: fs.String("task", schemas.TaskTable, "task: table (random joint tables), or a continuous 2-D task gmm:K,C (K classes of C Gaussians), "+
-			"moons:SIGMA or circles:SIGMA; a 2-D task defaults to --model=mlp:32,32 --lr=0.003 --steps=1500 --batch_size=64 --samples=2000"),
-		grid:       fs.Int("grid", 64, "2-D tasks: evaluation grid cells per side"),
-		box:        fs.Float64("box", plane.DefaultBox, "2-D tasks: the box [-box, box]² of the grid, the buffer's restarts and the clamp"),
-		trainGrid:  fs.Int("train_grid", 32, "2-D tasks: exact jem's and oracle's training grid cells per side (a multiple of 4)"),
-		sgldPreset: fs.String("sgld_preset", "official", "sgld: official (noise std 0.01) or langevin (std √(2·sgld_lr))"),
-		sgldLR:     fs.Float64("sgld_lr", 1, "sgld: step size on ∇x logsumexp f(x)"),
-		sgldStd:    fs.Float64("sgld_std", 0, "sgld: noise standard deviation (0 = the preset's)"),
-		sgldSteps:  fs.Int("sgld_steps", 20, "sgld: SGLD steps per training step"),
-		sgldClamp:  fs.Bool("sgld_clamp", false, "sgld: clamp the chains to the box after every SGLD step"),
-		bufferSize: fs.Int("buffer_size", 10000, "sgld and pcd: replay buffer size per run"),
-		reinitFreq: fs.Float64("reinit_freq", 0.05, "sgld and pcd: per-sample probability of a uniform restart"),
-		chainSteps: fs.Int("chain_steps", 5, "pcd: Metropolis–Hastings steps per training step"),
-		proposal:   fs.String("proposal", "uniform", "pcd: Metropolis–Hastings proposal, uniform (any x) or neighbour (x±1)"),
+	}
+	for _, a := range schemas.AxisDefs {
+		if name := a.FlagName(); name != "" {
+			axisFlag(fs, name, a, &f.grid)
+		}
+	}
+	return f
+}
+
+// axisFlag defines the flag name of the axis a on fs: its default and help are the
+// axis's, and it sets the axis's field of g.
+func axisFlag(fs *flag.FlagSet, name string, a schemas.AxisDef, g *schemas.Grid) {
+	switch p := a.Field.Ptr(g).(type) {
+	case *int:
+		fs.IntVar(p, name, a.Field.Default().(int), a.Doc)
+	case *float64:
+		fs.Float64Var(p, name, a.Field.Default().(float64), a.Doc)
+	case *string:
+		fs.StringVar(p, name, a.Field.Default().(string), a.Doc)
+	case *bool:
+		fs.BoolVar(p, name, a.Field.Default().(bool), a.Doc)
 	}
 }
 
@@ -137,17 +131,9 @@ func (f *OptionFlags) Overwrite() bool { return *f.overwrite }
 func (f *Flags) Config(pipeline string) (Config, error) {
 	given := map[string]bool{}
 	f.fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
-	task := *f.task
+	p := stages.Point{Grid: f.grid, Tables: *f.tables}
 	if *f.tasksFrom != "" {
-		task = tasks.TaskFile
-	}
-	p := stages.Point{
-		Grid: schemas.Grid{XValues: *f.xValues, Classes: *f.classes, Encoding: *f.encoding, Generator: *f.generator,
-			Samples: *f.samples, Model: *f.model, LR: *f.lr, Steps: *f.steps, BatchSize: *f.batchSize, PxWeight: *f.pxWeight,
-			Task: task, GridCells: *f.grid, Box: *f.box, TrainGrid: *f.trainGrid,
-			SGLDPreset: *f.sgldPreset, SGLDLR: *f.sgldLR, SGLDStd: *f.sgldStd, SGLDSteps: *f.sgldSteps, SGLDClamp: *f.sgldClamp,
-			BufferSize: *f.bufferSize, ReinitFreq: *f.reinitFreq, ChainSteps: *f.chainSteps, Proposal: *f.proposal},
-		Tables: *f.tables,
+		p.Task = tasks.TaskFile
 	}
 	ms := *f.methods
 	if !given["methods"] {

@@ -3,8 +3,11 @@ package launch
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/jemcheck/jemcheck/schemas"
 )
 
 func TestFlagErrorsAreShort(t *testing.T) {
@@ -40,6 +43,41 @@ func TestFlagErrorsAreShort(t *testing.T) {
 				}
 			case out.String() != tt.want:
 				t.Errorf("output = %q, want %q", out.String(), tt.want)
+			}
+		})
+	}
+}
+
+// TestAxisFlags: every axis of schemas.AxisDefs with a flag has it, with the axis's
+// default and doc, and the flag sets the axis's field of the grid Config builds on.
+func TestAxisFlags(t *testing.T) {
+	values := map[string]string{"int": "7", "float": "0.25", "string": "zz", "bool": "true"}
+	for _, a := range schemas.AxisDefs {
+		t.Run(a.Key(), func(t *testing.T) {
+			fs := flag.NewFlagSet("control", flag.ContinueOnError)
+			f := RegisterFlags(fs, Defaults{Tables: 1, Methods: "jem", Out: "x"})
+			name := a.FlagName()
+			fl := fs.Lookup(name)
+			if name == "" {
+				if fs.Lookup(a.Key()) != nil {
+					t.Fatalf("the axis has no flag, but --%s is defined", a.Key())
+				}
+				return
+			}
+			switch {
+			case fl == nil:
+				t.Fatalf("no flag --%s", name)
+			case fl.DefValue != fmt.Sprint(a.Field.Default()):
+				t.Errorf("--%s defaults to %s, the axis to %v", name, fl.DefValue, a.Field.Default())
+			case fl.Usage != a.Doc:
+				t.Errorf("--%s's help %q, the axis's doc %q", name, fl.Usage, a.Doc)
+			}
+			v := values[a.Type()]
+			if err := fs.Parse([]string{"-" + name + "=" + v}); err != nil {
+				t.Fatal(err)
+			}
+			if got := fmt.Sprint(a.Field.Get(&f.grid)); got != v {
+				t.Errorf("--%s=%s set the field to %s", name, v, got)
 			}
 		})
 	}

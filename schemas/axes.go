@@ -1,0 +1,273 @@
+package schemas
+
+import (
+	"cmp"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// AxisDef is the one description of a grid axis, a field of Grid. The command-line
+// flags (pipelines/internal/launch), the sweep spec's keys (pipelines/sweep), the
+// report's sweep figures (GridAxes) and the axes' documentation (AxesMarkdown) are all
+// derived from AxisDefs.
+type AxisDef struct {
+	// Field is the axis's field of Grid and its default (FieldOf). The field's JSON name
+	// is the axis's Key.
+	Field Field
+	// Flag is the name of the axis's flag where it is not the key; NoFlag: the axis has
+	// no flag.
+	Flag string
+	// Doc is one line on the axis: its flag's help and its documentation.
+	Doc string
+	// Label is the axis's label on the report's sweep figures; "" keeps the axis off the
+	// report.
+	Label string
+	// Figure is the axis's key in the report's figure names (kl_vs_<Figure>) where it
+	// is not the key.
+	Figure string
+	// Value is the axis's value on the report where it is not its field's.
+	Value func(g *Grid) AxisValue
+}
+
+// NoFlag as an AxisDef's Flag: the axis has no flag.
+const NoFlag = "-"
+
+// DefaultBox is the box's default half-width (--box): every random gmm component
+// (means in ±2, sd ≤ 0.6) and every default moons and circles draw then leaves less
+// than prob.MaxOutsideMass outside it (the check of tasks/plane).
+const DefaultBox = 5.0
+
+// AxisDefs are the grid's axes in a sweep's enumeration order: a sweep spec's points
+// are numbered row-major over them (after the spec's shape), so an axis added here
+// leaves the points of the specs that do not set it as they were, and replicate stays
+// last so that repeats vary fastest. Adding an axis is a field of Grid (its JSON name
+// is the axis's key), its entry here and, if the results should carry it, a column in
+// SetColumns; then `go test ./schemas ./pipelines/sweep -update_axes` regenerates the
+// documentation (testdata/axes.md) and the sweep spec's types.
+var AxisDefs = []AxisDef{
+	{Field: FieldOf(2, func(g *Grid) *int { return &g.XValues }), Doc: "number of x values |X|"},
+	{Field: FieldOf(2, func(g *Grid) *int { return &g.Classes }), Doc: "number of classes K"},
+	{Field: FieldOf("scalar", func(g *Grid) *string { return &g.Encoding }), Flag: "x_encoding",
+		Doc: "how x enters the model: scalar or onehot", Label: "encoding"},
+	{Field: FieldOf("uniform", func(g *Grid) *string { return &g.Generator }),
+		Doc: "table generator: uniform (X·K uniforms in (0,1), normalised) or dirichlet:ALPHA", Label: "generator"},
+	{Field: FieldOf("linear", func(g *Grid) *string { return &g.Model }), Doc: "model: linear or mlp:H1,H2,...", Label: "model"},
+	{Field: FieldOf(1000, func(g *Grid) *int { return &g.Samples }), Doc: "N: i.i.d. samples drawn per table", Label: "samples N"},
+	{Field: FieldOf(0, func(g *Grid) *int { return &g.BatchSize }), Doc: "minibatch size; 0 = full batch on cell counts",
+		Label: "batch size", Value: func(g *Grid) AxisValue {
+			if g.BatchSize == 0 {
+				return AxisValue{Label: "full"}
+			}
+			return intValue(g.BatchSize)
+		}},
+	{Field: FieldOf(0.05, func(g *Grid) *float64 { return &g.LR }), Doc: "Adam learning rate", Label: "learning rate"},
+	{Field: FieldOf(300, func(g *Grid) *int { return &g.Steps }), Doc: "optimiser steps", Label: "optimiser steps"},
+	{Field: FieldOf(1, func(g *Grid) *float64 { return &g.PxWeight }),
+		Doc:   "weight of the log p(x) term in the jem, oracle and sampler losses (0 turns jem into the baseline)",
+		Label: "JEM p(x) weight", Figure: "px_weight"},
+	{Field: FieldOf(TaskTable, func(g *Grid) *string { return &g.Task }),
+		Doc: "task: table (random joint tables), or a continuous 2-D task gmm:K,C (K classes of C Gaussians), " +
+			"moons:SIGMA or circles:SIGMA; a 2-D task defaults to --model=mlp:32,32 --lr=0.003 --steps=1500 --batch_size=64 --samples=2000",
+		Label: "task"},
+	{Field: FieldOf(64, func(g *Grid) *int { return &g.GridCells }), Doc: "2-D tasks: evaluation grid cells per side",
+		Label: "evaluation grid cells per side"},
+	{Field: FieldOf(DefaultBox, func(g *Grid) *float64 { return &g.Box }),
+		Doc: "2-D tasks: the box [-box, box]² of the grid, the buffer's restarts and the clamp", Label: "box half-width"},
+	{Field: FieldOf(32, func(g *Grid) *int { return &g.TrainGrid }),
+		Doc: "2-D tasks: exact jem's and oracle's training grid cells per side (a multiple of 4)", Label: "exact JEM training grid per side"},
+	{Field: FieldOf("official", func(g *Grid) *string { return &g.SGLDPreset }),
+		Doc: "sgld: official (noise std 0.01) or langevin (std √(2·sgld_lr))", Label: "SGLD preset"},
+	{Field: FieldOf(1, func(g *Grid) *float64 { return &g.SGLDLR }), Doc: "sgld: step size on ∇x logsumexp f(x)", Label: "SGLD step size"},
+	{Field: FieldOf(0, func(g *Grid) *float64 { return &g.SGLDStd }), Doc: "sgld: noise standard deviation (0 = the preset's)",
+		Label: "SGLD noise std", Value: func(g *Grid) AxisValue { return numValue(g.SGLDNoise()) }},
+	{Field: FieldOf(20, func(g *Grid) *int { return &g.SGLDSteps }), Doc: "sgld: SGLD steps per training step",
+		Label: "SGLD steps per training step"},
+	{Field: FieldOf(false, func(g *Grid) *bool { return &g.SGLDClamp }), Doc: "sgld: clamp the chains to the box after every SGLD step",
+		Label: "SGLD clamped to the box"},
+	{Field: FieldOf(10000, func(g *Grid) *int { return &g.BufferSize }), Doc: "sgld and pcd: replay buffer size per run",
+		Label: "replay buffer size"},
+	{Field: FieldOf(0.05, func(g *Grid) *float64 { return &g.ReinitFreq }), Doc: "sgld and pcd: per-sample probability of a uniform restart",
+		Label: "buffer restart frequency"},
+	{Field: FieldOf(5, func(g *Grid) *int { return &g.ChainSteps }), Doc: "pcd: Metropolis–Hastings steps per training step",
+		Label: "PCD chain steps per training step"},
+	{Field: FieldOf("uniform", func(g *Grid) *string { return &g.Proposal }),
+		Doc: "pcd: Metropolis–Hastings proposal, uniform (any x) or neighbour (x±1)", Label: "PCD proposal"},
+	{Field: FieldOf(0, func(g *Grid) *int { return &g.Replicate }), Flag: NoFlag, Doc: "replicate index, part of every seed"},
+}
+
+// Field is an axis's field of Grid, with its default: see FieldOf.
+type Field interface {
+	// Default is the axis's default: an int, float64, string or bool.
+	Default() any
+	// Ptr is the field of g: an *int, *float64, *string or *bool.
+	Ptr(g *Grid) any
+	// Get is the field's value on g, of Default's type.
+	Get(g *Grid) any
+	// Set sets the field of g to v, which must be of Default's type.
+	Set(g *Grid, v any)
+}
+
+// FieldOf is the field of Grid that ptr returns (the same field of every grid), with
+// its default def.
+func FieldOf[T int | float64 | string | bool](def T, ptr func(g *Grid) *T) Field {
+	return field[T]{def: def, ptr: ptr}
+}
+
+type field[T int | float64 | string | bool] struct {
+	def T
+	ptr func(g *Grid) *T
+}
+
+func (f field[T]) Default() any       { return f.def }
+func (f field[T]) Ptr(g *Grid) any    { return f.ptr(g) }
+func (f field[T]) Get(g *Grid) any    { return *f.ptr(g) }
+func (f field[T]) Set(g *Grid, v any) { *f.ptr(g) = v.(T) }
+
+// StructField is the axis's field of Grid, found by its address.
+func (a AxisDef) StructField() reflect.StructField {
+	var g Grid
+	addr := reflect.ValueOf(a.Field.Ptr(&g)).Pointer()
+	v := reflect.ValueOf(&g).Elem()
+	for i := range v.NumField() {
+		if v.Field(i).Addr().Pointer() == addr {
+			return v.Type().Field(i)
+		}
+	}
+	panic("schemas: an AxisDef's Field is not a field of the Grid it is given")
+}
+
+// Key is the axis's name: its field's JSON name (summary.json's params), its key in a
+// sweep spec (defaults and grid) and, unless Flag says otherwise, its flag's name.
+func (a AxisDef) Key() string {
+	key, _, _ := strings.Cut(a.StructField().Tag.Get("json"), ",")
+	return key
+}
+
+// FlagName is the name of the axis's flag ("" for none).
+func (a AxisDef) FlagName() string {
+	switch a.Flag {
+	case NoFlag:
+		return ""
+	case "":
+		return a.Key()
+	}
+	return a.Flag
+}
+
+// Type names the axis's type: int, float, string or bool.
+func (a AxisDef) Type() string {
+	switch a.Field.Default().(type) {
+	case int:
+		return "int"
+	case float64:
+		return "float"
+	case string:
+		return "string"
+	}
+	return "bool"
+}
+
+// DefaultGrid is the grid of the axes' defaults: the flags' defaults, and a sweep
+// spec's built-in ones.
+func DefaultGrid() Grid {
+	var g Grid
+	for _, a := range AxisDefs {
+		a.Field.Set(&g, a.Field.Default())
+	}
+	return g
+}
+
+// AxesMarkdown is the documentation of the axes: a Markdown table of their flags (—
+// for none), spec keys, types, defaults and Docs, in AxisDefs's order.
+func AxesMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| flag | spec key | type | default | meaning |\n|---|---|---|---|---|\n")
+	for _, a := range AxisDefs {
+		flag := "—"
+		if name := a.FlagName(); name != "" {
+			flag = "`--" + name + "`"
+		}
+		def := fmt.Sprint(a.Field.Default())
+		if a.Type() == "string" {
+			def = "`" + def + "`"
+		}
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", flag, a.Key(), a.Type(), def, strings.ReplaceAll(a.Doc, "|", `\|`))
+	}
+	return b.String()
+}
+
+// Axis describes one grid axis for the report: Key names its figures (kl_vs_<key>,
+// heatmap_<key>_<key>), Label its axis, Numeric whether values sit at their own
+// position on a numeric axis (else at their category's index), and Value its value at
+// a grid point.
+type Axis struct {
+	Key, Label string
+	Numeric    bool
+	Value      func(g *Grid) AxisValue
+}
+
+// AxisValue is an axis's value at a point: Num (then Tie) order numeric values, Str
+// categorical ones, Label is how it is printed.
+type AxisValue struct {
+	Num, Tie float64
+	Str      string
+	Label    string
+}
+
+func numValue(v float64) AxisValue {
+	return AxisValue{Num: v, Label: strconv.FormatFloat(v, 'g', -1, 64)}
+}
+func intValue(v int) AxisValue    { return AxisValue{Num: float64(v), Label: fmt.Sprint(v)} }
+func strValue(s string) AxisValue { return AxisValue{Str: s, Label: s} }
+
+// reportLead are the axes the report shows first after the table size, in this order:
+// the training budget and the model.
+var reportLead = []string{"samples", "lr", "steps", "batch_size", "model"}
+
+// GridAxes are the grid's axes, in the report's order: the table size X×K (x_values
+// and classes together), the training budget and the model (reportLead), then the other AxisDefs
+// with a Label in their order. An int or float axis is numeric, a string or bool axis
+// categorical. Replicate has no label: its points are repeats, pooled.
+func GridAxes() []Axis {
+	axes := []Axis{{Key: "size", Label: "table size X×K", Value: func(g *Grid) AxisValue {
+		return AxisValue{Num: float64(g.XValues * g.Classes), Tie: float64(g.XValues), Label: fmt.Sprintf("%d×%d", g.XValues, g.Classes)}
+	}}}
+	lead := func(a AxisDef) int {
+		if i := slices.Index(reportLead, a.Key()); i >= 0 {
+			return i
+		}
+		return len(reportLead)
+	}
+	defs := slices.Clone(AxisDefs)
+	slices.SortStableFunc(defs, func(a, b AxisDef) int { return cmp.Compare(lead(a), lead(b)) })
+	for _, a := range defs {
+		if a.Label != "" {
+			axes = append(axes, a.reportAxis())
+		}
+	}
+	return axes
+}
+
+// ReportKey is the axis's key on the report (GridAxes): Figure, or its key.
+func (a AxisDef) ReportKey() string { return cmp.Or(a.Figure, a.Key()) }
+
+// reportAxis is the axis on the report.
+func (a AxisDef) reportAxis() Axis {
+	ax := Axis{Key: a.ReportKey(), Label: a.Label, Numeric: a.Type() == "int" || a.Type() == "float", Value: a.Value}
+	if ax.Value == nil {
+		ax.Value = func(g *Grid) AxisValue {
+			switch v := a.Field.Get(g).(type) {
+			case int:
+				return intValue(v)
+			case float64:
+				return numValue(v)
+			default:
+				return strValue(fmt.Sprint(v))
+			}
+		}
+	}
+	return ax
+}
