@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jemcheck/jemcheck/schemas"
 	"gopkg.in/yaml.v3"
 )
 
@@ -205,7 +206,8 @@ func flagCalls(n ast.Node) (flags []string, qualified, local []string) {
 
 // pipelineFlags returns the flags a pipeline's main package defines, read from its
 // source: its own flag definitions plus those of the pipelines/internal/launch
-// functions it calls (followed through launch's own calls). ok is false when the
+// functions it calls (followed through launch's own calls), and the grid axes' flags
+// (schemas.AxisDefs) where it calls launch.RegisterFlags. ok is false when the
 // pipeline has no main.go yet.
 func pipelineFlags(t *testing.T, pipeline string) (flags map[string]bool, ok bool) {
 	t.Helper()
@@ -238,6 +240,13 @@ func pipelineFlags(t *testing.T, pipeline string) (flags map[string]bool, ok boo
 	for len(queue) > 0 {
 		fn := queue[0]
 		queue = queue[1:]
+		if fn == "RegisterFlags" { // the grid axes' flags, defined in a loop over schemas.AxisDefs
+			for _, a := range schemas.AxisDefs {
+				if name := a.FlagName(); name != "" {
+					flags[name] = true
+				}
+			}
+		}
 		fd, found := launchFuncs[fn]
 		if seen[fn] || !found {
 			continue

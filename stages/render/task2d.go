@@ -15,7 +15,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/recorder"
 )
 
 // Task2D is one 2-D task on its evaluation grid: cell c = i·G + j (x0 = −Box + (i+½)h the slow axis, x1 = −Box + (j+½)h, h = 2·Box/G), class y at index c·K + y.
@@ -267,9 +266,11 @@ func densityPanel(title string, size font.Length, box float64, plotters ...plot.
 	return p
 }
 
-// massContours are gonum contours of the G×G density over [−box, box]² around its
-// highest density regions holding the shares contourMasses of its mass: the first in
-// style first, the others in style rest. A density without mass has none.
+// massContours are the contours of the G×G density over [−box, box]² around its highest
+// density regions holding the shares contourMasses of its mass (contourPolylines): the
+// first in style first, the others in style rest. A density without mass has none.
+// (gonum's plotter.Contour is not used: its loop excision allocates without bound on
+// some grids, e.g. a two-component task read from --tasks_from at G = 20.)
 func massContours(dens []float64, g int, box float64, first, rest draw.LineStyle) []plot.Plotter {
 	var out []plot.Plotter
 	for k, frac := range contourMasses {
@@ -277,45 +278,13 @@ func massContours(dens []float64, g int, box float64, first, rest draw.LineStyle
 		if !finite(level) {
 			continue
 		}
-		c := plotter.NewContour(densityGrid(dens, g, box), []float64{level}, nil)
-		c.LineStyles = []draw.LineStyle{rest}
+		style := rest
 		if k == 0 {
-			c.LineStyles = []draw.LineStyle{first}
+			style = first
 		}
-		out = append(out, sortedContour{c})
+		out = append(out, &contourLines{lines: contourPolylines(dens, g, box, level), style: style})
 	}
 	return out
-}
-
-// sortedContour is a gonum contour whose lines are drawn in a fixed order: gonum
-// collects them in a map, so its own Plot draws them in a random order, and a report
-// must be the same bytes for the same input.
-type sortedContour struct{ *plotter.Contour }
-
-// Plot records gonum's drawing of the contour and replays it with its lines (each a
-// stroke and the style set before it) sorted by their calls.
-func (s sortedContour) Plot(c draw.Canvas, p *plot.Plot) {
-	var rec recorder.Canvas
-	s.Contour.Plot(draw.Canvas{Canvas: &rec, Rectangle: c.Rectangle}, p)
-	type line struct {
-		key     string
-		actions []recorder.Action
-	}
-	var lines []line
-	var cur line
-	for _, a := range rec.Actions {
-		cur.key += a.Call()
-		cur.actions = append(cur.actions, a)
-		if _, ok := a.(*recorder.Stroke); ok {
-			lines, cur = append(lines, cur), line{}
-		}
-	}
-	slices.SortFunc(lines, func(a, b line) int { return strings.Compare(a.key, b.key) })
-	for _, l := range append(lines, cur) {
-		for _, a := range l.actions {
-			a.ApplyTo(c)
-		}
-	}
 }
 
 // contourKey is a contour line's legend key: the line on a dark patch, as it shows on
@@ -739,4 +708,137 @@ func (d *data) leftOut2D() string {
 		return ""
 	}
 	return fmt.Sprintf(" The %d 2-D grid point(s) have no floor (X·K−1)/(2N) and are left out here; the sweep figures and the 2-D tasks section show them.", d.floorless)
+}
+
+// gridPoint is the centre of cell (i, j) of a G×G grid over [−box, box]².
+func gridPoint(i, j int, box, h float64) (float64, float64) {
+	return -box + (float64(i)+0.5)*h, -box + (float64(j)+0.5)*h
+}
+
+// contourPolylines traces the level set {dens = level} of the G×G grid of values
+// (cell i·G + j at the cell centres) by marching squares and joins its segments into
+// polylines; NaN counts as below the level. The result depends only on its arguments.
+func contourPolylines(dens []float64, g int, box, level float64) [][]plotter.XY {
+	if !finite(level) || g < 2 {
+		return nil
+	}
+	h := 2 * box / float64(g)
+	above := func(i, j int) bool { return dens[i*g+j] >= level }
+	// Edge ids: 2·(i·G+j) from (i,j) to (i+1,j), 2·(i·G+j)+1 from (i,j) to (i,j+1).
+	cross := func(e int) plotter.XY {
+		c, vert := e/2, e%2 == 1
+		i, j := c/g, c%g
+		i2, j2 := i+1, j
+		if vert {
+			i2, j2 = i, j+1
+		}
+		a, b := dens[i*g+j], dens[i2*g+j2]
+		t := 0.5
+		if finite(a) && finite(b) && a != b {
+			t = math.Max(0, math.Min(1, (level-a)/(b-a)))
+		}
+		x0, y0 := gridPoint(i, j, box, h)
+		x1, y1 := gridPoint(i2, j2, box, h)
+		return plotter.XY{X: x0 + t*(x1-x0), Y: y0 + t*(y1-y0)}
+	}
+	type seg struct{ a, b int }
+	var segs []seg
+	for i := 0; i+1 < g; i++ {
+		for j := 0; j+1 < g; j++ {
+			ca, cb, cc, cd := above(i, j), above(i+1, j), above(i+1, j+1), above(i, j+1)
+			e := [4]int{2 * (i*g + j), 2*((i+1)*g+j) + 1, 2 * (i*g + j + 1), 2*(i*g+j) + 1} // bottom, right, top, left
+			on := [4]bool{ca != cb, cb != cc, cd != cc, ca != cd}
+			var hit []int
+			for k := range e {
+				if on[k] {
+					hit = append(hit, e[k])
+				}
+			}
+			switch len(hit) {
+			case 2:
+				segs = append(segs, seg{hit[0], hit[1]})
+			case 4: // a saddle: the centre decides which corners are cut off
+				centre := (dens[i*g+j]+dens[(i+1)*g+j]+dens[(i+1)*g+j+1]+dens[i*g+j+1])/4 >= level
+				if ca == centre {
+					segs = append(segs, seg{e[0], e[1]}, seg{e[2], e[3]})
+				} else {
+					segs = append(segs, seg{e[3], e[0]}, seg{e[1], e[2]})
+				}
+			}
+		}
+	}
+	at := map[int][]int{} // edge → segments through it
+	for s, sg := range segs {
+		at[sg.a] = append(at[sg.a], s)
+		at[sg.b] = append(at[sg.b], s)
+	}
+	used := make([]bool, len(segs))
+	next := func(e int) (int, bool) { // an unused segment through e, and its other edge
+		for _, s := range at[e] {
+			if !used[s] {
+				used[s] = true
+				if segs[s].a == e {
+					return segs[s].b, true
+				}
+				return segs[s].a, true
+			}
+		}
+		return 0, false
+	}
+	var out [][]plotter.XY
+	for s := range segs {
+		if used[s] {
+			continue
+		}
+		used[s] = true
+		chain := []int{segs[s].a, segs[s].b}
+		for e, ok := next(chain[len(chain)-1]); ok; e, ok = next(e) {
+			chain = append(chain, e)
+		}
+		var back []int
+		for e, ok := next(chain[0]); ok; e, ok = next(e) {
+			back = append(back, e)
+		}
+		slices.Reverse(back)
+		chain = append(back, chain...)
+		line := make([]plotter.XY, len(chain))
+		for k, e := range chain {
+			line[k] = cross(e)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// contourLines strokes polylines in data coordinates, all in one path.
+type contourLines struct {
+	lines [][]plotter.XY
+	style draw.LineStyle
+}
+
+func (l *contourLines) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	var path vg.Path
+	for _, ln := range l.lines {
+		for k, pt := range ln {
+			q := vg.Point{X: trX(pt.X), Y: trY(pt.Y)}
+			if k == 0 {
+				path.Move(q)
+			} else {
+				path.Line(q)
+			}
+		}
+	}
+	if len(path) == 0 {
+		return
+	}
+	c.SetLineStyle(l.style)
+	c.Stroke(path)
+}
+
+// Thumbnail draws the line on a dark patch, as it shows on the heat map.
+func (l *contourLines) Thumbnail(c *draw.Canvas) {
+	darkPatch(c)
+	y := c.Center().Y
+	c.StrokeLine2(l.style, c.Min.X, y, c.Max.X, y)
 }

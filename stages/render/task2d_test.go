@@ -313,7 +313,7 @@ func TestTask2DBad(t *testing.T) {
 	}
 }
 
-// TestMassContours: the contours of a density are gonum contours at the levels of its
+// TestMassContours: the contours of a density are traced at the levels of its
 // highest density regions, solid then dashed; a density without mass has none.
 func TestMassContours(t *testing.T) {
 	const g, box = 40, 2.0
@@ -340,7 +340,7 @@ func TestMassContours(t *testing.T) {
 				t.Fatalf("%d contours, want %d", len(got), len(tc.levels))
 			}
 			for k, pl := range got {
-				c, ok := pl.(sortedContour)
+				c, ok := pl.(*contourLines)
 				if !ok {
 					t.Fatalf("contour %d is a %T", k, pl)
 				}
@@ -348,8 +348,8 @@ func TestMassContours(t *testing.T) {
 				if k > 0 {
 					want = rest
 				}
-				if !slices.Equal(c.Levels, []float64{tc.levels[k]}) || len(c.LineStyles) != 1 || len(c.LineStyles[0].Dashes) != len(want.Dashes) {
-					t.Errorf("contour %d: levels %v, styles %v; want level %v, dashes %v", k, c.Levels, c.LineStyles, tc.levels[k], want.Dashes)
+				if len(c.lines) == 0 || len(c.style.Dashes) != len(want.Dashes) {
+					t.Errorf("contour %d: %d lines, style %v; want lines at level %v, dashes %v", k, len(c.lines), c.style, tc.levels[k], want.Dashes)
 				}
 			}
 		})
@@ -430,5 +430,35 @@ func TestMassLevel(t *testing.T) {
 	}
 	if l := massLevel([]float64{0, math.NaN()}, 0.5); !math.IsNaN(l) {
 		t.Errorf("level of no mass %v", l)
+	}
+}
+
+// TestContourCircle: the level set of a radial function on a grid is one closed
+// polyline at the level's radius.
+func TestContourCircle(t *testing.T) {
+	const g, box, radius = 40, 2.0, 1.0
+	h := 2 * box / g
+	dens := make([]float64, g*g)
+	for i := 0; i < g; i++ {
+		for j := 0; j < g; j++ {
+			x, y := gridPoint(i, j, box, h)
+			dens[i*g+j] = math.Exp(-(x*x + y*y))
+		}
+	}
+	lines := contourPolylines(dens, g, box, math.Exp(-radius*radius))
+	if len(lines) != 1 {
+		t.Fatalf("%d polylines, want 1", len(lines))
+	}
+	ln := lines[0]
+	if ln[0] != ln[len(ln)-1] || len(ln) < 20 {
+		t.Errorf("polyline of %d points not closed: %v … %v", len(ln), ln[0], ln[len(ln)-1])
+	}
+	for _, p := range ln {
+		if r := math.Hypot(p.X, p.Y); math.Abs(r-radius) > 0.05 {
+			t.Errorf("point %v at radius %.3f, want %.3f", p, r, radius)
+		}
+	}
+	if got := contourPolylines(dens, g, box, math.NaN()); got != nil {
+		t.Errorf("NaN level: %d polylines", len(got))
 	}
 }
