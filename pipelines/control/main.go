@@ -31,7 +31,9 @@ func main() {
 	}
 	cfg, err := flags.Config("control")
 	if err == nil {
+		stop := startProfile()
 		err = run(context.Background(), cfg, os.Stdout)
+		stop()
 	}
 	launch.Exit("control", err)
 }
