@@ -237,6 +237,9 @@ func log1pLanes(x f64x8) (f64x8, uint8) {
 	absx := x.AsUint64x8().And(ldu64(&cAbs)).AsFloat64x8()
 	inA := absx.Less(ld64(&cSqrt2M1)).And(x.Greater(ld64(&cSqrt2HalfM1)))
 	inABits := inA.ToBits()
+	if inABits == 0xff { // every lane on the first path: no reduction
+		return log1pSmall(x), ^absx.GreaterEqual(ld64(&cSmall)).ToBits()
+	}
 
 	// The reduction: u = 1 + x = 2^k·(1+f) with √2/2 < 1+f < √2, c the rounding of u.
 	u := one.Add(x)
@@ -273,4 +276,19 @@ func log1pLanes(x f64x8) (f64x8, uint8) {
 	fastA := inABits & absx.GreaterEqual(ld64(&cSmall)).ToBits()
 	fastB := ^inABits & x.Greater(ld64(&cMinusOne)).ToBits() & x.Less(ld64(&cTwo53)).ToBits() &^ zeroIU
 	return res, ^(fastA | fastB)
+}
+
+// log1pSmall is math.log1p of lanes with √2/2−1 < x < √2−1 and |x| ≥ 2^−29 (f = x, k = 0).
+func log1pSmall(f f64x8) f64x8 {
+	hfsq := ld64(&cHalf).Mul(f).Mul(f)
+	s := f.Div(ld64(&cTwo).Add(f))
+	z := s.Mul(s)
+	r := z.Mul(ld64(&cLp7))
+	r = z.Mul(ld64(&cLp6).Add(r))
+	r = z.Mul(ld64(&cLp5).Add(r))
+	r = z.Mul(ld64(&cLp4).Add(r))
+	r = z.Mul(ld64(&cLp3).Add(r))
+	r = z.Mul(ld64(&cLp2).Add(r))
+	r = z.Mul(ld64(&cLp1).Add(r))
+	return f.Sub(hfsq.Sub(s.Mul(hfsq.Add(r))))
 }
