@@ -91,12 +91,21 @@ func WriteResults(s beam.Scope, opts Options, results beam.PCollection) beam.PCo
 	return beam.ParDo(s, &writeResultsFn{OutBucket: OutBucket{Out: opts.Out}}, results)
 }
 
-type writeResultsFn struct{ OutBucket }
+type writeResultsFn struct {
+	OutBucket
+	async asyncWrite // the block's file is written beside the pipeline (see asyncWrite)
+}
 
 func (f *writeResultsFn) ProcessElement(ctx context.Context, b ResultBlock, emit func(string)) error {
 	key := ResultsPath(b.PointID, b.Index)
-	if err := schemas.WriteParquet(ctx, f.bucket, key, b.Rows); err != nil {
-		return fmt.Errorf("write results of point %d block %d: %w", b.PointID, b.Index, err)
+	err := f.async.start(func() error {
+		if err := schemas.WriteParquet(ctx, f.bucket, key, b.Rows); err != nil {
+			return fmt.Errorf("write results of point %d block %d: %w", b.PointID, b.Index, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	emit(key)
 	return nil
@@ -118,7 +127,10 @@ func WriteLearned(s beam.Scope, opts Options, learned beam.PCollection) beam.PCo
 	return beam.ParDo(s, &writeLearnedFn{OutBucket: OutBucket{Out: opts.Out}}, learned)
 }
 
-type writeLearnedFn struct{ OutBucket }
+type writeLearnedFn struct {
+	OutBucket
+	async asyncWrite // a table block's file is written beside the pipeline (see asyncWrite)
+}
 
 func (f *writeLearnedFn) ProcessElement(ctx context.Context, b LearnedBlock, emit func(string)) error {
 	if len(b.Runs) > 0 && b.Runs[0].G > 0 {
@@ -136,8 +148,14 @@ func (f *writeLearnedFn) ProcessElement(ctx context.Context, b LearnedBlock, emi
 		}
 	}
 	key := LearnedPath(b.PointID, b.Index)
-	if err := schemas.WriteParquet(ctx, f.bucket, key, rows); err != nil {
-		return fmt.Errorf("write learned joints of point %d block %d: %w", b.PointID, b.Index, err)
+	err := f.async.start(func() error {
+		if err := schemas.WriteParquet(ctx, f.bucket, key, rows); err != nil {
+			return fmt.Errorf("write learned joints of point %d block %d: %w", b.PointID, b.Index, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	emit(key)
 	return nil

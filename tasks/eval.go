@@ -124,16 +124,28 @@ type Refs struct {
 
 // NewRefs are the references of a table with its counts of n draws under family fam.
 func NewRefs(fam prob.Family, truth []float64, counts []int64, n int64) *Refs {
+	refExp := 0.0
+	if fam.Complete() {
+		refExp = prob.ExpectedKLSmoothed(truth, n, prob.SmoothingAdd)
+	}
+	px := prob.Marginal(truth, fam.X, fam.K)
+	return NewRefsFrom(fam, truth, counts, n, px, refExp, prob.ExpectedKLSmoothed(px, n, prob.SmoothingAdd))
+}
+
+// NewRefsFrom are NewRefs given the table's marginal p(x) and the expected KLs of the
+// add-½ estimates of its joint (refExp, used when the family is complete) and of p(x):
+// a kind computes those for a block of tables at once (prob.ExpectedKLSmoothedMany).
+func NewRefsFrom(fam prob.Family, truth []float64, counts []int64, n int64, px []float64, refExp, marginalRefExp float64) *Refs {
 	r := &Refs{fam: fam, best: fam.Project(truth), data: prob.Empirical(counts)}
 	r.fit = fam.Project(r.data)
 	r.ref = prob.KL(truth, fam.Project(prob.Smoothed(counts, prob.SmoothingAdd)).Q)
 	if fam.Complete() {
-		r.refExpected = prob.ExpectedKLSmoothed(truth, n, prob.SmoothingAdd)
+		r.refExpected = refExp
 	} else {
 		r.refExpected = r.best.KL + fam.ExcessTrace(truth, r.best.Q)/(2*float64(n))
 	}
-	r.px, r.uniform = prob.Marginal(truth, fam.X, fam.K), prob.Uniform(fam.X)
-	r.marginalRefExpected = prob.ExpectedKLSmoothed(r.px, n, prob.SmoothingAdd)
+	r.px, r.uniform = px, prob.Uniform(fam.X)
+	r.marginalRefExpected = marginalRefExp
 	r.aurocTruePx = prob.AUROC(r.px, r.px, r.uniform)
 	return r
 }

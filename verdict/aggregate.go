@@ -237,19 +237,24 @@ func compare(base, jem []schemas.ResultRow, seed uint64) *schemas.Comparison {
 // of both KLs over those pairs, and the number of tables with either run. It sorts base
 // by table id.
 func pairDiffs(base, jem []schemas.ResultRow) (diffs []float64, wins int64, sumB, sumJ float64, tables int64) {
-	jemBy := map[int64]schemas.ResultRow{}
-	seen := map[int64]bool{}
-	for _, r := range jem {
-		jemBy[r.TableID] = r
-		seen[r.TableID] = true
+	jemBy := make(map[int64]int, len(jem)) // the (last) jem row of each table
+	seen := make(map[int64]bool, max(len(jem), len(base)))
+	for i := range jem {
+		jemBy[jem[i].TableID] = i
+		seen[jem[i].TableID] = true
 	}
-	for _, r := range base {
-		seen[r.TableID] = true
+	for i := range base {
+		seen[base[i].TableID] = true
 	}
 	slices.SortFunc(base, func(a, b schemas.ResultRow) int { return cmp.Compare(a.TableID, b.TableID) })
-	for _, b := range base {
-		j, ok := jemBy[b.TableID]
-		if !ok || leftOut(&b) || leftOut(&j) || math.IsInf(b.KLJoint, 0) || math.IsInf(j.KLJoint, 0) {
+	for i := range base {
+		b := &base[i]
+		ji, ok := jemBy[b.TableID]
+		if !ok {
+			continue
+		}
+		j := &jem[ji]
+		if leftOut(b) || leftOut(j) || math.IsInf(b.KLJoint, 0) || math.IsInf(j.KLJoint, 0) {
 			continue
 		}
 		diffs = append(diffs, b.KLJoint-j.KLJoint)

@@ -189,8 +189,13 @@ func distinctTables(rows []schemas.ResultRow) int64 {
 
 // addFolded folds one block into the sums and sketches.
 func (a *PointAcc) addFolded(b schemas.ResultBlock) {
-	rows := slices.Clone(b.Rows)
-	slices.SortFunc(rows, func(x, y schemas.ResultRow) int { return strings.Compare(x.RunID, y.RunID) })
+	// Evaluate emits a block's rows by run id: sort (a copy) only when they are not.
+	byRunID := func(x, y schemas.ResultRow) int { return strings.Compare(x.RunID, y.RunID) }
+	rows := b.Rows // read only: groupRows copies the rows the sums below sort
+	if !slices.IsSortedFunc(rows, byRunID) {
+		rows = slices.Clone(b.Rows)
+		slices.SortFunc(rows, byRunID)
+	}
 	bs := BlockSums{Index: b.Index}
 	seen := map[int64]bool{}
 	byMethod := groupRows(rows, func(r *schemas.ResultRow) string { return r.Method })

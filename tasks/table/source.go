@@ -282,18 +282,49 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			kernel.ClearUpper() // scalar float64 code on this goroutine's core: see kernel.ClearUpper
-			for i := w * n / workers; i < (w+1)*n/workers; i++ {
-				d := tb.Block.Dataset(p, i)
-				refs := tasks.NewRefs(verdict.FamilyOf(p.Grid), d.Table.P, d.Counts, int64(p.Samples))
+			lo, hi := w*n/workers, (w+1)*n/workers
+			refs := blockRefs(p, tb.Block, lo, hi)
+			for i := lo; i < hi; i++ {
 				for r := i * m; r < (i+1)*m; r++ {
-					rb.Rows[r], lb.Runs[r] = EvaluateRun(tb.Trained(p, r), refs)
+					kernel.ClearUpper() // scalar float64 code: see kernel.ClearUpper
+					rb.Rows[r], lb.Runs[r] = EvaluateRun(tb.Trained(p, r), refs[i-lo])
 				}
 			}
 		}()
 	}
 	wg.Wait()
 	return rb, lb, nil
+}
+
+// blockRefs are the references of tables lo..hi-1 of a block (tasks.NewRefs, bit for
+// bit), with the expected KLs of the add-½ estimates of the joints and the marginals
+// p(x) (the references' costly part: a sum over the counts per cell) computed for the
+// tables at once (prob.ExpectedKLSmoothedMany).
+func blockRefs(p tasks.Point, b tasks.Block, lo, hi int) []*tasks.Refs {
+	kernel.ClearUpper()
+	fam := verdict.FamilyOf(p.Grid)
+	x, k := p.XValues, p.Classes
+	c, n := x*k, int64(p.Samples)
+	px := make([]float64, 0, (hi-lo)*x)
+	for i := lo; i < hi; i++ {
+		px = append(px, prob.Marginal(b.P[i*c:(i+1)*c], x, k)...)
+	}
+	var joint []float64
+	if fam.Complete() {
+		joint = prob.ExpectedKLSmoothedMany(b.P[lo*c:hi*c], c, n, prob.SmoothingAdd)
+	}
+	marginal := prob.ExpectedKLSmoothedMany(px, x, n, prob.SmoothingAdd)
+	out := make([]*tasks.Refs, hi-lo)
+	for j := range out {
+		kernel.ClearUpper()
+		d := b.Dataset(p, lo+j)
+		refExp := 0.0
+		if joint != nil {
+			refExp = joint[j]
+		}
+		out[j] = tasks.NewRefsFrom(fam, d.Table.P, d.Counts, n, px[j*x:(j+1)*x:(j+1)*x], refExp, marginal[j])
+	}
+	return out
 }
 
 // EvaluateRun is one table run's row and learned joint (refs nil: computed here).
