@@ -131,10 +131,6 @@ func Uses(names []string, axis string) bool {
 	return false
 }
 
-// Owned reports whether some method of the table reads the axis (it is then zeroed at
-// a point none of whose methods reads it).
-func Owned(axis string) bool { return Uses(Names(), axis) }
-
 // Parse parses a comma-separated method list.
 func Parse(s string) ([]string, error) {
 	var out []string

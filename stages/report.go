@@ -11,8 +11,10 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
+	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages/render"
+	"github.com/jemcheck/jemcheck/tasks"
 )
 
 func init() {
@@ -112,8 +114,9 @@ func (f *reportFn) ProcessElement(ctx context.Context, _ int, sums func(*schemas
 		rows = append(rows, r)
 	}
 	tri, tasks, curves := triples(first)
+	kinds, docs := whatRan(sum)
 	files, err := render.Render(render.Input{Title: f.Title, Config: cfg, Summary: sum, Results: rows,
-		FigureTables: int(f.FigureTables), Triples: tri, Tasks2D: tasks, Curves: curves})
+		FigureTables: int(f.FigureTables), Triples: tri, Tasks2D: tasks, Curves: curves, Kinds: kinds, Methods: docs})
 	if err != nil {
 		return fmt.Errorf("report: render: %w", err)
 	}
@@ -199,4 +202,25 @@ func triples(iter func(*Learned) bool) ([]render.Triple, []render.Task2D, []rend
 		return cmp.Or(cmp.Compare(a.PointID, b.PointID), cmp.Compare(a.TaskID, b.TaskID), strings.Compare(a.Method, b.Method))
 	})
 	return out, ts, curves
+}
+
+// whatRan is what the report says of the run's task kinds (each kind's own sentence,
+// tasks.Kind.About) and of its methods (the method table's doc lines), in the order the
+// points and the method table list them.
+func whatRan(sum schemas.Summary) (kinds []string, docs []render.MethodDoc) {
+	ran := map[string]bool{}
+	for _, ps := range sum.Points {
+		if k, err := tasks.Of(ps.Params.Task); err == nil && !slices.Contains(kinds, k.About()) {
+			kinds = append(kinds, k.About())
+		}
+		for _, m := range ps.Methods {
+			ran[m.Method] = true
+		}
+	}
+	for _, m := range methods.Table {
+		if ran[m.Name] {
+			docs = append(docs, render.MethodDoc{Name: m.Name, Doc: m.Doc})
+		}
+	}
+	return kinds, docs
 }

@@ -120,3 +120,27 @@ func TestOwnedOutput(t *testing.T) {
 		})
 	}
 }
+
+// TestWhatRan: the report names each kind of the run once, by its own sentence, and the
+// run's methods with their doc lines in the method table's order.
+func TestWhatRan(t *testing.T) {
+	sum := schemas.Summary{Points: []schemas.PointSummary{
+		{Params: schemas.Grid{Task: "table"}, Methods: []schemas.MethodSummary{{Method: "jem"}, {Method: "baseline"}}},
+		{Params: schemas.Grid{Task: "gmm:3,2"}, Methods: []schemas.MethodSummary{{Method: "sgld"}}},
+		{Params: schemas.Grid{Task: "moons:0.1"}, Methods: []schemas.MethodSummary{{Method: "jem"}}},
+	}}
+	kinds, docs := whatRan(sum)
+	if len(kinds) != 2 || !strings.Contains(kinds[0], "joint tables") || !strings.Contains(kinds[1], "2-D") {
+		t.Errorf("kinds %q, want the table kind's then the 2-D kind's sentence", kinds)
+	}
+	var names []string
+	for _, d := range docs {
+		names = append(names, d.Name)
+		if d.Doc == "" {
+			t.Errorf("method %s without a doc line", d.Name)
+		}
+	}
+	if !slices.Equal(names, []string{"baseline", "jem", "sgld"}) {
+		t.Errorf("methods %v, want [baseline jem sgld]", names)
+	}
+}

@@ -40,7 +40,14 @@ type Input struct {
 	// Curves are the KL-against-training-step curves of the runs of the first tasks of
 	// each 2-D point (see schemas.CurveRow).
 	Curves []Curve
+	// Kinds are the run's task kinds' own sentences on their tasks (tasks.Kind.About),
+	// and Methods the method table's doc lines of the run's methods.
+	Kinds   []string
+	Methods []MethodDoc
 }
+
+// MethodDoc is a method's name and its doc line (methods.Method).
+type MethodDoc struct{ Name, Doc string }
 
 // Figure names (files are figures/<name>.svg). Triple plots are triple_p<point>_t<ordinal>,
 // sweep plots kl_vs_<axis> and the heat maps heatmap_<axis>_<axis>, with the axis keys

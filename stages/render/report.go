@@ -14,6 +14,8 @@ import (
 )
 
 type reportView struct {
+	Kinds       []string    // what the run's task kinds are (Input.Kinds)
+	Methods     []MethodDoc // what its methods do (Input.Methods)
 	Title       string
 	Pipeline    string
 	Seed        uint64
@@ -136,6 +138,8 @@ type comparisonRow struct {
 func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, error) {
 	s := in.Summary
 	v := reportView{
+		Kinds:      in.Kinds,
+		Methods:    in.Methods,
 		Title:      in.Title,
 		Pipeline:   s.Pipeline,
 		Seed:       s.Seed,
@@ -671,7 +675,10 @@ maximum-likelihood fit of the same draws) and the estimation error (the rest: th
 The claim holds when JEM's optimisation gap, that of its q(x) and the family's approximation error are each a small share of the statistical error — the expected KL
 of the add-½ (Krichevsky–Trofimov) estimate over N-draw datasets (exact for a complete family), less the approximation error — at the upper end of a 95% bootstrap CI over the tables.
 The “floor” (X·K−1)/(2N) is only the first-order asymptotic expected KL, shown for scale; the verdict does not use it.</p>
-
+{{if or .Kinds .Methods}}<h2>What ran</h2>
+{{range .Kinds}}<p>{{.}}</p>
+{{end}}{{if .Methods}}<ul class="notes">{{range .Methods}}<li><strong>{{.Name}}</strong>: {{.Doc}}</li>{{end}}</ul>
+{{end}}{{end}}
 <h2>Verdict checks</h2>
 {{if not .Single}}{{if .VerdictRows}}<div class="scroll"><table>
 <thead><tr><th class="l key">point</th><th class="l">parameters</th><th class="l">verdict</th><th class="l">cause</th><th>JEM optimisation gap / statistical error</th><th>tables with an empty cell</th></tr></thead>

@@ -1,0 +1,109 @@
+package methods
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestTable: every entry has a unique name, a doc line and at least one kind, and a
+// sampler is never a reference.
+func TestTable(t *testing.T) {
+	seen := map[string]bool{}
+	for _, m := range Table {
+		t.Run(m.Name, func(t *testing.T) {
+			switch {
+			case m.Name == "" || seen[m.Name]:
+				t.Errorf("name %q empty or listed twice", m.Name)
+			case m.Doc == "" || strings.Contains(m.Doc, "\n"):
+				t.Errorf("doc %q: want one line", m.Doc)
+			case len(m.Kinds) == 0:
+				t.Error("trains on no kind")
+			case m.Sampler && m.Reference:
+				t.Error("both a sampler and a reference")
+			}
+			seen[m.Name] = true
+		})
+	}
+}
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     []string
+		err      string
+	}{
+		{"one", "jem", []string{JEM}, ""},
+		{"spaces and empty items", " baseline, ,jem ", []string{Baseline, JEM}, ""},
+		{"order kept", "sgld,baseline", []string{SGLD, Baseline}, ""},
+		{"unknown", "jem,ebm", nil, `unknown method "ebm"`},
+		{"twice", "jem,jem", nil, "listed twice"},
+		{"none", " , ", nil, "no methods given"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Parse(tt.in)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("Parse(%q) = %v, %v; want an error containing %q", tt.in, got, err, tt.err)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got, tt.want) {
+				t.Fatalf("Parse(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		name, method, kind, err string
+	}{
+		{"jem on tables", JEM, KindTable, ""},
+		{"sgld on 2-D", SGLD, KindPlane, ""},
+		{"sgld on tables", SGLD, KindTable, "method sgld trains on 2-D tasks (--task=gmm:K,C"},
+		{"pcd on 2-D", PCDExact, KindPlane, "method pcd-exact trains on tables, not on task gmm:3,2 (methods for it: baseline, jem, oracle, sgld)"},
+		{"unknown", "ebm", KindTable, `unknown method "ebm"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Check(tt.method, tt.kind, "task gmm:3,2")
+			if (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("Check(%s, %s) = %v, want %q", tt.method, tt.kind, err, tt.err)
+			}
+		})
+	}
+}
+
+// TestOptions: an axis is read by the methods that list it, and only by them.
+func TestOptions(t *testing.T) {
+	tests := []struct {
+		name    string
+		methods []string
+		axis    string
+		want    bool
+	}{
+		{"sgld reads its preset", []string{JEM, SGLD}, "sgld_preset", true},
+		{"pcd reads the buffer", []string{PCD}, "buffer_size", true},
+		{"pcd-exact has no buffer", []string{PCDExact}, "buffer_size", false},
+		{"the references read the training grid", []string{Oracle}, "train_grid", true},
+		{"the baseline reads no option", []string{Baseline}, "train_grid", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Uses(tt.methods, tt.axis); got != tt.want {
+				t.Errorf("Uses(%v, %s) = %v, want %v", tt.methods, tt.axis, got, tt.want)
+			}
+		})
+	}
+	if got := Using("buffer_size"); !slices.Equal(got, []string{SGLD, PCD}) {
+		t.Errorf("Using(buffer_size) = %v, want [sgld pcd]", got)
+	}
+	if got := Samplers(); !slices.Equal(got, []string{SGLD, PCD, PCDExact}) {
+		t.Errorf("Samplers() = %v", got)
+	}
+	if got := For(KindPlane); !slices.Equal(got, []string{Baseline, JEM, Oracle, SGLD}) {
+		t.Errorf("For(plane) = %v", got)
+	}
+}
