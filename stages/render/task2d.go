@@ -837,8 +837,4 @@ func (l *contourLines) Plot(c draw.Canvas, p *plot.Plot) {
 }
 
 // Thumbnail draws the line on a dark patch, as it shows on the heat map.
-func (l *contourLines) Thumbnail(c *draw.Canvas) {
-	darkPatch(c)
-	y := c.Center().Y
-	c.StrokeLine2(l.style, c.Min.X, y, c.Max.X, y)
-}
+func (l *contourLines) Thumbnail(c *draw.Canvas) { contourKey{l.style}.Thumbnail(c) }
