@@ -1,7 +1,5 @@
 package schemas
 
-import "fmt"
-
 // TableRow is one cell of a true joint table p(x,y): the rows of tables.parquet.
 // A complete table has one row for every (x, y) with x in [0, X) and y in [0, K).
 type TableRow struct {
@@ -219,5 +217,5 @@ type ResultBlock struct {
 // the same well-formed shape (no minus sign, no 19-digit ids) and run ids sort in table
 // order; the user's id is in the table_id column beside it.
 func RunID(pointID, ordinal int64, method string) string {
-	return fmt.Sprintf("p%04d-t%07d-%s", pointID, ordinal, method)
+	return formatRunID(pointID, ordinal, method)
 }

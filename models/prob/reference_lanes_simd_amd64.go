@@ -65,6 +65,15 @@ type laneState struct {
 	job                                   [8]int32
 }
 
+// clearUpper clears the AVX upper state of this thread (VZEROUPPER) where the lanes
+// run: scalar float64 code runs many times slower while it is dirty, as it can be after
+// another goroutine's AVX-512 code on the same thread (see kernel.ClearUpper).
+func clearUpper() {
+	if lanesOK {
+		archsimd.ClearAVXUpperBits()
+	}
+}
+
 // sumLogRatios writes each job's sumLogRatio into e.
 func sumLogRatios(jobs []ratioJob, n int64, a float64, e []float64) {
 	if !lanesOK || len(jobs) < 8 {

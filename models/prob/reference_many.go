@@ -24,6 +24,9 @@ func ExpectedKLSmoothedMany(ps []float64, c int, n int64, a float64) []float64 {
 	e := make([]float64, len(ps))
 	jobs := make([]ratioJob, 0, len(ps))
 	for i, pc := range ps {
+		if i%256 == 0 {
+			clearUpper() // scalar code: see clearUpper
+		}
 		if pc <= 0 {
 			continue
 		}
@@ -40,6 +43,9 @@ func ExpectedKLSmoothedMany(ps []float64, c int, n int64, a float64) []float64 {
 	sumLogRatios(jobs, n, a, e)
 	out := make([]float64, len(ps)/c)
 	for t := range out {
+		if t%256 == 0 {
+			clearUpper()
+		}
 		s := 0.0
 		for i := t * c; i < (t+1)*c; i++ {
 			if pc := ps[i]; !(pc <= 0) { // as ExpectedKLSmoothed: a NaN cell counts
