@@ -100,6 +100,11 @@ func (b Block) Len() int { return len(b.IDs) }
 type TrainedBlock struct {
 	Block Block
 	Runs  []TrainedRun
+	// Expected are what a kind computed of its tasks' references while it trained
+	// them (on another core, where there is one), for its Evaluate: for tables, per
+	// table the exact expected KLs of the add-½ estimates of the joint and of p(x)
+	// (prob.ExpectedKLSmoothed), 2 values a table. Empty: Evaluate computes them.
+	Expected []float64
 }
 
 // TrainedRun is one run's training output.

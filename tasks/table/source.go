@@ -145,7 +145,7 @@ func shapeKey(s models.Shape) string {
 // cross-entropy, jem runs the exact joint negative log-likelihood (Z by enumerating
 // all cells), oracle runs the jem loss on the true table, pcd and pcd-exact the jem
 // loss with their negatives for log Z's gradient.
-func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, error) {
+func (s *source) Train(ctx context.Context, b tasks.Block) (out tasks.TrainedBlock, err error) {
 	p, o := s.p, s.env.Options
 	if s.trainer == nil {
 		t, err := models.NewTrainer(o.Backend)
@@ -156,7 +156,12 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 		s.trainer = t
 	}
 	m := len(p.Methods)
-	out := tasks.TrainedBlock{Block: b, Runs: make([]tasks.TrainedRun, b.Len()*m)}
+	out = tasks.TrainedBlock{Block: b, Runs: make([]tasks.TrainedRun, b.Len()*m)}
+	// The references' costly part, beside the training (their own goroutine: the
+	// other core, where there is one); Evaluate takes them from the block.
+	expected := make(chan []float64, 1)
+	go func() { expected <- blockExpected(p, b, 0, b.Len()) }()
+	defer func() { out.Expected = <-expected }()
 	// One batch per training shape, in the order of the methods' first appearance.
 	var shapes []models.Shape
 	for _, meth := range p.Methods {
@@ -283,7 +288,7 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 		go func() {
 			defer wg.Done()
 			lo, hi := w*n/workers, (w+1)*n/workers
-			refs := blockRefs(p, tb.Block, lo, hi)
+			refs := blockRefs(p, tb, lo, hi)
 			for i := lo; i < hi; i++ {
 				for r := i * m; r < (i+1)*m; r++ {
 					kernel.ClearUpper() // scalar float64 code: see kernel.ClearUpper
@@ -296,13 +301,13 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 	return rb, lb, nil
 }
 
-// blockRefs are the references of tables lo..hi-1 of a block (tasks.NewRefs, bit for
-// bit), with the expected KLs of the add-½ estimates of the joints and the marginals
-// p(x) (the references' costly part: a sum over the counts per cell) computed for the
-// tables at once (prob.ExpectedKLSmoothedMany).
-func blockRefs(p tasks.Point, b tasks.Block, lo, hi int) []*tasks.Refs {
-	kernel.ClearUpper()
-	fam := verdict.FamilyOf(p.Grid)
+// blockExpected are the exact expected KLs of the add-½ estimates of the joint (NaN
+// where the family is not complete: the references do not use it) and of p(x) of
+// tables lo..hi-1 of a block, two a table (prob.ExpectedKLSmoothed, bit for bit),
+// computed for the tables at once (prob.ExpectedKLSmoothedMany): the references'
+// costly part, a sum over the counts per cell.
+func blockExpected(p tasks.Point, b tasks.Block, lo, hi int) []float64 {
+	kernel.ClearUpper() // scalar float64 code: see kernel.ClearUpper
 	x, k := p.XValues, p.Classes
 	c, n := x*k, int64(p.Samples)
 	px := make([]float64, 0, (hi-lo)*x)
@@ -310,19 +315,43 @@ func blockRefs(p tasks.Point, b tasks.Block, lo, hi int) []*tasks.Refs {
 		px = append(px, prob.Marginal(b.P[i*c:(i+1)*c], x, k)...)
 	}
 	var joint []float64
-	if fam.Complete() {
+	if verdict.FamilyOf(p.Grid).Complete() {
 		joint = prob.ExpectedKLSmoothedMany(b.P[lo*c:hi*c], c, n, prob.SmoothingAdd)
 	}
 	marginal := prob.ExpectedKLSmoothedMany(px, x, n, prob.SmoothingAdd)
+	out := make([]float64, 2*(hi-lo))
+	for j := range hi - lo {
+		out[2*j], out[2*j+1] = math.NaN(), marginal[j]
+		if joint != nil {
+			out[2*j] = joint[j]
+		}
+	}
+	return out
+}
+
+// blockRefs are the references of tables lo..hi-1 of a trained block (tasks.NewRefs,
+// bit for bit), with the expected KLs Train computed (TrainedBlock.Expected) or, when
+// the block has none, computed here (blockExpected).
+func blockRefs(p tasks.Point, tb tasks.TrainedBlock, lo, hi int) []*tasks.Refs {
+	b := tb.Block
+	var exp []float64
+	if len(tb.Expected) == 2*b.Len() {
+		exp = tb.Expected[2*lo : 2*hi]
+	} else {
+		exp = blockExpected(p, b, lo, hi)
+	}
+	fam := verdict.FamilyOf(p.Grid)
+	x, k := p.XValues, p.Classes
+	n := int64(p.Samples)
 	out := make([]*tasks.Refs, hi-lo)
 	for j := range out {
 		kernel.ClearUpper()
 		d := b.Dataset(p, lo+j)
 		refExp := 0.0
-		if joint != nil {
-			refExp = joint[j]
+		if fam.Complete() {
+			refExp = exp[2*j]
 		}
-		out[j] = tasks.NewRefsFrom(fam, d.Table.P, d.Counts, n, px[j*x:(j+1)*x:(j+1)*x], refExp, marginal[j])
+		out[j] = tasks.NewRefsFrom(fam, d.Table.P, d.Counts, n, prob.Marginal(d.Table.P, x, k), refExp, exp[2*j+1])
 	}
 	return out
 }
