@@ -172,7 +172,10 @@ func Check(name, kind, what string) error {
 }
 
 // KindWords names a kind's tasks in messages, with how to choose them.
-func KindWords(kind string) string { return KindNoun(kind) + kindHint[kind] }
+func KindWords(kind string) string { return KindNoun(kind) + KindHint(kind) }
+
+// KindHint says how to choose a kind's tasks, " (--task=...)", or "".
+func KindHint(kind string) string { return kindHint[kind] }
 
 // KindNoun names a kind's tasks in messages ("tables", "2-D tasks").
 func KindNoun(kind string) string {

@@ -179,7 +179,7 @@ func checkGiven(given map[string]bool, p stages.Point, tablesFrom, tasksFrom str
 				return BadInput("%s applies to %s only; the %s %s sets its own classes and grid (--grid) and has no generator or encoding",
 					name, methods.KindNoun(k.Name()), strings.TrimSuffix(methods.KindNoun(kind.Name()), "s"), p.Task)
 			case k.Name() != methods.KindTable:
-				return BadInput("%s applies to %s only%s, not to %s", name, methods.KindNoun(k.Name()), methods.KindWords(k.Name())[len(methods.KindNoun(k.Name())):], methods.KindNoun(kind.Name()))
+				return BadInput("%s applies to %s only%s, not to %s", name, methods.KindNoun(k.Name()), methods.KindHint(k.Name()), methods.KindNoun(kind.Name()))
 			}
 		}
 	}
