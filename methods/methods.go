@@ -19,12 +19,16 @@ import (
 
 // The methods' names.
 const (
-	Baseline = "baseline"
-	JEM      = "jem"
-	Oracle   = "oracle"
-	SGLD     = "sgld"
-	PCD      = "pcd"
-	PCDExact = "pcd-exact"
+	Baseline  = "baseline"
+	JEM       = "jem"
+	Oracle    = "oracle"
+	SGLD      = "sgld"
+	PCD       = "pcd"
+	PCDExact  = "pcd-exact"
+	MALA      = "mala"
+	Jarzynski = "jarzynski"
+	ED        = "ed"
+	ShortRun  = "shortrun"
 )
 
 // The task kinds' names (package tasks registers one kind per name).
@@ -41,8 +45,9 @@ type Method struct {
 	Doc string
 	// Kinds are the task kinds it trains on.
 	Kinds []string
-	// Sampler: the log q(x) gradient uses samples (a replay buffer or exact draws); the
-	// summary pairs each sampler with exact jem on the same tables.
+	// Sampler: the log q(x) term is estimated, not exact: from samples (a replay buffer,
+	// chains, weighted walkers or exact draws) or, for ed, perturbations of the data;
+	// the summary pairs each sampler with exact jem on the same tasks.
 	Sampler bool
 	// Reference: an exact-likelihood reference the verdict measures others against
 	// (jem, and oracle on the true table).
@@ -73,6 +78,18 @@ var Table = []Method{
 		Options: []string{"chain_steps", "proposal", "buffer_size", "reinit_freq"}},
 	{Name: PCDExact, Doc: "JEM with exact draws from q(x) for the log q(x) gradient: the sampler's gradient noise without its bias",
 		Kinds: []string{KindTable}, Sampler: true, KernelOnly: true},
+	{Name: MALA, Doc: "JEM with sgld's replay buffer refined by Metropolis-adjusted Langevin at temperature 1, its step adapted toward 0.574 acceptance (Roberts & Tweedie 1996)",
+		Kinds: []string{KindPlane}, Sampler: true, KernelOnly: true,
+		Options: []string{"step_size", "sgld_steps", "buffer_size", "reinit_freq"}},
+	{Name: Jarzynski, Doc: "JEM with persistent walkers whose Jarzynski importance weights correct the log Z gradient's non-equilibrium bias, resampled at ESS < ½ (Carbone et al., NeurIPS 2023)",
+		Kinds: []string{KindPlane}, Sampler: true, KernelOnly: true,
+		Options: []string{"step_size", "sgld_steps"}},
+	{Name: ED, Doc: "Energy Discrepancy: sampler-free, compares the energy at a draw with M Gaussian-perturbed negatives (Schröder et al., NeurIPS 2023)",
+		Kinds: []string{KindPlane}, Sampler: true, KernelOnly: true,
+		Options: []string{"ed_m", "ed_t", "ed_w"}},
+	{Name: ShortRun, Doc: "JEM with short-run Langevin chains from uniform noise each step and an L2 penalty on energies (Nijkamp et al. 2019; Du & Mordatch 2019; JEM++)",
+		Kinds: []string{KindPlane}, Sampler: true, KernelOnly: true,
+		Options: []string{"step_size", "sgld_steps", "shortrun_noise", "energy_l2"}},
 }
 
 // Lookup returns the entry of the named method.

@@ -63,7 +63,7 @@ func TestCheck(t *testing.T) {
 		{"jem on tables", JEM, KindTable, ""},
 		{"sgld on 2-D", SGLD, KindPlane, ""},
 		{"sgld on tables", SGLD, KindTable, "method sgld trains on 2-D tasks (--task=gmm:K,C"},
-		{"pcd on 2-D", PCDExact, KindPlane, "method pcd-exact trains on tables, not on task gmm:3,2 (methods for it: baseline, jem, oracle, sgld)"},
+		{"pcd on 2-D", PCDExact, KindPlane, "method pcd-exact trains on tables, not on task gmm:3,2 (methods for it: baseline, jem, oracle, sgld, mala, jarzynski, ed, shortrun)"},
 		{"unknown", "ebm", KindTable, `unknown method "ebm"`},
 	}
 	for _, tt := range tests {
@@ -89,6 +89,9 @@ func TestOptions(t *testing.T) {
 		{"pcd-exact has no buffer", []string{PCDExact}, "buffer_size", false},
 		{"the references read the training grid", []string{Oracle}, "train_grid", true},
 		{"the baseline reads no option", []string{Baseline}, "train_grid", false},
+		{"mala reads the sampler steps", []string{MALA}, "sgld_steps", true},
+		{"ed reads no sampler steps", []string{ED}, "sgld_steps", false},
+		{"shortrun reads its noise", []string{ShortRun}, "shortrun_noise", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,13 +100,13 @@ func TestOptions(t *testing.T) {
 			}
 		})
 	}
-	if got := Using("buffer_size"); !slices.Equal(got, []string{SGLD, PCD}) {
-		t.Errorf("Using(buffer_size) = %v, want [sgld pcd]", got)
+	if got := Using("buffer_size"); !slices.Equal(got, []string{SGLD, PCD, MALA}) {
+		t.Errorf("Using(buffer_size) = %v, want [sgld pcd mala]", got)
 	}
-	if got := Samplers(); !slices.Equal(got, []string{SGLD, PCD, PCDExact}) {
+	if got := Samplers(); !slices.Equal(got, []string{SGLD, PCD, PCDExact, MALA, Jarzynski, ED, ShortRun}) {
 		t.Errorf("Samplers() = %v", got)
 	}
-	if got := For(KindPlane); !slices.Equal(got, []string{Baseline, JEM, Oracle, SGLD}) {
+	if got := For(KindPlane); !slices.Equal(got, []string{Baseline, JEM, Oracle, SGLD, MALA, Jarzynski, ED, ShortRun}) {
 		t.Errorf("For(plane) = %v", got)
 	}
 }

@@ -83,18 +83,28 @@ var AxisDefs = []AxisDef{
 	{Field: FieldOf(1, func(g *Grid) *float64 { return &g.SGLDLR }), Doc: "sgld: step size on ∇x logsumexp f(x)", Label: "SGLD step size"},
 	{Field: FieldOf(0, func(g *Grid) *float64 { return &g.SGLDStd }), Doc: "sgld: noise standard deviation (0 = the preset's)",
 		Label: "SGLD noise std", Value: func(g *Grid) AxisValue { return numValue(g.SGLDNoise()) }},
-	{Field: FieldOf(20, func(g *Grid) *int { return &g.SGLDSteps }), Doc: "sgld: SGLD steps per training step",
+	{Field: FieldOf(20, func(g *Grid) *int { return &g.SGLDSteps }), Doc: "sgld, mala, jarzynski and shortrun: sampler steps per training step",
 		Label: "SGLD steps per training step"},
 	{Field: FieldOf(false, func(g *Grid) *bool { return &g.SGLDClamp }), Doc: "sgld: clamp the chains to the box after every SGLD step",
 		Label: "SGLD clamped to the box"},
-	{Field: FieldOf(10000, func(g *Grid) *int { return &g.BufferSize }), Doc: "sgld and pcd: replay buffer size per run",
+	{Field: FieldOf(10000, func(g *Grid) *int { return &g.BufferSize }), Doc: "sgld, mala and pcd: replay buffer size per run",
 		Label: "replay buffer size"},
-	{Field: FieldOf(0.05, func(g *Grid) *float64 { return &g.ReinitFreq }), Doc: "sgld and pcd: per-sample probability of a uniform restart",
+	{Field: FieldOf(0.05, func(g *Grid) *float64 { return &g.ReinitFreq }), Doc: "sgld, mala and pcd: per-sample probability of a uniform restart",
 		Label: "buffer restart frequency"},
 	{Field: FieldOf(5, func(g *Grid) *int { return &g.ChainSteps }), Doc: "pcd: Metropolis–Hastings steps per training step",
 		Label: "PCD chain steps per training step"},
 	{Field: FieldOf("uniform", func(g *Grid) *string { return &g.Proposal }),
-		Doc: "pcd: Metropolis–Hastings proposal, uniform (any x) or neighbour (x±1)", Label: "PCD proposal"},
+		Doc: "pcd: Metropolis–Hastings proposal, uniform (any x), neighbour (x±1) or gwg (locally informed, Gibbs-with-gradients)", Label: "PCD proposal"},
+	{Field: FieldOf(0.01, func(g *Grid) *float64 { return &g.StepSize }),
+		Doc: "mala, jarzynski (initial value, adapted toward 0.574 acceptance) and shortrun: Langevin step η of x += η∇log q(x) + √(2η)ξ", Label: "Langevin step η"},
+	{Field: FieldOf(true, func(g *Grid) *bool { return &g.ShortRunNoise }),
+		Doc: "shortrun: Langevin noise √(2η)ξ on the short-run chains (false: noise-free ascent)", Label: "short-run noise"},
+	{Field: FieldOf(1.0, func(g *Grid) *float64 { return &g.EnergyL2 }),
+		Doc: "shortrun: weight of the L2 penalty on energies, mean logsumexp f² over data and negatives", Label: "energy L2 weight"},
+	{Field: FieldOf(4, func(g *Grid) *int { return &g.EDNegatives }), Doc: "ed: negatives per data point M", Label: "ED negatives M"},
+	{Field: FieldOf(1.0, func(g *Grid) *float64 { return &g.EDT }), Doc: "ed: variance t of each Gaussian perturbation", Label: "ED perturbation t"},
+	{Field: FieldOf(1.0, func(g *Grid) *float64 { return &g.EDW }),
+		Doc: "ed: stabiliser w (1 counts the data point as one of the M+1 draws: the exact minimiser is the truth)", Label: "ED stabiliser w"},
 	{Field: FieldOf(0, func(g *Grid) *int { return &g.Replicate }), Flag: NoFlag, Doc: "replicate index, part of every seed"},
 }
 
@@ -131,9 +141,9 @@ func (a AxisDef) StructField() reflect.StructField {
 	var g Grid
 	addr := reflect.ValueOf(a.Field.Ptr(&g)).Pointer()
 	v := reflect.ValueOf(&g).Elem()
-	for i := range v.NumField() {
-		if v.Field(i).Addr().Pointer() == addr {
-			return v.Type().Field(i)
+	for _, f := range reflect.VisibleFields(v.Type()) { // the fields of embedded structs (Recipe) too
+		if !f.Anonymous && v.FieldByIndex(f.Index).Addr().Pointer() == addr {
+			return f
 		}
 	}
 	panic("schemas: an AxisDef's Field is not a field of the Grid it is given")
@@ -168,6 +178,34 @@ func (a AxisDef) Type() string {
 		return "string"
 	}
 	return "bool"
+}
+
+// AxisByKey is the axis of the key.
+func AxisByKey(key string) (AxisDef, bool) {
+	for _, a := range AxisDefs {
+		if a.Key() == key {
+			return a, true
+		}
+	}
+	return AxisDef{}, false
+}
+
+// Settings writes the axes of the keys at g as "key=value, ...": an axis's report
+// value where it has one (sgld_std: the preset's noise), else its field's.
+func Settings(g Grid, keys []string) string {
+	var parts []string
+	for _, k := range keys {
+		a, ok := AxisByKey(k)
+		if !ok {
+			continue
+		}
+		v := fmt.Sprint(a.Field.Get(&g))
+		if a.Value != nil {
+			v = a.Value(&g).Label
+		}
+		parts = append(parts, k+"="+v)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // DefaultGrid is the grid of the axes' defaults: the flags' defaults, and a sweep

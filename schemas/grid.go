@@ -41,7 +41,22 @@ type Grid struct {
 	BufferSize int     `json:"buffer_size"` // replay buffer (persistent chains) per run
 	ReinitFreq float64 `json:"reinit_freq"` // per-sample probability of a uniform restart
 	ChainSteps int     `json:"chain_steps"` // pcd: Metropolis–Hastings steps per training step
-	Proposal   string  `json:"proposal"`    // pcd: "uniform" or "neighbour"
+	Proposal   string  `json:"proposal"`    // pcd: "uniform", "neighbour" or "gwg"
+
+	// The options of the recipes of issue 21, one struct that the result rows embed
+	// too: a new method's option is a field there and its entry in AxisDefs.
+	Recipe
+}
+
+// Recipe are the options of the training recipes beside sgld and pcd (mala,
+// jarzynski, shortrun, ed): Grid's axes and, embedded in ResultRow, its columns.
+type Recipe struct {
+	StepSize      float64 `json:"step_size" parquet:"step_size"`           // mala, jarzynski (initial, adapted), shortrun: Langevin step η
+	ShortRunNoise bool    `json:"shortrun_noise" parquet:"shortrun_noise"` // shortrun: Langevin noise √(2η)ξ (false: noise-free)
+	EnergyL2      float64 `json:"energy_l2" parquet:"energy_l2"`           // shortrun: weight of the energies' L2 penalty
+	EDNegatives   int     `json:"ed_m" parquet:"ed_m"`                     // ed: negatives per data point M
+	EDT           float64 `json:"ed_t" parquet:"ed_t"`                     // ed: variance t of each Gaussian perturbation
+	EDW           float64 `json:"ed_w" parquet:"ed_w"`                     // ed: stabiliser w
 }
 
 // TaskTable is the Task of random joint tables.
@@ -68,6 +83,7 @@ func (g Grid) SetColumns(r *ResultRow, pxWeight float64) {
 	r.Task, r.GridCells, r.Box, r.TrainGrid = g.Task, int64(g.GridCells), g.Box, int64(g.TrainGrid)
 	r.SGLDPreset, r.SGLDLR, r.SGLDStd, r.SGLDSteps, r.SGLDClamp = g.SGLDPreset, g.SGLDLR, g.SGLDStd, int64(g.SGLDSteps), g.SGLDClamp
 	r.BufferSize, r.ReinitFreq, r.ChainSteps, r.Proposal = int64(g.BufferSize), g.ReinitFreq, int64(g.ChainSteps), g.Proposal
+	r.Recipe = g.Recipe
 }
 
 // GridOf reads a grid back from a result row's columns. A row's px_weight is its run's
@@ -78,5 +94,6 @@ func GridOf(r ResultRow) Grid {
 		Replicate: int(r.Replicate), PxWeight: r.PxWeight,
 		Task: r.Task, GridCells: int(r.GridCells), Box: r.Box, TrainGrid: int(r.TrainGrid),
 		SGLDPreset: r.SGLDPreset, SGLDLR: r.SGLDLR, SGLDStd: r.SGLDStd, SGLDSteps: int(r.SGLDSteps), SGLDClamp: r.SGLDClamp,
-		BufferSize: int(r.BufferSize), ReinitFreq: r.ReinitFreq, ChainSteps: int(r.ChainSteps), Proposal: r.Proposal}
+		BufferSize: int(r.BufferSize), ReinitFreq: r.ReinitFreq, ChainSteps: int(r.ChainSteps), Proposal: r.Proposal,
+		Recipe: r.Recipe}
 }

@@ -54,6 +54,7 @@ type ResultRow struct {
 	ReinitFreq float64 `parquet:"reinit_freq" json:"reinit_freq"`
 	ChainSteps int64   `parquet:"chain_steps" json:"chain_steps"`
 	Proposal   string  `parquet:"proposal" json:"proposal"`
+	Recipe             // mala, jarzynski, shortrun and ed: step_size .. ed_w
 
 	// Evaluation against the true table.
 	KLJoint       float64 `parquet:"kl_joint" json:"kl_joint"`

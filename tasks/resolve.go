@@ -3,6 +3,9 @@ package tasks
 import (
 	"fmt"
 	"math"
+	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/schemas"
@@ -33,22 +36,48 @@ func (p *Point) Resolve() {
 	if p.Task == "" {
 		p.Task = TaskTable
 	}
-	uses := func(axis string) bool { return methods.Uses(p.Methods, axis) }
-	if !uses("sgld_preset") {
-		p.SGLDPreset, p.SGLDLR, p.SGLDStd, p.SGLDSteps, p.SGLDClamp = "", 0, 0, 0, false
-	}
-	if !uses("chain_steps") {
-		p.ChainSteps, p.Proposal = 0, ""
-	}
-	if !uses("buffer_size") {
-		p.BufferSize, p.ReinitFreq = 0, 0
-	}
-	if !uses("train_grid") {
-		p.TrainGrid = 0
+	for _, a := range schemas.AxisDefs { // a method's option no method of the point reads
+		key := a.Key()
+		if len(methods.Using(key)) > 0 && !methods.Uses(p.Methods, key) {
+			a.Field.Set(&p.Grid, reflect.Zero(reflect.TypeOf(a.Field.Default())).Interface())
+		}
 	}
 	if k, err := Of(p.Task); err == nil {
 		k.Resolve(p)
 	}
+}
+
+// Proposals are pcd's Metropolis–Hastings proposals.
+var Proposals = []string{"uniform", "neighbour", "gwg"}
+
+// validateRecipe checks the options of the point's recipes (mala, jarzynski,
+// shortrun, ed).
+func (p Point) validateRecipe() error {
+	r := p.Recipe
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	for _, m := range p.Methods {
+		switch m {
+		case methods.MALA, methods.Jarzynski, methods.ShortRun:
+			switch {
+			case !(r.StepSize > 0) || !finite(r.StepSize):
+				return fmt.Errorf("step_size must be a finite number > 0, got %v", r.StepSize)
+			case p.SGLDSteps < 0 || p.SGLDSteps > 10_000:
+				return fmt.Errorf("sgld_steps must be in [0, 10000], got %d", p.SGLDSteps)
+			case !(r.EnergyL2 >= 0) || !finite(r.EnergyL2):
+				return fmt.Errorf("energy_l2 must be a finite number >= 0, got %v", r.EnergyL2)
+			}
+		case methods.ED:
+			switch {
+			case r.EDNegatives < 1 || r.EDNegatives > 64:
+				return fmt.Errorf("ed_m must be in [1, 64], got %d", r.EDNegatives)
+			case !(r.EDT > 0) || !finite(r.EDT):
+				return fmt.Errorf("ed_t must be a finite number > 0, got %v", r.EDT)
+			case !(r.EDW >= 0) || !finite(r.EDW):
+				return fmt.Errorf("ed_w must be a finite number >= 0, got %v", r.EDW)
+			}
+		}
+	}
+	return nil
 }
 
 // validateSampler checks the sampler options of the point's sampler methods.
@@ -70,9 +99,10 @@ func (p Point) validateSampler() error {
 			switch {
 			case p.ChainSteps < 0 || p.ChainSteps > 10_000:
 				return fmt.Errorf("chain_steps must be in [0, 10000], got %d", p.ChainSteps)
-			case p.Proposal != "uniform" && p.Proposal != "neighbour":
-				return fmt.Errorf("proposal: unknown proposal %s (known: uniform, neighbour)", quote(p.Proposal))
+			case !slices.Contains(Proposals, p.Proposal):
+				return fmt.Errorf("proposal: unknown proposal %s (known: %s)", quote(p.Proposal), strings.Join(Proposals, ", "))
 			}
+		case methods.MALA:
 		default:
 			continue
 		}

@@ -59,6 +59,9 @@ func (p Point) Validate() error {
 	if err := p.validateSampler(); err != nil {
 		return err
 	}
+	if err := p.validateRecipe(); err != nil {
+		return err
+	}
 	return k.Validate(p)
 }
 

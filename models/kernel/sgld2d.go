@@ -61,6 +61,14 @@ func (m Method2D) String() string {
 		return "jem"
 	case SGLD2D:
 		return "sgld"
+	case MALA2D:
+		return "mala"
+	case Jarzynski2D:
+		return "jarzynski"
+	case ED2D:
+		return "ed"
+	case ShortRun2D:
+		return "shortrun"
 	}
 	return fmt.Sprintf("Method2D(%d)", int(m))
 }
@@ -115,9 +123,11 @@ type Spec2D struct {
 	TrainGrid    int     // exact JEM: training grid cells per side, a multiple of 4 (0: 64)
 	ShiftGrid    bool    // exact JEM: shift the training grid by a uniform random offset per step
 	SGLD         SGLDOptions
-	MaxEnergy    float32 // divergence threshold (0: DefaultMaxEnergy)
-	KeepBuffer   bool    // SGLD: return each run's final replay buffer
-	ObserveEvery int     // call Run2D.Observe every this many steps (0: never)
+	Langevin     LangevinOptions // mala, jarzynski, shortrun
+	ED           EDOptions       // ed
+	MaxEnergy    float32         // divergence threshold (0: DefaultMaxEnergy)
+	KeepBuffer   bool            // SGLD: return each run's final replay buffer
+	ObserveEvery int             // call Run2D.Observe every this many steps (0: never)
 	// Decay is the share of the steps, at the end, over which the Adam learning rate
 	// falls linearly to 0 (0: a constant rate; 0.5: constant for the first half, then
 	// linear to 0 at the last step). The exact references train with it so that their
@@ -156,8 +166,14 @@ type Result2D struct {
 	Loss         float32   // the loss of the last step applied
 	Diverged     bool
 	DivergedStep int       // the step whose guard fired (1-based), 0 if none
-	Buffer       []float32 // SGLD with KeepBuffer: the final replay buffer [Buffer][2] (x0, x1 per chain)
-	InBox        float64   // SGLD: share of the final buffer inside the box
+	Buffer       []float32 // SGLD and MALA with KeepBuffer: the final replay buffer [Buffer][2] (x0, x1 per chain)
+	InBox        float64   // SGLD and MALA: share of the final buffer inside the box
+	// StepSize is the final Langevin step η of mala and jarzynski (adapted), Accept the
+	// mean acceptance (mala) or mean min(1, ratio) (jarzynski) over the steps, and
+	// Resamples the number of jarzynski resamplings; 0 for the other methods.
+	StepSize  float64
+	Accept    float64
+	Resamples int
 }
 
 // layers2D returns the (in, out) shapes of the MLP 2-hidden…-K.
@@ -274,6 +290,8 @@ func (s Spec2D) validate() error {
 			!(o.LR >= 0) || !(o.Std >= 0) || math.IsInf(float64(o.LR), 0) || math.IsInf(float64(o.Std), 0) {
 			return fmt.Errorf("kernel: bad SGLD options %+v (need Steps >= 0, Buffer >= Batch, Reinit in [0, 1], finite LR, Std >= 0)", o)
 		}
+	case MALA2D, Jarzynski2D, ED2D, ShortRun2D:
+		return s.validateRecipe()
 	default:
 		return fmt.Errorf("kernel: unknown method %v", s.Method)
 	}
@@ -470,6 +488,17 @@ type trainer2D struct {
 	bufRng       *rand.Rand
 	noiseRng     *rand.Rand
 	lseD, lseNeg float32
+	reinit       float32 // the buffer's restart probability (sgld, mala)
+
+	lv       *langevin // mala, jarzynski, shortrun chains
+	eta      float32   // the current Langevin step
+	acc      float64   // sum of the steps' acceptances
+	a        []float64 // jarzynski: log weights
+	eOld     []float32 // jarzynski: E at the walkers under the parameters of the last forward
+	wneg     []float32 // weights of the negatives in the loss (jarzynski; nil: 1/B each)
+	coef     []float32 // ed: dL/dE per lane
+	en       Energy    // the model's energy at the current parameters
+	resample int
 }
 
 func newTrainer2D(spec Spec2D) *trainer2D {
@@ -481,14 +510,32 @@ func newTrainer2D(spec Spec2D) *trainer2D {
 	case JEM2D:
 		t.gt = spec.trainGrid()
 		t.P = B + t.gt*t.gt
-	case SGLD2D:
+	case SGLD2D, MALA2D:
 		t.P = 2 * B
 		o := spec.SGLD
+		t.reinit = o.Reinit
+		if spec.Method == MALA2D {
+			o.Buffer, t.reinit = spec.Langevin.Buffer, spec.Langevin.Reinit
+		}
 		t.xn, t.dx = make([]float32, 2*B), make([]float32, 2*B)
 		t.noise = make([]float32, 2*B)
 		t.buf = make([]float32, 2*o.Buffer)
 		t.perm = make([]int32, o.Buffer)
 		t.slots = make([]int32, B)
+	case Jarzynski2D, ShortRun2D:
+		t.P = 2 * B
+	case ED2D:
+		t.P = B * (1 + spec.ED.M)
+		t.coef = make([]float32, t.P)
+	}
+	if spec.Method.isLangevin() {
+		t.lv = newLangevin(B)
+		if spec.Method == MALA2D {
+			t.lv.x = t.xn // the chains refined in place between negatives and store
+		}
+		if spec.Method == Jarzynski2D {
+			t.a, t.eOld, t.wneg = make([]float64, B), make([]float32, B), make([]float32, B)
+		}
 	}
 	t.net = newMLP2D(spec.Hidden, K, t.P)
 	np := t.net.np
@@ -498,6 +545,7 @@ func newTrainer2D(spec Spec2D) *trainer2D {
 	t.tmp = make([]float32, K*t.P)
 	t.theta, t.m, t.v, t.snap = make([]float32, np), make([]float32, np), make([]float32, np), make([]float32, 3*np)
 	t.fx0, t.fx1 = make([]float32, B), make([]float32, B)
+	t.en = t.energy
 	return t
 }
 
@@ -544,7 +592,7 @@ func (t *trainer2D) negatives() int {
 		t.perm[p], t.perm[q] = t.perm[q], t.perm[p]
 		slot := t.perm[p]
 		t.slots[p] = slot
-		if t.bufRng.Float32() < t.spec.SGLD.Reinit {
+		if t.bufRng.Float32() < t.reinit {
 			t.xn[p] = (2*t.bufRng.Float32() - 1) * box
 			t.xn[B+p] = (2*t.bufRng.Float32() - 1) * box
 			fresh++
@@ -622,7 +670,11 @@ func (t *trainer2D) lossGrad() float32 {
 			}
 			t.delta[int(t.yd[p])*P+p] -= invB
 		}
-	case SGLD2D: // as SGLD.gradient
+	case SGLD2D, MALA2D, Jarzynski2D, ShortRun2D: // as SGLD.gradient; jarzynski weighs its negatives
+		l2 := t.spec.Langevin.L2
+		if t.spec.Method != ShortRun2D {
+			l2 = 0
+		}
 		for p := range P {
 			lse := lse32(f, p, K, P)
 			scale := w * invB
@@ -633,7 +685,17 @@ func (t *trainer2D) lossGrad() float32 {
 				loss -= w * lse * invB
 			} else {
 				sumN += lse
-				loss += w * lse * invB
+				wn := invB
+				if t.wneg != nil {
+					wn = t.wneg[p-B]
+					t.eOld[p-B] = lse
+				}
+				scale = w * wn
+				loss += w * lse * wn
+			}
+			if l2 > 0 { // + L2·(mean E(data)² + mean E(neg)²)
+				loss += l2 * lse * lse * invB
+				scale += 2 * l2 * lse * invB
 			}
 			for y := range K {
 				t.delta[y*P+p] = s[y*P+p] * scale
@@ -642,6 +704,30 @@ func (t *trainer2D) lossGrad() float32 {
 				t.delta[int(t.yd[p])*P+p] -= invB
 			}
 		}
+	case ED2D: // CE + PxWeight·ED
+		e := t.tmp[:P]
+		for p := range P {
+			e[p] = lse32(f, p, K, P)
+		}
+		ed := edLoss(e, B, t.spec.ED, t.coef)
+		loss += w * ed
+		for p := range P {
+			scale := w * t.coef[p]
+			if p < B {
+				sumD += e[p]
+				loss += (e[p] - f[int(t.yd[p])*P+p]) * invB
+				scale += invB
+			} else {
+				sumN += e[p]
+			}
+			for y := range K {
+				t.delta[y*P+p] = s[y*P+p] * scale
+			}
+			if p < B {
+				t.delta[int(t.yd[p])*P+p] -= invB
+			}
+		}
+		sumN *= float32(B) / float32(P-B)
 	case JEM2D:
 		for p := range B {
 			l := lse32(f, p, K, P)
@@ -713,13 +799,20 @@ func (t *trainer2D) train(r *Run2D) Result2D {
 		}
 		t.pos = n // shuffle before the first batch
 	}
-	if spec.Method == SGLD2D {
+	if spec.Method == SGLD2D || spec.Method == MALA2D {
 		for i := range t.buf {
 			t.buf[i] = (2*t.bufRng.Float32() - 1) * spec.Box
 		}
 		for i := range t.perm {
 			t.perm[i] = int32(i)
 		}
+	}
+	if t.lv != nil {
+		t.lv.rng = t.noiseRng
+		t.eta, t.acc, t.resample = spec.Langevin.Step, 0, 0
+	}
+	if spec.Method == Jarzynski2D {
+		t.walkersUniform()
 	}
 	res := Result2D{}
 	maxE := spec.maxEnergy()
@@ -733,6 +826,21 @@ func (t *trainer2D) train(r *Run2D) Result2D {
 			B, P := t.B, t.P
 			copy(t.x[B:P], t.xn[:B])
 			copy(t.x[P+B:2*P], t.xn[B:])
+		case MALA2D:
+			t.negatives()
+			t.en(t.lv.x, t.B, t.lv.e, t.lv.g)
+			acc := t.lv.mala(t.en, spec.Langevin.Steps, t.eta, spec.Box)
+			t.adapt(acc)
+			t.store()
+			t.negLanes(t.xn)
+		case Jarzynski2D:
+			t.jarzynskiStep(step)
+			t.negLanes(t.lv.x)
+		case ShortRun2D:
+			t.shortRun()
+			t.negLanes(t.lv.x)
+		case ED2D:
+			edPerturb(t.bufRng, t.x, t.B, t.P, spec.ED)
 		case JEM2D:
 			t.gridNodes()
 		}
@@ -761,7 +869,13 @@ func (t *trainer2D) train(r *Run2D) Result2D {
 		}
 	}
 	res.Theta = append([]float32(nil), t.theta[:len(r.Theta)]...)
-	if spec.Method == SGLD2D {
+	if t.lv != nil {
+		res.StepSize, res.Resamples = float64(t.eta), t.resample
+		if spec.Steps > 0 {
+			res.Accept = t.acc / float64(spec.Steps)
+		}
+	}
+	if spec.Method == SGLD2D || spec.Method == MALA2D {
 		in := 0
 		for i := 0; i < len(t.buf); i += 2 {
 			if abs32(t.buf[i]) <= spec.Box && abs32(t.buf[i+1]) <= spec.Box {
@@ -869,4 +983,71 @@ func GridLogits(hidden []int, k int, theta []float32, G int, box float64) ([]flo
 	return PointLogits(hidden, k, theta, G, func(p int) (float64, float64) {
 		return -box + (float64(p/G)+0.5)*h, -box + (float64(p%G)+0.5)*h
 	})
+}
+
+// energy is the model's Energy at the current parameters.
+func (t *trainer2D) energy(x []float32, P int, e, grad []float32) {
+	K := t.K
+	t.net.forward(t.theta, x, P)
+	f := t.net.f[:K*P]
+	for p := range P {
+		e[p] = lse32(f, p, K, P)
+	}
+	if grad != nil {
+		s := t.net.s[:K*P]
+		vSoftmax(s, f, K, P)
+		t.net.backward(t.theta, s, P, false, grad)
+	}
+}
+
+// negLanes copies the negatives xn [2][B] into the lanes B..2B of t.x.
+func (t *trainer2D) negLanes(xn []float32) {
+	B, P := t.B, t.P
+	copy(t.x[B:P], xn[:B])
+	copy(t.x[P+B:2*P], xn[B:2*B])
+}
+
+// adapt records a step's acceptance and adapts η where the method does.
+func (t *trainer2D) adapt(acc float64) {
+	t.acc += acc
+	if t.spec.Langevin.Adapt {
+		t.eta = adaptStep(t.eta, acc, t.spec.Box)
+	}
+}
+
+// walkersUniform (re)starts jarzynski's walkers uniformly on the box with log weights
+// E(x), their importance weights against the uniform start.
+func (t *trainer2D) walkersUniform() {
+	l, box := t.lv, t.spec.Box
+	for i := range l.x {
+		l.x[i] = (2*t.bufRng.Float32() - 1) * box
+	}
+	t.en(l.x, t.B, l.e, l.g)
+	for p := range t.B {
+		t.a[p] = float64(l.e[p])
+	}
+}
+
+// jarzynskiStep is one training step's walker update (langevin.weighted), the walkers
+// restarted when none is left.
+func (t *trainer2D) jarzynskiStep(step int) {
+	o := t.spec.Langevin
+	acc, _, resampled, dead := t.lv.weighted(t.en, t.a, t.eOld, step == 1, o.Steps, t.eta, t.spec.Box, o.ESS, t.wneg)
+	t.adapt(acc)
+	if resampled || dead {
+		t.resample++
+	}
+	if dead {
+		t.walkersUniform()
+		normWeights(t.wneg, t.a)
+	}
+}
+
+// shortRun starts B chains uniformly on the box and runs langevin.shortRun.
+func (t *trainer2D) shortRun() {
+	l, o, box := t.lv, t.spec.Langevin, t.spec.Box
+	for i := range l.x {
+		l.x[i] = (2*t.bufRng.Float32() - 1) * box
+	}
+	l.shortRun(t.en, o.Steps, o.Step, o.Noise)
 }

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"reflect"
 	"strings"
 
+	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/schemas"
 )
 
@@ -55,49 +57,29 @@ func samplerRows(ps schemas.PointSummary) []samplerRow {
 	return out
 }
 
-// samplerOptions writes a sampler method's options at a point: the SGLD ones for sgld,
-// the chain ones for pcd (and pcd-exact); "—" for any other method.
+// samplerOptions writes a method's own options at a point (the method table's
+// Options), "—" for a method without any.
 func samplerOptions(g schemas.Grid, method string) string {
-	switch {
-	case method == "sgld":
-		return sgldOptions(g)
-	case strings.HasPrefix(method, "pcd"):
-		return pcdOptions(g)
+	if m, ok := methods.Lookup(method); ok && len(m.Options) > 0 {
+		return schemas.Settings(g, m.Options)
 	}
 	return "—"
 }
 
-func sgldOptions(g schemas.Grid) string {
-	preset := g.SGLDPreset
-	if preset == "" {
-		preset = "official"
-	}
-	out := fmt.Sprintf("preset=%s, sgld_lr=%s, noise std=%s, sgld_steps=%d, buffer=%d, reinit=%s",
-		preset, fmtNum(g.SGLDLR), fmtSig(g.SGLDNoise(), 3), g.SGLDSteps, g.BufferSize, fmtNum(g.ReinitFreq))
-	if g.SGLDClamp {
-		out += ", clamped to the box"
-	}
-	return out
-}
-
-func pcdOptions(g schemas.Grid) string {
-	proposal := g.Proposal
-	if proposal == "" {
-		proposal = "—"
-	}
-	return fmt.Sprintf("chain_steps=%d, proposal=%s, buffer=%d, reinit=%s", g.ChainSteps, proposal, g.BufferSize, fmtNum(g.ReinitFreq))
-}
-
-// samplerParams is the sampler options a point's parameters show: "" when it sets none.
+// samplerParams is the methods' options a point's parameters show (those set, for
+// the point's methods: Resolve zeroes the others), "" when it sets none.
 func samplerParams(p schemas.Grid) string {
-	out := ""
-	if p.SGLDSteps > 0 {
-		out += "; sgld: " + sgldOptions(p)
+	var keys []string
+	for _, a := range schemas.AxisDefs {
+		k := a.Key()
+		if len(methods.Using(k)) > 0 && !reflect.ValueOf(a.Field.Get(&p)).IsZero() {
+			keys = append(keys, k)
+		}
 	}
-	if p.ChainSteps > 0 {
-		out += "; pcd: " + pcdOptions(p)
+	if len(keys) == 0 {
+		return ""
 	}
-	return out
+	return "; " + schemas.Settings(p, keys)
 }
 
 // fmtParams2D writes a 2-D point's grid values.

@@ -119,9 +119,24 @@ func spec2D(p tasks.Point, m string, observe int) kernel.Spec2D {
 		s.Method, s.KeepBuffer = kernel.SGLD2D, true
 		s.SGLD = kernel.SGLDOptions{Steps: p.SGLDSteps, LR: float32(p.SGLDLR), Std: float32(p.SGLDNoise()),
 			Buffer: p.BufferSize, Reinit: float32(p.ReinitFreq), Clamp: p.SGLDClamp}
+	case methods.MALA, methods.Jarzynski, methods.ShortRun:
+		s.Method = recipes2D[m]
+		s.KeepBuffer = m == methods.MALA
+		s.Langevin = kernel.LangevinOptions{Steps: p.SGLDSteps, Step: float32(p.StepSize), Adapt: m != methods.ShortRun,
+			Buffer: p.BufferSize, Reinit: float32(p.ReinitFreq), Noise: p.ShortRunNoise, L2: float32(p.EnergyL2), ESS: JarzynskiESS}
+	case methods.ED:
+		s.Method = kernel.ED2D
+		s.ED = kernel.EDOptions{M: p.EDNegatives, T: float32(p.EDT), W: float32(p.EDW)}
 	}
 	return s
 }
+
+// recipes2D are the kernel's methods of the Langevin recipes.
+var recipes2D = map[string]kernel.Method2D{methods.MALA: kernel.MALA2D, methods.Jarzynski: kernel.Jarzynski2D, methods.ShortRun: kernel.ShortRun2D}
+
+// JarzynskiESS is the share of the walkers under which jarzynski's effective sample
+// size triggers a resampling.
+const JarzynskiESS = 0.5
 
 // Seed tags of the 2-D tasks.
 var (
@@ -278,7 +293,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			if ref {
 				bests[i].apply(&tr, ds[i].truth, p.Classes, p.Steps)
 			}
-			if meth == methods.SGLD {
+			if r.Buffer != nil {
 				tr.BufferInBox = r.InBox
 				tr.BufferTVTruth, tr.BufferTVModel = bufferTV2D(g, p.Classes, r.Buffer, ds[i].truth, lg)
 				tr.Buffer = r.Buffer // for the samples promise; Evaluate keeps it for the report's runs only
