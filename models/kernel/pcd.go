@@ -33,12 +33,41 @@ import (
 //     before the next negative is drawn, so a slot drawn twice in one step continues
 //     the chain of its first draw.
 //
-// Proposals: uniform over 0..X−1 (symmetric), or Neighbour: x−1 or x+1 with
-// probability ½ each in the interior, and the only neighbour with probability 1 at an
-// end (reflecting). The reflecting proposal is not symmetric at the ends, so the
-// acceptance carries the Hastings correction: a move x → x' is accepted with
-// probability min(1, q(x')·deg(x) / (q(x)·deg(x'))), deg the number of neighbours (1 at
-// an end, 2 inside), which keeps detailed balance for q. X = 1 never moves.
+// Proposals (PCD.Proposal; see Proposal for the rng draws):
+//
+//   - uniform: x' uniform over 0..X−1 (x itself included; symmetric), accepted with
+//     probability min(1, q(x')/q(x)).
+//   - neighbour: x−1 or x+1 with probability ½ each in the interior, and the only
+//     neighbour with probability 1 at an end (reflecting). The reflecting proposal is not
+//     symmetric at the ends, so the acceptance carries the Hastings correction: a move
+//     x → x' is accepted with probability min(1, q(x')·deg(x) / (q(x)·deg(x'))), deg
+//     the number of neighbours (1 at an end, 2 inside), which keeps detailed balance for
+//     q.
+//   - gwg: x' ≠ x with probability q(x'|x) = √q(x') / D(x), D(x) = Σ_{z≠x} √q(z), and
+//     accepted with probability min(1, q(x')·q(x|x') / (q(x)·q(x'|x))) =
+//     min(1, √q(x')·D(x) / (√q(x)·D(x'))) (detailed balance for q). This is the
+//     locally balanced proposal of Zanella (2020, "Informed proposals for local MCMC in
+//     discrete spaces", JASA) with balancing function g(t) = √t: q(x'|x) ∝
+//     exp((E(x') − E(x))/2) over x' ≠ x, E = log q̃(x) = LSE_y f(x)[y]. Gibbs with
+//     gradients (Grathwohl, Swersky, Hashemi, Duvenaud, Maddison, ICML 2021, "Oops I
+//     took a gradient") is the same proposal with E(x') − E(x) replaced by its
+//     first-order estimate through the one-hot encoding h of x, d(x') = ∂E/∂h_{x'} −
+//     ∂E/∂h_x at h = onehot(x), which it needs because its spaces are too large to
+//     enumerate. Here X is small and the sampler is given q(x) at every x (not the
+//     model's input gradients), so the kernel uses the exact differences: "gwg" is GWG
+//     without the Taylor approximation (for one categorical variable: its proposal
+//     softmax over x' ≠ x of (E(x') − E(x))/2, the mode the authors' released sampler
+//     runs with exact differences in place of gradients). The two coincide exactly
+//     when the estimate is exact. For the one-hot linear model (f(x)[y] = W[x][y] + b[y]) f is linear in h,
+//     so d(x') = Σ_y s(x,y)·(f(x')[y] − f(x)[y]) with s(x,·) = softmax_y f(x); LSE is
+//     convex, so d(x') ≤ E(x') − E(x), with equality iff f(x')[y] − f(x)[y] is the
+//     same for every class y (always when K = 1; for K ≥ 2 only on such tables). With
+//     tanh hidden layers d is a first-order estimate through the network, and on scalar
+//     x (no one-hot encoding) the categorical GWG proposal is not defined; the proposal
+//     here is the same for every architecture, since it depends on q alone. For X = 2
+//     it proposes the other value and accepts with min(1, q(x')/q(x)).
+//
+// X = 1 never moves.
 //
 // Polyak averaging (AverageLast > 0): the run also sums, in float64 with plain scalar
 // adds, its parameters after each of the last min(AverageLast, Steps) Adam updates, and
@@ -55,14 +84,64 @@ import (
 
 // PCD is a run's sampler for the log-Z gradient (kernel.Run.PCD; nil = exact).
 type PCD struct {
-	Exact       bool    // pcd-exact: negatives drawn exactly from q(x) every step
-	Negatives   int     // negatives per step (>= 1)
-	Buffer      int     // pcd: replay buffer size (>= 1)
-	Reinit      float32 // pcd: per-negative probability of a uniform restart, in [0,1]
-	ChainSteps  int     // pcd: MH steps per training step (>= 0)
-	Neighbour   bool    // pcd: x±1 proposal instead of uniform
-	Seed        uint64  // the sampler's RNG: every draw of the run's chains derives from it
-	AverageLast int     // > 0: also return the logits of the parameters averaged over the last AverageLast steps (Polyak averaging), in Result.AvgLogits
+	Exact       bool     // pcd-exact: negatives drawn exactly from q(x) every step
+	Negatives   int      // negatives per step (>= 1)
+	Buffer      int      // pcd: replay buffer size (>= 1)
+	Reinit      float32  // pcd: per-negative probability of a uniform restart, in [0,1]
+	ChainSteps  int      // pcd: MH steps per training step (>= 0)
+	Proposal    Proposal // pcd: the MH proposal (the zero value: uniform)
+	Neighbour   bool     // pcd: x±1 proposal instead of uniform (the same as Proposal = ProposalNeighbour; not with ProposalGWG)
+	Seed        uint64   // the sampler's RNG: every draw of the run's chains derives from it
+	AverageLast int      // > 0: also return the logits of the parameters averaged over the last AverageLast steps (Polyak averaging), in Result.AvgLogits
+}
+
+// Proposal is a pcd chain's Metropolis–Hastings proposal (see the file comment for what
+// each proposes and its acceptance). Every step of a chain of X >= 2 takes its random
+// draws from the sampler's generator:
+//
+//   - ProposalUniform: two draws, the first for x' (exact bounded integer, one or more
+//     words), the second's top 53 bits for the acceptance uniform u.
+//   - ProposalNeighbour: one draw, its bit 0 for the direction and its top 53 bits
+//     for u.
+//   - ProposalGWG: two draws, the first's top 53 bits for x' (inversion on the
+//     prefix sums of √q with x's interval cut out), the second's top 53 bits for u; none when no
+//     move is possible (q(x') = 0 for every x' ≠ x, or a non-finite q: a diverged run).
+type Proposal uint8
+
+// The proposals.
+const (
+	ProposalUniform   Proposal = iota // "uniform": any x, uniformly
+	ProposalNeighbour                 // "neighbour": x±1, reflecting
+	ProposalGWG                       // "gwg": x' ≠ x with probability ∝ √q(x') (locally balanced, exact GWG)
+)
+
+var proposalNames = [...]string{"uniform", "neighbour", "gwg"}
+
+// String is the proposal's option name ("uniform", "neighbour", "gwg").
+func (p Proposal) String() string {
+	if int(p) < len(proposalNames) {
+		return proposalNames[p]
+	}
+	return fmt.Sprintf("Proposal(%d)", uint8(p))
+}
+
+// ParseProposal is the proposal of an option name (String's inverse); ok is false
+// (and the proposal uniform) for any other name.
+func ParseProposal(name string) (p Proposal, ok bool) {
+	for i, n := range proposalNames {
+		if n == name {
+			return Proposal(i), true
+		}
+	}
+	return ProposalUniform, false
+}
+
+// proposal is the chain's proposal: Proposal, or neighbour when Neighbour is set.
+func (p *PCD) proposal() Proposal {
+	if p.Neighbour {
+		return ProposalNeighbour
+	}
+	return p.Proposal
 }
 
 // Limits on the PCD options (memory and time per step).
@@ -76,7 +155,8 @@ const (
 const pcdStream = 0x7063642d6b726e6c // "pcd-krnl"
 
 // Validate reports the first problem with the options, or nil. pcd-exact checks
-// Negatives only (Buffer, Reinit, ChainSteps and Neighbour are then unused).
+// Negatives and AverageLast only (Buffer, Reinit, ChainSteps, Proposal and Neighbour are
+// then unused).
 func (p *PCD) Validate() error {
 	if p == nil {
 		return nil
@@ -98,6 +178,12 @@ func (p *PCD) Validate() error {
 	}
 	if p.ChainSteps < 0 || p.ChainSteps > MaxPCDChainSteps {
 		return fmt.Errorf("pcd: ChainSteps must be in [0, %d], got %d", MaxPCDChainSteps, p.ChainSteps)
+	}
+	if p.Proposal > ProposalGWG {
+		return fmt.Errorf("pcd: unknown Proposal %d", uint8(p.Proposal))
+	}
+	if p.Neighbour && p.Proposal != ProposalUniform && p.Proposal != ProposalNeighbour {
+		return fmt.Errorf("pcd: Neighbour set with Proposal %v", p.Proposal)
 	}
 	return nil
 }
@@ -140,6 +226,7 @@ type pcdSampler struct {
 	neg []int32   // the last step's negatives
 	cnt []int32   // their histogram [X]
 	cum []float64 // pcd-exact: cumulative q(x)
+	gwg *gwgTable // pcd with the gwg proposal: the step's proposal table
 }
 
 // newPCDSampler seeds a run's sampler and draws its initial buffer (uniform x).
@@ -152,6 +239,9 @@ func newPCDSampler(p PCD, X int) *pcdSampler {
 	}
 	s.buf = make([]int32, p.Buffer)
 	s.idx = make([]int32, p.Negatives)
+	if p.proposal() == ProposalGWG {
+		s.gwg = newGWGTable(X)
+	}
 	for i := range s.buf {
 		s.buf[i] = int32(s.rng.intN(X))
 	}
@@ -177,13 +267,21 @@ func (s *pcdSampler) step(w []float64) {
 		return
 	}
 	reinit := float64(p.Reinit)
+	prop := p.proposal()
+	if prop == ProposalGWG {
+		s.gwg.set(w)
+	}
 	for i := range s.neg {
 		j := rng.intN(len(s.buf))
 		x := int(s.buf[j])
 		if reinit > 0 && rng.float64() < reinit {
 			x = rng.intN(X)
 		}
-		x = mhChain(rng, x, w, p.ChainSteps, p.Neighbour)
+		if prop == ProposalGWG {
+			x = s.gwg.chain(rng, x, p.ChainSteps)
+		} else {
+			x = mhChain(rng, x, w, p.ChainSteps, prop == ProposalNeighbour)
+		}
 		s.buf[j] = int32(x) // written before the next negative: duplicates chain on
 		s.idx[i], s.neg[i] = int32(j), int32(x)
 		s.cnt[x]++
@@ -213,14 +311,20 @@ func invertCum(cum, w []float64, t float64) int {
 		}
 		return x
 	}
+	return firstAbove(cum, t)
+}
+
+// firstAbove is the first i with c[i] > t, for c non-decreasing, >= 0 and finite, and
+// t >= 0; len(c)−1 when there is none (c not empty).
+func firstAbove(c []float64, t float64) int {
 	// Branch-free binary search (the outcome is random, a branch would mispredict):
 	// the answer is in [base, base+n). The values are >= 0 and finite, so they compare
-	// as their bits: mask is −1 iff cum[base+half−1] <= t.
+	// as their bits: mask is −1 iff c[base+half−1] <= t.
 	tb := int64(math.Float64bits(t))
-	base, n := 0, X
+	base, n := 0, len(c)
 	for n > 1 {
 		half := n >> 1
-		mask := (int64(math.Float64bits(cum[base+half-1])) - tb - 1) >> 63
+		mask := (int64(math.Float64bits(c[base+half-1])) - tb - 1) >> 63
 		base += half & int(mask)
 		n -= half
 	}
@@ -266,6 +370,79 @@ func mhStep(rng *pcdRNG, x int, w []float64, neighbour bool) int {
 		r = rng.uint64()
 	}
 	if float64(r>>11)*0x1p-53*b < a {
+		x = y
+	}
+	return x
+}
+
+// gwgTable is the gwg proposal for one target q ∝ w (set once per sampler step, since
+// every chain step of a training step targets the same q): r = √w, its prefix sums
+// with a leading 0 for the draws, and D(x) = Σ_{z≠x} r[z] for every x, summed as the
+// mass below x plus the mass above x (each a sum of non-negative terms, the second
+// taken from the right: no cancellation, so D(x) is accurate to a few ulps however
+// peaked q is).
+type gwgTable struct {
+	r  []float64 // √w[x]
+	lo []float64 // lo[x] = Σ_{z<x} r[z] (len X+1: lo[0] = 0, lo[X] = Σ r)
+	d  []float64 // D(x)
+	ok bool      // Σ r is finite, > 0 and <= 1e150 (so the acceptance's products are finite)
+}
+
+func newGWGTable(X int) *gwgTable {
+	return &gwgTable{r: make([]float64, X), lo: make([]float64, X+1), d: make([]float64, X)}
+}
+
+// set fills the table for q ∝ w (w >= 0, len X). A NaN, infinite or negative weight
+// (a diverged run) leaves ok false: the chains then stay where they are.
+func (t *gwgTable) set(w []float64) {
+	X := len(w)
+	a := 0.0
+	for i := range X {
+		t.r[i] = math.Sqrt(w[i])
+		a += t.r[i]
+		t.lo[i+1] = a
+	}
+	hi := 0.0 // Σ_{z>x} r[z]
+	for x := X - 1; x >= 0; x-- {
+		t.d[x] = t.lo[x] + hi
+		hi += t.r[x]
+	}
+	t.ok = a > 0 && a <= 1e150 && hi > 0 && hi <= 1e150
+}
+
+// chain advances x by steps gwg Metropolis–Hastings steps.
+func (t *gwgTable) chain(rng *pcdRNG, x, steps int) int {
+	for range steps {
+		x = t.step(rng, x)
+	}
+	return x
+}
+
+// step is one gwg Metropolis–Hastings step from x (see the file comment). x' ≠ x is
+// drawn with probability r[x']/D(x) by inversion with x's interval cut out: v =
+// u₁·D(x), u₁ from the first draw's top 53 bits, and v' = v below the mass lo[x] of
+// the values under x, v' = v + r[x] from there on; x' is the first value with
+// lo[x'+1] > v' (rounding is monotone, so v + r[x] >= lo[x+1] and x' > x on that
+// side). Then the move is accepted iff u₂·r[x]·D(x') < r[x']·D(x), u₂ from the second
+// draw's top 53 bits (always when r[x] = 0 < r[x'], never when r[x'] = 0). The only
+// effect of rounding beyond that of the prefix sums themselves: v' can reach Σ r, and
+// the search then gives X−1, a draw of probability ~2^-53 (x' = X−1 = x is a step that
+// stays; a zero weight is rejected). No draw is taken when no move is possible
+// (D(x) = 0 or !ok). Both the side and the acceptance are selects, not branches (they
+// are unpredictable).
+func (t *gwgTable) step(rng *pcdRNG, x int) int {
+	X := len(t.r)
+	D := t.d[x]
+	if X < 2 || !t.ok || !(D > 0) {
+		return x
+	}
+	v := float64(rng.uint64()>>11) * 0x1p-53 * D
+	// v and lo[x] are >= 0 and finite, so they compare as their bits: above is all
+	// ones iff lo[x] <= v.
+	above := uint64((int64(math.Float64bits(t.lo[x])) - int64(math.Float64bits(v)) - 1) >> 63)
+	v += math.Float64frombits(math.Float64bits(t.r[x]) & above)
+	y := firstAbove(t.lo[1:], v)
+	if float64(rng.uint64()>>11)*0x1p-53*t.r[x]*t.d[y] < t.r[y]*D {
 		x = y
 	}
 	return x

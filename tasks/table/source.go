@@ -239,10 +239,18 @@ func (s *source) run(d tasks.Dataset, method string) models.Run {
 	}
 	if method == methods.PCD || method == methods.PCDExact {
 		r.PCD = &kernel.PCD{Exact: method == methods.PCDExact, Negatives: pcdNegatives(p), Buffer: p.BufferSize,
-			Reinit: float32(p.ReinitFreq), ChainSteps: p.ChainSteps, Neighbour: p.Proposal == "neighbour",
+			Reinit: float32(p.ReinitFreq), ChainSteps: p.ChainSteps, Proposal: pcdProposal(p.Proposal),
 			Seed: prob.Seed(r.Seed, tagSampler), AverageLast: max(1, p.Steps/10)}
 	}
 	return r
+}
+
+// pcdProposal is the kernel's proposal of a table point's proposal option: "uniform",
+// "neighbour" or "gwg" (tasks.Resolve refuses any other for pcd; anything else, as
+// before, is uniform).
+func pcdProposal(name string) kernel.Proposal {
+	p, _ := kernel.ParseProposal(name)
+	return p
 }
 
 // pcdNegatives is the number of negatives per step of a table point's pcd runs: the
