@@ -94,7 +94,7 @@ var AxisDefs = []AxisDef{
 	{Field: FieldOf(5, func(g *Grid) *int { return &g.ChainSteps }), Doc: "pcd: Metropolis–Hastings steps per training step",
 		Label: "PCD chain steps per training step"},
 	{Field: FieldOf("uniform", func(g *Grid) *string { return &g.Proposal }),
-		Doc: "pcd: Metropolis–Hastings proposal, uniform (any x), neighbour (x±1) or gwg (locally informed, Gibbs-with-gradients)", Label: "PCD proposal"},
+		Doc: "pcd: Metropolis–Hastings proposal, uniform (any x), neighbour (x±1) or gwg (x' ≠ x with probability ∝ √q(x'): Gibbs with gradients with exact differences)", Label: "PCD proposal"},
 	{Field: FieldOf(0.01, func(g *Grid) *float64 { return &g.StepSize }),
 		Doc: "mala, jarzynski (initial value, adapted toward 0.574 acceptance) and shortrun: Langevin step η of x += η∇log q(x) + √(2η)ξ", Label: "Langevin step η"},
 	{Field: FieldOf(true, func(g *Grid) *bool { return &g.ShortRunNoise }),
