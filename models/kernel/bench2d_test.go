@@ -63,3 +63,28 @@ func BenchmarkJEM2D(b *testing.B) {
 		bench2D(b, spec, runs)
 	})
 }
+
+// BenchmarkRecipes2D is one training step of every 2-D recipe on the shape of
+// scripts/peers/torch_methods.py: gmm:3,2 tasks of 2000 draws, MLP 2-32-32-3 (tanh),
+// data batch 64, Adam; sgld official (20 steps, buffer 10000, 5% restarts), mala and
+// jarzynski 20 Langevin steps from η 0.01 (adapted), shortrun 20 Langevin steps of η
+// 0.01 from uniform noise with L2 1, ed M 4, t 1, w 1, exact jem on a 32×32 grid; 256
+// runs of 10 steps per iteration. Run it on one core (GOMAXPROCS=1) to read CPU per
+// run-step (scripts/bench-recipes.sh sets that up beside the peer).
+func BenchmarkRecipes2D(b *testing.B) {
+	hidden := []int{32, 32}
+	runs, _ := gmmRuns(256, 2000, hidden, 3e-3)
+	lo := LangevinOptions{Steps: 20, Step: 0.01, Buffer: 10000, Reinit: 0.05, Noise: true, L2: 1, ESS: 0.5}
+	for _, c := range []struct {
+		name string
+		m    Method2D
+	}{{"sgld", SGLD2D}, {"mala", MALA2D}, {"jarzynski", Jarzynski2D}, {"ed", ED2D}, {"shortrun", ShortRun2D}, {"jem", JEM2D}} {
+		b.Run(c.name, func(b *testing.B) {
+			o := lo
+			o.Adapt = c.m != ShortRun2D
+			spec := Spec2D{Hidden: hidden, K: 3, Method: c.m, Steps: 10, Batch: 64, Box: 5, PxWeight: 1, TrainGrid: 32,
+				SGLD: OfficialSGLD(), Langevin: o, ED: DefaultED()}
+			bench2D(b, spec, runs)
+		})
+	}
+}

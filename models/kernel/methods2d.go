@@ -277,6 +277,9 @@ func (l *langevin) logBackMass(p int, eta, box float32) float64 {
 		i := d*l.B + p
 		m := float64(l.xp[i] + eta*l.gp[i])
 		b := float64(box)
+		if (b-math.Abs(m))/s > 6 { // erfc(6) < 2.2e-17: the mass is 1 in float64
+			continue
+		}
 		mass := 0.5 * (math.Erfc((m-b)/s) - math.Erfc((m+b)/s))
 		lm += math.Log(max(mass, 1e-300))
 	}

@@ -426,6 +426,10 @@ func vGemmGradW(dW, h, d []float32, in, out, P int) {
 		gGemmGradW(dW, h, d, in, out, P)
 		return
 	}
+	// The lanes' partial sums are stored, and summed in scalar code after the upper
+	// state is cleared: scalar float32 adds between AVX-512 instructions (hsum's) ran
+	// ~100× slower and made this half of an ED step's time.
+	var buf [VW * 256]float32
 	for i := range in {
 		hi := h[i*P : (i+1)*P]
 		for o := range out {
@@ -434,10 +438,24 @@ func vGemmGradW(dW, h, d []float32, in, out, P int) {
 			for c := VW; c < P; c += VW {
 				acc = ld(hi[c:]).Mul(ld(do[c:])).Add(acc)
 			}
-			dW[i*out+o] += hsum(acc)
+			st(acc, buf[o*VW:])
+		}
+		archsimd.ClearAVXUpperBits()
+		for o := range out {
+			dW[i*out+o] += hsumScalar(buf[o*VW : (o+1)*VW])
 		}
 	}
-	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
+}
+
+// hsumScalar sums the 16 lanes of a as reduce16 does: (lo8 + hi8), then (lo4 + hi4),
+// then (c0+c2) + (c1+c3) (the same bits as the vector reduction it replaced).
+func hsumScalar(a []float32) float32 {
+	var b [8]float32
+	for j := range 8 {
+		b[j] = a[j] + a[j+8]
+	}
+	c0, c1, c2, c3 := b[0]+b[4], b[1]+b[5], b[2]+b[6], b[3]+b[7]
+	return (c0 + c2) + (c1 + c3)
 }
 
 func vMulOneMinusSq(dst, a, h []float32) {
@@ -458,15 +476,19 @@ func vSumP(dst, d []float32, out, P int) {
 		gSumP(dst, d, out, P)
 		return
 	}
+	var buf [VW * 256]float32 // as vGemmGradW: the lanes summed after the upper state is cleared
 	for o := range out {
 		do := d[o*P : (o+1)*P]
 		acc := ld(do)
 		for c := VW; c < P; c += VW {
 			acc = acc.Add(ld(do[c:]))
 		}
-		dst[o] += hsum(acc)
+		st(acc, buf[o*VW:])
 	}
-	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
+	archsimd.ClearAVXUpperBits()
+	for o := range out {
+		dst[o] += hsumScalar(buf[o*VW : (o+1)*VW])
+	}
 }
 
 func vAdamFlat(theta, m, v, g []float32, lrT, epsT float32) {
@@ -486,9 +508,3 @@ func vAdamFlat(theta, m, v, g []float32, lrT, epsT float32) {
 	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
 
-// hsum is reduce16 on a vector: (lo8 + hi8), then (lo4 + hi4), then (c0+c2) + (c1+c3).
-func hsum(a f16) float32 {
-	b := a.GetLo().Add(a.GetHi())
-	c := b.GetLo().Add(b.GetHi())
-	return (c.GetElem(0) + c.GetElem(2)) + (c.GetElem(1) + c.GetElem(3))
-}
