@@ -73,6 +73,17 @@ type ResultRow struct {
 	KLEstimation      float64 `parquet:"kl_estimation" json:"kl_estimation"`             // the rest, kl_joint − kl_approximation − kl_optimisation_gap: the error of fitting N draws (0 for the oracle)
 	KLMarginalGap     float64 `parquet:"kl_marginal_gap" json:"kl_marginal_gap"`         // the optimisation gap of q(x) alone: KL(p̂(x)‖q(x)) − KL(p̂(x)‖q*(x)), q* the family's fit of p̂
 
+	// The temperature diagnostic (prob.BestTemperature): β* = argmin_β KL(p‖q^β/Z_β) on
+	// the evaluation support (all cells and classes; searched in [1e-3, 1e3], a bound
+	// when the minimum lies beyond it), and the joint KL there. β* is 1 for a correct
+	// fit, above 1 for a model too hot (too flat), below 1 for one too cold. The
+	// official SGLD step (lr 1, noise std 0.01) samples at temperature std²/(2·lr) =
+	// 1/20000 rather than 1, so a model trained on its samples can be off by a
+	// temperature; the part of kl_joint that temperature alone explains is kl_joint −
+	// kl_joint_best_temperature. NaN for runs whose logits are missing or not finite.
+	BestTemperature        float64 `parquet:"best_temperature" json:"best_temperature"`
+	KLJointBestTemperature float64 `parquet:"kl_joint_best_temperature" json:"kl_joint_best_temperature"`
+
 	// References, properties of the table and N (the same for every method of a table).
 	KLReference                 float64 `parquet:"kl_reference" json:"kl_reference"`                                     // KL(p‖r) of the reference estimate r on the same counts: the family's fit of the add-½ table (n+½)/(N+C/2)
 	KLReferenceExpected         float64 `parquet:"kl_reference_expected" json:"kl_reference_expected"`                   // E[kl_reference] over N-draw datasets: exact (binomial sums) for a complete family; kl_approximation + tr(J⁺K)/(2N) (first order) for a restricted one

@@ -14,10 +14,12 @@ const ECEBins = 15
 
 // EvaluateRun measures one run on its task's enumerated support (the X·K cells of a
 // table, or of a 2-D task's grid): the exact KLs of the joint, marginal and
-// conditional, the accuracies, the sampler's and the reference's columns, OOD and
-// calibration (with the task's references refs, computed once per task), the run's
-// status and the grid's columns. The kind adds what is its own: the error split of a
-// table (SplitError) or its absence (NoSplit), and the learned joint's extras.
+// conditional, the accuracies, the best temperature (prob.BestTemperature of the
+// logits; NaN when they are missing or not finite), the sampler's and the reference's
+// columns, OOD and calibration (with the task's references refs, computed once per
+// task), the run's status and the grid's columns. The kind adds what is its own: the
+// error split of a table (SplitError) or its absence (NoSplit), and the learned joint's
+// extras.
 func EvaluateRun(t Trained, refs *Refs) (schemas.ResultRow, Learned) {
 	d := t.Job.Dataset
 	p := d.Table.Point
@@ -37,6 +39,10 @@ func EvaluateRun(t Trained, refs *Refs) (schemas.ResultRow, Learned) {
 		DivergedStep:  t.Run.DivergedStep,
 		BufferInBox:   math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(),
 		RefGap: math.NaN(), RefBestStep: t.Run.RefBestStep,
+	}
+	row.BestTemperature, row.KLJointBestTemperature = math.NaN(), math.NaN()
+	if t.Logits != nil && finite(t.Logits) {
+		row.BestTemperature, row.KLJointBestTemperature = prob.BestTemperature(truth, t.Logits)
 	}
 	if t.Run.Logits != nil && !math.IsNaN(t.Run.RefGap) {
 		row.RefGap = t.Run.RefGap

@@ -53,6 +53,7 @@ func TestControlPipelineMem(t *testing.T) {
 	if got, want := len(results), 24*3; got != want {
 		t.Fatalf("results rows = %d, want %d", got, want)
 	}
+	launchtest.CheckTemperature(t, results)
 	// One learned/ file per block, like samples/: 5 tables a block.
 	var learned []schemas.LearnedRow
 	for block := range int64(5) {

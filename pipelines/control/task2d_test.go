@@ -102,6 +102,7 @@ func TestControl2D(t *testing.T) {
 	if got, want := len(rows), 4*4; got != want {
 		t.Fatalf("results rows = %d, want %d", got, want)
 	}
+	launchtest.CheckTemperature(t, rows)
 	for _, r := range rows {
 		if r.Task != "gmm:2,1" || r.XValues != 400 || r.Classes != 2 || r.GridCells != 20 {
 			t.Errorf("%s: grid columns %q %d×%d grid %d", r.RunID, r.Task, r.XValues, r.Classes, r.GridCells)

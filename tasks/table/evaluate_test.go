@@ -210,6 +210,57 @@ func TestEvaluateRun(t *testing.T) {
 	}
 }
 
+// TestEvaluateRunTemperature: the temperature columns are prob.BestTemperature of the
+// run's logits against the truth: β* = 1 and no KL left for q = p, β* = 2 for a model
+// too hot (q ∝ p^½) and ½ for one too cold (q ∝ p²), both with nothing left; a flat model
+// keeps β = 1 and its whole KL; a q that underflows where p > 0 (kl_joint = +Inf) is
+// brought back at the bracket's lower end, finite; NaN or infinite logits give NaN.
+func TestEvaluateRunTemperature(t *testing.T) {
+	p := []float64{0.1, 0.2, 0.3, 0.4}
+	pow := func(a float64) []float64 { // logits of q ∝ p^a, shifted
+		out := make([]float64, len(p))
+		for i, v := range p {
+			out[i] = a*math.Log(v) - 1.5
+		}
+		return out
+	}
+	flat := []float64{0.7, 0.7, 0.7, 0.7}
+	under := []float64{0, 0, 0, -1e4}
+	underBeta := prob.TemperatureMin
+	tests := []struct {
+		name     string
+		logits   []float64
+		beta, kl float64 // NaN: NaN wanted
+	}{
+		{"q = p", pow(1), 1, 0},
+		{"too hot, q ∝ p^½", pow(0.5), 2, 0},
+		{"too cold, q ∝ p²", pow(2), 0.5, 0},
+		{"flat", flat, 1, prob.KL(p, prob.Softmax(flat))},
+		{"q underflows where p > 0", under, underBeta, prob.KL(p, prob.Softmax([]float64{0, 0, 0, -1e4 * underBeta}))},
+		{"nan logits", []float64{0, math.NaN(), 0, 0}, math.NaN(), math.NaN()},
+		{"inf logits", []float64{0, math.Inf(1), 0, 0}, math.NaN(), math.NaN()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := tasks.Dataset{Table: tasks.Table{Point: point(), ID: 4, P: p}, Counts: []int64{100, 200, 300, 400}}
+			row, _ := EvaluateRun(tasks.Trained{Job: tasks.Job{Dataset: d, Method: methods.SGLD, RunID: "r"}, Logits: tt.logits}, nil)
+			if math.IsNaN(tt.beta) {
+				if !math.IsNaN(row.BestTemperature) || !math.IsNaN(row.KLJointBestTemperature) {
+					t.Errorf("best_temperature %v, kl_joint_best_temperature %v, want NaN, NaN", row.BestTemperature, row.KLJointBestTemperature)
+				}
+				return
+			}
+			if math.Abs(row.BestTemperature-tt.beta) > 1e-9*tt.beta || math.Abs(row.KLJointBestTemperature-tt.kl) > 1e-12 {
+				t.Errorf("best_temperature %.15g, kl_joint_best_temperature %.15g; want %.15g, %.15g",
+					row.BestTemperature, row.KLJointBestTemperature, tt.beta, tt.kl)
+			}
+			if !(row.KLJointBestTemperature <= row.KLJoint+1e-12) {
+				t.Errorf("kl_joint_best_temperature %v above kl_joint %v", row.KLJointBestTemperature, row.KLJoint)
+			}
+		})
+	}
+}
+
 func TestSamplesMatchCounts(t *testing.T) {
 	tests := []struct {
 		name   string

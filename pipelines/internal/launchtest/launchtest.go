@@ -14,6 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"gocloud.dev/blob"
 
+	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/storage"
 )
@@ -85,6 +86,23 @@ func ExpectFiles(t *testing.T, out string, keys ...string) {
 	for _, key := range keys {
 		if ok, err := b.Exists(context.Background(), key); err != nil || !ok {
 			t.Errorf("output %s missing (err %v)", key, err)
+		}
+	}
+}
+
+// CheckTemperature reports an error for each row whose temperature columns are not
+// what EvaluateRun gives a run with finite logits (every row that is neither diverged
+// nor nonfinite): β* in [prob.TemperatureMin, prob.TemperatureMax] and a joint KL at
+// β* that is finite and at most kl_joint (β = 1 is one of the candidates).
+func CheckTemperature(t *testing.T, rows []schemas.ResultRow) {
+	t.Helper()
+	for _, r := range rows {
+		if r.Diverged || r.Nonfinite {
+			continue
+		}
+		if !(r.BestTemperature >= prob.TemperatureMin && r.BestTemperature <= prob.TemperatureMax) ||
+			!(r.KLJointBestTemperature >= 0 && r.KLJointBestTemperature <= r.KLJoint+1e-12) {
+			t.Errorf("%s: best_temperature %v, kl_joint_best_temperature %v (kl_joint %v)", r.RunID, r.BestTemperature, r.KLJointBestTemperature, r.KLJoint)
 		}
 	}
 }
