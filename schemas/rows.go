@@ -146,7 +146,7 @@ type ResultRow struct {
 	Diverged     bool    `parquet:"diverged" json:"diverged"`
 	DivergedStep int64   `parquet:"diverged_step" json:"diverged_step"` // the training step whose divergence guard fired (1-based), 0 if none or unknown
 	Nonfinite    bool    `parquet:"nonfinite" json:"nonfinite"`
-	TrainMS      float64 `parquet:"train_ms" json:"train_ms"`
+	TrainMS      float64 `parquet:"train_ms" json:"train_ms"` // --timings: 2-D, the run's own CPU ms (its thread's clock); tables, the block's wall ms per run
 }
 
 // LearnedRow is one cell of a learned joint: the rows of learned.parquet.

@@ -70,6 +70,9 @@ type MethodSummary struct {
 	KLJointAveraged Dist `json:"kl_joint_averaged"`
 	// 2-D exact references: the joint KL their last two thirds of steps gained (ref_gap).
 	RefGap Dist `json:"ref_gap"`
+	// The temperature diagnostic (see schemas.ResultRow): β* and the joint KL at β*.
+	BestTemperature        Dist `json:"best_temperature"`
+	KLJointBestTemperature Dist `json:"kl_joint_best_temperature"`
 }
 
 // Comparison is the paired JEM-vs-baseline comparison of joint KL over the tables

@@ -102,6 +102,8 @@ var distFields = []func(r *schemas.ResultRow) float64{
 	func(r *schemas.ResultRow) float64 { return r.TrainMS },
 	func(r *schemas.ResultRow) float64 { return r.KLJointAveraged },
 	func(r *schemas.ResultRow) float64 { return r.RefGap },
+	func(r *schemas.ResultRow) float64 { return r.BestTemperature },
+	func(r *schemas.ResultRow) float64 { return r.KLJointBestTemperature },
 }
 
 // distsOf are a method summary's distributions, in the order of distFields.
@@ -111,7 +113,8 @@ func distsOf(ms *schemas.MethodSummary) []*schemas.Dist {
 		&ms.AUROCPx, &ms.AUROCPy, &ms.AUROCTruePx, &ms.CalibrationErrorTrue,
 		&ms.BufferInBox, &ms.BufferTVTruth, &ms.BufferTVModel,
 		&ms.AUROCPxGrad, &ms.ECE, &ms.AccClean, &ms.AccAttacked, &ms.AccPurified, &ms.AccBayesPurified,
-		&ms.SamplesTVNoise, &ms.SamplesTVBuffer, &ms.TrainMS, &ms.KLJointAveraged, &ms.RefGap}
+		&ms.SamplesTVNoise, &ms.SamplesTVBuffer, &ms.TrainMS, &ms.KLJointAveraged, &ms.RefGap,
+		&ms.BestTemperature, &ms.KLJointBestTemperature}
 }
 
 // checkMoments are the verdict's ratios of one converged run, in the order of

@@ -81,6 +81,8 @@ type EDOptions struct {
 	W float32 // stabiliser
 }
 
+var nan = math.NaN()
+
 // DefaultED is Energy Discrepancy's defaults.
 func DefaultED() EDOptions { return EDOptions{M: 4, T: 1, W: 1} }
 

@@ -174,6 +174,9 @@ type Result2D struct {
 	StepSize  float64
 	Accept    float64
 	Resamples int
+	// CPUSeconds is the run's own CPU time (its thread's, where the OS tells: Linux;
+	// NaN elsewhere), observation callbacks included.
+	CPUSeconds float64
 }
 
 // layers2D returns the (in, out) shapes of the MLP 2-hidden…-K.
@@ -330,6 +333,8 @@ func Train2D(ctx context.Context, spec Spec2D, runs []Run2D) ([]Result2D, error)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			runtime.LockOSThread() // the thread's CPU clock measures the runs this goroutine trains
+			defer runtime.UnlockOSThread()
 			tr := newTrainer2D(spec)
 			for {
 				mu.Lock()
@@ -343,7 +348,9 @@ func Train2D(ctx context.Context, spec Spec2D, runs []Run2D) ([]Result2D, error)
 				if stop || i >= len(runs) {
 					return
 				}
+				c0 := threadCPU()
 				out[i] = tr.train(&runs[i])
+				out[i].CPUSeconds = threadCPU() - c0
 			}
 		}()
 	}
