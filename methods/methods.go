@@ -83,13 +83,13 @@ var Table = []Method{
 		Options: []string{"step_size", "sgld_steps", "buffer_size", "reinit_freq"}},
 	{Name: Jarzynski, Doc: "JEM with persistent walkers whose Jarzynski importance weights correct the log Z gradient's non-equilibrium bias, resampled at ESS < ½ (Carbone et al., NeurIPS 2023)",
 		Kinds: []string{KindPlane}, Sampler: true, KernelOnly: true,
-		Options: []string{"step_size", "sgld_steps"}},
+		Options: []string{"step_size", "sgld_steps", "ess_resample"}},
 	{Name: ED, Doc: "Energy Discrepancy: sampler-free, compares the energy at a draw with M Gaussian-perturbed negatives (Schröder et al., NeurIPS 2023)",
 		Kinds: []string{KindPlane}, Sampler: true, KernelOnly: true,
 		Options: []string{"ed_m", "ed_t", "ed_w"}},
 	{Name: ShortRun, Doc: "JEM with short-run Langevin chains from uniform noise each step and an L2 penalty on energies (Nijkamp et al. 2019; Du & Mordatch 2019; JEM++)",
 		Kinds: []string{KindPlane}, Sampler: true, KernelOnly: true,
-		Options: []string{"step_size", "sgld_steps", "shortrun_noise", "energy_l2"}},
+		Options: []string{"shortrun_step", "sgld_steps", "shortrun_noise", "energy_l2"}},
 }
 
 // Lookup returns the entry of the named method.

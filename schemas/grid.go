@@ -51,7 +51,9 @@ type Grid struct {
 // Recipe are the options of the training recipes beside sgld and pcd (mala,
 // jarzynski, shortrun, ed): Grid's axes and, embedded in ResultRow, its columns.
 type Recipe struct {
-	StepSize      float64 `json:"step_size" parquet:"step_size"`           // mala, jarzynski (initial, adapted), shortrun: Langevin step η
+	StepSize      float64 `json:"step_size" parquet:"step_size"`           // mala, jarzynski: the initial Langevin step η (adapted)
+	ESSResample   float64 `json:"ess_resample" parquet:"ess_resample"`     // jarzynski: resample when the ESS falls under this share of the walkers
+	ShortRunStep  float64 `json:"shortrun_step" parquet:"shortrun_step"`   // shortrun: Langevin step η
 	ShortRunNoise bool    `json:"shortrun_noise" parquet:"shortrun_noise"` // shortrun: Langevin noise √(2η)ξ (false: noise-free)
 	EnergyL2      float64 `json:"energy_l2" parquet:"energy_l2"`           // shortrun: weight of the energies' L2 penalty
 	EDNegatives   int     `json:"ed_m" parquet:"ed_m"`                     // ed: negatives per data point M

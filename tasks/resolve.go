@@ -58,9 +58,15 @@ func (p Point) validateRecipe() error {
 	for _, m := range p.Methods {
 		switch m {
 		case methods.MALA, methods.Jarzynski, methods.ShortRun:
+			step, name := r.StepSize, "step_size"
+			if m == methods.ShortRun {
+				step, name = r.ShortRunStep, "shortrun_step"
+			}
 			switch {
-			case !(r.StepSize > 0) || !finite(r.StepSize):
-				return fmt.Errorf("step_size must be a finite number > 0, got %v", r.StepSize)
+			case !(step > 0) || !finite(step):
+				return fmt.Errorf("%s must be a finite number > 0, got %v", name, step)
+			case m == methods.Jarzynski && !(r.ESSResample >= 0 && r.ESSResample <= 1):
+				return fmt.Errorf("ess_resample must be in [0, 1], got %v", r.ESSResample)
 			case p.SGLDSteps < 0 || p.SGLDSteps > 10_000:
 				return fmt.Errorf("sgld_steps must be in [0, 10000], got %d", p.SGLDSteps)
 			case !(r.EnergyL2 >= 0) || !finite(r.EnergyL2):

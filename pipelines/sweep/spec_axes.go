@@ -29,6 +29,8 @@ type Defaults struct {
 	ChainSteps    *Int     `yaml:"chain_steps" json:"chain_steps,omitempty"`
 	Proposal      *Str     `yaml:"proposal" json:"proposal,omitempty"`
 	StepSize      *float64 `yaml:"step_size" json:"step_size,omitempty"`
+	ESSResample   *float64 `yaml:"ess_resample" json:"ess_resample,omitempty"`
+	ShortRunStep  *float64 `yaml:"shortrun_step" json:"shortrun_step,omitempty"`
 	ShortRunNoise *bool    `yaml:"shortrun_noise" json:"shortrun_noise,omitempty"`
 	EnergyL2      *float64 `yaml:"energy_l2" json:"energy_l2,omitempty"`
 	EDNegatives   *Int     `yaml:"ed_m" json:"ed_m,omitempty"`
@@ -64,6 +66,8 @@ type Grid struct {
 	ChainSteps    List[Int]     `yaml:"chain_steps" json:"chain_steps,omitempty"`
 	Proposal      List[Str]     `yaml:"proposal" json:"proposal,omitempty"`
 	StepSize      List[float64] `yaml:"step_size" json:"step_size,omitempty"`
+	ESSResample   List[float64] `yaml:"ess_resample" json:"ess_resample,omitempty"`
+	ShortRunStep  List[float64] `yaml:"shortrun_step" json:"shortrun_step,omitempty"`
 	ShortRunNoise List[bool]    `yaml:"shortrun_noise" json:"shortrun_noise,omitempty"`
 	EnergyL2      List[float64] `yaml:"energy_l2" json:"energy_l2,omitempty"`
 	EDNegatives   List[Int]     `yaml:"ed_m" json:"ed_m,omitempty"`

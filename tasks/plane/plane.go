@@ -123,7 +123,10 @@ func spec2D(p tasks.Point, m string, observe int) kernel.Spec2D {
 		s.Method = recipes2D[m]
 		s.KeepBuffer = m == methods.MALA
 		s.Langevin = kernel.LangevinOptions{Steps: p.SGLDSteps, Step: float32(p.StepSize), Adapt: m != methods.ShortRun,
-			Buffer: p.BufferSize, Reinit: float32(p.ReinitFreq), Noise: p.ShortRunNoise, L2: float32(p.EnergyL2), ESS: JarzynskiESS}
+			Buffer: p.BufferSize, Reinit: float32(p.ReinitFreq), Noise: p.ShortRunNoise, L2: float32(p.EnergyL2), ESS: float32(p.ESSResample)}
+		if m == methods.ShortRun {
+			s.Langevin.Step = float32(p.ShortRunStep)
+		}
 	case methods.ED:
 		s.Method = kernel.ED2D
 		s.ED = kernel.EDOptions{M: p.EDNegatives, T: float32(p.EDT), W: float32(p.EDW)}
@@ -133,10 +136,6 @@ func spec2D(p tasks.Point, m string, observe int) kernel.Spec2D {
 
 // recipes2D are the kernel's methods of the Langevin recipes.
 var recipes2D = map[string]kernel.Method2D{methods.MALA: kernel.MALA2D, methods.Jarzynski: kernel.Jarzynski2D, methods.ShortRun: kernel.ShortRun2D}
-
-// JarzynskiESS is the share of the walkers under which jarzynski's effective sample
-// size triggers a resampling.
-const JarzynskiESS = 0.5
 
 // Seed tags of the 2-D tasks.
 var (
