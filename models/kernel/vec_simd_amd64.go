@@ -432,7 +432,24 @@ func vGemmGradW(dW, h, d []float32, in, out, P int) {
 	var buf [VW * 256]float32
 	for i := range in {
 		hi := h[i*P : (i+1)*P]
-		for o := range out {
+		o := 0
+		for ; o+4 <= out; o += 4 { // four outputs share each load of h (the same sums, lane by lane)
+			d0, d1, d2, d3 := d[o*P:(o+1)*P], d[(o+1)*P:(o+2)*P], d[(o+2)*P:(o+3)*P], d[(o+3)*P:(o+4)*P]
+			hv := ld(hi)
+			a0, a1, a2, a3 := hv.Mul(ld(d0)), hv.Mul(ld(d1)), hv.Mul(ld(d2)), hv.Mul(ld(d3))
+			for c := VW; c < P; c += VW {
+				hv = ld(hi[c:])
+				a0 = hv.Mul(ld(d0[c:])).Add(a0)
+				a1 = hv.Mul(ld(d1[c:])).Add(a1)
+				a2 = hv.Mul(ld(d2[c:])).Add(a2)
+				a3 = hv.Mul(ld(d3[c:])).Add(a3)
+			}
+			st(a0, buf[o*VW:])
+			st(a1, buf[(o+1)*VW:])
+			st(a2, buf[(o+2)*VW:])
+			st(a3, buf[(o+3)*VW:])
+		}
+		for ; o < out; o++ {
 			do := d[o*P : (o+1)*P]
 			acc := ld(hi).Mul(ld(do))
 			for c := VW; c < P; c += VW {
