@@ -33,13 +33,13 @@ def main():
     print("---spec---")
     print("""# The leaderboard of JEM recipes on known truth (issue 21): every 2-D recipe with its option
 # picked on the tuning sweeps (sweeps/leaderboard/tune-*.yaml, run seed 1) by
-# scripts/leaderboard-pick.py, reported here on other tasks (run seed 2): 20 tasks of each
+# scripts/leaderboard-pick.py, reported here on other tasks (run seed 2): 10 tasks of each
 # family, N = 2000 draws, MLP 2-32-32-K (tanh), Adam lr 0.003, 1500 steps, batch 64.
 #
 #   scripts/leaderboard.sh      (tunes, writes this spec to out/leaderboard/leaderboard.yaml, runs it)
 name: leaderboard
-description: JEM recipes against exact JEM on gmm, moons and circles (20 tasks each, tuned on other tasks)
-tables: 20
+description: JEM recipes against exact JEM on gmm, moons and circles (10 tasks each, tuned on other tasks)
+tables: 10
 methods: [baseline, jem, sgld, mala, jarzynski, ed, shortrun]
 defaults:""")
     for m, k, v, e in picks:

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The leaderboard of JEM recipes (issue 21): tune every 2-D recipe on the same budget
-# (sweeps/leaderboard/tune-*.yaml: three values of its own key option, 5 tasks per family,
+# (sweeps/leaderboard/tune-*.yaml: three values of its own key option, 4 tasks per family,
 # run seed 1), pick each one's best value (scripts/leaderboard-pick.py), then run the
-# leaderboard spec with the picks on other tasks (run seed 2, 20 tasks per family):
+# leaderboard spec with the picks on other tasks (run seed 2, 10 tasks per family):
 #
 #   scripts/leaderboard.sh [OUT]          (default out/leaderboard; ~20 minutes on 2 cores)
 #

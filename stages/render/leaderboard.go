@@ -105,7 +105,7 @@ func leaderRows(ps schemas.PointSummary) []leaderRow {
 
 // frontierSVG is the leaderboard's figure: each approximate method's excess joint KL
 // over exact jem (95% CI) against its CPU seconds per run, one panel per point.
-func frontierSVG(rows []leaderRow, ms []string) (template.HTML, error) {
+func frontierSVG(rows []leaderRow, ms []string) (out template.HTML, err error) {
 	type panel struct {
 		id   int64
 		task string
@@ -113,7 +113,7 @@ func frontierSVG(rows []leaderRow, ms []string) (template.HTML, error) {
 	}
 	var panels []panel
 	for _, r := range rows {
-		if math.IsNaN(r.excess) || math.IsNaN(r.cpu) || r.Method == methods.JEM {
+		if math.IsNaN(r.excess) || !(r.cpu > 0) || r.Method == methods.JEM {
 			continue
 		}
 		if len(panels) == 0 || panels[len(panels)-1].id != r.PointID {
@@ -125,11 +125,21 @@ func frontierSVG(rows []leaderRow, ms []string) (template.HTML, error) {
 		return "", nil
 	}
 	const pw, ph = 300, 260
+	defer func() { // a figure that cannot be drawn leaves the report without it, never fails the run
+		if r := recover(); r != nil {
+			out, err = "", fmt.Errorf("frontier: %v", r)
+		}
+	}()
 	svg, err := toSVG(vg.Length(pw*len(panels)), ph, func(c draw.Canvas) {
 		tiles := draw.Tiles{Rows: 1, Cols: len(panels), PadX: 6}
 		for i, pn := range panels {
 			p := newPlot(fmt.Sprintf("point %d: %s", pn.id, pn.task), "CPU seconds per run", "excess joint KL over exact JEM (nats)")
 			logAxis(&p.X)
+			lo, hi := math.Inf(1), 0.0
+			for _, r := range pn.rows {
+				lo, hi = min(lo, r.cpu), max(hi, r.cpu)
+			}
+			p.X.Min, p.X.Max = lo/2, hi*2 // a log axis needs a positive range, one point or many
 			for _, r := range pn.rows {
 				col := methodColor(ms, r.Method)
 				s, err := plotter.NewScatter(xys([]float64{r.cpu}, []float64{r.excess}))
