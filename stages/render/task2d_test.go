@@ -221,7 +221,7 @@ func TestTask2D(t *testing.T) {
 	}
 	samplers, _, _ = strings.Cut(samplers, "<h2>")
 	row := `<td class="l key" rowspan="1">7</td><td class="l" rowspan="1">gmm:2,2</td><td class="l"><span class="method-sgld">sgld</span></td>` +
-		`<td class="params">preset=official, sgld_lr=1, noise std=0.01, sgld_steps=20, buffer=3000, reinit=0.05</td>` +
+		`<td class="params">sgld_preset=official, sgld_lr=1, sgld_std=0.01, sgld_steps=20, sgld_clamp=false, buffer_size=3000, reinit_freq=0.05</td>` +
 		`<td>2 (1)</td><td>0.0123</td><td>0.0456</td><td>0.0333</td><td>[0.0211, 0.0455]</td><td>271%</td><td>0.0222</td><td>[0.0101, 0.0343]</td><td>100.0%</td><td>0.5</td>`
 	if !strings.Contains(samplers, row) {
 		t.Errorf("sampler table lacks\n%s\nin\n%s", row, samplers)
