@@ -524,4 +524,3 @@ func vAdamFlat(theta, m, v, g []float32, lrT, epsT float32) {
 	}
 	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
-
