@@ -88,8 +88,12 @@ const (
 	MaxTaskComponents = 64
 )
 
+// TaskKinds2D are the names of the generated 2-D task families (ParseTaskSpec).
+var TaskKinds2D = []string{"gmm", "moons", "circles"}
+
 // ParseTaskSpec parses "gmm:K,C" (2 ≤ K ≤ 64, 1 ≤ C ≤ 64), "moons:σ" or "circles:σ"
 // (σ finite and > 0).
+
 func ParseTaskSpec(s string) (TaskSpec, error) {
 	kind, arg, ok := strings.Cut(strings.ReplaceAll(s, " ", ""), ":") // "gmm: 3, 2" reads as gmm:3,2
 	switch kind {

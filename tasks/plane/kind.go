@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"gocloud.dev/blob"
 
@@ -22,9 +23,12 @@ type Kind struct{}
 // Name is methods.KindPlane.
 func (Kind) Name() string { return methods.KindPlane }
 
-// Owns every task but "table": "gmm:K,C", "moons:SIGMA", "circles:SIGMA" and "file";
-// Validate reports an unknown one.
-func (Kind) Owns(task string) bool { return task != tasks.TaskTable }
+// Owns the 2-D tasks: "gmm:K,C", "moons:SIGMA", "circles:SIGMA" (any arguments:
+// Validate reports bad ones) and "file".
+func (Kind) Owns(task string) bool {
+	name, _, _ := strings.Cut(strings.TrimSpace(task), ":")
+	return task == tasks.TaskFile || slices.Contains(prob.TaskKinds2D, name)
+}
 
 // Noun names tasks.
 func (Kind) Noun() string { return "tasks" }
