@@ -33,8 +33,10 @@ const (
 
 // The task kinds' names (package tasks registers one kind per name).
 const (
-	KindTable = "table"
-	KindPlane = "plane"
+	KindTable  = "table"
+	KindPlane  = "plane"
+	KindBits   = "bits"   // binary tables x ∈ {0,1}^D, exact by enumeration (tasks/bits)
+	KindBlocks = "blocks" // continuous block tasks in D = 2B dimensions (tasks/blocks)
 )
 
 // Method is one entry of the table.
@@ -65,16 +67,16 @@ type Method struct {
 // Table is the method table, in the order the report lists methods.
 var Table = []Method{
 	{Name: Baseline, Doc: "cross-entropy only: fits q(y|x) and leaves q(x) to chance",
-		Kinds: []string{KindTable, KindPlane}, NoPx: true},
+		Kinds: []string{KindTable, KindPlane, KindBits, KindBlocks}, NoPx: true},
 	{Name: JEM, Doc: "exact JEM: cross-entropy plus the exact log q(x), Z by enumeration (tables) or on a shifted training grid (2-D)",
-		Kinds: []string{KindTable, KindPlane}, Reference: true, Options: []string{"train_grid"}},
+		Kinds: []string{KindTable, KindPlane, KindBits, KindBlocks}, Reference: true, Options: []string{"train_grid"}},
 	{Name: Oracle, Doc: "exact JEM trained on the true table (tables) or fresh draws from the truth every step (2-D): the family's best",
 		Kinds: []string{KindTable, KindPlane}, Reference: true, Options: []string{"train_grid"}},
 	{Name: SGLD, Doc: "the paper's JEM: log q(x) gradient from a replay buffer refined by SGLD (Grathwohl et al. 2020, official settings)",
-		Kinds: []string{KindPlane}, Sampler: true, KernelOnly: true,
+		Kinds: []string{KindPlane, KindBlocks}, Sampler: true, KernelOnly: true,
 		Options: []string{"sgld_preset", "sgld_lr", "sgld_std", "sgld_steps", "sgld_clamp", "buffer_size", "reinit_freq"}},
 	{Name: PCD, Doc: "JEM with persistent Metropolis–Hastings chains in a replay buffer (PCD, Tieleman 2008) for the log q(x) gradient",
-		Kinds: []string{KindTable}, Sampler: true, KernelOnly: true,
+		Kinds: []string{KindTable, KindBits}, Sampler: true, KernelOnly: true,
 		Options: []string{"chain_steps", "proposal", "buffer_size", "reinit_freq"}},
 	{Name: PCDExact, Doc: "JEM with exact draws from q(x) for the log q(x) gradient: the sampler's gradient noise without its bias",
 		Kinds: []string{KindTable}, Sampler: true, KernelOnly: true},
@@ -85,7 +87,7 @@ var Table = []Method{
 		Kinds: []string{KindPlane}, Sampler: true, KernelOnly: true,
 		Options: []string{"step_size", "sgld_steps", "ess_resample"}},
 	{Name: ED, Doc: "Energy Discrepancy: sampler-free, compares the energy at a draw with M Gaussian-perturbed negatives (Schröder et al., NeurIPS 2023)",
-		Kinds: []string{KindPlane}, Sampler: true, KernelOnly: true,
+		Kinds: []string{KindPlane, KindBits}, Sampler: true, KernelOnly: true,
 		Options: []string{"ed_m", "ed_t", "ed_w"}},
 	{Name: ShortRun, Doc: "JEM with short-run Langevin chains from uniform noise each step and an L2 penalty on energies (Nijkamp et al. 2019; Du & Mordatch 2019; JEM++)",
 		Kinds: []string{KindPlane}, Sampler: true, KernelOnly: true,
@@ -215,8 +217,9 @@ func Using(axis string) []string {
 
 // kindNoun and kindHint name each kind's tasks in messages and say how to choose them.
 var (
-	kindNoun = map[string]string{KindTable: "tables", KindPlane: "2-D tasks"}
-	kindHint = map[string]string{KindPlane: " (--task=gmm:K,C, moons:SIGMA or circles:SIGMA, or --tasks_from)"}
+	kindNoun = map[string]string{KindTable: "tables", KindPlane: "2-D tasks", KindBits: "binary tables", KindBlocks: "block tasks"}
+	kindHint = map[string]string{KindPlane: " (--task=gmm:K,C, moons:SIGMA or circles:SIGMA, or --tasks_from)",
+		KindBits: " (--task=bits:D,K)", KindBlocks: " (--task=blocks:B,<2-D task>)"}
 )
 
 // Quote quotes a user's value for a message, cut to 80 characters.
