@@ -374,8 +374,12 @@ type mlp2d struct {
 	xin  []float32
 }
 
-func newMLP2D(hidden []int, k, pmax int) *mlp2d {
-	ls := layers2D(hidden, k)
+func newMLP2D(hidden []int, k, pmax int) *mlp2d { return newMLP(layers2D(hidden, k), pmax) }
+
+// newMLP is the MLP of dense layers ls (tanh between them) on up to pmax lanes; its
+// input is ls[0].in features [in][P].
+func newMLP(ls []dims, pmax int) *mlp2d {
+	k := ls[len(ls)-1].out
 	n := &mlp2d{ls: ls}
 	o, wmax := 0, k
 	for _, l := range ls {
@@ -446,7 +450,7 @@ func (n *mlp2d) backward(theta, delta []float32, P int, param bool, dx []float32
 			vMulOneMinusSq(next, next, n.acts[l])
 			delta, nb = next, 1-nb
 		} else if dx != nil {
-			vGemmBackIn(dx[:2*P], W, delta, 2, d.out, P)
+			vGemmBackIn(dx[:d.in*P], W, delta, d.in, d.out, P)
 		}
 	}
 }

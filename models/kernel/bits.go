@@ -1,0 +1,720 @@
+package kernel
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+
+	"github.com/jemcheck/jemcheck/models/prob"
+)
+
+// # Binary tables in D dimensions
+//
+// A binary task's x is a state of {0,1}^D, numbered 0..2^D−1 (bit d of the number is
+// coordinate d), its model a tanh MLP D-H…-K on the bits. TrainBits trains runs of one
+// SpecBits with the float32 Adam of the 2-D kernels; its methods:
+//
+//   - BaselineBits: cross-entropy on minibatches of the draws.
+//   - JEMBits: exact JEM, the cross-entropy plus PxWeight·(−log q(x)), whose log Z is
+//     enumerated over all 2^D·K cells every step (in chunks of bitsChunk states, so the
+//     memory does not grow with D) and its gradient E_q[∇f] exact.
+//   - PCDBits: JEM whose log Z gradient uses persistent Metropolis–Hastings chains on
+//     q(x) ∝ Σ_y exp f(x)[y] in a replay buffer (Tieleman 2008): per step Batch chains
+//     drawn from the buffer (each restarted at a uniform state with probability Reinit)
+//     take ChainSteps single-bit-flip steps, the flipped bit chosen uniformly or, with
+//     GWG, by the gradient of log q(x) (Gibbs-with-Gradients, Grathwohl et al. 2021).
+//   - EDBits: the cross-entropy plus PxWeight·Energy Discrepancy with the Bernoulli
+//     perturbation of Schröder et al. (2023): y = x ⊕ ξ, x'_j = y ⊕ ξ'_j, each bit of ξ
+//     flipped with probability ED.T; the perturbation is symmetric, so the loss is the
+//     2-D kernels' edLoss.
+
+// MethodBits is a binary-table training method.
+type MethodBits int
+
+// The binary-table methods.
+const (
+	BaselineBits MethodBits = iota
+	JEMBits
+	PCDBits
+	EDBits
+)
+
+// MaxBitsD is the largest dimension of a binary table: 2^20 states.
+const MaxBitsD = 20
+
+// bitsChunk is the number of states enumerated at a time.
+const bitsChunk = 1024
+
+// SpecBits is the model and schedule shared by the runs of one TrainBits call.
+type SpecBits struct {
+	D, K     int
+	Hidden   []int
+	Method   MethodBits
+	Steps    int
+	Batch    int     // draws per step (a positive multiple of 16), and chains per step for pcd
+	PxWeight float32 // weight of −log q(x) (jem, pcd) or of the ED term (ed)
+
+	// pcd
+	Buffer     int     // persistent chains (≥ Batch)
+	Reinit     float32 // per-chain restart probability each step
+	ChainSteps int     // Metropolis–Hastings steps per training step
+	GWG        bool    // Gibbs-with-Gradients proposal (else a uniform bit)
+
+	ED EDOptions // ed: M negatives per draw, T the flip probability in (0, ½], W
+}
+
+// RunBits is one run of a TrainBits call.
+type RunBits struct {
+	Seed  uint64
+	Theta []float32 // initial parameters (InitMLPBits)
+	LR    float32
+	X     []uint32 // the draws' states
+	Y     []int32  // their classes
+}
+
+// ResultBits is a trained run.
+type ResultBits struct {
+	Theta        []float32
+	Loss         float32
+	Diverged     bool
+	DivergedStep int
+	Buffer       []uint32 // pcd: the final chains
+	Accept       float64  // pcd: the mean Metropolis–Hastings acceptance
+	CPUSeconds   float64  // the run's own thread CPU time (NaN where unknown)
+}
+
+func layersBits(d int, hidden []int, k int) []dims {
+	in := d
+	var ls []dims
+	for _, h := range hidden {
+		ls = append(ls, dims{in, h})
+		in = h
+	}
+	return append(ls, dims{in, k})
+}
+
+// NumParamsBits is the number of parameters of the MLP D-hidden…-K.
+func NumParamsBits(d int, hidden []int, k int) int {
+	n := 0
+	for _, l := range layersBits(d, hidden, k) {
+		n += l.in*l.out + l.out
+	}
+	return n
+}
+
+// InitMLPBits draws a run's initial parameters for the MLP D-hidden…-K (InitTheta).
+func InitMLPBits(seed uint64, d int, hidden []int, k int) []float32 {
+	ls := layersBits(d, hidden, k)
+	layers := make([][2]int, len(ls))
+	for i, l := range ls {
+		layers[i] = [2]int{l.in, l.out}
+	}
+	return InitTheta(seed, layers)
+}
+
+// Validate checks a spec.
+func (s SpecBits) Validate() error {
+	switch {
+	case s.D < 1 || s.D > MaxBitsD:
+		return fmt.Errorf("kernel: D must be in [1, %d], got %d", MaxBitsD, s.D)
+	case s.K < 2:
+		return fmt.Errorf("kernel: K must be >= 2, got %d", s.K)
+	case s.Steps < 0 || s.Batch < VW || s.Batch%VW != 0 || s.Batch > 4096:
+		return fmt.Errorf("kernel: binary spec needs Steps >= 0 and Batch a multiple of 16 in [16, 4096], got %d, %d", s.Steps, s.Batch)
+	case !(s.PxWeight >= 0) || math.IsInf(float64(s.PxWeight), 0):
+		return fmt.Errorf("kernel: PxWeight must be finite and >= 0, got %v", s.PxWeight)
+	}
+	for _, h := range s.Hidden {
+		if h < 1 || h > 256 {
+			return fmt.Errorf("kernel: hidden widths must be in [1, 256], got %v", s.Hidden)
+		}
+	}
+	switch s.Method {
+	case BaselineBits, JEMBits:
+	case PCDBits:
+		if s.Buffer < s.Batch || !(s.Reinit >= 0 && s.Reinit <= 1) || s.ChainSteps < 1 {
+			return fmt.Errorf("kernel: pcd needs Buffer >= Batch (%d), Reinit in [0, 1] and ChainSteps >= 1, got %d, %v, %d", s.Batch, s.Buffer, s.Reinit, s.ChainSteps)
+		}
+	case EDBits:
+		if s.ED.M < 1 || s.ED.M*s.Batch > 1<<16 || !(s.ED.T > 0 && s.ED.T <= 0.5) || !(s.ED.W >= 0) {
+			return fmt.Errorf("kernel: ed on bits needs M >= 1 (M·Batch ≤ 65536), a flip probability t in (0, 0.5] and w >= 0, got M=%d t=%v w=%v", s.ED.M, s.ED.T, s.ED.W)
+		}
+	default:
+		return fmt.Errorf("kernel: unknown binary method %d", s.Method)
+	}
+	return nil
+}
+
+// TrainBits trains every run for spec.Steps steps, spread over GOMAXPROCS goroutines;
+// a run's result depends only on its own RunBits and the spec.
+func TrainBits(ctx context.Context, spec SpecBits, runs []RunBits) ([]ResultBits, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	np := NumParamsBits(spec.D, spec.Hidden, spec.K)
+	for i, r := range runs {
+		if len(r.Theta) != np {
+			return nil, fmt.Errorf("kernel: run %d: len(Theta)=%d, want %d", i, len(r.Theta), np)
+		}
+		if len(r.Y) == 0 || len(r.X) != len(r.Y) {
+			return nil, fmt.Errorf("kernel: run %d: needs draws (len X, Y = %d, %d)", i, len(r.X), len(r.Y))
+		}
+		for j := range r.Y {
+			if r.Y[j] < 0 || int(r.Y[j]) >= spec.K || r.X[j] >= 1<<spec.D {
+				return nil, fmt.Errorf("kernel: run %d: draw %d (x %d, y %d) is outside 2^%d states and %d classes", i, j, r.X[j], r.Y[j], spec.D, spec.K)
+			}
+		}
+	}
+	out := make([]ResultBits, len(runs))
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(runs)))
+	var next int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var ctxErr error
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			tr := newTrainerBits(spec)
+			for {
+				mu.Lock()
+				if ctxErr == nil {
+					ctxErr = ctx.Err()
+				}
+				i := next
+				next++
+				stop := ctxErr != nil
+				mu.Unlock()
+				if stop || i >= len(runs) {
+					return
+				}
+				c0 := threadCPU()
+				out[i] = tr.train(&runs[i])
+				out[i].CPUSeconds = threadCPU() - c0
+			}
+		}()
+	}
+	wg.Wait()
+	if ctxErr != nil {
+		return nil, ctxErr
+	}
+	return out, nil
+}
+
+// BitsLogits are the logits f(x)[y] of every state, row-major [2^D][K] (the states
+// enumerated in chunks).
+func BitsLogits(d int, hidden []int, k int, theta []float32) ([]float64, error) {
+	if d < 1 || d > MaxBitsD {
+		return nil, fmt.Errorf("kernel: D must be in [1, %d], got %d", MaxBitsD, d)
+	}
+	if np := NumParamsBits(d, hidden, k); len(theta) != np {
+		return nil, fmt.Errorf("kernel: len(theta)=%d, want %d", len(theta), np)
+	}
+	n := 1 << d
+	P := min(bitsChunk, roundVW(n))
+	net := newMLP(layersBits(d, hidden, k), P)
+	x := make([]float32, d*P)
+	out := make([]float64, n*k)
+	for lo := 0; lo < n; lo += P {
+		hi := min(n, lo+P)
+		statesLanes(x, d, P, lo, hi)
+		net.forward(theta, x, P)
+		for p := range hi - lo {
+			for y := range k {
+				out[(lo+p)*k+y] = float64(net.f[y*P+p])
+			}
+		}
+	}
+	return out, nil
+}
+
+func roundVW(n int) int { return (n + VW - 1) / VW * VW }
+
+// statesLanes writes states lo..hi−1 as bits into the lanes of x [D][P] (the lanes
+// after hi−lo repeat state lo: their weight is zero wherever they are used).
+func statesLanes(x []float32, d, P, lo, hi int) {
+	for p := range P {
+		s := lo + p
+		if s >= hi {
+			s = lo
+		}
+		for j := range d {
+			x[j*P+p] = float32((s >> j) & 1)
+		}
+	}
+}
+
+// setLane writes state s into lane p of x [D][P].
+func setLane(x []float32, d, P, p int, s uint32) {
+	for j := range d {
+		x[j*P+p] = float32((s >> j) & 1)
+	}
+}
+
+type trainerBits struct {
+	spec       SpecBits
+	net        *mlp2d
+	B, P, K, D int
+	x          []float32 // [D][P]: data lanes 0..B, then negatives
+	yd         []int32
+	delta      []float32 // [K][P]
+	coef       []float32 // ed
+	e          []float32 // per-lane LSE
+	grad       []float32 // accumulated parameter gradient (jem)
+	theta      []float32
+	m, v, snap []float32
+	order      []int32
+	pos        int
+	dataRng    *rand.Rand
+	bufRng     *rand.Rand
+
+	// jem enumeration (enet: C lanes), pcd chains (enet: B lanes)
+	ex     []float32 // [D][C] states
+	edelta []float32 // [K][C]
+	enet   *mlp2d
+	// pcd
+	buf      []uint32
+	perm     []int32
+	chains   []uint32 // [B] current states
+	prop     []uint32
+	xc       []float32 // [D][B] chain lanes
+	lseC     []float32
+	gradC    []float32 // [D][B] ∇x LSE at the chains
+	gradP    []float32
+	acc      float64
+	accSteps int
+}
+
+func newTrainerBits(spec SpecBits) *trainerBits {
+	B, K, D := spec.Batch, spec.K, spec.D
+	t := &trainerBits{spec: spec, B: B, K: K, D: D}
+	switch spec.Method {
+	case BaselineBits, JEMBits:
+		t.P = B
+	case PCDBits:
+		t.P = 2 * B
+	case EDBits:
+		t.P = B * (1 + spec.ED.M)
+	}
+	ls := layersBits(D, spec.Hidden, K)
+	t.net = newMLP(ls, t.P)
+	np := t.net.np
+	t.x = make([]float32, D*t.P)
+	t.yd = make([]int32, B)
+	t.delta = make([]float32, K*t.P)
+	t.coef = make([]float32, t.P)
+	t.e = make([]float32, t.P)
+	t.theta, t.m, t.v = make([]float32, np), make([]float32, np), make([]float32, np)
+	t.snap = make([]float32, 3*np)
+	switch spec.Method {
+	case JEMBits:
+		c := min(bitsChunk, roundVW(1<<D))
+		t.ex = make([]float32, D*c)
+		t.enet = newMLP(ls, c)
+		t.edelta = make([]float32, K*c)
+		t.grad = make([]float32, np)
+	case PCDBits:
+		t.enet = newMLP(ls, B)
+		t.buf = make([]uint32, spec.Buffer)
+		t.perm = make([]int32, spec.Buffer)
+		t.chains, t.prop = make([]uint32, B), make([]uint32, B)
+		t.xc = make([]float32, D*B)
+		t.lseC = make([]float32, B)
+		t.gradC, t.gradP = make([]float32, D*B), make([]float32, D*B)
+	}
+	return t
+}
+
+func (t *trainerBits) batch(r *RunBits) {
+	B, P := t.B, t.P
+	n := len(r.Y)
+	for p := range B {
+		if t.pos == n {
+			t.pos = 0
+			t.dataRng.Shuffle(n, func(i, j int) { t.order[i], t.order[j] = t.order[j], t.order[i] })
+		}
+		j := t.order[t.pos]
+		t.pos++
+		setLane(t.x, t.D, P, p, r.X[j])
+		t.yd[p] = r.Y[j]
+	}
+}
+
+// lseLanes writes LSE_y f into t.e for the lanes of the last forward of net.
+func lseLanes(net *mlp2d, e []float32, K, P int) {
+	for p := range P {
+		e[p] = lse32(net.f, p, K, P)
+	}
+}
+
+// lossGrad computes the loss (of the data and, for pcd and ed, the negatives) and
+// t.delta after the forward pass on t.x.
+func (t *trainerBits) lossGrad() float32 {
+	B, P, K := t.B, t.P, t.K
+	w := t.spec.PxWeight
+	f, s := t.net.f[:K*P], t.net.s[:K*P]
+	invB := 1 / float32(B)
+	vSoftmax(s, f, K, P)
+	lseLanes(t.net, t.e, K, P)
+	var loss float32
+	switch t.spec.Method {
+	case BaselineBits:
+		w = 0
+		fallthrough
+	case JEMBits:
+		for p := range B {
+			loss += (t.e[p] - f[int(t.yd[p])*P+p] - w*t.e[p]) * invB
+			for y := range K {
+				t.delta[y*P+p] = s[y*P+p] * ((1 - w) * invB)
+			}
+			t.delta[int(t.yd[p])*P+p] -= invB
+		}
+	case PCDBits:
+		for p := range P {
+			scale := w * invB
+			if p < B {
+				scale = (1 - w) * invB
+				loss += (t.e[p] - f[int(t.yd[p])*P+p] - w*t.e[p]) * invB
+			} else {
+				loss += w * t.e[p] * invB
+			}
+			for y := range K {
+				t.delta[y*P+p] = s[y*P+p] * scale
+			}
+			if p < B {
+				t.delta[int(t.yd[p])*P+p] -= invB
+			}
+		}
+	case EDBits:
+		loss += w * edLoss(t.e, B, t.spec.ED, t.coef)
+		for p := range P {
+			scale := w * t.coef[p]
+			if p < B {
+				loss += (t.e[p] - f[int(t.yd[p])*P+p]) * invB
+				scale += invB
+			}
+			for y := range K {
+				t.delta[y*P+p] = s[y*P+p] * scale
+			}
+			if p < B {
+				t.delta[int(t.yd[p])*P+p] -= invB
+			}
+		}
+	}
+	return loss
+}
+
+// logZ enumerates every state: the exact log Z = log Σ_x Σ_y exp f(x)[y], and, when
+// grad, adds w·E_q[∇θ f] (the gradient of w·log Z) into t.grad.
+func (t *trainerBits) logZ(theta []float32, w float32, grad bool) float64 {
+	D, K := t.D, t.K
+	n := 1 << D
+	C := len(t.ex) / D
+	net, e := t.enet, t.edelta
+	// Pass 1: each chunk's maximum and sum, combined in float64.
+	mx := math.Inf(-1)
+	var z float64
+	for lo := 0; lo < n; lo += C {
+		hi := min(n, lo+C)
+		statesLanes(t.ex, D, C, lo, hi)
+		net.forward(theta, t.ex, C)
+		cm := float32(math.Inf(-1))
+		for y := range K {
+			for _, v := range net.f[y*C : y*C+hi-lo] {
+				cm = max(cm, v)
+			}
+		}
+		for i, v := range net.f[:K*C] {
+			e[i] = v - cm
+		}
+		vExp(e, e)
+		var cs float32
+		for y := range K {
+			for _, v := range e[y*C : y*C+hi-lo] {
+				cs += v
+			}
+		}
+		ClearUpper()
+		if c := float64(cm); c > mx {
+			z = z*math.Exp(mx-c) + float64(cs)
+			mx = c
+		} else {
+			z += float64(cs) * math.Exp(c-mx)
+		}
+	}
+	lz := mx + math.Log(z)
+	if !grad {
+		return lz
+	}
+	// Pass 2: back-propagate w·q(x,y) = w·exp(f − log Z), chunk by chunk.
+	l32 := float32(lz)
+	for lo := 0; lo < n; lo += C {
+		hi := min(n, lo+C)
+		statesLanes(t.ex, D, C, lo, hi)
+		net.forward(theta, t.ex, C)
+		for i, v := range net.f[:K*C] {
+			e[i] = v - l32
+		}
+		vExp(e, e)
+		for y := range K {
+			row := e[y*C : (y+1)*C]
+			for p := range row {
+				if p < hi-lo {
+					row[p] *= w
+				} else {
+					row[p] = 0
+				}
+			}
+		}
+		net.backward(theta, e, C, true, nil)
+		vAdd(t.grad, t.grad, net.g)
+	}
+	return lz
+}
+
+// chainLSE evaluates LSE_y f at the states s into e (and ∇x LSE into g when g != nil),
+// with the chains' own lanes t.xc.
+func (t *trainerBits) chainLSE(s []uint32, e, g []float32) {
+	B, D, K := t.B, t.D, t.K
+	for p, v := range s {
+		setLane(t.xc, D, B, p, v)
+	}
+	t.enet.forward(t.theta, t.xc, B)
+	lseLanes(t.enet, e, K, B)
+	if g != nil {
+		sm := t.enet.s[:K*B]
+		vSoftmax(sm, t.enet.f[:K*B], K, B)
+		t.enet.backward(t.theta, sm, B, false, g)
+	}
+}
+
+// pcdStep draws Batch chains from the buffer, runs ChainSteps Metropolis–Hastings
+// flips on q(x) and writes them back and into the negatives' lanes.
+func (t *trainerBits) pcdStep() {
+	o := t.spec
+	B, D, P := t.B, t.D, t.P
+	M := len(t.perm)
+	mask := uint32(1)<<D - 1
+	slots := make([]int32, B)
+	for p := range B {
+		q := p + t.bufRng.IntN(M-p)
+		t.perm[p], t.perm[q] = t.perm[q], t.perm[p]
+		slots[p] = t.perm[p]
+		if t.bufRng.Float32() < o.Reinit {
+			t.chains[p] = t.bufRng.Uint32() & mask
+		} else {
+			t.chains[p] = t.buf[t.perm[p]]
+		}
+	}
+	var g, gp []float32
+	if o.GWG {
+		g, gp = t.gradC, t.gradP
+	}
+	lseP := t.e[:B] // scratch for the proposals (t.e is rewritten by lossGrad)
+	for range o.ChainSteps {
+		t.chainLSE(t.chains, t.lseC, g)
+		var logFwd []float64
+		var flips []int
+		ClearUpper()
+		if o.GWG {
+			logFwd, flips = t.gwgPropose(g)
+		} else {
+			flips = make([]int, B)
+			for p := range B {
+				flips[p] = t.bufRng.IntN(D)
+			}
+		}
+		for p := range B {
+			t.prop[p] = t.chains[p] ^ (1 << flips[p])
+		}
+		t.chainLSE(t.prop, lseP, gp)
+		ClearUpper()
+		for p := range B {
+			logA := float64(lseP[p] - t.lseC[p])
+			if o.GWG {
+				logA += gwgLogProb(gp, t.prop[p], flips[p], D, B, p) - logFwd[p]
+			}
+			t.accSteps++
+			if logA >= 0 || t.bufRng.Float64() < math.Exp(logA) {
+				t.chains[p] = t.prop[p]
+				t.acc++
+			}
+		}
+	}
+	for p, slot := range slots {
+		t.buf[slot] = t.chains[p]
+		setLane(t.x, D, P, B+p, t.chains[p])
+	}
+}
+
+// gwgPropose draws each chain's flipped bit from q(i|x) ∝ exp(d_i/2), d_i = (1 − 2x_i)·
+// ∂LSE/∂x_i (the first-order change of log q(x) by the flip), and returns log q(i|x).
+func (t *trainerBits) gwgPropose(g []float32) ([]float64, []int) {
+	B, D := t.B, t.D
+	logq := make([]float64, B)
+	flips := make([]int, B)
+	for p := range B {
+		s := t.chains[p]
+		i, lq := gwgDraw(t.bufRng, g, s, D, B, p)
+		flips[p], logq[p] = i, lq
+	}
+	return logq, flips
+}
+
+// gwgScores are the proposal's log-weights d_i/2 of the chain in lane p.
+func gwgScores(g []float32, s uint32, D, B, p int, out []float64) {
+	for i := range D {
+		sign := 1.0
+		if (s>>i)&1 == 1 {
+			sign = -1
+		}
+		out[i] = sign * float64(g[i*B+p]) / 2
+	}
+}
+
+func gwgDraw(rng *rand.Rand, g []float32, s uint32, D, B, p int) (int, float64) {
+	var sc [MaxBitsD]float64
+	gwgScores(g, s, D, B, p, sc[:D])
+	m := math.Inf(-1)
+	for _, v := range sc[:D] {
+		m = max(m, v)
+	}
+	var z float64
+	for _, v := range sc[:D] {
+		z += math.Exp(v - m)
+	}
+	u := rng.Float64() * z
+	i := 0
+	for ; i < D-1; i++ {
+		u -= math.Exp(sc[i] - m)
+		if u < 0 {
+			break
+		}
+	}
+	return i, sc[i] - m - math.Log(z)
+}
+
+// gwgLogProb is log q(i|x') of the reverse flip i from the proposal x' in lane p.
+func gwgLogProb(g []float32, s uint32, i, D, B, p int) float64 {
+	var sc [MaxBitsD]float64
+	gwgScores(g, s, D, B, p, sc[:D])
+	m := math.Inf(-1)
+	for _, v := range sc[:D] {
+		m = max(m, v)
+	}
+	var z float64
+	for _, v := range sc[:D] {
+		z += math.Exp(v - m)
+	}
+	return sc[i] - m - math.Log(z)
+}
+
+// edPerturbBits writes the ED negatives of the B data lanes: y = x ⊕ ξ, then
+// x'_j = y ⊕ ξ'_j in lane B + j·B + i, every bit flipped with probability T.
+func (t *trainerBits) edPerturb() {
+	B, D, P := t.B, t.D, t.P
+	eps := float64(t.spec.ED.T)
+	for i := range B {
+		var s uint32
+		for j := range D {
+			if t.x[j*P+i] > 0.5 {
+				s |= 1 << j
+			}
+		}
+		y := s ^ flipMask(t.bufRng, D, eps)
+		for j := range t.spec.ED.M {
+			setLane(t.x, D, P, B+j*B+i, y^flipMask(t.bufRng, D, eps))
+		}
+	}
+}
+
+func flipMask(rng *rand.Rand, D int, eps float64) uint32 {
+	var m uint32
+	for j := range D {
+		if rng.Float64() < eps {
+			m |= 1 << j
+		}
+	}
+	return m
+}
+
+func (t *trainerBits) train(r *RunBits) ResultBits {
+	spec := t.spec
+	np := t.net.np
+	clear(t.theta)
+	copy(t.theta, r.Theta)
+	clear(t.m)
+	clear(t.v)
+	t.dataRng = prob.NewRand(prob.Seed(r.Seed, tagData))
+	t.bufRng = prob.NewRand(prob.Seed(r.Seed, tagBuf))
+	n := len(r.Y)
+	if cap(t.order) < n {
+		t.order = make([]int32, n)
+	}
+	t.order = t.order[:n]
+	for i := range t.order {
+		t.order[i] = int32(i)
+	}
+	t.pos = n
+	t.acc, t.accSteps = 0, 0
+	if spec.Method == PCDBits {
+		mask := uint32(1)<<t.D - 1
+		for i := range t.buf {
+			t.buf[i] = t.bufRng.Uint32() & mask
+			t.perm[i] = int32(i)
+		}
+	}
+	res := ResultBits{}
+	const maxE = 1e6
+	for step := 1; step <= spec.Steps; step++ {
+		t.batch(r)
+		switch spec.Method {
+		case PCDBits:
+			t.pcdStep()
+		case EDBits:
+			t.edPerturb()
+		}
+		t.net.forward(t.theta, t.x, t.P)
+		loss := t.lossGrad()
+		var lz float64
+		if spec.Method == JEMBits && spec.PxWeight > 0 {
+			clear(t.grad)
+			lz = t.logZ(t.theta, spec.PxWeight, true)
+			loss += spec.PxWeight * float32(lz)
+		}
+		if !finite32(loss) || abs32(loss) > maxE {
+			res.Diverged, res.DivergedStep = true, step
+			break
+		}
+		t.net.backward(t.theta, t.delta, t.P, true, nil)
+		if spec.Method == JEMBits && spec.PxWeight > 0 {
+			vAdd(t.net.g, t.net.g, t.grad)
+		}
+		copy(t.snap[:np], t.theta)
+		copy(t.snap[np:2*np], t.m)
+		copy(t.snap[2*np:], t.v)
+		lrScale, epsT := AdamScalars(step)
+		vAdamFlat(t.theta, t.m, t.v, t.net.g, r.LR*float32(lrScale), float32(epsT))
+		if !allFinite(t.theta) || !allFinite(t.m) || !allFinite(t.v) {
+			copy(t.theta, t.snap[:np])
+			copy(t.m, t.snap[np:2*np])
+			copy(t.v, t.snap[2*np:])
+			res.Diverged, res.DivergedStep = true, step
+			break
+		}
+		res.Loss = loss
+	}
+	res.Theta = append([]float32(nil), t.theta[:len(r.Theta)]...)
+	if spec.Method == PCDBits {
+		res.Buffer = append([]uint32(nil), t.buf...)
+		if t.accSteps > 0 {
+			res.Accept = t.acc / float64(t.accSteps)
+		}
+	}
+	return res
+}
