@@ -70,7 +70,8 @@ var AxisDefs = []AxisDef{
 		Label: "JEM p(x) weight", Figure: "px_weight"},
 	{Field: FieldOf(TaskTable, func(g *Grid) *string { return &g.Task }),
 		Doc: "task: table (random joint tables), or a continuous 2-D task gmm:K,C (K classes of C Gaussians), " +
-			"moons:SIGMA or circles:SIGMA; a 2-D task defaults to --model=mlp:32,32 --lr=0.003 --steps=1500 --batch_size=64 --samples=2000",
+			"moons:SIGMA or circles:SIGMA; a 2-D task defaults to --model=mlp:32,32 --lr=0.003 --steps=1500 --batch_size=64 --samples=2000; " +
+			"or a binary task bits:D,K (x in {0,1}^D, every KL exact by enumeration, D ≤ 20), or a block task blocks:B,<2-D task> (D = 2B)",
 		Label: "task"},
 	{Field: FieldOf(64, func(g *Grid) *int { return &g.GridCells }), Doc: "2-D tasks: evaluation grid cells per side",
 		Label: "evaluation grid cells per side"},
@@ -78,6 +79,8 @@ var AxisDefs = []AxisDef{
 		Doc: "2-D tasks: the box [-box, box]² of the grid, the buffer's restarts and the clamp", Label: "box half-width"},
 	{Field: FieldOf(32, func(g *Grid) *int { return &g.TrainGrid }),
 		Doc: "2-D tasks: exact jem's and oracle's training grid cells per side (a multiple of 4)", Label: "exact JEM training grid per side"},
+	{Field: FieldOf(3, func(g *Grid) *int { return &g.Components }),
+		Doc: "binary tasks (bits:D,K): product-Bernoulli components per class of the truth", Label: "components per class"},
 	{Field: FieldOf("official", func(g *Grid) *string { return &g.SGLDPreset }),
 		Doc: "sgld: official (noise std 0.01) or langevin (std √(2·sgld_lr))", Label: "SGLD preset"},
 	{Field: FieldOf(1, func(g *Grid) *float64 { return &g.SGLDLR }), Doc: "sgld: step size on ∇x logsumexp f(x)", Label: "SGLD step size"},

@@ -32,6 +32,9 @@ type Grid struct {
 	Box       float64 `json:"box"`        // 2-D: half-width of the box
 	TrainGrid int     `json:"train_grid"` // 2-D exact jem and oracle: training grid cells per side
 
+	// Binary tasks "bits:D,K": the truth's product-Bernoulli components per class.
+	Components int `json:"components"`
+
 	// The sampler methods' options (sgld on 2-D tasks, pcd on tables).
 	SGLDPreset string  `json:"sgld_preset"` // "official" (std 0.01) or "langevin" (std √(2·lr))
 	SGLDLR     float64 `json:"sgld_lr"`     // SGLD step size on ∇x LSE_y f(x)

@@ -19,6 +19,7 @@ type Defaults struct {
 	GridCells     *Int     `yaml:"grid" json:"grid,omitempty"`
 	Box           *float64 `yaml:"box" json:"box,omitempty"`
 	TrainGrid     *Int     `yaml:"train_grid" json:"train_grid,omitempty"`
+	Components    *Int     `yaml:"components" json:"components,omitempty"`
 	SGLDPreset    *Str     `yaml:"sgld_preset" json:"sgld_preset,omitempty"`
 	SGLDLR        *float64 `yaml:"sgld_lr" json:"sgld_lr,omitempty"`
 	SGLDStd       *float64 `yaml:"sgld_std" json:"sgld_std,omitempty"`
@@ -56,6 +57,7 @@ type Grid struct {
 	GridCells     List[Int]     `yaml:"grid" json:"grid,omitempty"`
 	Box           List[float64] `yaml:"box" json:"box,omitempty"`
 	TrainGrid     List[Int]     `yaml:"train_grid" json:"train_grid,omitempty"`
+	Components    List[Int]     `yaml:"components" json:"components,omitempty"`
 	SGLDPreset    List[Str]     `yaml:"sgld_preset" json:"sgld_preset,omitempty"`
 	SGLDLR        List[float64] `yaml:"sgld_lr" json:"sgld_lr,omitempty"`
 	SGLDStd       List[float64] `yaml:"sgld_std" json:"sgld_std,omitempty"`

@@ -64,7 +64,7 @@ const DefaultTasks = 100
 // Resolve sets XValues = Grid² and Classes = the task's K (for "file" the launcher
 // sets Classes from the file); no encoding or generator.
 func (Kind) Resolve(p *tasks.Point) {
-	p.Encoding, p.Generator = "", ""
+	p.Encoding, p.Generator, p.Components = "", "", 0
 	if p.Task != tasks.TaskFile {
 		if spec, err := prob.ParseTaskSpec(p.Task); err == nil {
 			p.Task, p.Classes = spec.String(), spec.K

@@ -47,7 +47,7 @@ func (Kind) Axes() []string { return []string{"x_values", "classes", "generator"
 func (Kind) Defaults(*tasks.Point, func(string) bool) {}
 
 // Resolve zeroes the 2-D fields.
-func (Kind) Resolve(p *tasks.Point) { p.GridCells, p.Box, p.TrainGrid = 0, 0, 0 }
+func (Kind) Resolve(p *tasks.Point) { p.GridCells, p.Box, p.TrainGrid, p.Components = 0, 0, 0, 0 }
 
 // Rule: exact JEM's error split decides.
 func (Kind) Rule() verdict.Rule { return verdict.Tables }
