@@ -1,0 +1,373 @@
+// Package bits is the task kind of binary tables: x ∈ {0,1}^D (a state index 0..2^D−1
+// as x, so every table reader works on them), K classes, the truth per class a mixture
+// of product-Bernoulli components drawn from the task's seed (prob.BitsTask), models
+// tanh MLPs on the D bits trained by the fused kernels (kernel.TrainBits), and every KL
+// exact by enumerating all 2^D·K cells.
+package bits
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"gocloud.dev/blob"
+
+	"github.com/jemcheck/jemcheck/methods"
+	"github.com/jemcheck/jemcheck/models"
+	"github.com/jemcheck/jemcheck/models/kernel"
+	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/tasks"
+	"github.com/jemcheck/jemcheck/verdict"
+)
+
+func init() { tasks.Register(Kind{}) }
+
+// Kind is the kind of binary tables "bits:D,K".
+type Kind struct{}
+
+// Limits of a binary point.
+const (
+	// MaxCells bounds 2^D·K: a block carries each task's joint on every cell.
+	MaxCells = 1 << 22
+	// MaxBlockCells bounds the cells of a block's tasks together.
+	MaxBlockCells = 1 << 23
+	// MaxJEMWork bounds exact jem's enumeration, 2^D·steps states back-propagated per
+	// run (2^20 states × 256 steps; about 2 CPU minutes at mlp:32).
+	MaxJEMWork = 1 << 28
+	// DefaultTasks is the number of tasks of a binary point when the user did not say.
+	DefaultTasks = 20
+)
+
+// Proposals are the pcd proposals on binary tasks.
+var Proposals = []string{"uniform", "gwg"}
+
+// Name is methods.KindBits.
+func (Kind) Name() string { return methods.KindBits }
+
+// Owns the tasks "bits:…".
+func (Kind) Owns(task string) bool { return strings.HasPrefix(strings.TrimSpace(task), "bits:") }
+
+// Noun names binary tables.
+func (Kind) Noun() string { return "binary tables" }
+
+// About is the report's sentence on the kind.
+func (Kind) About() string {
+	return "Binary tables: x ∈ {0,1}^D with K classes, the truth per class a mixture of product-Bernoulli components; models are MLPs on the D bits, and every KL is exact by enumerating all 2^D·K cells."
+}
+
+// Axes only binary tasks read.
+func (Kind) Axes() []string { return []string{"components"} }
+
+// defaults are a binary point's values of the axes the user did not set.
+var defaults = []struct {
+	Axis string
+	set  func(p *tasks.Point)
+}{
+	{"model", func(p *tasks.Point) { p.Model = "mlp:32" }},
+	{"lr", func(p *tasks.Point) { p.LR = 0.01 }},
+	{"steps", func(p *tasks.Point) { p.Steps = 800 }},
+	{"batch_size", func(p *tasks.Point) { p.BatchSize = 64 }},
+	{"samples", func(p *tasks.Point) { p.Samples = 2000 }},
+	{"buffer_size", func(p *tasks.Point) { p.BufferSize = 1000 }},
+	{"ed_t", func(p *tasks.Point) { p.EDT = 0.1 }},
+	{"ed_m", func(p *tasks.Point) { p.EDNegatives = 8 }},
+	{"tables", func(p *tasks.Point) { p.Tables = DefaultTasks }},
+	{"methods", func(p *tasks.Point) { p.Methods = []string{methods.Baseline, methods.JEM, methods.PCD} }},
+}
+
+// Defaults sets the binary defaults of the axes the user did not set.
+func (Kind) Defaults(p *tasks.Point, given func(string) bool) {
+	for _, d := range defaults {
+		if !given(d.Axis) {
+			d.set(p)
+		}
+	}
+}
+
+// Resolve sets XValues = 2^D and Classes = K from the task and zeroes the table and
+// 2-D fields.
+func (Kind) Resolve(p *tasks.Point) {
+	p.Encoding, p.Generator, p.GridCells, p.Box, p.TrainGrid = "", "", 0, 0, 0
+	if s, err := prob.ParseBitsSpec(p.Task); err == nil {
+		p.Task, p.XValues, p.Classes = s.String(), 1<<s.D, s.K
+	}
+}
+
+// Rule: the samplers are judged against exact jem.
+func (Kind) Rule() verdict.Rule { return verdict.Samplers }
+
+var (
+	tagBits = prob.SeedString("bits")
+	tagInit = prob.SeedString("init")
+)
+
+// Seed identifies a task by its spec, components, replicate and ordinal.
+func (Kind) Seed(runSeed uint64, p tasks.Point, o int64) uint64 {
+	return prob.Seed(runSeed, tagBits, prob.SeedString(p.Task), uint64(p.Components), uint64(p.Replicate), uint64(o))
+}
+
+// BlockSize: at most 16 tasks, fewer where their cells are many.
+func (Kind) BlockSize(p tasks.Point, trainBatch int) int64 {
+	cells := max(1, p.XValues*p.Classes)
+	return int64(max(1, min(16, trainBatch/max(1, len(p.Methods)), MaxBlockCells/cells)))
+}
+
+// Check: a binary task's truth needs no check beyond Validate.
+func (Kind) Check(context.Context, tasks.Options, tasks.Point) error { return nil }
+
+// Validate checks a binary point.
+func (Kind) Validate(p tasks.Point) error {
+	s, err := prob.ParseBitsSpec(p.Task)
+	if err != nil {
+		return fmt.Errorf("task: %w", err)
+	}
+	switch {
+	case p.XValues != 1<<s.D || p.Classes != s.K:
+		return fmt.Errorf("a %s point has x_values = 2^%d and classes = %d, got %d and %d", p.Task, s.D, s.K, p.XValues, p.Classes)
+	case (1<<s.D)*s.K > MaxCells:
+		return fmt.Errorf("task %s: 2^%d states × %d classes = %s cells, over the limit of %s (use fewer classes or bits)", p.Task, s.D, s.K, tasks.Count(int64(1<<s.D)*int64(s.K)), tasks.Count(MaxCells))
+	case p.Components < 1 || p.Components > prob.MaxBitsComponents:
+		return fmt.Errorf("components must be in [1, %d], got %d", prob.MaxBitsComponents, p.Components)
+	case p.Samples < 1 || p.Samples > tasks.MaxHeldSamples:
+		return fmt.Errorf("samples must be in [1, %d] (a binary task's draws are held in memory), got %d", int64(tasks.MaxHeldSamples), p.Samples)
+	case p.Steps < 1 || p.Steps > tasks.MaxSteps:
+		return fmt.Errorf("steps must be in [1, %d], got %d", tasks.MaxSteps, p.Steps)
+	case p.Tables < 1 || p.Tables > tasks.MaxTables:
+		return fmt.Errorf("tables (tasks) must be in [1, %d], got %d", tasks.MaxTables, p.Tables)
+	}
+	if _, err := models.ParseModel(p.Model); err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	if slices.Contains(p.Methods, methods.PCD) && !slices.Contains(Proposals, p.Proposal) {
+		return fmt.Errorf("proposal: pcd on binary tasks flips one bit, chosen uniformly or by gwg (Gibbs with gradients); got %q (known: %s)", p.Proposal, strings.Join(Proposals, ", "))
+	}
+	for _, m := range p.Methods {
+		if err := spec(p, m).Validate(); err != nil {
+			return fmt.Errorf("method %s: %s", m, strings.TrimPrefix(err.Error(), "kernel: "))
+		}
+	}
+	return nil
+}
+
+// Limits checks the backend (the fused kernels only) and exact jem's enumeration.
+func (Kind) Limits(o tasks.Options, p tasks.Point, local bool) error {
+	if err := o.CheckBackend(p, true); err != nil {
+		return err
+	}
+	if slices.Contains(p.Methods, methods.JEM) {
+		if w := tasks.SatMul(int64(p.XValues), int64(p.Steps)); w > MaxJEMWork {
+			return fmt.Errorf("steps: exact jem enumerates all 2^D = %d states every step; %d steps is %s states per run, over the limit of %s (pass --steps=%d or less, or leave jem out: the other methods' cost does not grow with 2^D)",
+				p.XValues, p.Steps, tasks.Count(w), tasks.Count(MaxJEMWork), MaxJEMWork/int64(p.XValues))
+		}
+	}
+	return nil
+}
+
+// batch is the kernel's minibatch of a point: the batch size rounded up to 16, at
+// most the draws rounded up (0: all draws).
+func batch(p tasks.Point) int {
+	b := p.BatchSize
+	if b <= 0 || b > p.Samples {
+		b = p.Samples
+	}
+	return min(4096, (b+kernel.VW-1)/kernel.VW*kernel.VW)
+}
+
+// spec is the kernel's spec of method m at p.
+func spec(p tasks.Point, m string) kernel.SpecBits {
+	hidden, _ := models.ParseModel(p.Model)
+	d := 0
+	for 1<<d < p.XValues {
+		d++
+	}
+	s := kernel.SpecBits{D: d, K: p.Classes, Hidden: hidden, Steps: p.Steps, Batch: batch(p), PxWeight: float32(p.PxWeight)}
+	switch m {
+	case methods.Baseline:
+		s.Method, s.PxWeight = kernel.BaselineBits, 0
+	case methods.JEM:
+		s.Method = kernel.JEMBits
+	case methods.PCD:
+		s.Method, s.Buffer, s.Reinit, s.ChainSteps, s.GWG = kernel.PCDBits, p.BufferSize, float32(p.ReinitFreq), p.ChainSteps, p.Proposal == "gwg"
+	case methods.ED:
+		s.Method, s.ED = kernel.EDBits, kernel.EDOptions{M: p.EDNegatives, T: float32(p.EDT), W: float32(p.EDW)}
+	default:
+		s.Method = -1
+	}
+	return s
+}
+
+// source is one binary point's tasks.
+type source struct {
+	env tasks.Env
+	p   tasks.Point
+	d   int
+}
+
+// Open opens a binary point's source.
+func (Kind) Open(_ context.Context, env tasks.Env, p tasks.Point) (tasks.Source, error) {
+	s, err := prob.ParseBitsSpec(p.Task)
+	if err != nil {
+		return nil, err
+	}
+	return &source{env: env, p: p, d: s.D}, nil
+}
+
+// task is the truth of ordinal o.
+func (s *source) task(o int64) prob.BitsTask {
+	return prob.DrawBits(Kind{}.Seed(s.env.Options.Seed, s.p, o), s.d, s.p.Classes, s.p.Components)
+}
+
+// Truth is task o's joint on every cell.
+func (s *source) Truth(o int64) (int64, []float64, error) { return o, s.task(o).Truth(), nil }
+
+// draws are table t's N draws (a function of the run seed and the task).
+func (s *source) draws(t tasks.Table) ([]uint32, []int32) {
+	return s.task(t.Ordinal).Sample(tasks.SampleSeed(s.env.Options.Seed, t), t.Point.Samples)
+}
+
+// Sample: a binary task's draws are drawn again where used; with a bucket they are
+// written (table_id, x = state, y).
+func (s *source) Sample(ctx context.Context, b *tasks.Block, bucket *blob.Bucket, key string) error {
+	if bucket == nil {
+		return nil
+	}
+	return schemas.WriteParquetStream(ctx, bucket, key, func(write func([]schemas.SampleRow) error) error {
+		for i := range b.Len() {
+			t := b.Table(s.p, i)
+			xs, ys := s.draws(t)
+			rows := make([]schemas.SampleRow, len(xs))
+			for j := range xs {
+				rows[j] = schemas.SampleRow{TableID: t.ID, X: int64(xs[j]), Y: int64(ys[j])}
+			}
+			if err := write(rows); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// keepCells reports whether task ordinal o's cells are written (truth and learned
+// joints): every task up to tasks.MaxCells cells, else the report's tasks only, so a
+// D = 20 run's files stay small.
+func (s *source) keepCells(o int64) bool {
+	return s.p.XValues*s.p.Classes <= tasks.MaxCells || o < int64(s.env.Options.ReportTables)
+}
+
+// WriteTruth writes the point's true joints (table_id, x, y, p) like the tables'.
+func (s *source) WriteTruth(ctx context.Context, bucket *blob.Bucket, blocks []tasks.Block, multiPoint bool) (string, error) {
+	p := s.p
+	key := tasks.PointFile("tables", p.ID, multiPoint)
+	err := schemas.WriteParquetStream(ctx, bucket, key, func(write func([]schemas.TableRow) error) error {
+		for _, b := range blocks {
+			for i := range b.Len() {
+				t := b.Table(p, i)
+				if !s.keepCells(t.Ordinal) {
+					continue
+				}
+				if err := write(schemas.TableRows([]prob.Table{{ID: t.ID, X: p.XValues, K: p.Classes, P: t.P}})); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	return key, err
+}
+
+// Train trains every run of a block: one kernel.TrainBits call per method, the block's
+// tasks its runs, every method of a task from the same initial parameters.
+func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, error) {
+	p, seed, o := s.p, s.env.Options.Seed, s.env.Options
+	start := time.Now()
+	m := len(p.Methods)
+	out := tasks.TrainedBlock{Block: b, Runs: make([]tasks.TrainedRun, b.Len()*m)}
+	hidden, _ := models.ParseModel(p.Model)
+	type data struct {
+		t  tasks.Table
+		xs []uint32
+		ys []int32
+	}
+	ds := make([]data, b.Len())
+	for i := range ds {
+		t := b.Table(p, i)
+		xs, ys := s.draws(t)
+		ds[i] = data{t: t, xs: xs, ys: ys}
+	}
+	for j, meth := range p.Methods {
+		sp := spec(p, meth)
+		runs := make([]kernel.RunBits, len(ds))
+		for i, d := range ds {
+			runs[i] = kernel.RunBits{Seed: tasks.TrainSeed(seed, d.t, meth), LR: float32(p.LR), X: d.xs, Y: d.ys,
+				Theta: kernel.InitMLPBits(prob.Seed(tasks.TableSeed(seed, d.t), tagInit), s.d, hidden, p.Classes)}
+		}
+		res, err := kernel.TrainBits(ctx, sp, runs)
+		if err != nil {
+			return out, fmt.Errorf("train point %d block %d (%s, %d runs): %w", p.ID, b.Index, meth, len(runs), err)
+		}
+		for i, r := range res {
+			lg, err := kernel.BitsLogits(s.d, hidden, p.Classes, r.Theta)
+			if err != nil {
+				return out, fmt.Errorf("train point %d block %d (%s): %w", p.ID, b.Index, meth, err)
+			}
+			nan := math.NaN()
+			tr := tasks.TrainedRun{Logits: lg, Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta,
+				BufferInBox: nan, BufferTVTruth: nan, BufferTVModel: nan, KLJointAveraged: nan, RefGap: nan}
+			if o.Timings && !math.IsNaN(r.CPUSeconds) {
+				tr.TrainMS = 1000 * r.CPUSeconds
+			}
+			if r.Buffer != nil {
+				tr.BufferInBox = 1
+				tr.BufferTVTruth, tr.BufferTVModel = bufferTV(p, r.Buffer, ds[i].t.P, lg)
+			}
+			out.Runs[i*m+j] = tr
+		}
+	}
+	s.env.Progressf(ctx, "train: point %d block %d (%s): %d runs in %v", p.ID, b.Index, p.Task, len(out.Runs), time.Since(start).Round(time.Millisecond))
+	return out, nil
+}
+
+// bufferTV is the total-variation distance of a pcd run's chains from p(x) and from its
+// own q(x): NaN where the states outnumber the chains 4 to 1 (the histogram says
+// nothing there).
+func bufferTV(p tasks.Point, buf []uint32, truth, logits []float64) (tvTruth, tvModel float64) {
+	x, k := p.XValues, p.Classes
+	if x > 4*len(buf) {
+		return math.NaN(), math.NaN()
+	}
+	hist := make([]float64, x)
+	for _, v := range buf {
+		hist[v] += 1 / float64(len(buf))
+	}
+	return prob.TotalVariation(hist, prob.Marginal(truth, x, k)), prob.TotalVariation(hist, prob.Marginal(prob.Softmax(logits), x, k))
+}
+
+// Evaluate measures every run against its task's exact joint on all cells
+// (tasks.EvaluateRun), with the OOD reference uniform over the states.
+func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.ResultBlock, tasks.LearnedBlock, error) {
+	p := s.p
+	rb := tasks.ResultBlock{PointID: p.ID, Index: tb.Block.Index, First: tb.Block.First, Rows: make([]schemas.ResultRow, len(tb.Runs))}
+	lb := tasks.LearnedBlock{PointID: p.ID, Index: tb.Block.Index, Runs: make([]tasks.Learned, len(tb.Runs))}
+	var refs *tasks.Refs
+	for r := range tb.Runs {
+		kernel.ClearUpper()
+		t := tb.Trained(p, r)
+		if r%len(p.Methods) == 0 {
+			refs = tasks.GridRefs(t.Job.Dataset.Table.P, p.XValues, p.Classes)
+		}
+		row, l := tasks.EvaluateRun(t, refs)
+		tasks.NoSplit(&row)
+		if !s.keepCells(t.Job.Dataset.Table.Ordinal) {
+			l.Logits, l.Q, l.P = nil, nil, nil
+		}
+		rb.Rows[r], lb.Runs[r] = row, l
+	}
+	return rb, lb, nil
+}
+
+// Close: a binary source holds nothing to release.
+func (s *source) Close() error { return nil }
