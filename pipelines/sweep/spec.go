@@ -332,15 +332,19 @@ func canonGenerator(s string) (string, error) {
 	return g.String(), err
 }
 
+// canonTask is a task's canonical form, as its kind resolves it (its arguments are
+// checked with the point, by the kind's Validate).
 func canonTask(s string) (string, error) {
 	if s == schemas.TaskTable {
 		return s, nil
 	}
-	t, err := prob.ParseTaskSpec(s)
+	k, err := tasks.Of(s)
 	if err != nil {
 		return s, err
 	}
-	return t.String(), nil
+	p := tasks.Point{Grid: schemas.Grid{Task: s}}
+	k.Resolve(&p)
+	return p.Task, nil
 }
 
 func canonModel(s string) (string, error) {
