@@ -32,6 +32,10 @@ func TestKnownAnswer(t *testing.T) {
 		{"moons 2-D task", methods.KindPlane, tasks.Point{Grid: schemas.Grid{Task: "moons:0.2", Samples: 200, Model: "mlp:8", LR: 0.01,
 			Steps: 10, BatchSize: 32, PxWeight: 1, GridCells: 32, Box: 5, TrainGrid: 32}, Tables: 2,
 			Methods: []string{methods.JEM}}},
+		{"binary 5-D task", methods.KindBits, tasks.Point{Grid: schemas.Grid{Task: "bits:5,3", Components: 2, Samples: 200, Model: "mlp:8",
+			LR: 0.01, Steps: 10, BatchSize: 32, PxWeight: 1, BufferSize: 100, ReinitFreq: 0.05, ChainSteps: 2, Proposal: "gwg",
+			Recipe: schemas.Recipe{EDNegatives: 4, EDT: 0.1, EDW: 1}}, Tables: 3,
+			Methods: []string{methods.Baseline, methods.JEM, methods.PCD, methods.ED}}},
 	}
 	ctx := context.Background()
 	for _, tt := range tests {

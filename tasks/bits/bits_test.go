@@ -1,0 +1,152 @@
+package bits
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/jemcheck/jemcheck/methods"
+	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/tasks"
+)
+
+func point(task string) tasks.Point {
+	p := tasks.Point{Grid: schemas.Grid{Task: task, Components: 2, Samples: 1000, Model: "mlp:16", LR: 0.01, Steps: 200,
+		BatchSize: 64, PxWeight: 1, BufferSize: 200, ReinitFreq: 0.05, ChainSteps: 3, Proposal: "uniform",
+		Recipe: schemas.Recipe{EDNegatives: 4, EDT: 0.1, EDW: 1}}, Tables: 2,
+		Methods: []string{methods.Baseline, methods.JEM, methods.PCD, methods.ED}}
+	Kind{}.Resolve(&p)
+	return p
+}
+
+// TestEvaluateIndependent trains every method on two tasks and recomputes each run's
+// KLs from its learned logits and the truth's own log-probabilities (prob.BitsTask.
+// LogJoint, not the enumeration the kind uses), as a reader of the Parquet files would.
+func TestEvaluateIndependent(t *testing.T) {
+	p := point("bits:7,3")
+	if err := (Kind{}).Validate(p); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	o := tasks.Options{Seed: 5, TrainBatch: 64}
+	src, err := Kind{}.Open(ctx, tasks.Env{Options: o}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := tasks.Block{PointID: p.ID, IDs: []int64{0, 1}}
+	for i := range 2 {
+		_, truth, _ := src.Truth(int64(i))
+		b.P = append(b.P, truth...)
+	}
+	tb, err := src.Train(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, lb, err := src.Evaluate(ctx, tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, k := p.XValues, p.Classes
+	m := len(p.Methods)
+	kl := map[string]float64{}
+	for r, row := range rb.Rows {
+		task := prob.DrawBits(Kind{}.Seed(o.Seed, p, int64(r/m)), 7, k, p.Components)
+		lg := lb.Runs[r].Logits
+		mx := math.Inf(-1)
+		for _, v := range lg {
+			mx = max(mx, v)
+		}
+		var z float64
+		for _, v := range lg {
+			z += math.Exp(v - mx)
+		}
+		logZ := mx + math.Log(z)
+		var joint, marg, cond float64
+		for xi := range x {
+			var lpx, lqx []float64
+			for y := range k {
+				lp := task.LogJoint(uint32(xi), y)
+				lq := lg[xi*k+y] - logZ
+				joint += math.Exp(lp) * (lp - lq)
+				lpx, lqx = append(lpx, lp), append(lqx, lq)
+			}
+			px, qx := lse(lpx), lse(lqx)
+			marg += math.Exp(px) * (px - qx)
+			for y := range k {
+				cond += math.Exp(lpx[y]) * ((lpx[y] - px) - (lqx[y] - qx))
+			}
+		}
+		for _, c := range []struct {
+			name      string
+			got, want float64
+		}{{"joint", row.KLJoint, joint}, {"marginal", row.KLMarginal, marg}, {"conditional", row.KLConditional, cond}} {
+			if math.Abs(c.got-c.want) > 1e-9 {
+				t.Errorf("run %s: %s KL %v, independently %v", row.RunID, c.name, c.got, c.want)
+			}
+		}
+		kl[row.Method] += row.KLJoint / 2
+	}
+	t.Logf("mean joint KL: %v", kl)
+	if !(kl[methods.JEM] < 0.5*kl[methods.Baseline]) {
+		t.Errorf("exact jem's joint KL %v is not under half the baseline's %v", kl[methods.JEM], kl[methods.Baseline])
+	}
+}
+
+func lse(xs []float64) float64 {
+	m := math.Inf(-1)
+	for _, v := range xs {
+		m = max(m, v)
+	}
+	var s float64
+	for _, v := range xs {
+		s += math.Exp(v - m)
+	}
+	return m + math.Log(s)
+}
+
+func TestValidate(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(p *tasks.Point)
+		err  string
+	}{
+		{"ok", func(*tasks.Point) {}, ""},
+		{"bad D", func(p *tasks.Point) { p.Task = "bits:0,2" }, "D must be in [1, 20]"},
+		{"bad K", func(p *tasks.Point) { p.Task = "bits:4,1" }, "K must be in [2, 64]"},
+		{"too many cells", func(p *tasks.Point) { p.Task = "bits:20,8"; Kind{}.Resolve(p) }, "over the limit"},
+		{"components", func(p *tasks.Point) { p.Components = 0 }, "components must be in [1, 64]"},
+		{"neighbour proposal", func(p *tasks.Point) { p.Proposal = "neighbour" }, "flips one bit"},
+		{"ed flip probability", func(p *tasks.Point) { p.EDT = 0.7 }, "flip probability"},
+		{"no samples", func(p *tasks.Point) { p.Samples = 0 }, "samples must be"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := point("bits:6,2")
+			c.edit(&p)
+			err := Kind{}.Validate(p)
+			if c.err == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Fatalf("err = %v, want %q", err, c.err)
+			}
+		})
+	}
+}
+
+func TestLimitsJEMWork(t *testing.T) {
+	p := point("bits:20,2")
+	p.Steps = 300
+	if err := (Kind{}).Limits(tasks.Options{}, p, true); err == nil || !strings.Contains(err.Error(), "--steps=256 or less") {
+		t.Fatalf("err = %v, want the jem enumeration limit", err)
+	}
+	p.Methods = []string{methods.Baseline, methods.PCD}
+	if err := (Kind{}).Limits(tasks.Options{}, p, true); err != nil {
+		t.Fatalf("without jem: %v", err)
+	}
+}
