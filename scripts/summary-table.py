@@ -4,6 +4,10 @@
     scripts/summary-table.py kl OUT...        joint / marginal / conditional KL per point and method
     scripts/summary-table.py promises OUT...  OOD AUROCs, calibration, robustness, samples
     scripts/summary-table.py samplers OUT...  each sampler against exact JEM (excess with its 95% CI)
+    scripts/summary-table.py ladder OUT...    the dimension ladder: per method, against D, the joint excess
+                                              KL over exact JEM [95% CI] (q(x) part), accuracy (Bayes),
+                                              AUROC of log q(x) (true p(x)'s) and CPU ms per run
+    scripts/summary-table.py ladder_compact OUT...  the same, the excess [95% CI] and CPU ms per run only
 
 OUT is a run's --out folder (or its summary.json). Means over the converged runs; the
 median in brackets where it says so.
@@ -88,7 +92,56 @@ def samplers(summaries):
                     f(c["wilcoxon_p"], 2)))
 
 
+def ladder_compact(summaries):
+    ladder(summaries, compact=True)
+
+
+def dimension(p):
+    """The dimension D of a point's task: bits:D,K, blocks:B,... (D = 2B), a 2-D task (2)."""
+    task = p["params"].get("task") or "table"
+    kind, _, arg = task.partition(":")
+    if kind == "bits":
+        return int(arg.split(",")[0])
+    if kind == "blocks":
+        return 2 * int(arg.split(",")[0])
+    return 2
+
+
+def ladder(summaries, compact=False):
+    cells = {}  # method name -> D -> text
+    ds = set()
+    for s in summaries:
+        for p in s["points"]:
+            d = dimension(p)
+            ds.add(d)
+            exact = {m["method"]: m for m in p["methods"]}
+            sampler = {c["method"]: c for c in p.get("samplers") or []}
+            for m in p["methods"]:
+                name = method_name(p, m["method"])
+                if m["method"] != "pcd" and p["params"].get("proposal") not in (None, "", "uniform"):
+                    continue  # the other methods of a second proposal's point repeat the first's
+                c = sampler.get(m["method"])
+                if c:
+                    head = "+%s [%s, %s] (q(x) %s)" % (f(c["excess"], 2), f(c["excess_ci_low"], 2), f(c["excess_ci_high"], 2), f(c["marginal_excess"], 2))
+                    if compact:
+                        head = "+%s [%s, %s]" % (f(c["excess"], 2), f(c["excess_ci_low"], 2), f(c["excess_ci_high"], 2))
+                else:
+                    head = "KL %s" % f(m["kl_joint"].get("mean"), 2)
+                ms = mean(m, "train_ms")
+                if compact:
+                    cells.setdefault(name, {})[d] = "%s; %s ms" % (head, f(ms, 2) if ms else "—")
+                else:
+                    cells.setdefault(name, {})[d] = "%s; acc %s (%s); AUROC %s (%s); %s ms" % (
+                        head, f(mean(m, "accuracy"), 3), f(mean(m, "bayes_accuracy"), 3), f(mean(m, "auroc_px"), 2),
+                        f(mean(m, "auroc_true_px"), 2), f(ms, 2) if ms else "—")
+    ds = sorted(ds)
+    print("| method | " + " | ".join("D = %d" % d for d in ds) + " |")
+    print("|---|" + "---|" * len(ds))
+    for name, row in cells.items():
+        print("| %s | %s |" % (name, " | ".join(row.get(d, "—") for d in ds)))
+
+
 if __name__ == "__main__":
-    if len(sys.argv) < 3 or sys.argv[1] not in ("kl", "promises", "samplers"):
+    if len(sys.argv) < 3 or sys.argv[1] not in ("kl", "promises", "samplers", "ladder", "ladder_compact"):
         sys.exit(__doc__)
     globals()[sys.argv[1]]([load(p) for p in sys.argv[2:]])
