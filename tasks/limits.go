@@ -159,7 +159,7 @@ func (o Options) CheckLimits(points []Point, local bool) error {
 		}
 		t := int64(p.Tables)
 		tables = SatAdd(tables, t)
-		learned = SatAdd(learned, SatMul(SatMul(t, int64(len(p.Methods))), int64(p.XValues)*int64(p.Classes)))
+		learned = SatAdd(learned, LearnedCells(o, p))
 		if o.WriteSamples {
 			rows = SatAdd(rows, SatMul(t, int64(p.Samples)))
 		}
@@ -288,4 +288,21 @@ func SatAdd(a, b int64) int64 {
 		return s
 	}
 	return math.MaxInt64
+}
+
+// learnedCounter is a kind that writes the learned joints of fewer runs than all
+// (tasks/bits above MaxCells cells: the report's tasks only).
+type learnedCounter interface {
+	LearnedCells(o Options, p Point) int64
+}
+
+// LearnedCells are the learned cells a point writes: tables × methods × X·K, or what its
+// kind says.
+func LearnedCells(o Options, p Point) int64 {
+	if k, err := Of(p.Task); err == nil {
+		if c, ok := k.(learnedCounter); ok {
+			return c.LearnedCells(o, p)
+		}
+	}
+	return SatMul(SatMul(int64(p.Tables), int64(len(p.Methods))), int64(p.XValues)*int64(p.Classes))
 }

@@ -258,6 +258,16 @@ func (s *source) keepCells(o int64) bool {
 	return s.p.XValues*s.p.Classes <= tasks.MaxCells || o < int64(s.env.Options.ReportTables)
 }
 
+// LearnedCells are the learned cells the point writes (keepCells).
+func (Kind) LearnedCells(o tasks.Options, p tasks.Point) int64 {
+	cells := int64(p.XValues) * int64(p.Classes)
+	t := int64(p.Tables)
+	if cells > tasks.MaxCells {
+		t = min(t, int64(max(0, o.ReportTables)))
+	}
+	return tasks.SatMul(tasks.SatMul(t, int64(len(p.Methods))), cells)
+}
+
 // WriteTruth writes the point's true joints (table_id, x, y, p) like the tables'.
 func (s *source) WriteTruth(ctx context.Context, bucket *blob.Bucket, blocks []tasks.Block, multiPoint bool) (string, error) {
 	p := s.p
