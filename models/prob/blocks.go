@@ -532,3 +532,15 @@ func (m meanSE) get() (mean, se float64) {
 	}
 	return m.mean, math.Sqrt(m.s / float64(m.n-1) / float64(m.n))
 }
+
+// BayesMean is the Bayes classifier's accuracy E_p max_y p(y|c) over the draws (the
+// same for every model).
+func (d BlocksDraws) BayesMean() float64 {
+	var m meanSE
+	for i := range d.M {
+		post := d.Post[i*d.K : (i+1)*d.K]
+		m.add(post[argmax(post)])
+	}
+	mean, _ := m.get()
+	return mean
+}

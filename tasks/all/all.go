@@ -3,6 +3,7 @@
 package all
 
 import (
+	_ "github.com/jemcheck/jemcheck/tasks/blocks"
 	_ "github.com/jemcheck/jemcheck/tasks/plane" // continuous 2-D densities
 	_ "github.com/jemcheck/jemcheck/tasks/table" // random joint tables
 )
