@@ -218,10 +218,10 @@ func TestCheckBox(t *testing.T) {
 
 // TestDefaults: the kind's defaults of what the user did not set.
 func TestDefaults(t *testing.T) {
-	p := tasks.Point{Grid: schemas.Grid{Task: "blocks:4,gmm:3,2", LR: 0.5}, Methods: []string{methods.Baseline}}
+	p := tasks.Point{Grid: schemas.Grid{Task: "blocks:4,gmm:3,2", LR: 0.5}, Methods: []string{methods.Baseline, methods.JEM, methods.Oracle}}
 	p.Defaults(func(axis string) bool { return axis == "lr" })
 	if p.Model != DefaultModel || p.GridCells != DefaultGrid || p.Box != DefaultBox || p.Tables != DefaultTasks || p.LR != 0.5 ||
-		p.Steps != 1500 || !slices.Contains(p.Methods, methods.SGLD) {
+		p.Steps != 1500 || !slices.Equal(p.Methods, []string{methods.Baseline, methods.JEM, methods.SGLD}) {
 		t.Fatalf("defaults %+v", p)
 	}
 }

@@ -107,8 +107,12 @@ func (Kind) Defaults(p *tasks.Point, given func(string) bool) {
 			d.set()
 		}
 	}
-	if !given("methods") && !slices.Contains(p.Methods, methods.SGLD) {
-		p.Methods = append(p.Methods, methods.SGLD)
+	if !given("methods") { // the default methods that train on block tasks (no oracle), and the paper's sampler
+		ours := methods.For(methods.KindBlocks)
+		p.Methods = slices.DeleteFunc(slices.Clone(p.Methods), func(m string) bool { return !slices.Contains(ours, m) })
+		if !slices.Contains(p.Methods, methods.SGLD) {
+			p.Methods = append(p.Methods, methods.SGLD)
+		}
 	}
 }
 
