@@ -263,31 +263,37 @@ func (t BlocksTask) Truth(g Grid) BlocksTruth {
 }
 
 // Table is the truth in a table's layout over (block, cell) × class: entry
-// ((b·G² + c)·K + y) is π(y)·P_b(c|y)/B, which sums to 1 (the block kind's Block.P). At
-// B = 1 it is the 2-D task's grid truth.
+// ((b·G² + c)·K + y) is π(y)^{1/B}·P_b(c|y)/(B·S), S = Σ_y π(y)^{1/B}, which sums to 1
+// (the block kind's Block.P). Its logarithm, read as the additive model's block cell
+// logits, is the truth itself: Σ_b log entry(b, c_b, y) = log π(y) + Σ_b log P_b(c_b|y)
+// − B·log(B·S), a constant off log p(c, y). At B = 1 it is the 2-D task's grid truth.
 func (bt BlocksTruth) Table() []float64 {
 	B, k := bt.B(), bt.K
 	n := bt.Grid.Cells() * k
+	root := make([]float64, k)
+	s := 0.0
+	for y, v := range bt.Prior {
+		root[y] = math.Pow(v, 1/float64(B))
+		s += root[y]
+	}
 	out := make([]float64, B*n)
 	for b, c := range bt.Cond {
 		for i, v := range c {
-			out[b*n+i] = bt.Prior[i%k] * v / float64(B)
+			out[b*n+i] = root[i%k] * v / (float64(B) * s)
 		}
 	}
 	return out
 }
 
 // BlocksTruthFromTable inverts Table: the truth of B blocks on grid g with K classes
-// from its table layout.
+// from its table layout (P_b(c|y) the block's columns normalised, π(y) ∝ (block 0's
+// column sum)^B).
 func BlocksTruthFromTable(p []float64, g Grid, B, k int) BlocksTruth {
 	n := g.Cells() * k
 	if len(p) != B*n {
 		panic(fmt.Sprintf("prob: block truth of %d entries, want %d blocks × %d", len(p), B, n))
 	}
 	bt := BlocksTruth{Grid: g, K: k, Prior: make([]float64, k), Cond: make([][]float64, B)}
-	for i, v := range p {
-		bt.Prior[i%k] += v
-	}
 	for b := range B {
 		c := make([]float64, n)
 		py := make([]float64, k)
@@ -300,6 +306,16 @@ func BlocksTruthFromTable(p []float64, g Grid, B, k int) BlocksTruth {
 			}
 		}
 		bt.Cond[b] = c
+		if b == 0 {
+			s := 0.0
+			for y, v := range py {
+				bt.Prior[y] = math.Pow(v, float64(B))
+				s += bt.Prior[y]
+			}
+			for y := range bt.Prior {
+				bt.Prior[y] /= s
+			}
+		}
 	}
 	return bt
 }

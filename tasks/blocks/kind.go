@@ -32,10 +32,13 @@
 // (OOD, calibration, robustness, samples) are not measured on block tasks (NaN).
 //
 // A block of the framework carries each task's truth as a table over X = B·G² values
-// x = b·G² + c (block b, cell c) and the K classes, P[x·K + y] = π(y)·P_b(c|y)/B (it sums
-// to 1; prob.BlocksTruth.Table), and a run's learned logits in the same layout are its
-// blocks' cell logits ℓ_b[c, y], from which Z and every KL above can be recomputed
-// (learned.parquet's q is the model's π_q(y)·q_b(c|y)/B in that layout).
+// x = b·G² + c (block b, cell c) and the K classes, P[x·K + y] = π(y)^{1/B}·P_b(c|y)/(B·S)
+// with S = Σ_y π(y)^{1/B} (prob.BlocksTruth.Table): it sums to 1, and its logarithm read
+// as the additive model's block cell logits is the truth itself (so a "model" whose
+// logits are the log of the table scores KL 0, as on every kind). A run's learned logits
+// in the same layout are its blocks' cell logits ℓ_b[c, y], from which Z and every KL
+// above can be recomputed (scripts/blockskl does); learned.parquet's q is the model's
+// grid joint in the truth's layout, q(y)^{1/B}·q_b(c|y)/(B·S_q).
 package blocks
 
 import (

@@ -106,7 +106,7 @@ func (s *source) Sample(ctx context.Context, b *tasks.Block, bucket *blob.Bucket
 
 // WriteTruth writes the point's truth (task_id, cell, x0, x1, y, p) in the kind's table
 // layout: cell = b·G² + c is block b's grid cell c (centred at (x0, x1) in the block's
-// plane), p = π(y)·P_b(c|y)/B.
+// plane), p its entry of prob.BlocksTruth.Table: π(y)^{1/B}·P_b(c|y)/(B·S).
 func (s *source) WriteTruth(ctx context.Context, bucket *blob.Bucket, blocks []tasks.Block, multiPoint bool) (string, error) {
 	p := s.p
 	key := tasks.PointFile("truth", p.ID, multiPoint)
@@ -351,23 +351,26 @@ func evaluateRun(t tasks.Trained, truth prob.BlocksTruth, draws prob.BlocksDraws
 	return row, q
 }
 
-// modelTable is the additive model's grid joint in the kind's table layout: entry
-// ((b·G² + c)·K + y) is q(y)·q_b(c|y)/B, with q(y) = Π_b Z_{b,y}/Z and q_b(c|y) =
-// exp ℓ_b[c, y]/Z_{b,y}: the truth's layout (prob.BlocksTruth.Table) for the model.
+// modelTable is the additive model's grid joint in the kind's table layout (the
+// truth's, prob.BlocksTruth.Table): entry ((b·G² + c)·K + y) is
+// q(y)^{1/B}·q_b(c|y)/(B·S), S = Σ_y q(y)^{1/B}, with q(y) = Π_b Z_{b,y}/Z and
+// q_b(c|y) = exp ℓ_b[c, y]/Z_{b,y}.
 func modelTable(l [][]float64, k int) []float64 {
 	logZ, lzb := prob.BlocksLogZ(l, k)
 	B := len(l)
-	ly := make([]float64, k)
-	for b := range B {
-		for y := range k {
-			ly[y] += lzb[b][y]
+	root := make([]float64, k) // log q(y)^{1/B}
+	for y := range k {
+		for b := range B {
+			root[y] += lzb[b][y]
 		}
+		root[y] = (root[y] - logZ) / float64(B)
 	}
+	norm := prob.LogSumExp(root) + math.Log(float64(B))
 	out := make([]float64, 0, B*len(l[0]))
 	for b, lb := range l {
 		for i, v := range lb {
 			y := i % k
-			out = append(out, math.Exp(ly[y]-logZ+v-lzb[b][y])/float64(B))
+			out = append(out, math.Exp(root[y]+v-lzb[b][y]-norm))
 		}
 	}
 	return out
