@@ -6,6 +6,12 @@
 //
 //	GOEXPERIMENT=simd go run ./scripts/blockskl /tmp/blk1
 //
+// With a second run directory, a plane-kind run of the same 2-D task, seed and options
+// (blocks:1,T against T), it also prints the largest difference of kl_joint between
+// the runs of the same run id: the one-block identity end to end.
+//
+//	GOEXPERIMENT=simd go run ./scripts/blockskl /tmp/blocks1 /tmp/plane
+//
 // It reads a control run (one point: truth.parquet).
 package main
 
@@ -26,11 +32,15 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: blockskl RUN_DIR")
+	if len(os.Args) != 2 && len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: blockskl RUN_DIR [PLANE_RUN_DIR]")
 		os.Exit(2)
 	}
-	if err := run(context.Background(), os.Args[1]); err != nil {
+	plane := ""
+	if len(os.Args) == 3 {
+		plane = os.Args[2]
+	}
+	if err := run(context.Background(), os.Args[1], plane); err != nil {
 		fmt.Fprintln(os.Stderr, "blockskl:", err)
 		os.Exit(1)
 	}
@@ -52,22 +62,31 @@ func keys(ctx context.Context, b *blob.Bucket, prefix string) []string {
 	return out
 }
 
-func run(ctx context.Context, dir string) error {
+// readResults reads a run's result rows.
+func readResults(ctx context.Context, b *blob.Bucket, dir string) ([]schemas.ResultRow, error) {
+	var results []schemas.ResultRow
+	for _, k := range keys(ctx, b, "results/") {
+		rs, err := schemas.ReadParquet[schemas.ResultRow](ctx, b, k)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, rs...)
+	}
+	if len(results) == 0 {
+		return nil, fmt.Errorf("%s: no results", dir)
+	}
+	return results, nil
+}
+
+func run(ctx context.Context, dir, planeDir string) error {
 	b, err := storage.OpenExistingBucket(ctx, dir)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	var results []schemas.ResultRow
-	for _, k := range keys(ctx, b, "results/") {
-		rs, err := schemas.ReadParquet[schemas.ResultRow](ctx, b, k)
-		if err != nil {
-			return err
-		}
-		results = append(results, rs...)
-	}
-	if len(results) == 0 {
-		return fmt.Errorf("%s: no results", dir)
+	results, err := readResults(ctx, b, dir)
+	if err != nil {
+		return err
 	}
 	r0 := results[0]
 	spec, err := prob.ParseBlocksSpec(r0.Task)
@@ -150,5 +169,30 @@ func run(ctx context.Context, dir string) error {
 		fmt.Printf("%-9s %5d %10.4f %10.4f %13.4f ± %6.4f %13.4f ± %6.4f %9.4f %9.4f\n", m, a.n, a.joint/f, prob.Median(a.joints),
 			a.marg/f, a.margSE/f, a.cond/f, a.condSE/f, a.acc/f, a.bayes/f)
 	}
+	if planeDir == "" {
+		return nil
+	}
+	pb, err := storage.OpenExistingBucket(ctx, planeDir)
+	if err != nil {
+		return err
+	}
+	defer pb.Close()
+	prs, err := readResults(ctx, pb, planeDir)
+	if err != nil {
+		return err
+	}
+	plane := map[string]float64{}
+	for _, r := range prs {
+		plane[r.RunID] = r.KLJoint
+	}
+	worst = 0
+	paired := 0
+	for _, r := range results {
+		if v, ok := plane[r.RunID]; ok {
+			worst = max(worst, math.Abs(v-r.KLJoint))
+			paired++
+		}
+	}
+	fmt.Printf("against the plane run %s (%s): %d runs paired by run id, max |Δ kl_joint| = %.3g\n", planeDir, prs[0].Task, paired, worst)
 	return nil
 }
