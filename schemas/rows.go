@@ -60,6 +60,12 @@ type ResultRow struct {
 	KLJoint       float64 `parquet:"kl_joint" json:"kl_joint"`
 	KLMarginal    float64 `parquet:"kl_marginal" json:"kl_marginal"`
 	KLConditional float64 `parquet:"kl_conditional" json:"kl_conditional"`
+
+	// Block tasks: kl_marginal and kl_conditional are Monte Carlo estimates there, and these
+	// their standard errors (95% CI: ± 1.96 SE); NaN for the other kinds, whose KLs are exact.
+	KLMarginalSE    float64 `parquet:"kl_marginal_se" json:"kl_marginal_se"`
+	KLConditionalSE float64 `parquet:"kl_conditional_se" json:"kl_conditional_se"`
+
 	Accuracy      float64 `parquet:"accuracy" json:"accuracy"`
 	BayesAccuracy float64 `parquet:"bayes_accuracy" json:"bayes_accuracy"`
 	Floor         float64 `parquet:"floor" json:"floor"`

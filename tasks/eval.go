@@ -39,6 +39,7 @@ func EvaluateRun(t Trained, refs *Refs) (schemas.ResultRow, Learned) {
 		DivergedStep:  t.Run.DivergedStep,
 		BufferInBox:   math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(),
 		RefGap: math.NaN(), RefBestStep: t.Run.RefBestStep,
+		KLMarginalSE: math.NaN(), KLConditionalSE: math.NaN(), // exact KLs
 	}
 	row.BestTemperature, row.KLJointBestTemperature = math.NaN(), math.NaN()
 	if t.Logits != nil && finite(t.Logits) {

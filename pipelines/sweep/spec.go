@@ -340,6 +340,9 @@ func canonTask(s string) (string, error) {
 	}
 	k, err := tasks.Of(s)
 	if err != nil {
+		if _, kerr := tasks.Of(s); kerr == nil && s != tasks.TaskFile && !slices.Contains(prob.TaskKinds2D, strings.SplitN(s, ":", 2)[0]) {
+			return s, nil // another kind's task (blocks:…): its Resolve canonicalises it, its Validate checks it
+		}
 		return s, err
 	}
 	p := tasks.Point{Grid: schemas.Grid{Task: s}}
@@ -348,6 +351,9 @@ func canonTask(s string) (string, error) {
 }
 
 func canonModel(s string) (string, error) {
+	if strings.HasPrefix(strings.TrimSpace(s), "additive:") {
+		return s, nil // the block tasks' additive model: their Resolve canonicalises it, their Validate checks it
+	}
 	hidden, err := models.ParseModel(s)
 	if err != nil || hidden == nil {
 		return "linear", err

@@ -67,10 +67,14 @@ const (
 // Render draws every figure and the report. The keys of the result are "report.html"
 // and "figures/<name>.svg".
 func Render(in Input) (map[string][]byte, error) {
+	var warnings []string
+	var large int
+	if in.Triples, large = plottableTriples(in.Triples); large > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d learned joint(s) have more than %d cells (x values × classes): too many bars for a triple plot, so none is drawn for them", large, maxTripleCells))
+	}
 	d := prepare(in)
 	out := map[string][]byte{}
 	var figs []figure
-	var warnings []string
 
 	add := func(name, title string, build func() (svg []byte, caption string, err error)) {
 		svg, caption, err := safeBuild(build)
@@ -134,6 +138,7 @@ func (in Input) sampleNote() string {
 // FigureNames lists the figure names Render draws for the input, in report order,
 // without drawing them (triple plots and the 2-D task figures included).
 func FigureNames(in Input) []string {
+	in.Triples, _ = plottableTriples(in.Triples)
 	d := prepare(in)
 	var names []string
 	for _, f := range d.figurePlan() {
@@ -147,6 +152,22 @@ func FigureNames(in Input) []string {
 		names = append(names, f.name)
 	}
 	return names
+}
+
+// maxTripleCells is the most cells X·K of a table its triple plot draws (one bar per
+// cell and method): a larger joint (a block task's B·G² x values) is left out.
+const maxTripleCells = 4096
+
+// plottableTriples are the triples with at most maxTripleCells cells, and how many
+// were left out.
+func plottableTriples(ts []Triple) ([]Triple, int) {
+	out := make([]Triple, 0, len(ts))
+	for _, t := range ts {
+		if t.X*t.K <= maxTripleCells {
+			out = append(out, t)
+		}
+	}
+	return out, len(ts) - len(out)
 }
 
 // tripleNames names the triple figures: triple_p<point>_t<ordinal>, with the triple's

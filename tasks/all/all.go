@@ -3,7 +3,8 @@
 package all
 
 import (
-	_ "github.com/jemcheck/jemcheck/tasks/bits"  // binary tables in D dimensions
-	_ "github.com/jemcheck/jemcheck/tasks/plane" // continuous 2-D densities
-	_ "github.com/jemcheck/jemcheck/tasks/table" // random joint tables
+	_ "github.com/jemcheck/jemcheck/tasks/bits"   // binary tables in D dimensions
+	_ "github.com/jemcheck/jemcheck/tasks/blocks" // block tasks in D = 2B dimensions
+	_ "github.com/jemcheck/jemcheck/tasks/plane"  // continuous 2-D densities
+	_ "github.com/jemcheck/jemcheck/tasks/table"  // random joint tables
 )

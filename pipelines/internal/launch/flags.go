@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/jemcheck/jemcheck/methods"
@@ -174,7 +175,7 @@ func checkGiven(given map[string]bool, p stages.Point, tablesFrom, tasksFrom str
 	for _, k := range tasks.Kinds() {
 		for _, name := range k.Axes() {
 			switch {
-			case !given[name] || k.Name() == kind.Name():
+			case !given[name] || k.Name() == kind.Name() || slices.Contains(kind.Axes(), name): // an axis kinds share
 			case k.Name() == methods.KindTable && tablesFrom == "":
 				return BadInput("%s applies to %s only; the %s %s sets its own classes and grid (--grid) and has no generator or encoding",
 					name, methods.KindNoun(k.Name()), strings.TrimSuffix(methods.KindNoun(kind.Name()), "s"), p.Task)

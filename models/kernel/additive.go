@@ -1,0 +1,612 @@
+package kernel
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+
+	"github.com/jemcheck/jemcheck/models/prob"
+)
+
+// The block-additive model of the block tasks (issue 22, item 2; prob.BlocksSpec): on
+// x ∈ ℝ^{2B}, x = (x_0, …, x_{B−1}) with x_b ∈ ℝ², the logits are
+//
+//	f(x)[y] = Σ_b g_b(x_b)[y],
+//
+// one tanh MLP g_b: 2-H…-K per block (the 2-D kernels' MLP, mlp2d). exp f factorises
+// over the blocks given y, so the model's normaliser on the box is a product of 2-D
+// integrals: Z = Σ_y Π_b Z_{b,y}, Z_{b,y} = ∫ exp g_b(x_b)[y] dx_b.
+//
+// TrainAdditive trains it with the 2-D kernels' three losses, as Train2D:
+//
+//   - Baseline2D: cross-entropy of softmax_y f(x) on minibatches of the run's draws.
+//   - JEM2D (exact): CE + PxWeight·(log Z − mean LSE_y f(x) over the data), each
+//     Z_{b,y} the Riemann sum of exp g_b[y] over block b's own training grid (TrainGrid
+//     per side, shifted per step and block by a uniform offset with ShiftGrid). Its
+//     gradient is exact for that Z: ∂log Z/∂θ_b = Σ_y w_y E_{q_b(·|y)}[∇θ_b g_b[y]],
+//     w_y = Π_b Z_{b,y}/Z and q_b(·|y) ∝ exp g_b[y] over the block's grid nodes.
+//   - SGLD2D: JEM whose log q(x) gradient uses negatives from a replay buffer of
+//     2B-dimensional chains refined by SGLD on E(x) = −LSE_y f(x), as Train2D's (same
+//     options; restarts uniform on the box in all 2B coordinates).
+//
+// With one block every loss is Train2D's computation step for step, with the same
+// random streams: TrainAdditive of one block returns Train2D's parameters bit for bit
+// (TestAdditiveOneBlockIsTrain2D), so a block task of one block trains exactly as its
+// 2-D task.
+//
+// Parameters: block b's MLP in InitMLP2D's canonical layout, the blocks concatenated
+// (NumParamsAdditive); the draws X are N×2B row-major (draw i's block b at
+// X[i·2B+2b], X[i·2B+2b+1]), the replay buffer [Buffer][2B].
+
+// SpecAdditive is the additive model, loss and schedule of a TrainAdditive call: a
+// Spec2D (the per-block MLP, K, the method Baseline2D, JEM2D or SGLD2D and its options)
+// and the number of blocks.
+type SpecAdditive struct {
+	Spec2D
+	Blocks int
+}
+
+// MaxAdditiveBlocks is the most blocks of an additive model.
+const MaxAdditiveBlocks = 32
+
+// Validate reports the first problem with the spec, or nil.
+func (s SpecAdditive) Validate() error {
+	if s.Blocks < 1 || s.Blocks > MaxAdditiveBlocks {
+		return fmt.Errorf("kernel: additive model needs 1 to %d blocks, got %d", MaxAdditiveBlocks, s.Blocks)
+	}
+	switch s.Method {
+	case Baseline2D, JEM2D, SGLD2D:
+	default:
+		return fmt.Errorf("kernel: the additive model trains baseline, jem or sgld, not %v", s.Method)
+	}
+	return s.Spec2D.validate()
+}
+
+// NumParamsAdditive is the number of parameters of the additive model: blocks MLPs
+// 2-hidden…-K.
+func NumParamsAdditive(hidden []int, k, blocks int) int { return blocks * NumParams2D(hidden, k) }
+
+// InitAdditive draws a run's initial parameters: block 0 is InitMLP2D(seed) (a block
+// task of one block starts where its 2-D task does), block b ≥ 1 InitMLP2D of
+// prob.Seed(seed, b).
+func InitAdditive(seed uint64, hidden []int, k, blocks int) []float32 {
+	out := InitMLP2D(seed, hidden, k)
+	for b := 1; b < blocks; b++ {
+		out = append(out, InitMLP2D(prob.Seed(seed, uint64(b)), hidden, k)...)
+	}
+	return out
+}
+
+// RunAdditive is one run of a TrainAdditive call.
+type RunAdditive struct {
+	Seed  uint64    // every random draw of the run (minibatch order, buffer, restarts, SGLD noise, grid shifts)
+	Theta []float32 // initial parameters (InitAdditive)
+	LR    float32   // Adam learning rate
+	X     []float32 // the run's N draws, N×2B row-major
+	Y     []int32
+	// Observe, if set, is called with the step and the current parameters (valid during
+	// the call only) every ObserveEvery steps, and not after a divergence.
+	Observe func(step int, theta []float32)
+}
+
+// AdditiveCellLogits is the additive model's cell logits per block: block b's
+// CellLogits on the G×G grid over the box, [G²][K] each.
+func AdditiveCellLogits(hidden []int, k, blocks int, theta []float32, G int, box float64) ([][]float64, error) {
+	np := NumParams2D(hidden, k)
+	if len(theta) != blocks*np {
+		return nil, fmt.Errorf("kernel: AdditiveCellLogits: len(theta) = %d, want %d blocks × %d", len(theta), blocks, np)
+	}
+	out := make([][]float64, blocks)
+	for b := range blocks {
+		l, err := CellLogits(hidden, k, theta[b*np:(b+1)*np], G, box)
+		if err != nil {
+			return nil, err
+		}
+		out[b] = l
+	}
+	return out, nil
+}
+
+// TrainAdditive trains every run for spec.Steps steps and returns one Result2D per run
+// (Buffer: [Buffer][2B] with KeepBuffer; InBox: the share of chains with every
+// coordinate in the box), in order, the runs spread over GOMAXPROCS goroutines as
+// Train2D's.
+func TrainAdditive(ctx context.Context, spec SpecAdditive, runs []RunAdditive) ([]Result2D, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	np := NumParamsAdditive(spec.Hidden, spec.K, spec.Blocks)
+	d := 2 * spec.Blocks
+	for i, r := range runs {
+		if len(r.Theta) != np {
+			return nil, fmt.Errorf("kernel: run %d: len(Theta)=%d, want %d", i, len(r.Theta), np)
+		}
+		if len(r.Y) == 0 || len(r.X) != d*len(r.Y) {
+			return nil, fmt.Errorf("kernel: run %d: needs draws (len X = %d, want %d × %d draws)", i, len(r.X), d, len(r.Y))
+		}
+		for j, y := range r.Y {
+			if y < 0 || int(y) >= spec.K {
+				return nil, fmt.Errorf("kernel: run %d: draw %d has class %d, want [0, %d)", i, j, y, spec.K)
+			}
+		}
+	}
+	out := make([]Result2D, len(runs))
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(runs)))
+	var next int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var ctxErr error
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			tr := newTrainerAdd(spec)
+			for {
+				mu.Lock()
+				if ctxErr == nil {
+					ctxErr = ctx.Err()
+				}
+				i := next
+				next++
+				stop := ctxErr != nil
+				mu.Unlock()
+				if stop || i >= len(runs) {
+					return
+				}
+				c0 := threadCPU()
+				out[i] = tr.train(&runs[i])
+				out[i].CPUSeconds = threadCPU() - c0
+			}
+		}()
+	}
+	wg.Wait()
+	if ctxErr != nil {
+		return nil, ctxErr
+	}
+	return out, nil
+}
+
+// trainerAdd is one goroutine's scratch space for the additive model.
+type trainerAdd struct {
+	spec     SpecAdditive
+	nb       int // blocks
+	B, P, K  int
+	gt       int
+	np, npad int // parameters of one block, and padded to a multiple of VW
+	nets     []*mlp2d
+	x        [][]float32 // per block [2][P]: data, then negatives or grid nodes
+	F, s     []float32   // [K][P]: Σ_b g_b, its softmax
+	delta    []float32   // [K][P]: dL/dF
+	deltaB   []float32   // [K][P]: exact JEM: block b's dL/dg_b (data lanes dL/dF, grid lanes its own)
+	tmp      [][]float32 // exact JEM: per block [K][P] exp(g_b − max) on its grid lanes
+	zsc      []float32   // exact JEM: per block and class, the scale of its grid lanes' log Z gradient
+	lzb, ly  []float64   // exact JEM: log Z_{b,y}; Σ_b log Z_{b,y}
+	xn, dx   []float32   // negatives [2nb][B] and their input gradient
+	noise    []float32
+	yd       []int32
+	theta    []float32 // [nb][npad]
+	m, v, g  []float32
+	snap     []float32
+	obs      []float32 // the unpadded parameters for Observe and the result
+	buf      []float32 // replay buffer [M][2nb]
+	perm     []int32
+	slots    []int32
+	order    []int32
+	pos      int
+	dataRng  *rand.Rand
+	bufRng   *rand.Rand
+	noiseRng *rand.Rand
+	lseD     float32
+	lseNeg   float32
+}
+
+func newTrainerAdd(spec SpecAdditive) *trainerAdd {
+	B, K, nb := spec.Batch, spec.K, spec.Blocks
+	t := &trainerAdd{spec: spec, nb: nb, B: B, K: K, np: NumParams2D(spec.Hidden, K)}
+	switch spec.Method {
+	case Baseline2D:
+		t.P = B
+	case JEM2D:
+		t.gt = spec.trainGrid()
+		t.P = B + t.gt*t.gt
+		t.deltaB = make([]float32, K*t.P)
+		t.tmp = make([][]float32, nb)
+		for b := range t.tmp {
+			t.tmp[b] = make([]float32, K*t.P)
+		}
+	case SGLD2D:
+		t.P = 2 * B
+		o := spec.SGLD
+		t.xn, t.dx, t.noise = make([]float32, 2*nb*B), make([]float32, 2*nb*B), make([]float32, 2*nb*B)
+		t.buf = make([]float32, 2*nb*o.Buffer)
+		t.perm = make([]int32, o.Buffer)
+		t.slots = make([]int32, B)
+	}
+	t.nets = make([]*mlp2d, nb)
+	t.x = make([][]float32, nb)
+	for b := range nb {
+		t.nets[b] = newMLP2D(spec.Hidden, K, t.P)
+		t.x[b] = make([]float32, 2*t.P)
+	}
+	t.npad = t.nets[0].np
+	n := nb * t.npad
+	t.theta, t.m, t.v, t.g, t.snap = make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, 3*n)
+	for b, net := range t.nets { // each block's gradient is its slice of the run's
+		net.g = t.g[b*t.npad : (b+1)*t.npad]
+	}
+	t.obs = make([]float32, nb*t.np)
+	t.F, t.s, t.delta = make([]float32, K*t.P), make([]float32, K*t.P), make([]float32, K*t.P)
+	t.yd = make([]int32, B)
+	return t
+}
+
+// th is block b's parameters (padded).
+func (t *trainerAdd) th(b int) []float32 { return t.theta[b*t.npad : (b+1)*t.npad] }
+
+// params copies the unpadded parameters into t.obs.
+func (t *trainerAdd) params() []float32 {
+	for b := range t.nb {
+		copy(t.obs[b*t.np:(b+1)*t.np], t.theta[b*t.npad:])
+	}
+	return t.obs
+}
+
+// batch fills the data lanes of every block and t.yd with the next minibatch (Train2D's
+// order: reshuffled every epoch, B at a time across epoch boundaries).
+func (t *trainerAdd) batch(r *RunAdditive) {
+	B, P, d := t.B, t.P, 2*t.nb
+	n := len(r.Y)
+	for p := range B {
+		if t.pos == n {
+			t.pos = 0
+			t.dataRng.Shuffle(n, func(i, j int) { t.order[i], t.order[j] = t.order[j], t.order[i] })
+		}
+		j := int(t.order[t.pos])
+		t.pos++
+		for b, x := range t.x {
+			x[p], x[P+p] = r.X[j*d+2*b], r.X[j*d+2*b+1]
+		}
+		t.yd[p] = r.Y[j]
+	}
+}
+
+// negatives draws B distinct buffer slots, restarts each chain uniformly on the box
+// (all 2B coordinates) with probability Reinit, and copies the chains to t.xn
+// [2nb][B] (Train2D's negatives in 2B dimensions).
+func (t *trainerAdd) negatives() {
+	B, M, d := t.B, len(t.perm), 2*t.nb
+	box := t.spec.Box
+	for p := range B {
+		q := p + t.bufRng.IntN(M-p)
+		t.perm[p], t.perm[q] = t.perm[q], t.perm[p]
+		slot := int(t.perm[p])
+		t.slots[p] = int32(slot)
+		if t.bufRng.Float32() < t.spec.SGLD.Reinit {
+			for c := range d {
+				t.xn[c*B+p] = (2*t.bufRng.Float32() - 1) * box
+			}
+		} else {
+			for c := range d {
+				t.xn[c*B+p] = t.buf[slot*d+c]
+			}
+		}
+	}
+}
+
+// store writes the refined chains back to their slots.
+func (t *trainerAdd) store() {
+	B, d := t.B, 2*t.nb
+	for p, slot := range t.slots {
+		for c := range d {
+			t.buf[int(slot)*d+c] = t.xn[c*B+p]
+		}
+	}
+}
+
+// sumLogits sets t.F [K][P] = Σ_b g_b over the first P lanes of the nets' last forward.
+func (t *trainerAdd) sumLogits(P int) {
+	K := t.K
+	F := t.F[:K*P]
+	copy(F, t.nets[0].f[:K*P])
+	for b := 1; b < t.nb; b++ {
+		vAdd(F, F, t.nets[b].f[:K*P])
+	}
+}
+
+// inputGrad computes t.dx [2nb][B] = ∇x LSE_y f(x) at the negatives t.xn.
+func (t *trainerAdd) inputGrad() {
+	B, K := t.B, t.K
+	for b, net := range t.nets {
+		net.forward(t.th(b), t.xn[2*b*B:(2*b+2)*B], B)
+	}
+	t.sumLogits(B)
+	s := t.s[:K*B]
+	vSoftmax(s, t.F[:K*B], K, B)
+	for b, net := range t.nets {
+		net.backward(t.th(b), s, B, false, t.dx[2*b*B:(2*b+2)*B])
+	}
+}
+
+// sgld runs the SGLD steps on t.xn in place.
+func (t *trainerAdd) sgld() {
+	o := t.spec.SGLD
+	box := t.spec.Box
+	for range o.Steps {
+		t.inputGrad()
+		for i := range t.noise {
+			t.noise[i] = float32(t.noiseRng.NormFloat64())
+		}
+		vScaleAdd(t.xn, t.dx, o.LR, t.xn)
+		vScaleAdd(t.xn, t.noise, o.Std, t.xn)
+		if o.Clamp {
+			for i, v := range t.xn {
+				t.xn[i] = min(box, max(-box, v))
+			}
+		}
+	}
+}
+
+// gridNodes writes every block's exact-JEM training grid (shifted by its own uniform
+// offset per step if ShiftGrid) into its lanes after the data.
+func (t *trainerAdd) gridNodes() {
+	B, P, G := t.B, t.P, t.gt
+	box := float64(t.spec.Box)
+	h := 2 * box / float64(G)
+	for _, x := range t.x {
+		u0, u1 := 0.5, 0.5
+		if t.spec.ShiftGrid {
+			u0, u1 = t.bufRng.Float64(), t.bufRng.Float64()
+		}
+		for i := range G {
+			c0 := float32(-box + (float64(i)+u0)*h)
+			for j := range G {
+				c := B + i*G + j
+				x[c] = c0
+				x[P+c] = float32(-box + (float64(j)+u1)*h)
+			}
+		}
+	}
+}
+
+// lossGrad computes the loss and t.delta = dL/dF after the forward passes (the data
+// terms exactly as Train2D's lossGrad); for exact JEM it also returns nothing of the
+// grid: gridGrad does the log Z term per block.
+func (t *trainerAdd) lossGrad() float32 {
+	B, P, K := t.B, t.P, t.K
+	w := t.spec.PxWeight
+	f, s := t.F[:K*P], t.s[:K*P]
+	invB := 1 / float32(B)
+	var loss, sumD, sumN float32
+	vSoftmax(s, f, K, P)
+	switch t.spec.Method {
+	case Baseline2D:
+		for p := range B {
+			l := lse32(f, p, K, P)
+			sumD += l
+			loss += (l - f[int(t.yd[p])*P+p]) * invB
+			for y := range K {
+				t.delta[y*P+p] = s[y*P+p] * invB
+			}
+			t.delta[int(t.yd[p])*P+p] -= invB
+		}
+	case SGLD2D:
+		for p := range P {
+			lse := lse32(f, p, K, P)
+			scale := w * invB
+			if p < B {
+				sumD += lse
+				scale = (1 - w) * invB
+				loss += (lse - f[int(t.yd[p])*P+p]) * invB
+				loss -= w * lse * invB
+			} else {
+				sumN += lse
+				scale = w * invB
+				loss += w * lse * invB
+			}
+			for y := range K {
+				t.delta[y*P+p] = s[y*P+p] * scale
+			}
+			if p < B {
+				t.delta[int(t.yd[p])*P+p] -= invB
+			}
+		}
+	case JEM2D:
+		for p := range B {
+			l := lse32(f, p, K, P)
+			sumD += l
+			loss += (l - f[int(t.yd[p])*P+p] - w*l) * invB
+			for y := range K {
+				t.delta[y*P+p] = s[y*P+p] * ((1 - w) * invB)
+			}
+			t.delta[int(t.yd[p])*P+p] -= invB
+		}
+		loss += w * float32(t.logZ())
+	}
+	t.lseD = sumD * invB
+	t.lseNeg = sumN * invB
+	return loss
+}
+
+// logZ computes, for exact JEM, each block's exp(g_b − m_b) on its grid lanes (t.tmp),
+// the scales of the log Z gradient per block and class (into t.zsc) and returns log Z
+// on the training grids: log Σ_y Π_b Z_{b,y}, Z_{b,y} = h²·Σ_c exp g_b(c)[y]. With one
+// block it is Train2D's computation exactly.
+func (t *trainerAdd) logZ() float64 {
+	B, P, K := t.B, t.P, t.K
+	w := t.spec.PxWeight
+	h := 2 * float64(t.spec.Box) / float64(t.gt)
+	if len(t.zsc) != t.nb*K {
+		t.zsc = make([]float32, t.nb*K)
+		t.lzb = make([]float64, t.nb*K)
+		t.ly = make([]float64, K)
+	}
+	var logZ1, z1 float64
+	for b, net := range t.nets {
+		f := net.f[:K*P]
+		mx := f[B]
+		for y := range K {
+			for _, v := range f[y*P+B : (y+1)*P] {
+				mx = max(mx, v)
+			}
+		}
+		var z float64
+		for y := range K {
+			e := t.tmp[b][y*P+B : (y+1)*P]
+			for i, v := range f[y*P+B : (y+1)*P] {
+				e[i] = v - mx
+			}
+			vExp(e, e)
+			var zs float32
+			for _, v := range e {
+				zs += v
+			}
+			z += float64(zs)
+			t.lzb[b*K+y] = float64(mx) + math.Log(float64(zs)) + math.Log(h*h)
+			t.zsc[b*K+y] = zs // replaced by the scale below
+		}
+		logZ1, z1 = float64(mx)+math.Log(z)+math.Log(h*h), z
+	}
+	if t.nb == 1 { // Train2D's: dL/dg = w·exp(g − mx)/z over all the grid's cells and classes
+		sc := w / float32(z1)
+		for y := range K {
+			t.zsc[y] = sc
+		}
+		return logZ1
+	}
+	for y := range K {
+		s := 0.0
+		for b := range t.nb {
+			s += t.lzb[b*K+y]
+		}
+		t.ly[y] = s
+	}
+	logZ := prob.LogSumExp(t.ly)
+	for b := range t.nb {
+		for y := range K {
+			// w·w_y/zs_{b,y}, w_y = Π_b Z_{b,y}/Z: block b's share of class y's gradient
+			t.zsc[b*K+y] = float32(float64(w) * math.Exp(t.ly[y]-logZ) / float64(t.zsc[b*K+y]))
+		}
+	}
+	return logZ
+}
+
+// backward accumulates every block's parameter gradient from t.delta (and, for exact
+// JEM, its grid lanes' log Z term).
+func (t *trainerAdd) backward() {
+	B, P, K := t.B, t.P, t.K
+	for b, net := range t.nets {
+		d := t.delta
+		if t.spec.Method == JEM2D {
+			d = t.deltaB
+			for y := range K {
+				copy(d[y*P:y*P+B], t.delta[y*P:y*P+B])
+				sc := t.zsc[b*K+y]
+				e, dd := t.tmp[b][y*P+B:(y+1)*P], d[y*P+B:(y+1)*P]
+				for i := range dd {
+					dd[i] = e[i] * sc
+				}
+			}
+		}
+		net.backward(t.th(b), d, P, true, nil)
+	}
+}
+
+// train runs one run to the end.
+func (t *trainerAdd) train(r *RunAdditive) Result2D {
+	spec := t.spec
+	n := len(t.theta)
+	clear(t.theta)
+	clear(t.m)
+	clear(t.v)
+	for b := range t.nb {
+		copy(t.theta[b*t.npad:b*t.npad+t.np], r.Theta[b*t.np:(b+1)*t.np])
+	}
+	t.dataRng = prob.NewRand(prob.Seed(r.Seed, tagData))
+	t.bufRng = prob.NewRand(prob.Seed(r.Seed, tagBuf))
+	t.noiseRng = prob.NewRand(prob.Seed(r.Seed, tagNoise))
+	ny := len(r.Y)
+	if cap(t.order) < ny {
+		t.order = make([]int32, ny)
+	}
+	t.order = t.order[:ny]
+	for i := range t.order {
+		t.order[i] = int32(i)
+	}
+	t.pos = ny // shuffle before the first batch
+	if spec.Method == SGLD2D {
+		for i := range t.buf {
+			t.buf[i] = (2*t.bufRng.Float32() - 1) * spec.Box
+		}
+		for i := range t.perm {
+			t.perm[i] = int32(i)
+		}
+	}
+	res := Result2D{}
+	maxE := spec.maxEnergy()
+	for step := 1; step <= spec.Steps; step++ {
+		t.batch(r)
+		switch spec.Method {
+		case SGLD2D:
+			t.negatives()
+			t.sgld()
+			t.store()
+			B, P := t.B, t.P
+			for b, x := range t.x {
+				copy(x[B:P], t.xn[2*b*B:(2*b+1)*B])
+				copy(x[P+B:2*P], t.xn[(2*b+1)*B:(2*b+2)*B])
+			}
+		case JEM2D:
+			t.gridNodes()
+		}
+		for b, net := range t.nets {
+			net.forward(t.th(b), t.x[b], t.P)
+		}
+		t.sumLogits(t.P)
+		loss := t.lossGrad()
+		if !finite32(loss) || abs32(loss) > maxE || abs32(t.lseD) > maxE || abs32(t.lseNeg) > maxE {
+			res.Diverged, res.DivergedStep = true, step
+			break
+		}
+		t.backward()
+		copy(t.snap[:n], t.theta)
+		copy(t.snap[n:2*n], t.m)
+		copy(t.snap[2*n:], t.v)
+		lrScale, epsT := AdamScalars(step)
+		vAdamFlat(t.theta, t.m, t.v, t.g, r.LR*float32(lrScale*spec.decayScale(step)), float32(epsT))
+		if !allFinite(t.theta) || !allFinite(t.m) || !allFinite(t.v) {
+			copy(t.theta, t.snap[:n])
+			copy(t.m, t.snap[n:2*n])
+			copy(t.v, t.snap[2*n:])
+			res.Diverged, res.DivergedStep = true, step
+			break
+		}
+		res.Loss = loss
+		if r.Observe != nil && spec.ObserveEvery > 0 && step%spec.ObserveEvery == 0 {
+			r.Observe(step, t.params())
+		}
+	}
+	res.Theta = append([]float32(nil), t.params()...)
+	if spec.Method == SGLD2D {
+		d := 2 * t.nb
+		in := 0
+		for i := 0; i < len(t.buf); i += d {
+			ok := true
+			for _, v := range t.buf[i : i+d] {
+				ok = ok && abs32(v) <= spec.Box
+			}
+			if ok {
+				in++
+			}
+		}
+		res.InBox = float64(in) / float64(len(t.buf)/d)
+		if spec.KeepBuffer {
+			res.Buffer = append([]float32(nil), t.buf...)
+		}
+	}
+	return res
+}

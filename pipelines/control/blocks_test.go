@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
+	"github.com/jemcheck/jemcheck/pipelines/internal/launchtest"
+	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/stages"
+	"github.com/jemcheck/jemcheck/tasks/blocks"
+)
+
+// tinyBlocks is a small block run: 3 tasks of blocks:2,gmm:2,1 on a 36×36 grid per
+// block (2·36²·2 = 5,184 cells a task, over the report's triple plots), baseline, exact jem and sgld, 60 steps.
+func tinyBlocks(out string) launch.Config {
+	p := stages.Point{Grid: schemas.Grid{Samples: 300, Model: "additive:8", LR: 0.01, Steps: 60, BatchSize: 32, PxWeight: 1,
+		Task: "blocks:2,gmm:2,1", GridCells: 36, Box: 5, TrainGrid: 16, SGLDPreset: "official", SGLDLR: 1, SGLDSteps: 5,
+		BufferSize: 200, ReinitFreq: 0.05},
+		Tables: 3, Methods: []string{"baseline", "jem", "sgld"}}
+	return launch.Config{
+		Pipeline: "control", Runner: "prism",
+		Options: stages.Options{Seed: 5, Out: out, TrainBatch: 6, WriteSamples: true, ReportTables: 1, Thresholds: stages.DefaultThresholds()},
+		Points:  []stages.Point{p},
+	}
+}
+
+// TestControlBlocks: a block run through the whole pipeline writes the truth (a
+// distribution per task in the kind's layout), the draws (one row per draw and block),
+// the learned block logits and one result row per task and method with the exact joint
+// KL (recomputed here from truth.parquet and learned/ alone), the Monte Carlo KLs with
+// their standard errors, and a report without triple plots of its 5,184-cell joints.
+func TestControlBlocks(t *testing.T) {
+	ctx := context.Background()
+	out := "mem://control-blocks"
+	var buf bytes.Buffer
+	if err := run(ctx, tinyBlocks(out), &buf); err != nil {
+		t.Fatalf("run: %v\n%s", err, buf.String())
+	}
+	if !strings.Contains(buf.String(), "sgld's joint KL") {
+		t.Errorf("verdict line without the sampler comparison:\n%s", buf.String())
+	}
+	// 6 runs a block over 3 methods: 2 tasks a block.
+	launchtest.ExpectFiles(t, out, "truth.parquet", stages.SamplePath(0, 0), stages.SamplePath(0, 1), stages.ResultsPath(0, 1),
+		stages.LearnedPath(0, 0), stages.LearnedPath(0, 1), "summary.json", "report.html")
+	b := launchtest.Bucket(t, out)
+	const B, G, K = 2, 36, 2
+	n := B * G * G * K
+	truthRows, err := schemas.ReadParquet[schemas.TruthRow](ctx, b, "truth.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth := map[int64][]float64{}
+	for _, r := range truthRows {
+		if truth[r.TaskID] == nil {
+			truth[r.TaskID] = make([]float64, n)
+		}
+		truth[r.TaskID][r.Cell*K+r.Y] = r.P
+	}
+	if len(truthRows) != 3*n || len(truth) != 3 {
+		t.Fatalf("truth rows = %d over %d tasks, want %d over 3", len(truthRows), len(truth), 3*n)
+	}
+	for id, p := range truth {
+		s := 0.0
+		for _, v := range p {
+			s += v
+		}
+		if math.Abs(s-1) > 1e-9 {
+			t.Errorf("task %d: truth sums to %v", id, s)
+		}
+	}
+	samples, err := schemas.ReadParquet[blocks.SampleRow](ctx, b, stages.SamplePath(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(samples) != 2*300*B || samples[1].Block != 1 || samples[1].Draw != 0 || samples[1].Y != samples[0].Y {
+		t.Errorf("samples of block 0: %d rows (want %d), first two %+v %+v", len(samples), 2*300*B, samples[0], samples[1])
+	}
+	logits := map[string][]float64{}
+	for _, k := range []string{stages.LearnedPath(0, 0), stages.LearnedPath(0, 1)} {
+		ls, err := schemas.ReadParquet[schemas.LearnedRow](ctx, b, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range ls {
+			if logits[l.RunID] == nil {
+				logits[l.RunID] = make([]float64, n)
+			}
+			logits[l.RunID][l.X*K+l.Y] = l.Logit
+		}
+	}
+	var rows []schemas.ResultRow
+	for blk := range int64(2) {
+		rs, err := schemas.ReadParquet[schemas.ResultRow](ctx, b, stages.ResultsPath(0, blk))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, rs...)
+	}
+	if len(rows) != 9 {
+		t.Fatalf("%d result rows, want 9", len(rows))
+	}
+	g := prob.Grid{G: G, Box: 5}
+	for _, r := range rows {
+		l := logits[r.RunID]
+		kl := prob.BlocksJointKL(prob.BlocksTruthFromTable(truth[r.TableID], g, B, K), [][]float64{l[:n/B], l[n/B:]})
+		if math.Abs(kl-r.KLJoint) > 1e-12 || !(r.KLJoint >= 0) {
+			t.Errorf("%s: kl_joint %v, recomputed from the files %v", r.RunID, r.KLJoint, kl)
+		}
+		if !(r.KLMarginalSE > 0) || !(r.KLConditionalSE > 0) || math.IsNaN(r.KLMarginal) || math.IsNaN(r.Accuracy) || math.IsNaN(r.BayesAccuracy) {
+			t.Errorf("%s: Monte Carlo columns %v ± %v, %v ± %v, accuracy %v (Bayes %v)", r.RunID, r.KLMarginal, r.KLMarginalSE,
+				r.KLConditional, r.KLConditionalSE, r.Accuracy, r.BayesAccuracy)
+		}
+		if r.Task != "blocks:2,gmm:2,1" || r.Model != "additive:8" || r.XValues != B*G*G || r.Diverged || r.Nonfinite {
+			t.Errorf("%s: task %s model %s x_values %d diverged %v nonfinite %v", r.RunID, r.Task, r.Model, r.XValues, r.Diverged, r.Nonfinite)
+		}
+	}
+	report, err := b.ReadAll(ctx, "report.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(report), "too many bars for a triple plot") || strings.Contains(string(report), "triple_p0") {
+		t.Errorf("the report draws triple plots of the block joints, or does not say why not")
+	}
+}
+
+// TestBlocksRefused: bad block tasks are refused with exit 2, one message line and
+// nothing written.
+func TestBlocksRefused(t *testing.T) {
+	for _, tt := range []struct{ name, args, want string }{
+		{"no blocks", "--task=blocks:0,gmm:3,2", "B must be in [1, 32]"},
+		{"65 blocks", "--task=blocks:65,gmm:3,2", "B must be in [1, 32]"},
+		{"unknown block task", "--task=blocks:2,spiral:1", `unknown task "spiral:1"`},
+		{"too many cells", "--task=blocks:32,gmm:3,2 --grid=64", "cells per task, over the limit"},
+		{"box too small for a block", "--task=blocks:2,gmm:3,2 --box=2.5", "outside the box"},
+		{"curves on block tasks", "--task=blocks:2,gmm:3,2 --eval_every=10", "eval_every applies to 2-D tasks only"},
+		{"pcd on block tasks", "--task=blocks:2,gmm:3,2 --methods=jem,pcd", "method pcd trains on"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			out := filepath.Join(t.TempDir(), "out")
+			code, msg := runCommand(t, tt.args, out)
+			lines := strings.Split(strings.TrimSpace(msg), "\n")
+			if code != 2 || len(lines) != 1 || !strings.Contains(msg, tt.want) {
+				t.Errorf("exit %d, output:\n%s\nwant exit 2 and one line with %q", code, msg, tt.want)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("%s was created for a refused input", out)
+			}
+		})
+	}
+}

@@ -1,0 +1,227 @@
+package blocks
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jemcheck/jemcheck/methods"
+	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/tasks"
+	_ "github.com/jemcheck/jemcheck/tasks/plane"
+)
+
+// point is a small valid point of task (a block or a 2-D task), resolved.
+func point(t *testing.T, task string, ms ...string) tasks.Point {
+	t.Helper()
+	p := tasks.Point{Grid: schemas.Grid{Samples: 300, Model: "mlp:8,8", LR: 0.01, Steps: 60, BatchSize: 32, PxWeight: 1,
+		Task: task, GridCells: 16, Box: 5, TrainGrid: 16, SGLDPreset: "official", SGLDLR: 1, SGLDSteps: 5, BufferSize: 100, ReinitFreq: 0.05},
+		Tables: 2, Methods: ms}
+	p.Resolve()
+	if err := p.Validate(); err != nil {
+		t.Fatalf("%s: %v", task, err)
+	}
+	return p
+}
+
+// run draws, trains and evaluates every task of a point with its kind's source, as the
+// stages do.
+func run(t *testing.T, p tasks.Point, seed uint64) (tasks.Block, tasks.TrainedBlock, tasks.ResultBlock, tasks.LearnedBlock) {
+	t.Helper()
+	ctx := context.Background()
+	o := tasks.Options{Seed: seed, TrainBatch: 64}
+	k := tasks.MustOf(p.Task)
+	if err := k.Check(ctx, o, p); err != nil {
+		t.Fatal(err)
+	}
+	src, err := k.Open(ctx, tasks.Env{Options: o}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	b := tasks.Block{PointID: p.ID}
+	for i := range p.Tables {
+		id, truth, err := src.Truth(int64(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.IDs, b.P = append(b.IDs, id), append(b.P, truth...)
+	}
+	if err := src.Sample(ctx, &b, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := src.Train(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, lb, err := src.Evaluate(ctx, tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, tb, rb, lb
+}
+
+// TestOneBlockIsPlane is the one-block identity: blocks:1,gmm:3,2 is the plane kind's
+// gmm:3,2 of the same seed and options — the same truth on the grid, every method
+// (baseline, exact jem at its best iterate, sgld) trained to the same parameters, and
+// the same exact joint KL to 1e-6; the Monte Carlo marginal and conditional KLs and
+// accuracy agree with the plane kind's exact ones within 5 standard errors.
+func TestOneBlockIsPlane(t *testing.T) {
+	ms := []string{methods.Baseline, methods.JEM, methods.SGLD}
+	for _, inner := range []string{"gmm:3,2", "moons:0.2"} {
+		t.Run(inner, func(t *testing.T) {
+			bp, tp, rp, _ := run(t, point(t, inner, ms...), 17)
+			bb, tbb, rbb, lbb := run(t, point(t, "blocks:1,"+inner, ms...), 17)
+			for i := range bp.P {
+				if math.Abs(bp.P[i]-bb.P[i]) > 1e-15 {
+					t.Fatalf("truth cell %d: %v, plane %v", i, bb.P[i], bp.P[i])
+				}
+			}
+			worst := 0.0
+			for r := range rp.Rows {
+				a, b := rp.Rows[r], rbb.Rows[r]
+				if !slices.Equal(tp.Runs[r].Theta, tbb.Runs[r].Theta) || tp.Runs[r].RefBestStep != tbb.Runs[r].RefBestStep {
+					t.Errorf("%s: parameters differ from the plane kind's (best step %d, plane %d)", a.RunID, tbb.Runs[r].RefBestStep, tp.Runs[r].RefBestStep)
+				}
+				d := math.Abs(a.KLJoint - b.KLJoint)
+				worst = max(worst, d)
+				if !(d <= 1e-6) {
+					t.Errorf("%s: joint KL %.9f, plane %.9f", a.RunID, b.KLJoint, a.KLJoint)
+				}
+				for _, c := range []struct {
+					name          string
+					got, se, want float64
+				}{{"marginal", b.KLMarginal, b.KLMarginalSE, a.KLMarginal}, {"conditional", b.KLConditional, b.KLConditionalSE, a.KLConditional}} {
+					if !(c.se > 0) || math.Abs(c.got-c.want) > 5*c.se {
+						t.Errorf("%s: MC %s KL %v ± %v, plane exact %v", a.RunID, c.name, c.got, c.se, c.want)
+					}
+				}
+				if math.Abs(b.Accuracy-a.Accuracy) > 0.02 || math.Abs(b.BayesAccuracy-a.BayesAccuracy) > 0.02 {
+					t.Errorf("%s: accuracy %v (Bayes %v), plane %v (%v)", a.RunID, b.Accuracy, b.BayesAccuracy, a.Accuracy, a.BayesAccuracy)
+				}
+				if b.Method != a.Method || b.RefBestStep != a.RefBestStep || b.BufferInBox != a.BufferInBox && !(math.IsNaN(a.BufferInBox) && math.IsNaN(b.BufferInBox)) {
+					t.Errorf("%s: method %s best step %d in box %v, plane %s %d %v", a.RunID, b.Method, b.RefBestStep, b.BufferInBox, a.Method, a.RefBestStep, a.BufferInBox)
+				}
+			}
+			t.Logf("max |joint KL − plane's| = %.3g over %d runs", worst, len(rp.Rows))
+			for r, l := range lbb.Runs { // the learned table is the plane kind's grid joint
+				q := prob.Softmax(l.Logits)
+				for i := range q {
+					if math.Abs(q[i]-l.Q[i]) > 1e-12 {
+						t.Fatalf("run %d: learned q[%d] = %v, softmax of the logits %v", r, i, l.Q[i], q[i])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestBlocksRows: a two-block task's rows: finite KLs with standard errors, joint ≈
+// marginal + conditional within the Monte Carlo error, the promise columns NaN, the
+// learned table a distribution, and exact jem below the baseline.
+func TestBlocksRows(t *testing.T) {
+	p := point(t, "blocks:2,gmm:2,1", methods.Baseline, methods.JEM, methods.SGLD)
+	if p.XValues != 2*16*16 || p.Classes != 2 || p.Model != "additive:8,8" {
+		t.Fatalf("resolved %+v", p.Grid)
+	}
+	_, _, rb, lb := run(t, p, 3)
+	kl := map[string]float64{}
+	for i, r := range rb.Rows {
+		if r.Diverged || r.Nonfinite || !(r.KLJoint >= 0) || !(r.KLMarginalSE > 0) || !(r.KLConditionalSE > 0) {
+			t.Errorf("%s: %+v", r.RunID, r)
+		}
+		se := math.Hypot(r.KLMarginalSE, r.KLConditionalSE)
+		if math.Abs(r.KLMarginal+r.KLConditional-r.KLJoint) > 5*se+1e-9 {
+			t.Errorf("%s: marginal %v + conditional %v vs joint %v (se %v)", r.RunID, r.KLMarginal, r.KLConditional, r.KLJoint, se)
+		}
+		if !math.IsNaN(r.ECE) || !math.IsNaN(r.AUROCPx) || !math.IsNaN(r.KLReference) || !math.IsNaN(r.BestTemperature) {
+			t.Errorf("%s: promise columns set", r.RunID)
+		}
+		if (r.Method == methods.SGLD) == math.IsNaN(r.BufferInBox) {
+			t.Errorf("%s: buffer_in_box %v", r.RunID, r.BufferInBox)
+		}
+		if r.Task != "blocks:2,gmm:2,1" || r.XValues != 512 || r.GridCells != 16 {
+			t.Errorf("%s: columns %s %d %d", r.RunID, r.Task, r.XValues, r.GridCells)
+		}
+		kl[r.Method] += r.KLJoint
+		s := 0.0
+		for _, v := range lb.Runs[i].Q {
+			s += v
+		}
+		if math.Abs(s-1) > 1e-9 || len(lb.Runs[i].Q) != 512*2 {
+			t.Errorf("%s: learned table sums to %v over %d entries", r.RunID, s, len(lb.Runs[i].Q))
+		}
+	}
+	t.Logf("joint KL summed over tasks: %v", kl)
+	if !(kl[methods.JEM] < kl[methods.Baseline]) {
+		t.Errorf("exact jem %v, baseline %v", kl[methods.JEM], kl[methods.Baseline])
+	}
+}
+
+// TestValidate: bad block points are refused with one clear message.
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(p *tasks.Point)
+		err  string
+	}{
+		{"B 0", func(p *tasks.Point) { p.Task = "blocks:0,gmm:3,2" }, "B must be in [1, 32]"},
+		{"B 65", func(p *tasks.Point) { p.Task = "blocks:65,gmm:3,2" }, "B must be in [1, 32]"},
+		{"bad inner", func(p *tasks.Point) { p.Task = "blocks:2,spiral:1" }, "unknown task"},
+		{"no inner", func(p *tasks.Point) { p.Task = "blocks:2" }, "want blocks:B,<2-D task>"},
+		{"thin moons", func(p *tasks.Point) { p.Task = "blocks:2,moons:0.001" }, "SIGMA must be at least"},
+		{"grid too large", func(p *tasks.Point) { p.Task, p.GridCells = "blocks:32,gmm:3,2", 64 }, "over the limit of 262144 (use --grid=52 or less)"},
+		{"model", func(p *tasks.Point) { p.Model = "conv:3" }, "unknown model"},
+		{"additive width", func(p *tasks.Point) { p.Model = "additive:0" }, "hidden size"},
+		{"method", func(p *tasks.Point) { p.Methods = []string{methods.PCD} }, "method pcd trains on"},
+		{"batch", func(p *tasks.Point) { p.BatchSize = 10 }, "Batch a multiple of 16"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := point(t, "blocks:2,gmm:3,2", methods.Baseline)
+			tt.edit(&p)
+			p.Resolve()
+			err := p.Validate()
+			if err == nil || !strings.Contains(err.Error(), tt.err) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("err %v, want %q", err, tt.err)
+			}
+		})
+	}
+}
+
+// TestModels: the additive model's names.
+func TestModels(t *testing.T) {
+	for in, want := range map[string]string{"mlp:32,32": "additive:32,32", "additive: 16": "additive:16", "linear": "additive:linear", "additive:linear": "additive:linear"} {
+		if got, err := canonicalModel(in); err != nil || got != want {
+			t.Errorf("%q: %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
+// TestCheckBox: a box too small for a rotated block is refused before anything runs,
+// naming the box that holds every block.
+func TestCheckBox(t *testing.T) {
+	p := point(t, "blocks:4,gmm:3,2", methods.Baseline)
+	p.Box = 3
+	err := Kind{}.Check(context.Background(), tasks.Options{Seed: 1}, p)
+	if err == nil || !strings.Contains(err.Error(), "outside the box") || !strings.Contains(err.Error(), "--box=") {
+		t.Fatalf("err %v", err)
+	}
+	p.Box, p.GridCells = DefaultBox, DefaultGrid
+	if err := (Kind{}).Check(context.Background(), tasks.Options{Seed: 1}, p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDefaults: the kind's defaults of what the user did not set.
+func TestDefaults(t *testing.T) {
+	p := tasks.Point{Grid: schemas.Grid{Task: "blocks:4,gmm:3,2", LR: 0.5}, Methods: []string{methods.Baseline, methods.JEM, methods.Oracle}}
+	p.Defaults(func(axis string) bool { return axis == "lr" })
+	if p.Model != DefaultModel || p.GridCells != DefaultGrid || p.Box != DefaultBox || p.Tables != DefaultTasks || p.LR != 0.5 ||
+		p.Steps != 1500 || !slices.Equal(p.Methods, []string{methods.Baseline, methods.JEM, methods.SGLD}) {
+		t.Fatalf("defaults %+v", p)
+	}
+}

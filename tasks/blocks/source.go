@@ -1,0 +1,377 @@
+package blocks
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"gocloud.dev/blob"
+
+	"github.com/jemcheck/jemcheck/methods"
+	"github.com/jemcheck/jemcheck/models/kernel"
+	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/tasks"
+)
+
+// MCDraws is the number of exact draws of a task's grid truth its Monte Carlo measures
+// average over (the same draws for every method of the task).
+const MCDraws = 20000
+
+// source is one block point's tasks.
+type source struct {
+	env  tasks.Env
+	p    tasks.Point
+	spec prob.BlocksSpec
+}
+
+// Open opens a block point's source.
+func (Kind) Open(_ context.Context, env tasks.Env, p tasks.Point) (tasks.Source, error) {
+	spec, err := prob.ParseBlocksSpec(p.Task)
+	if err != nil {
+		return nil, err
+	}
+	return &source{env: env, p: p, spec: spec}, nil
+}
+
+// Close: a block source holds nothing to release.
+func (s *source) Close() error { return nil }
+
+// task is the task of ordinal o.
+func (s *source) task(o int64) prob.BlocksTask {
+	return s.spec.Draw(tasks.TableSeed(s.env.Options.Seed, tasks.Table{Point: s.p, Ordinal: o}))
+}
+
+// Truth is the task's truth on the grid in the kind's table layout
+// (prob.BlocksTruth.Table), or an error when the box holds none of a block's mass.
+func (s *source) Truth(o int64) (int64, []float64, error) {
+	kernel.ClearUpper()
+	t, g := s.task(o), evalGrid(s.p)
+	for b, bt := range t.Blocks {
+		if m := bt.BoxMass(g); !(m > 0) {
+			return 0, nil, fmt.Errorf("task %d block %d (%s): the box [−%g, %g]² holds %.3g of its mass; use a larger --box", o, b, bt, s.p.Box, s.p.Box, m)
+		}
+	}
+	return o, t.Truth(g).Table(), nil
+}
+
+// draws are a task's N draws (the dataset of table t) in float32, N×2B, and classes.
+func (s *source) draws(t tasks.Table, task prob.BlocksTask) ([]float32, []int32) {
+	x, y := task.Sample(tasks.SampleSeed(s.env.Options.Seed, t), s.p.Samples)
+	out := make([]float32, len(x))
+	for i, v := range x {
+		out[i] = float32(v)
+	}
+	return out, y
+}
+
+// SampleRow is one block of one draw of a block task: the rows of a block point's
+// samples/*.parquet (draw i of the task has B rows, one per block, with its class).
+type SampleRow struct {
+	TaskID int64   `parquet:"task_id" json:"task_id"`
+	Draw   int64   `parquet:"draw" json:"draw"`
+	Block  int64   `parquet:"block" json:"block"`
+	X0     float64 `parquet:"x0" json:"x0"`
+	X1     float64 `parquet:"x1" json:"x1"`
+	Y      int64   `parquet:"y" json:"y"`
+}
+
+// Sample writes the block's draws (task_id, draw, block, x0, x1, y), task by task in
+// ordinal order, each task's draws in draw order (as training sees them); the draws are
+// a function of the task's seed, drawn again where used.
+func (s *source) Sample(ctx context.Context, b *tasks.Block, bucket *blob.Bucket, key string) error {
+	if bucket == nil {
+		return nil
+	}
+	p, B := s.p, s.spec.B
+	return schemas.WriteParquetStream(ctx, bucket, key, func(write func([]SampleRow) error) error {
+		for i := range b.Len() {
+			t := b.Table(p, i)
+			x, y := s.task(t.Ordinal).Sample(tasks.SampleSeed(s.env.Options.Seed, t), p.Samples)
+			rows := make([]SampleRow, 0, len(y)*B)
+			for j := range y {
+				for bb := range B {
+					rows = append(rows, SampleRow{TaskID: t.ID, Draw: int64(j), Block: int64(bb),
+						X0: x[(j*B+bb)*2], X1: x[(j*B+bb)*2+1], Y: int64(y[j])})
+				}
+			}
+			if err := write(rows); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// WriteTruth writes the point's truth (task_id, cell, x0, x1, y, p) in the kind's table
+// layout: cell = b·G² + c is block b's grid cell c (centred at (x0, x1) in the block's
+// plane), p its entry of prob.BlocksTruth.Table: π(y)^{1/B}·P_b(c|y)/(B·S).
+func (s *source) WriteTruth(ctx context.Context, bucket *blob.Bucket, blocks []tasks.Block, multiPoint bool) (string, error) {
+	p := s.p
+	key := tasks.PointFile("truth", p.ID, multiPoint)
+	g, k := evalGrid(p), p.Classes
+	n := g.Cells()
+	err := schemas.WriteParquetStream(ctx, bucket, key, func(write func([]schemas.TruthRow) error) error {
+		rows := make([]schemas.TruthRow, 0, p.XValues*k)
+		for _, b := range blocks {
+			for i := range b.Len() {
+				t := b.Table(p, i)
+				rows = rows[:0]
+				for x := range p.XValues {
+					c := x % n
+					x0, x1 := g.Centre(c/g.G), g.Centre(c%g.G)
+					for y := range k {
+						rows = append(rows, schemas.TruthRow{TaskID: t.ID, Cell: int64(x), X0: x0, X1: x1, Y: int64(y), P: t.P[x*k+y]})
+					}
+				}
+				if err := write(rows); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	return key, err
+}
+
+// Train trains every run of a block of tasks: one kernel.TrainAdditive call per method,
+// the block's tasks its runs. Every method of a task starts from the same parameters
+// (seeded by the task, block 0's as the plane kind's), so the methods are paired.
+func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, error) {
+	p, seed, o := s.p, s.env.Options.Seed, s.env.Options
+	start := time.Now()
+	m := len(p.Methods)
+	out := tasks.TrainedBlock{Block: b, Runs: make([]tasks.TrainedRun, b.Len()*m)}
+	hidden, _ := parseModel(p.Model)
+	g := evalGrid(p)
+	B, K := s.spec.B, p.Classes
+	cells := p.XValues * K
+	type data struct {
+		x         []float32
+		y         []int32
+		truth     prob.BlocksTruth
+		tableSeed uint64
+		t         tasks.Table
+	}
+	ds := make([]data, b.Len())
+	for i := range b.Len() {
+		t := b.Table(p, i)
+		x, y := s.draws(t, s.task(t.Ordinal))
+		ds[i] = data{x: x, y: y, truth: prob.BlocksTruthFromTable(b.P[i*cells:(i+1)*cells], g, B, K), tableSeed: tasks.TableSeed(seed, t), t: t}
+	}
+	logits := func(theta []float32) ([][]float64, error) {
+		return kernel.AdditiveCellLogits(hidden, K, B, theta, g.G, g.Box)
+	}
+	for j, meth := range p.Methods {
+		ref := meth == methods.JEM
+		every := 0
+		if ref {
+			every = refEvery(p)
+		}
+		spec := specAdditive(p, meth, every)
+		runs := make([]kernel.RunAdditive, len(ds))
+		bests := make([]refBest, len(ds))
+		for i := range ds {
+			d := &ds[i]
+			r := kernel.RunAdditive{Seed: tasks.TrainSeed(seed, d.t, meth), Theta: kernel.InitAdditive(prob.Seed(d.tableSeed, tagInit), hidden, K, B),
+				LR: float32(runLR(p, meth)), X: d.x, Y: d.y}
+			if ref {
+				truth, best := d.truth, &bests[i]
+				r.Observe = func(step int, theta []float32) {
+					lg, err := logits(theta)
+					if err != nil {
+						return
+					}
+					best.observe(step, p.Steps, prob.BlocksJointKL(truth, lg), theta, flatten(lg))
+				}
+			}
+			runs[i] = r
+		}
+		start := time.Now()
+		res, err := kernel.TrainAdditive(ctx, spec, runs)
+		perRun := 0.0
+		if o.Timings {
+			perRun = float64(time.Since(start).Microseconds()) / 1000 / float64(len(runs))
+		}
+		if err != nil {
+			return out, fmt.Errorf("train point %d block %d (%s, %d runs): %w", p.ID, b.Index, meth, len(runs), err)
+		}
+		for i, r := range res {
+			lg, err := logits(r.Theta)
+			if err != nil {
+				return out, fmt.Errorf("train point %d block %d (%s): %w", p.ID, b.Index, meth, err)
+			}
+			ms := perRun
+			if o.Timings && !math.IsNaN(r.CPUSeconds) {
+				ms = 1000 * r.CPUSeconds
+			}
+			tr := tasks.TrainedRun{Logits: flatten(lg), Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta, TrainMS: ms,
+				BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN()}
+			if ref {
+				bests[i].apply(&tr, prob.BlocksJointKL(ds[i].truth, lg), p.Steps)
+			}
+			if meth == methods.SGLD {
+				tr.BufferInBox = r.InBox
+			}
+			out.Runs[i*m+j] = tr
+		}
+	}
+	s.env.Progressf(ctx, "train: point %d block %d (%s): %d runs in %v", p.ID, b.Index, p.Task, len(out.Runs), time.Since(start).Round(time.Millisecond))
+	return out, nil
+}
+
+// flatten concatenates the blocks' cell logits: the kind's table layout.
+func flatten(l [][]float64) []float64 {
+	n := 0
+	for _, v := range l {
+		n += len(v)
+	}
+	out := make([]float64, 0, n)
+	for _, v := range l {
+		out = append(out, v...)
+	}
+	return out
+}
+
+// split is flatten's inverse for B blocks (nil when the length does not fit).
+func split(l []float64, B int) [][]float64 {
+	if B < 1 || len(l) == 0 || len(l)%B != 0 {
+		return nil
+	}
+	n := len(l) / B
+	out := make([][]float64, B)
+	for b := range B {
+		out[b] = l[b*n : (b+1)*n]
+	}
+	return out
+}
+
+// refBest follows exact jem's joint KL during training, the plane kind's stopping rule
+// (its best iterate, checked every refEvery steps, and the gap the steps after the
+// first third gained).
+type refBest struct {
+	seen, thirdSeen bool
+	step            int
+	kl, klThird     float64
+	theta           []float32
+	logits          []float64
+}
+
+func (b *refBest) observe(step, steps int, kl float64, theta []float32, logits []float64) {
+	if !(kl == kl) {
+		return
+	}
+	if 3*step <= steps && (!b.thirdSeen || kl < b.klThird) {
+		b.klThird, b.thirdSeen = kl, true
+	}
+	if !b.seen || kl < b.kl {
+		b.seen, b.step, b.kl = true, step, kl
+		b.theta = append(b.theta[:0], theta...)
+		b.logits = logits
+	}
+}
+
+// apply makes tr the best iterate when it beats the final one (of joint KL final), and
+// sets the gap.
+func (b *refBest) apply(tr *tasks.TrainedRun, final float64, steps int) {
+	tr.RefBestStep = int64(steps)
+	if b.seen && (b.kl < final || !(final == final)) {
+		tr.Logits, tr.Theta, tr.RefBestStep = b.logits, b.theta, int64(b.step)
+	} else {
+		b.kl = final
+	}
+	if b.thirdSeen {
+		tr.RefGap = max(0, b.klThird-min(b.kl, final))
+	}
+}
+
+// Evaluate measures every run: the exact joint KL on the grid, the Monte Carlo
+// marginal and conditional KLs (with standard errors) and accuracies over the task's
+// MCDraws exact draws, no error split and no promises (NaN).
+func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.ResultBlock, tasks.LearnedBlock, error) {
+	p := s.p
+	rb := tasks.ResultBlock{PointID: p.ID, Index: tb.Block.Index, First: tb.Block.First, Rows: make([]schemas.ResultRow, len(tb.Runs))}
+	lb := tasks.LearnedBlock{PointID: p.ID, Index: tb.Block.Index, Runs: make([]tasks.Learned, len(tb.Runs))}
+	g, B, K := evalGrid(p), s.spec.B, p.Classes
+	var truth prob.BlocksTruth
+	var draws prob.BlocksDraws
+	for r := range tb.Runs {
+		t := tb.Trained(p, r)
+		tab := t.Job.Dataset.Table
+		if r%len(p.Methods) == 0 {
+			truth = prob.BlocksTruthFromTable(tab.P, g, B, K)
+			draws = truth.Draw(prob.Seed(tasks.TableSeed(s.env.Options.Seed, tab), tagMC), MCDraws)
+		}
+		row, q := evaluateRun(t, truth, draws, B)
+		rb.Rows[r] = row
+		lb.Runs[r] = tasks.Learned{RunID: t.Job.RunID, PointID: p.ID, TableID: tab.ID, Ordinal: tab.Ordinal, Method: t.Job.Method,
+			X: p.XValues, K: K, Logits: t.Logits, Q: q, P: tab.P, Task: p.Task}
+	}
+	return rb, lb, nil
+}
+
+// evaluateRun is one run's row and its learned joint in the kind's table layout.
+func evaluateRun(t tasks.Trained, truth prob.BlocksTruth, draws prob.BlocksDraws, B int) (schemas.ResultRow, []float64) {
+	d := t.Job.Dataset
+	p := d.Table.Point
+	nan := math.NaN()
+	row := schemas.ResultRow{RunID: t.Job.RunID, TableID: d.Table.ID, Method: t.Job.Method, PointID: p.ID,
+		KLJoint: nan, KLMarginal: nan, KLConditional: nan, KLMarginalSE: nan, KLConditionalSE: nan,
+		Accuracy: nan, BayesAccuracy: draws.BayesMean(),
+		FinalLoss: t.Loss, TrainMS: t.TrainMS, DivergedStep: t.Run.DivergedStep, RefBestStep: t.Run.RefBestStep,
+		BestTemperature: nan, KLJointBestTemperature: nan,
+		AUROCPx: nan, AUROCPy: nan, AUROCTruePx: nan, CalibrationErrorTrue: nan,
+		AUROCPxGrad: nan, ECE: nan, AccClean: nan, AccAttacked: nan, AccPurified: nan, AccBayesPurified: nan,
+		SamplesTVNoise: nan, SamplesTVBuffer: nan,
+		BufferInBox: nan, BufferTVTruth: nan, BufferTVModel: nan, KLJointAveraged: nan, RefGap: nan,
+	}
+	tasks.NoSplit(&row)
+	if methods.IsSampler(t.Job.Method) {
+		row.BufferInBox = t.Run.BufferInBox
+	}
+	if t.Run.Logits != nil && !math.IsNaN(t.Run.RefGap) {
+		row.RefGap = t.Run.RefGap
+	}
+	var q []float64
+	if l := split(t.Logits, B); l != nil && len(l[0]) == truth.Grid.Cells()*truth.K {
+		row.KLJoint = prob.BlocksJointKL(truth, l)
+		mc := draws.Evaluate(l)
+		row.KLMarginal, row.KLMarginalSE = mc.Marginal, mc.MarginalSE
+		row.KLConditional, row.KLConditionalSE = mc.Conditional, mc.ConditionalSE
+		row.Accuracy = mc.Accuracy
+		q = modelTable(l, truth.K)
+	}
+	row.Diverged, row.Nonfinite = tasks.RunStatus(t.Diverged, t.Logits, row.KLJoint, row.KLMarginal, row.KLConditional)
+	px := p.PxWeight
+	if m, _ := methods.Lookup(t.Job.Method); m.NoPx {
+		px = 0
+	}
+	p.SetColumns(&row, px)
+	return row, q
+}
+
+// modelTable is the additive model's grid joint in the kind's table layout (the
+// truth's, prob.BlocksTruth.Table): entry ((b·G² + c)·K + y) is
+// q(y)^{1/B}·q_b(c|y)/(B·S), S = Σ_y q(y)^{1/B}, with q(y) = Π_b Z_{b,y}/Z and
+// q_b(c|y) = exp ℓ_b[c, y]/Z_{b,y}.
+func modelTable(l [][]float64, k int) []float64 {
+	logZ, lzb := prob.BlocksLogZ(l, k)
+	B := len(l)
+	root := make([]float64, k) // log q(y)^{1/B}
+	for y := range k {
+		for b := range B {
+			root[y] += lzb[b][y]
+		}
+		root[y] = (root[y] - logZ) / float64(B)
+	}
+	norm := prob.LogSumExp(root) + math.Log(float64(B))
+	out := make([]float64, 0, B*len(l[0]))
+	for b, lb := range l {
+		for i, v := range lb {
+			y := i % k
+			out = append(out, math.Exp(root[y]+v-lzb[b][y]-norm))
+		}
+	}
+	return out
+}
