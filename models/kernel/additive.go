@@ -373,9 +373,9 @@ func (t *trainerAdd) gridNodes() {
 	}
 }
 
-// lossGrad computes the loss and t.delta = dL/dF after the forward passes (the data
-// terms exactly as Train2D's lossGrad); for exact JEM it also returns nothing of the
-// grid: gridGrad does the log Z term per block.
+// lossGrad computes the loss and t.delta = dL/dF on the data (and negative) lanes after
+// the forward passes, the data terms exactly as Train2D's lossGrad; for exact JEM it adds
+// PxWeight·log Z (logZ), whose gradient on each block's grid lanes backward applies.
 func (t *trainerAdd) lossGrad() float32 {
 	B, P, K := t.B, t.P, t.K
 	w := t.spec.PxWeight

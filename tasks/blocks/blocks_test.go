@@ -106,6 +106,14 @@ func TestOneBlockIsPlane(t *testing.T) {
 					t.Errorf("%s: method %s best step %d in box %v, plane %s %d %v", a.RunID, b.Method, b.RefBestStep, b.BufferInBox, a.Method, a.RefBestStep, a.BufferInBox)
 				}
 			}
+			for r := range rp.Rows { // the sgld buffer's distances: the plane kind's
+				a, b := rp.Rows[r], rbb.Rows[r]
+				for _, c := range [][2]float64{{a.BufferTVTruth, b.BufferTVTruth}, {a.BufferTVModel, b.BufferTVModel}} {
+					if !(math.Abs(c[0]-c[1]) <= 1e-9 || math.IsNaN(c[0]) && math.IsNaN(c[1])) {
+						t.Errorf("%s: buffer TV %v, plane %v", a.RunID, c[1], c[0])
+					}
+				}
+			}
 			t.Logf("max |joint KL − plane's| = %.3g over %d runs", worst, len(rp.Rows))
 			for r, l := range lbb.Runs { // the learned table is the plane kind's grid joint
 				q := prob.Softmax(l.Logits)
@@ -140,8 +148,9 @@ func TestBlocksRows(t *testing.T) {
 		if !math.IsNaN(r.ECE) || !math.IsNaN(r.AUROCPx) || !math.IsNaN(r.KLReference) || !math.IsNaN(r.BestTemperature) {
 			t.Errorf("%s: promise columns set", r.RunID)
 		}
-		if (r.Method == methods.SGLD) == math.IsNaN(r.BufferInBox) {
-			t.Errorf("%s: buffer_in_box %v", r.RunID, r.BufferInBox)
+		if (r.Method == methods.SGLD) == math.IsNaN(r.BufferInBox) || (r.Method == methods.SGLD) != (r.BufferTVTruth >= 0 && r.BufferTVTruth <= 1) ||
+			(r.Method == methods.SGLD) != (r.BufferTVModel >= 0 && r.BufferTVModel <= 1) {
+			t.Errorf("%s: buffer_in_box %v, buffer_tv_truth %v, buffer_tv_model %v", r.RunID, r.BufferInBox, r.BufferTVTruth, r.BufferTVModel)
 		}
 		if r.Task != "blocks:2,gmm:2,1" || r.XValues != 512 || r.GridCells != 16 {
 			t.Errorf("%s: columns %s %d %d", r.RunID, r.Task, r.XValues, r.GridCells)
@@ -223,5 +232,39 @@ func TestDefaults(t *testing.T) {
 	if p.Model != DefaultModel || p.GridCells != DefaultGrid || p.Box != DefaultBox || p.Tables != DefaultTasks || p.LR != 0.5 ||
 		p.Steps != 1500 || !slices.Equal(p.Methods, []string{methods.Baseline, methods.JEM, methods.SGLD}) {
 		t.Fatalf("defaults %+v", p)
+	}
+}
+
+// TestBufferTV: a "buffer" of exact draws of a three-block task is within the sampling
+// noise of the truth's block marginals, and of a model that is the truth (the table's
+// log as block logits); a buffer far from the truth is not.
+func TestBufferTV(t *testing.T) {
+	spec, _ := prob.ParseBlocksSpec("blocks:3,gmm:3,2")
+	task := spec.Draw(4)
+	g := prob.Grid{G: 32, Box: 6}
+	truth := task.Truth(g)
+	tab := truth.Table()
+	n := len(tab) / 3
+	l := [][]float64{make([]float64, n), make([]float64, n), make([]float64, n)}
+	for b := range 3 {
+		for i := range n {
+			l[b][i] = math.Log(tab[b*n+i])
+		}
+	}
+	x, _ := task.Sample(5, 20000)
+	buf := make([]float32, len(x))
+	for i, v := range x {
+		buf[i] = float32(v)
+	}
+	tvT, tvM := bufferTV(g, truth, l, buf)
+	t.Logf("exact draws: TV to the truth %.4f, to the truth as a model %.4f", tvT, tvM)
+	if !(tvT < 0.03) || math.Abs(tvT-tvM) > 1e-9 {
+		t.Errorf("TV of exact draws %v to the truth, %v to the same as a model", tvT, tvM)
+	}
+	for i := range buf {
+		buf[i] = 0.5 // every chain at one point
+	}
+	if tv, _ := bufferTV(g, truth, l, buf); !(tv > 0.5) {
+		t.Errorf("TV of a point mass %v", tv)
 	}
 }

@@ -29,7 +29,9 @@
 // draws of the grid truth (cells: y ~ π, then c_b ~ P_b(·|y), all on the same grid
 // discretisation as the joint), the same draws for every method of a task, with the
 // standard errors of the KLs in kl_marginal_se and kl_conditional_se. The promises
-// (OOD, calibration, robustness, samples) are not measured on block tasks (NaN).
+// (OOD, calibration, robustness, samples) are not measured on block tasks (NaN); sgld's
+// buffer_tv_truth and buffer_tv_model are the plane kind's per block, averaged over the
+// blocks (bufferTV).
 //
 // A block of the framework carries each task's truth as a table over X = B·G² values
 // x = b·G² + c (block b, cell c) and the K classes, P[x·K + y] = π(y)^{1/B}·P_b(c|y)/(B·S)
@@ -363,7 +365,7 @@ func specAdditive(p tasks.Point, m string, observe int) kernel.SpecAdditive {
 		s.Method, s.TrainGrid, s.ShiftGrid = kernel.JEM2D, p.TrainGrid, true
 		s.Batch = refBatch(p.Samples)
 	case methods.SGLD:
-		s.Method = kernel.SGLD2D
+		s.Method, s.KeepBuffer = kernel.SGLD2D, true
 		s.SGLD = kernel.SGLDOptions{Steps: p.SGLDSteps, LR: float32(p.SGLDLR), Std: float32(p.SGLDNoise()),
 			Buffer: p.BufferSize, Reinit: float32(p.ReinitFreq), Clamp: p.SGLDClamp}
 	default:

@@ -213,6 +213,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			}
 			if meth == methods.SGLD {
 				tr.BufferInBox = r.InBox
+				tr.BufferTVTruth, tr.BufferTVModel = bufferTV(g, ds[i].truth, lg, r.Buffer)
 			}
 			out.Runs[i*m+j] = tr
 		}
@@ -328,7 +329,7 @@ func evaluateRun(t tasks.Trained, truth prob.BlocksTruth, draws prob.BlocksDraws
 	}
 	tasks.NoSplit(&row)
 	if methods.IsSampler(t.Job.Method) {
-		row.BufferInBox = t.Run.BufferInBox
+		row.BufferInBox, row.BufferTVTruth, row.BufferTVModel = t.Run.BufferInBox, t.Run.BufferTVTruth, t.Run.BufferTVModel
 	}
 	if t.Run.Logits != nil && !math.IsNaN(t.Run.RefGap) {
 		row.RefGap = t.Run.RefGap
@@ -374,4 +375,61 @@ func modelTable(l [][]float64, k int) []float64 {
 		}
 	}
 	return out
+}
+
+// tvPool is the side of the coarse grid the buffer's distances are taken on: the plane
+// kind's, the largest divisor of G up to 16.
+func tvPool(G int) int {
+	for c := min(G, 16); c > 1; c-- {
+		if G%c == 0 {
+			return c
+		}
+	}
+	return 1
+}
+
+// bufferTV is the sgld buffer's total-variation distances per block, averaged over the
+// blocks: block b's coordinates of the chains inside its box, pooled on the tvPool grid
+// (as the plane kind's buffer_tv columns), against the true block marginal
+// p_b(x_b) = Σ_y π(y) P_b(·|y) and the model's q_b(x_b) = Σ_y q(y) q_b(·|y). NaN when a
+// block has no chain in its box.
+func bufferTV(g prob.Grid, truth prob.BlocksTruth, l [][]float64, buf []float32) (tvTruth, tvModel float64) {
+	B, k := truth.B(), truth.K
+	if len(buf) == 0 || len(buf)%(2*B) != 0 {
+		return math.NaN(), math.NaN()
+	}
+	c := tvPool(g.G)
+	pool := func(cell int) int { i, j := cell/g.G, cell%g.G; return (i*c/g.G)*c + j*c/g.G }
+	logZ, lzb := prob.BlocksLogZ(l, k)
+	qy := make([]float64, k)
+	for y := range k {
+		for b := range B {
+			qy[y] += lzb[b][y]
+		}
+		qy[y] = math.Exp(qy[y] - logZ)
+	}
+	for b := range B {
+		hist, px, qx := make([]float64, c*c), make([]float64, c*c), make([]float64, c*c)
+		n := 0
+		for s := 2 * b; s+1 < len(buf); s += 2 * B {
+			if cell := g.Cell(float64(buf[s]), float64(buf[s+1])); cell >= 0 {
+				hist[pool(cell)]++
+				n++
+			}
+		}
+		if n == 0 {
+			return math.NaN(), math.NaN()
+		}
+		for i := range hist {
+			hist[i] /= float64(n)
+		}
+		for i, v := range truth.Cond[b] {
+			y := i % k
+			px[pool(i/k)] += truth.Prior[y] * v
+			qx[pool(i/k)] += qy[y] * math.Exp(l[b][i]-lzb[b][y])
+		}
+		tvTruth += prob.TotalVariation(hist, px) / float64(B)
+		tvModel += prob.TotalVariation(hist, qx) / float64(B)
+	}
+	return tvTruth, tvModel
 }
