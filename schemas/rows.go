@@ -66,6 +66,17 @@ type ResultRow struct {
 	KLMarginalSE    float64 `parquet:"kl_marginal_se" json:"kl_marginal_se"`
 	KLConditionalSE float64 `parquet:"kl_conditional_se" json:"kl_conditional_se"`
 
+	// Block tasks: the model's log Z over the box, exact (the grids' quadrature, per unit
+	// volume) and estimated by importance sampling from a defensive mixture of the truth
+	// and the uniform on the box (prob.ImportanceLogZ), with its standard error and
+	// effective sample size; kl_joint_is is kl_joint with the estimated log Z (its SE is
+	// log_z_is_se; NaN where the estimate is refused, ESS < 100). NaN for the other kinds.
+	LogZ      float64 `parquet:"log_z" json:"log_z"`
+	LogZIS    float64 `parquet:"log_z_is" json:"log_z_is"`
+	LogZISSE  float64 `parquet:"log_z_is_se" json:"log_z_is_se"`
+	ISESS     float64 `parquet:"is_ess" json:"is_ess"`
+	KLJointIS float64 `parquet:"kl_joint_is" json:"kl_joint_is"`
+
 	Accuracy      float64 `parquet:"accuracy" json:"accuracy"`
 	BayesAccuracy float64 `parquet:"bayes_accuracy" json:"bayes_accuracy"`
 	Floor         float64 `parquet:"floor" json:"floor"`

@@ -610,3 +610,51 @@ func (t *trainerAdd) train(r *RunAdditive) Result2D {
 	}
 	return res
 }
+
+// AdditivePointLSE is LSE_y Σ_b g_b(x_b)[y] of the additive model at n points x
+// [n][2·blocks] (float64 out; the model in float32 as trained).
+func AdditivePointLSE(hidden []int, k, blocks int, theta []float32, x []float64, n int) ([]float64, error) {
+	np := NumParams2D(hidden, k)
+	if len(theta) != blocks*np || len(x) != n*2*blocks {
+		return nil, fmt.Errorf("kernel: AdditivePointLSE: len(theta) = %d, len(x) = %d, want %d and %d", len(theta), len(x), blocks*np, n*2*blocks)
+	}
+	const chunk = 1024
+	net := newMLP2D(hidden, k, chunk)
+	th := make([]float32, net.np)
+	xin := make([]float32, 2*chunk)
+	sum := make([]float64, chunk*k)
+	out := make([]float64, n)
+	lp := make([]float64, k)
+	for lo := 0; lo < n; lo += chunk {
+		m := min(chunk, n-lo)
+		P := (m + VW - 1) / VW * VW
+		clear(sum)
+		for b := range blocks {
+			copy(th, theta[b*np:(b+1)*np])
+			clear(xin)
+			for c := range m {
+				xin[c], xin[P+c] = float32(x[(lo+c)*2*blocks+2*b]), float32(x[(lo+c)*2*blocks+2*b+1])
+			}
+			net.forward(th, xin[:2*P], P)
+			for c := range m {
+				for y := range k {
+					sum[c*k+y] += float64(net.f[y*P+c])
+				}
+			}
+		}
+		ClearUpper()
+		for c := range m {
+			mx := math.Inf(-1)
+			for y := range k {
+				lp[y] = sum[c*k+y]
+				mx = max(mx, lp[y])
+			}
+			var s float64
+			for y := range k {
+				s += math.Exp(lp[y] - mx)
+			}
+			out[lo+c] = mx + math.Log(s)
+		}
+	}
+	return out, nil
+}

@@ -297,6 +297,7 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 	g, B, K := evalGrid(p), s.spec.B, p.Classes
 	var truth prob.BlocksTruth
 	var draws prob.BlocksDraws
+	var task prob.BlocksTask
 	for r := range tb.Runs {
 		t := tb.Trained(p, r)
 		tab := t.Job.Dataset.Table
@@ -305,11 +306,58 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 			draws = truth.Draw(prob.Seed(tasks.TableSeed(s.env.Options.Seed, tab), tagMC), MCDraws)
 		}
 		row, q := evaluateRun(t, truth, draws, B)
+		if r%len(p.Methods) == 0 {
+			task = s.task(tab.Ordinal)
+		}
+		s.importance(&row, t, task, tab)
 		rb.Rows[r] = row
 		lb.Runs[r] = tasks.Learned{RunID: t.Job.RunID, PointID: p.ID, TableID: tab.ID, Ordinal: tab.Ordinal, Method: t.Job.Method,
 			X: p.XValues, K: K, Logits: t.Logits, Q: q, P: tab.P, Task: p.Task}
 	}
 	return rb, lb, nil
+}
+
+// ISDraws are the importance-sampling draws of a run's log Z (half of them exact draws
+// of the truth: ISShare).
+const (
+	ISDraws = 20000
+	ISShare = 0.5
+)
+
+var tagIS = prob.SeedString("is")
+
+// importance fills the row's log Z columns: the additive model's exact log Z over the
+// box (the block grids' quadrature, per unit volume), its importance-sampling estimate
+// (prob.BlocksTask.ImportanceLogZ, the same draws for every method of a task) and the
+// joint KL with the estimate (NaN where it is refused).
+func (s *source) importance(row *schemas.ResultRow, t tasks.Trained, task prob.BlocksTask, tab tasks.Table) {
+	p := s.p
+	l := split(t.Logits, s.spec.B)
+	if l == nil || t.Run.Theta == nil || math.IsNaN(row.KLJoint) || math.IsInf(row.KLJoint, 0) {
+		return
+	}
+	hidden, _ := parseModel(p.Model)
+	g := evalGrid(p)
+	cell := 2 * g.Box / float64(g.G)
+	logZ, _ := prob.BlocksLogZ(l, p.Classes)
+	row.LogZ = logZ + float64(s.spec.B)*math.Log(cell*cell)
+	var lseErr error
+	e := task.ImportanceLogZ(prob.Seed(tasks.TableSeed(s.env.Options.Seed, tab), tagIS), ISDraws, ISShare, g.Box,
+		func(x []float64, n int) []float64 {
+			out, err := kernel.AdditivePointLSE(hidden, p.Classes, s.spec.B, t.Run.Theta, x, n)
+			if err != nil {
+				lseErr = err
+				return make([]float64, n)
+			}
+			return out
+		})
+	if lseErr != nil {
+		return
+	}
+	row.LogZIS, row.LogZISSE, row.ISESS = e.LogZ, e.SE, e.ESS
+	if !e.Refused() {
+		row.KLJointIS = row.KLJoint - row.LogZ + e.LogZ
+	}
 }
 
 // evaluateRun is one run's row and its learned joint in the kind's table layout.
@@ -319,6 +367,7 @@ func evaluateRun(t tasks.Trained, truth prob.BlocksTruth, draws prob.BlocksDraws
 	nan := math.NaN()
 	row := schemas.ResultRow{RunID: t.Job.RunID, TableID: d.Table.ID, Method: t.Job.Method, PointID: p.ID,
 		KLJoint: nan, KLMarginal: nan, KLConditional: nan, KLMarginalSE: nan, KLConditionalSE: nan,
+		LogZ: nan, LogZIS: nan, LogZISSE: nan, ISESS: nan, KLJointIS: nan,
 		Accuracy: nan, BayesAccuracy: draws.BayesMean(),
 		FinalLoss: t.Loss, TrainMS: t.TrainMS, DivergedStep: t.Run.DivergedStep, RefBestStep: t.Run.RefBestStep,
 		BestTemperature: nan, KLJointBestTemperature: nan,
