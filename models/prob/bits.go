@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+
+	"github.com/jemcheck/jemcheck/internal/avx"
 )
 
 // # Binary tables
@@ -147,6 +149,9 @@ func (t BitsTask) Truth() []float64 {
 	}
 	var x uint32
 	for g := range n {
+		if g%4096 == 0 {
+			avx.ClearUpper() // after the allocations, and now and then: see package avx
+		}
 		if g > 0 { // Gray code: state g^(g>>1) differs from the last in one bit
 			b := trailingZeros(uint32(g))
 			x ^= 1 << b

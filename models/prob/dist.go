@@ -3,6 +3,8 @@ package prob
 import (
 	"fmt"
 	"math"
+
+	"github.com/jemcheck/jemcheck/internal/avx"
 )
 
 func checkShape(name string, p []float64, x, k int) {
@@ -53,6 +55,7 @@ func Softmax(logits []float64) []float64 {
 	if len(logits) == 0 {
 		return out
 	}
+	avx.ClearUpper() // the allocation may leave the upper state dirty: see package avx
 	mx := math.Inf(-1)
 	for _, l := range logits {
 		mx = math.Max(mx, l)

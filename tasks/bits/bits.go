@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -222,7 +223,20 @@ func (s *source) task(o int64) prob.BitsTask {
 }
 
 // Truth is task o's joint on every cell.
-func (s *source) Truth(o int64) (int64, []float64, error) { return o, s.task(o).Truth(), nil }
+func (s *source) Truth(o int64) (int64, []float64, error) {
+	defer scalarCode()()
+	return o, s.task(o).Truth(), nil
+}
+
+// scalarCode pins the goroutine to its thread and clears the thread's AVX upper state
+// for scalar float64 code (see kernel.ClearUpper: math.Exp runs ~100× slower on a dirty
+// state, and a goroutine that moves to another thread may find one); call the returned
+// function when done.
+func scalarCode() func() {
+	runtime.LockOSThread()
+	kernel.ClearUpper()
+	return runtime.UnlockOSThread
+}
 
 // draws are table t's N draws (a function of the run seed and the task).
 func (s *source) draws(t tasks.Table) ([]uint32, []int32) {
@@ -363,6 +377,7 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 	rb := tasks.ResultBlock{PointID: p.ID, Index: tb.Block.Index, First: tb.Block.First, Rows: make([]schemas.ResultRow, len(tb.Runs))}
 	lb := tasks.LearnedBlock{PointID: p.ID, Index: tb.Block.Index, Runs: make([]tasks.Learned, len(tb.Runs))}
 	var refs *tasks.Refs
+	defer scalarCode()()
 	for r := range tb.Runs {
 		kernel.ClearUpper()
 		t := tb.Trained(p, r)
