@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"sync"
 
 	"github.com/jemcheck/jemcheck/models/prob"
 )
@@ -133,42 +131,8 @@ func TrainAdditive(ctx context.Context, spec SpecAdditive, runs []RunAdditive) (
 			}
 		}
 	}
-	out := make([]Result2D, len(runs))
-	workers := max(1, min(runtime.GOMAXPROCS(0), len(runs)))
-	var next int
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	var ctxErr error
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			tr := newTrainerAdd(spec)
-			for {
-				mu.Lock()
-				if ctxErr == nil {
-					ctxErr = ctx.Err()
-				}
-				i := next
-				next++
-				stop := ctxErr != nil
-				mu.Unlock()
-				if stop || i >= len(runs) {
-					return
-				}
-				c0 := threadCPU()
-				out[i] = tr.train(&runs[i])
-				out[i].CPUSeconds = threadCPU() - c0
-			}
-		}()
-	}
-	wg.Wait()
-	if ctxErr != nil {
-		return nil, ctxErr
-	}
-	return out, nil
+	return trainRuns(ctx, len(runs), func() *trainerAdd { return newTrainerAdd(spec) },
+		func(t *trainerAdd, i int) Result2D { return t.train(&runs[i]) }, setCPU2D)
 }
 
 // trainerAdd is one goroutine's scratch space for the additive model.

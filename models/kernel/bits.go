@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"sync"
 
 	"github.com/jemcheck/jemcheck/models/prob"
 )
@@ -168,42 +166,9 @@ func TrainBits(ctx context.Context, spec SpecBits, runs []RunBits) ([]ResultBits
 			}
 		}
 	}
-	out := make([]ResultBits, len(runs))
-	workers := max(1, min(runtime.GOMAXPROCS(0), len(runs)))
-	var next int
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	var ctxErr error
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			tr := newTrainerBits(spec)
-			for {
-				mu.Lock()
-				if ctxErr == nil {
-					ctxErr = ctx.Err()
-				}
-				i := next
-				next++
-				stop := ctxErr != nil
-				mu.Unlock()
-				if stop || i >= len(runs) {
-					return
-				}
-				c0 := threadCPU()
-				out[i] = tr.train(&runs[i])
-				out[i].CPUSeconds = threadCPU() - c0
-			}
-		}()
-	}
-	wg.Wait()
-	if ctxErr != nil {
-		return nil, ctxErr
-	}
-	return out, nil
+	return trainRuns(ctx, len(runs), func() *trainerBits { return newTrainerBits(spec) },
+		func(t *trainerBits, i int) ResultBits { return t.train(&runs[i]) },
+		func(r *ResultBits, s float64) { r.CPUSeconds = s })
 }
 
 // BitsLogits are the logits f(x)[y] of every state, row-major [2^D][K] (the states

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"sync"
 
 	"github.com/jemcheck/jemcheck/models/prob"
 )
@@ -323,43 +321,11 @@ func Train2D(ctx context.Context, spec Spec2D, runs []Run2D) ([]Result2D, error)
 			}
 		}
 	}
-	out := make([]Result2D, len(runs))
-	workers := max(1, min(runtime.GOMAXPROCS(0), len(runs)))
-	var next int
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	var ctxErr error
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			runtime.LockOSThread() // the thread's CPU clock measures the runs this goroutine trains
-			defer runtime.UnlockOSThread()
-			tr := newTrainer2D(spec)
-			for {
-				mu.Lock()
-				if ctxErr == nil {
-					ctxErr = ctx.Err()
-				}
-				i := next
-				next++
-				stop := ctxErr != nil
-				mu.Unlock()
-				if stop || i >= len(runs) {
-					return
-				}
-				c0 := threadCPU()
-				out[i] = tr.train(&runs[i])
-				out[i].CPUSeconds = threadCPU() - c0
-			}
-		}()
-	}
-	wg.Wait()
-	if ctxErr != nil {
-		return nil, ctxErr
-	}
-	return out, nil
+	return trainRuns(ctx, len(runs), func() *trainer2D { return newTrainer2D(spec) },
+		func(t *trainer2D, i int) Result2D { return t.train(&runs[i]) }, setCPU2D)
 }
+
+func setCPU2D(r *Result2D, s float64) { r.CPUSeconds = s }
 
 // mlp2d is the forward and backward passes of the MLP on P points (lanes), P a
 // multiple of VW, arrays [features][P].
