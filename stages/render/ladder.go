@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"image/color"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -175,7 +176,7 @@ func ladderOf(r ladderRung) (ladderFamily, []*ladderLine) {
 			}
 		}
 		for _, m := range ps.Methods {
-			opts := samplerOptions(ps.Params, m.Method)
+			opts := ladderOptions(ps.Params, m.Method)
 			key := fmt.Sprint(ps.Dimension, "\x00", m.Method, "\x00", opts)
 			if seen[key] {
 				continue
@@ -227,7 +228,7 @@ func labelLines(points []schemas.PointSummary, lines []*ladderLine) {
 	params := map[string]schemas.Grid{} // a point of each line, for its options' values
 	for _, ps := range points {
 		for _, l := range lines {
-			if _, ok := params[l.method+"\x00"+l.options]; !ok && samplerOptions(ps.Params, l.method) == l.options {
+			if _, ok := params[l.method+"\x00"+l.options]; !ok && ladderOptions(ps.Params, l.method) == l.options {
 				params[l.method+"\x00"+l.options] = ps.Params
 			}
 		}
@@ -257,6 +258,25 @@ func labelLines(points []schemas.PointSummary, lines []*ladderLine) {
 			l.label += " " + schemas.Settings(params[l.method+"\x00"+l.options], differ)
 		}
 	}
+}
+
+// ladderOptions are a method's options set at a point (Resolve zeroes those that do
+// not apply: exact jem's training grid on a binary task), "—" for none.
+func ladderOptions(g schemas.Grid, method string) string {
+	m, ok := methods.Lookup(method)
+	if !ok {
+		return "—"
+	}
+	var keys []string
+	for _, k := range m.Options {
+		if a, ok := schemas.AxisByKey(k); ok && !reflect.ValueOf(a.Field.Get(&g)).IsZero() {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return "—"
+	}
+	return schemas.Settings(g, keys)
 }
 
 // meanOf is a distribution's mean, NaN when it has no finite value.
@@ -402,8 +422,8 @@ func leftLabel(c draw.Canvas, sty text.Style, label string) draw.Canvas {
 	h := sty.Height(label)
 	sty.Rotation += math.Pi / 2
 	sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
-	c.FillText(sty, vg.Point{X: c.Min.X + h - sty.FontExtents().Descent, Y: c.Center().Y}, label)
-	return draw.Crop(c, h+4, 0, 0, 0)
+	c.FillText(sty, vg.Point{X: c.Min.X + 2, Y: c.Center().Y}, label) // the glyphs' top at the anchor, rotated: right of it
+	return draw.Crop(c, h+6, 0, 0, 0)
 }
 
 var _ = template.Must(reportTemplate.New("ladder").Parse(`{{if .Ladder}}<h2>Dimension ladder: how the excess over exact JEM grows with D</h2>

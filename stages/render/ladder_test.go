@@ -151,6 +151,9 @@ func TestLadder(t *testing.T) {
 				}
 				var cells []string
 				for _, r := range fams[0].Rows {
+					if strings.Contains(r.Options, "train_grid") {
+						t.Errorf("%s's options show an option that does not apply: %s", r.Method, r.Options)
+					}
 					cells = append(cells, r.Options, r.Excess, r.Marg, r.Acc, r.AUROC, r.CPU)
 				}
 				for _, c := range tt.cells {
