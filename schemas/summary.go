@@ -122,6 +122,12 @@ type PointSummary struct {
 	Floor   float64 `json:"floor"`        // the first-order (X·K−1)/(2N), for comparison
 	Family  string  `json:"model_family"` // "complete" or the restricted family the point trains
 
+	// The dimension ladder (the report's): the dimension D of the point's x and its task
+	// with D taken out, from its task kind (tasks.Kind's Dimension and Family); 0 and ""
+	// for a kind with no dimension (tables).
+	Dimension    int    `json:"dimension"`
+	LadderFamily string `json:"ladder_family"`
+
 	// References over the point's tables (every method shares them).
 	EmptyCellShare    float64 `json:"empty_cell_share"`      // share of tables whose N draws left a cell empty
 	ReferenceExpected float64 `json:"kl_reference_expected"` // mean exact E[KL(p‖add-½ fit)] over N-draw datasets

@@ -63,13 +63,23 @@ func (f *pointCombineFn) MergeAccumulators(a, b PointAcc) PointAcc {
 }
 
 func (f *pointCombineFn) ExtractOutput(a PointAcc) schemas.PointSummary {
-	var g schemas.Grid
+	var pt Point
 	for _, p := range f.Points {
 		if p.ID == a.PointID {
-			g = p.Grid
+			pt = p
 		}
 	}
-	return a.Summary(g, tasks.RuleOf(g.Task), f.Seed, f.Thresholds)
+	return SummarizePoint(pt, a, f.Seed, f.Thresholds)
+}
+
+// SummarizePoint is the summary of point p from its accumulated results: the verdict's
+// (kind-free) summary with what the point's kind says of it, its dimension and its
+// family on the report's dimension ladder.
+func SummarizePoint(p Point, a PointAcc, seed uint64, th Thresholds) schemas.PointSummary {
+	k := tasks.MustOf(p.Task)
+	ps := a.Summary(p.Grid, k.Rule(), seed, th)
+	ps.Dimension, ps.LadderFamily = k.Dimension(p), k.Family(p)
+	return ps
 }
 
 // summaryFn gathers the points' summaries into the run's.

@@ -141,7 +141,7 @@ func TestAggregateFolded(t *testing.T) {
 	}
 	pt := point()
 	pt.Grid = verdict.GridOfRows(rows)
-	want, err := json.Marshal(verdict.SummaryOf([]schemas.PointSummary{acc.Summary(pt.Grid, verdict.Tables, 1, DefaultThresholds())}, 1))
+	want, err := json.Marshal(verdict.SummaryOf([]schemas.PointSummary{SummarizePoint(pt, acc, 1, DefaultThresholds())}, 1))
 	if err != nil {
 		t.Fatal(err)
 	}

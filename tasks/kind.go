@@ -57,6 +57,14 @@ type Kind interface {
 	BlockSize(p Point, trainBatch int) int64
 	// Rule is the verdict rule of the kind's points.
 	Rule() verdict.Rule
+	// Dimension is the dimension D of a point's x (the report's dimension ladder): 2 for
+	// a 2-D task, D for bits:D,K, 2B for blocks:B,…; 0 for a kind with no dimension
+	// (tables: x is a value of a set, not a point of a space).
+	Dimension(p Point) int
+	// Family is the point's task with its dimension taken out ("bits:·,2 (3
+	// components)", "blocks:·,gmm:3,2"): the points of one family at several dimensions
+	// are a rung of the dimension ladder. "" for a kind with no dimension.
+	Family(p Point) string
 	// Open returns the source of the point's tasks; a stage opens one per point in
 	// Setup and closes it in Teardown.
 	Open(ctx context.Context, env Env, p Point) (Source, error)

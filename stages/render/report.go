@@ -42,14 +42,15 @@ type reportView struct {
 	Warnings    []string
 	Figures     []figure
 	ConfigJSON  string
-	Samplers    []samplerRow  // each sampler method against exact jem, per point
-	Leaderboard []leaderRow   // every method of a point with samplers, ranked by its excess over exact jem
-	Frontier    template.HTML // the leaderboard's figure (inline SVG): excess KL against CPU cost
-	Show2D      bool          // the 2-D tasks section: there are 2-D task figures or claims
-	Figures2D   []figure      // the 2-D task figures, shown in that section
-	Split2D     bool          // some point has no add-½ reference (a 2-D task): the error split leaves it out
-	NoFloor     bool          // no point has a floor (2-D tasks): no figure draws one
-	Claims      []claimLine   // per 2-D point, the paper's promises against the measurements
+	Samplers    []samplerRow   // each sampler method against exact jem, per point
+	Leaderboard []leaderRow    // every method of a point with samplers, ranked by its excess over exact jem
+	Frontier    template.HTML  // the leaderboard's figure (inline SVG): excess KL against CPU cost
+	Ladder      []ladderFamily // the dimension ladder: per family at two or more dimensions, its figure and table
+	Show2D      bool           // the 2-D tasks section: there are 2-D task figures or claims
+	Figures2D   []figure       // the 2-D task figures, shown in that section
+	Split2D     bool           // some point has no add-½ reference (a 2-D task): the error split leaves it out
+	NoFloor     bool           // no point has a floor (2-D tasks): no figure draws one
+	Claims      []claimLine    // per 2-D point, the paper's promises against the measurements
 }
 
 type pointRow struct {
@@ -238,6 +239,9 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 	if f, err := frontierSVG(v.Leaderboard, d.methods); err == nil {
 		v.Frontier = f
 	}
+	var ladderWarnings []string
+	v.Ladder, ladderWarnings = ladderFamilies(s, d.methods)
+	v.Warnings = append(v.Warnings, ladderWarnings...)
 	v.Show2D = len(v.Figures2D) > 0 || len(v.Claims) > 0
 	v.EmptyNote = emptyNote(s, d)
 	for _, m := range d.methods {
@@ -769,7 +773,7 @@ Accuracy is the learned classifier's; Bayes accuracy is that of the Bayes classi
 the Wilcoxon signed-rank test asks whether the paired differences are centred on zero (W<sup>+</sup> sums the ranks of the tables JEM wins).</p>
 {{else}}<p>No paired comparison: the baseline and JEM did not both run.</p>
 {{end}}
-{{template "leaderboard" .}}{{template "samplers" .}}{{if .Notes}}<h3>Data notes</h3><ul class="notes">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{template "leaderboard" .}}{{template "ladder" .}}{{template "samplers" .}}{{if .Notes}}<h3>Data notes</h3><ul class="notes">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .Warnings}}<h3>Warnings</h3><ul class="warnings">{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
 
 <h2>Figures</h2>

@@ -101,6 +101,30 @@ func (Kind) Resolve(p *tasks.Point) {
 // Rule: the samplers are judged against exact jem.
 func (Kind) Rule() verdict.Rule { return verdict.Samplers }
 
+// Dimension is D: x ∈ {0,1}^D.
+func (Kind) Dimension(p tasks.Point) int {
+	s, err := prob.ParseBitsSpec(p.Task)
+	if err != nil {
+		return 0
+	}
+	return s.D
+}
+
+// Family is "bits:·,K (C components)": the task with D taken out.
+func (Kind) Family(p tasks.Point) string {
+	s, err := prob.ParseBitsSpec(p.Task)
+	if err != nil {
+		return p.Task
+	}
+	switch p.Components {
+	case 0:
+		return fmt.Sprintf("bits:·,%d", s.K)
+	case 1:
+		return fmt.Sprintf("bits:·,%d (1 component)", s.K)
+	}
+	return fmt.Sprintf("bits:·,%d (%d components)", s.K, p.Components)
+}
+
 var (
 	tagBits = prob.SeedString("bits")
 	tagInit = prob.SeedString("init")

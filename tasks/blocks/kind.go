@@ -176,6 +176,24 @@ func parseModel(s string) ([]int, error) {
 // Rule: the samplers are judged against exact jem.
 func (Kind) Rule() verdict.Rule { return verdict.Samplers }
 
+// Dimension is D = 2B.
+func (Kind) Dimension(p tasks.Point) int {
+	s, err := prob.ParseBlocksSpec(p.Task)
+	if err != nil {
+		return 0
+	}
+	return 2 * s.B
+}
+
+// Family is "blocks:·,<2-D task>": the task with B taken out.
+func (Kind) Family(p tasks.Point) string {
+	s, err := prob.ParseBlocksSpec(p.Task)
+	if err != nil {
+		return p.Task
+	}
+	return prob.BlocksPrefix + "·," + s.Inner.String()
+}
+
 var (
 	tagTask = prob.SeedString("task") // the plane kind's: block 0 is its task of the same seed
 	tagInit = prob.SeedString("init")

@@ -78,6 +78,12 @@ func (Kind) Resolve(p *tasks.Point) {
 // Rule: the samplers are judged against exact jem.
 func (Kind) Rule() verdict.Rule { return verdict.Samplers }
 
+// Dimension: a 2-D task's x is a point of the plane.
+func (Kind) Dimension(tasks.Point) int { return 2 }
+
+// Family is the task itself: a 2-D task has its one dimension.
+func (Kind) Family(p tasks.Point) string { return p.Task }
+
 // Seed identifies a task by its spec, replicate and ordinal, not the grid, box or N.
 func (Kind) Seed(runSeed uint64, p tasks.Point, o int64) uint64 {
 	return prob.Seed(runSeed, tagTask, prob.SeedString(p.Task), uint64(p.Replicate), uint64(o))

@@ -52,6 +52,12 @@ func (Kind) Resolve(p *tasks.Point) { p.GridCells, p.Box, p.TrainGrid, p.Compone
 // Rule: exact JEM's error split decides.
 func (Kind) Rule() verdict.Rule { return verdict.Tables }
 
+// Dimension: a table's x is a value of a set, with no dimension.
+func (Kind) Dimension(tasks.Point) int { return 0 }
+
+// Family: tables are on no rung of the dimension ladder.
+func (Kind) Family(tasks.Point) string { return "" }
+
 // Seed identifies a table by its shape, generator, replicate and ordinal.
 func (Kind) Seed(runSeed uint64, p tasks.Point, o int64) uint64 {
 	return prob.Seed(runSeed, tagTable, uint64(p.XValues), uint64(p.Classes),
