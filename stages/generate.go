@@ -45,14 +45,20 @@ func (f *generateTablesFn) ProcessElement(ctx context.Context, ref BlockRef, emi
 	if n <= 0 {
 		return fmt.Errorf("generate: point %d has no block %d", p.ID, ref.Index)
 	}
-	b := Block{PointID: p.ID, Index: ref.Index, First: first, IDs: make([]int64, n), P: make([]float64, 0, int(n)*p.XValues*p.Classes)}
+	carry := tasks.CarriesTruth(p)
+	b := Block{PointID: p.ID, Index: ref.Index, First: first, IDs: make([]int64, n)}
+	if carry {
+		b.P = make([]float64, 0, int(n)*p.XValues*p.Classes)
+	}
 	for i := range n {
 		id, truth, err := src.Truth(first + i)
 		if err != nil {
 			return fmt.Errorf("generate point %d: %w", p.ID, err)
 		}
 		b.IDs[i] = id
-		b.P = append(b.P, truth...)
+		if carry {
+			b.P = append(b.P, truth...)
+		}
 	}
 	tablesGenerated.Inc(ctx, n)
 	emit(b)

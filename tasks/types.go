@@ -168,10 +168,33 @@ func PointsByID(points []Point) map[int64]Point {
 	return m
 }
 
-// Table returns table i of block b of point p.
+// Table returns table i of block b of point p (P nil for a block that carries no
+// truth: see CarriesTruth).
 func (b Block) Table(p Point, i int) Table {
 	c := p.XValues * p.Classes
-	return Table{Point: p, ID: b.IDs[i], Ordinal: b.First + int64(i), P: b.P[i*c : (i+1)*c]}
+	t := Table{Point: p, ID: b.IDs[i], Ordinal: b.First + int64(i)}
+	if len(b.P) >= (i+1)*c {
+		t.P = b.P[i*c : (i+1)*c]
+	}
+	return t
+}
+
+// truthCarrier is a kind whose blocks need not carry their tasks' truth on every cell
+// (tasks/bits above tasks.MaxCells cells: the truth is a function of the task's seed,
+// drawn again where used, so a run's memory does not grow with its tasks).
+type truthCarrier interface {
+	CarriesTruth(p Point) bool
+}
+
+// CarriesTruth reports whether point p's blocks carry their tasks' truth in Block.P
+// (every kind's do, unless the kind says otherwise).
+func CarriesTruth(p Point) bool {
+	if k, err := Of(p.Task); err == nil {
+		if c, ok := k.(truthCarrier); ok {
+			return c.CarriesTruth(p)
+		}
+	}
+	return true
 }
 
 // Dataset returns table i of a sampled block with its counts.

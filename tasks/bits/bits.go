@@ -262,6 +262,15 @@ func scalarCode() func() {
 	return runtime.UnlockOSThread
 }
 
+// truthOf is table t's joint: the block's, or drawn again when the block carries none.
+func (s *source) truthOf(t tasks.Table) []float64 {
+	if t.P != nil {
+		return t.P
+	}
+	defer scalarCode()()
+	return s.task(t.Ordinal).Truth()
+}
+
 // draws are table t's N draws (a function of the run seed and the task).
 func (s *source) draws(t tasks.Table) ([]uint32, []int32) {
 	return s.task(t.Ordinal).Sample(tasks.SampleSeed(s.env.Options.Seed, t), t.Point.Samples)
@@ -296,6 +305,12 @@ func (s *source) keepCells(o int64) bool {
 	return s.p.XValues*s.p.Classes <= tasks.MaxCells || o < int64(s.env.Options.ReportTables)
 }
 
+// CarriesTruth: a block carries its tasks' joints up to tasks.MaxCells cells; above,
+// the truth is drawn again from the task's seed where used (Train, Evaluate, WriteTruth)
+// and the trained runs carry their parameters, not their logits, so a D = 20 run's
+// memory does not grow with its tasks.
+func (Kind) CarriesTruth(p tasks.Point) bool { return p.XValues*p.Classes <= tasks.MaxCells }
+
 // LearnedCells are the learned cells the point writes (keepCells).
 func (Kind) LearnedCells(o tasks.Options, p tasks.Point) int64 {
 	cells := int64(p.XValues) * int64(p.Classes)
@@ -317,7 +332,7 @@ func (s *source) WriteTruth(ctx context.Context, bucket *blob.Bucket, blocks []t
 				if !s.keepCells(t.Ordinal) {
 					continue
 				}
-				if err := write(schemas.TableRows([]prob.Table{{ID: t.ID, X: p.XValues, K: p.Classes, P: t.P}})); err != nil {
+				if err := write(schemas.TableRows([]prob.Table{{ID: t.ID, X: p.XValues, K: p.Classes, P: s.truthOf(t)}})); err != nil {
 					return err
 				}
 			}
@@ -370,7 +385,12 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			}
 			if r.Buffer != nil {
 				tr.BufferInBox = 1
-				tr.BufferTVTruth, tr.BufferTVModel = bufferTV(p, r.Buffer, ds[i].t.P, lg)
+				if p.XValues <= 4*len(r.Buffer) { // else the histogram says nothing: NaN
+					tr.BufferTVTruth, tr.BufferTVModel = bufferTV(p, r.Buffer, s.truthOf(ds[i].t), lg)
+				}
+			}
+			if !(Kind{}).CarriesTruth(p) {
+				tr.Logits = nil // Evaluate computes them again from Theta
 			}
 			out.Runs[i*m+j] = tr
 		}
@@ -380,13 +400,10 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 }
 
 // bufferTV is the total-variation distance of a pcd run's chains from p(x) and from its
-// own q(x): NaN where the states outnumber the chains 4 to 1 (the histogram says
-// nothing there).
+// own q(x) (Train leaves them NaN where the states outnumber the chains 4 to 1: the
+// histogram says nothing there).
 func bufferTV(p tasks.Point, buf []uint32, truth, logits []float64) (tvTruth, tvModel float64) {
 	x, k := p.XValues, p.Classes
-	if x > 4*len(buf) {
-		return math.NaN(), math.NaN()
-	}
 	hist := make([]float64, x)
 	for _, v := range buf {
 		hist[v] += 1 / float64(len(buf))
@@ -401,12 +418,23 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 	rb := tasks.ResultBlock{PointID: p.ID, Index: tb.Block.Index, First: tb.Block.First, Rows: make([]schemas.ResultRow, len(tb.Runs))}
 	lb := tasks.LearnedBlock{PointID: p.ID, Index: tb.Block.Index, Runs: make([]tasks.Learned, len(tb.Runs))}
 	var refs *tasks.Refs
+	var truth []float64
 	defer scalarCode()()
+	hidden, _ := models.ParseModel(p.Model)
 	for r := range tb.Runs {
 		kernel.ClearUpper()
 		t := tb.Trained(p, r)
 		if r%len(p.Methods) == 0 {
-			refs = tasks.GridRefs(t.Job.Dataset.Table.P, p.XValues, p.Classes)
+			truth = s.truthOf(t.Job.Dataset.Table)
+			refs = tasks.GridRefs(truth, p.XValues, p.Classes)
+		}
+		t.Job.Dataset.Table.P = truth
+		if t.Logits == nil && t.Run.Theta != nil { // a block that carries no logits (CarriesTruth)
+			lg, err := kernel.BitsLogits(s.d, hidden, p.Classes, t.Run.Theta)
+			if err != nil {
+				return rb, lb, fmt.Errorf("evaluate point %d block %d: %w", p.ID, tb.Block.Index, err)
+			}
+			t.Logits, t.Run.Logits = lg, lg
 		}
 		row, l := tasks.EvaluateRun(t, refs)
 		tasks.NoSplit(&row)
