@@ -250,7 +250,7 @@ func samplerWords(ps schemas.PointSummary, checks []schemas.Check) string {
 // over exact JEM, as a share of exact JEM's KL, must be within the margin.
 func decide2D(ps schemas.PointSummary, pairs []SamplerPairs, seed uint64, th Thresholds) schemas.Verdict {
 	if len(pairs) == 0 {
-		return schemas.Verdict{Reason: "undecided: a 2-D task's verdict compares the sampler with exact JEM; run the methods jem and sgld"}
+		return schemas.Verdict{Reason: "undecided: this point's verdict compares a sampler with exact JEM; run the method jem and a sampler (sgld or another the task kind trains)"}
 	}
 	total, paired, nonfinite, tasks := 0, 0, 0, 0
 	for _, sp := range pairs {
