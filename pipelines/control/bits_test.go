@@ -95,17 +95,23 @@ func TestBitsRefused(t *testing.T) {
 		{"jem enumeration", "--task=bits:20,2", "--steps=256 or less"},
 		{"sgld on bits", "--task=bits:8,2 --methods=jem,sgld", "method sgld trains on"},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			out := filepath.Join(t.TempDir(), "out")
-			code, msg := runCommand(t, tt.args, out)
-			lines := strings.Split(strings.TrimSpace(msg), "\n")
-			if code != 2 || len(lines) != 1 || !strings.Contains(msg, tt.want) {
-				t.Errorf("exit %d, output:\n%s\nwant exit 2 and one line with %q", code, msg, tt.want)
-			}
-			if _, err := os.Stat(out); !os.IsNotExist(err) {
-				t.Errorf("%s was created for a refused input", out)
-			}
-		})
+		expectRefused(t, tt.name, tt.args, tt.want)
 	}
+}
+
+// expectRefused runs the command with args as a subtest: it must exit 2 with one
+// message line containing want and write nothing.
+func expectRefused(t *testing.T, name, args, want string) {
+	t.Run(name, func(t *testing.T) {
+		t.Parallel()
+		out := filepath.Join(t.TempDir(), "out")
+		code, msg := runCommand(t, args, out)
+		lines := strings.Split(strings.TrimSpace(msg), "\n")
+		if code != 2 || len(lines) != 1 || !strings.Contains(msg, want) {
+			t.Errorf("exit %d, output:\n%s\nwant exit 2 and one line with %q", code, msg, want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%s was created for a refused input", out)
+		}
+	})
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -142,17 +140,6 @@ func TestBlocksRefused(t *testing.T) {
 		{"curves on block tasks", "--task=blocks:2,gmm:3,2 --eval_every=10", "eval_every applies to 2-D tasks only"},
 		{"pcd on block tasks", "--task=blocks:2,gmm:3,2 --methods=jem,pcd", "method pcd trains on"},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			out := filepath.Join(t.TempDir(), "out")
-			code, msg := runCommand(t, tt.args, out)
-			lines := strings.Split(strings.TrimSpace(msg), "\n")
-			if code != 2 || len(lines) != 1 || !strings.Contains(msg, tt.want) {
-				t.Errorf("exit %d, output:\n%s\nwant exit 2 and one line with %q", code, msg, tt.want)
-			}
-			if _, err := os.Stat(out); !os.IsNotExist(err) {
-				t.Errorf("%s was created for a refused input", out)
-			}
-		})
+		expectRefused(t, tt.name, tt.args, tt.want)
 	}
 }
