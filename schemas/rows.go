@@ -76,6 +76,12 @@ type ResultRow struct {
 	LogZISSE  float64 `parquet:"log_z_is_se" json:"log_z_is_se"`
 	ISESS     float64 `parquet:"is_ess" json:"is_ess"`
 	KLJointIS float64 `parquet:"kl_joint_is" json:"kl_joint_is"`
+	// Block tasks, the report's tasks (--report_tables): log Z by annealed importance
+	// sampling (prob.AISLogZ: 512 chains, 200 temperatures) as a cross-check, with the SE
+	// and ESS of its chains' weights; NaN otherwise.
+	LogZAIS   float64 `parquet:"log_z_ais" json:"log_z_ais"`
+	LogZAISSE float64 `parquet:"log_z_ais_se" json:"log_z_ais_se"`
+	AISESS    float64 `parquet:"ais_ess" json:"ais_ess"`
 
 	Accuracy      float64 `parquet:"accuracy" json:"accuracy"`
 	BayesAccuracy float64 `parquet:"bayes_accuracy" json:"bayes_accuracy"`

@@ -41,6 +41,7 @@ func EvaluateRun(t Trained, refs *Refs) (schemas.ResultRow, Learned) {
 		RefGap: math.NaN(), RefBestStep: t.Run.RefBestStep,
 		KLMarginalSE: math.NaN(), KLConditionalSE: math.NaN(), // exact KLs
 		LogZ: math.NaN(), LogZIS: math.NaN(), LogZISSE: math.NaN(), ISESS: math.NaN(), KLJointIS: math.NaN(),
+		LogZAIS: math.NaN(), LogZAISSE: math.NaN(), AISESS: math.NaN(),
 	}
 	row.BestTemperature, row.KLJointBestTemperature = math.NaN(), math.NaN()
 	if t.Logits != nil && finite(t.Logits) {

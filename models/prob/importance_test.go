@@ -80,3 +80,35 @@ func TestBlocksImportanceLogZ(t *testing.T) {
 		}
 	}
 }
+
+// TestAISLogZ: known answers: a Gaussian bump exp(−|x|²/2σ²) well inside the box has
+// Z = (2πσ²)^{d/2}; the flat function Z = (2·box)^d exactly.
+func TestAISLogZ(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		d     int
+		sigma float64
+	}{{"d=2 σ=0.5", 2, 0.5}, {"d=4 σ=0.7", 4, 0.7}, {"d=6 σ=1", 6, 1}} {
+		t.Run(c.name, func(t *testing.T) {
+			const box = 5.0
+			bump := func(x []float64, n int) []float64 {
+				out := make([]float64, n)
+				for i := range n {
+					for _, v := range x[i*c.d : (i+1)*c.d] {
+						out[i] -= v * v / (2 * c.sigma * c.sigma)
+					}
+				}
+				return out
+			}
+			want := float64(c.d) / 2 * math.Log(2*math.Pi*c.sigma*c.sigma)
+			e := AISLogZ(3, c.d, box, DefaultAIS, bump)
+			if e.Refused() || math.Abs(e.LogZ-want) > 4*e.SE+0.02 {
+				t.Errorf("bump: log Z %v ± %v (ESS %.0f), want %v", e.LogZ, e.SE, e.ESS, want)
+			}
+			flat := func(x []float64, n int) []float64 { return make([]float64, n) }
+			if e := AISLogZ(3, c.d, box, DefaultAIS, flat); math.Abs(e.LogZ-float64(c.d)*math.Log(2*box)) > 1e-9 {
+				t.Errorf("flat: log Z %v, want %v", e.LogZ, float64(c.d)*math.Log(2*box))
+			}
+		})
+	}
+}

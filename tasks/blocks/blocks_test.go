@@ -32,7 +32,7 @@ func point(t *testing.T, task string, ms ...string) tasks.Point {
 func run(t *testing.T, p tasks.Point, seed uint64) (tasks.Block, tasks.TrainedBlock, tasks.ResultBlock, tasks.LearnedBlock) {
 	t.Helper()
 	ctx := context.Background()
-	o := tasks.Options{Seed: seed, TrainBatch: 64}
+	o := tasks.Options{Seed: seed, TrainBatch: 64, ReportTables: 1}
 	k := tasks.MustOf(p.Task)
 	if err := k.Check(ctx, o, p); err != nil {
 		t.Fatal(err)
@@ -303,7 +303,10 @@ func TestImportanceAgrees(t *testing.T) {
 				if math.Abs(r.KLJointIS-r.KLJoint-(r.LogZIS-r.LogZ)) > 1e-9 {
 					t.Errorf("run %s: kl_joint_is %v, want kl_joint + (IS − exact log Z)", r.RunID, r.KLJointIS)
 				}
-				t.Logf("%s: log Z %.4f, IS %.4f ± %.4f, ESS %.0f", r.RunID, r.LogZ, r.LogZIS, r.LogZISSE, r.ISESS)
+				t.Logf("%s: log Z %.4f, IS %.4f ± %.4f, ESS %.0f; AIS %.4f ± %.4f, ESS %.0f", r.RunID, r.LogZ, r.LogZIS, r.LogZISSE, r.ISESS, r.LogZAIS, r.LogZAISSE, r.AISESS)
+				if r.AISESS >= prob.MinESS && math.Abs(r.LogZAIS-r.LogZ) > 4*r.LogZAISSE+0.01 {
+					t.Errorf("run %s: AIS log Z %v ± %v (ESS %.0f), exact %v", r.RunID, r.LogZAIS, r.LogZAISSE, r.AISESS, r.LogZ)
+				}
 			}
 		})
 	}

@@ -324,7 +324,10 @@ const (
 	ISShare = 0.5
 )
 
-var tagIS = prob.SeedString("is")
+var (
+	tagIS  = prob.SeedString("is")
+	tagAIS = prob.SeedString("ais")
+)
 
 // importance fills the row's log Z columns: the additive model's exact log Z over the
 // box (the block grids' quadrature, per unit volume), its importance-sampling estimate
@@ -342,21 +345,27 @@ func (s *source) importance(row *schemas.ResultRow, t tasks.Trained, task prob.B
 	logZ, _ := prob.BlocksLogZ(l, p.Classes)
 	row.LogZ = logZ + float64(s.spec.B)*math.Log(cell*cell)
 	var lseErr error
-	e := task.ImportanceLogZ(prob.Seed(tasks.TableSeed(s.env.Options.Seed, tab), tagIS), ISDraws, ISShare, g.Box,
-		func(x []float64, n int) []float64 {
-			out, err := kernel.AdditivePointLSE(hidden, p.Classes, s.spec.B, t.Run.Theta, x, n)
-			if err != nil {
-				lseErr = err
-				return make([]float64, n)
-			}
-			return out
-		})
+	lse := func(x []float64, n int) []float64 {
+		out, err := kernel.AdditivePointLSE(hidden, p.Classes, s.spec.B, t.Run.Theta, x, n)
+		if err != nil {
+			lseErr = err
+			return make([]float64, n)
+		}
+		return out
+	}
+	e := task.ImportanceLogZ(prob.Seed(tasks.TableSeed(s.env.Options.Seed, tab), tagIS), ISDraws, ISShare, g.Box, lse)
 	if lseErr != nil {
 		return
 	}
 	row.LogZIS, row.LogZISSE, row.ISESS = e.LogZ, e.SE, e.ESS
 	if !e.Refused() {
 		row.KLJointIS = row.KLJoint - row.LogZ + e.LogZ
+	}
+	if tab.Ordinal < int64(s.env.Options.ReportTables) { // the AIS cross-check, on the report's tasks
+		a := prob.AISLogZ(prob.Seed(tasks.TableSeed(s.env.Options.Seed, tab), tagAIS), 2*s.spec.B, g.Box, prob.DefaultAIS, lse)
+		if lseErr == nil {
+			row.LogZAIS, row.LogZAISSE, row.AISESS = a.LogZ, a.SE, a.ESS
+		}
 	}
 }
 
@@ -367,7 +376,7 @@ func evaluateRun(t tasks.Trained, truth prob.BlocksTruth, draws prob.BlocksDraws
 	nan := math.NaN()
 	row := schemas.ResultRow{RunID: t.Job.RunID, TableID: d.Table.ID, Method: t.Job.Method, PointID: p.ID,
 		KLJoint: nan, KLMarginal: nan, KLConditional: nan, KLMarginalSE: nan, KLConditionalSE: nan,
-		LogZ: nan, LogZIS: nan, LogZISSE: nan, ISESS: nan, KLJointIS: nan,
+		LogZ: nan, LogZIS: nan, LogZISSE: nan, ISESS: nan, KLJointIS: nan, LogZAIS: nan, LogZAISSE: nan, AISESS: nan,
 		Accuracy: nan, BayesAccuracy: draws.BayesMean(),
 		FinalLoss: t.Loss, TrainMS: t.TrainMS, DivergedStep: t.Run.DivergedStep, RefBestStep: t.Run.RefBestStep,
 		BestTemperature: nan, KLJointBestTemperature: nan,
