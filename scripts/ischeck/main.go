@@ -35,6 +35,9 @@ func main() {
 type acc struct {
 	runs, refused, within int
 	diff, se, ess, worst  float64
+	// the AIS cross-check (the report's tasks)
+	ais, aisWithin int
+	aisDiff, aisSE float64
 }
 
 func run(ctx context.Context, dir string) error {
@@ -69,6 +72,15 @@ func run(ctx context.Context, dir string) error {
 			}
 			a.runs++
 			a.ess += r.ISESS
+			if !math.IsNaN(r.LogZAIS) {
+				d := r.LogZAIS - r.LogZ
+				a.ais++
+				a.aisDiff += d
+				a.aisSE += r.LogZAISSE
+				if math.Abs(d) <= 1.96*r.LogZAISSE {
+					a.aisWithin++
+				}
+			}
 			if math.IsNaN(r.KLJointIS) {
 				a.refused++
 				continue
@@ -90,14 +102,18 @@ func run(ctx context.Context, dir string) error {
 		ks = append(ks, k)
 	}
 	sort.Strings(ks)
-	fmt.Println("| task | method | runs (refused) | mean IS − exact log Z | mean SE | within 1.96 SE | largest \\|z\\| | mean ESS of 20,000 |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
+	fmt.Println("| task | method | runs (refused) | mean IS − exact log Z | mean SE | within 1.96 SE | largest \\|z\\| | mean ESS of 20,000 | AIS runs: mean AIS − exact (SE), within 1.96 SE |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	for _, k := range ks {
 		a := by[k]
 		used := float64(a.runs - a.refused)
 		task, method, _ := strings.Cut(k, "\t")
-		fmt.Printf("| `%s` | %s | %d (%d) | %+.4f | %.4f | %.0f%% | %.2f | %.0f |\n", task, method, a.runs, a.refused,
-			a.diff/used, a.se/used, 100*float64(a.within)/used, a.worst, a.ess/float64(a.runs))
+		ais := "—"
+		if a.ais > 0 {
+			ais = fmt.Sprintf("%d: %+.4f (%.4f), %d of %d", a.ais, a.aisDiff/float64(a.ais), a.aisSE/float64(a.ais), a.aisWithin, a.ais)
+		}
+		fmt.Printf("| `%s` | %s | %d (%d) | %+.4f | %.4f | %.0f%% | %.2f | %.0f | %s |\n", task, method, a.runs, a.refused,
+			a.diff/used, a.se/used, 100*float64(a.within)/used, a.worst, a.ess/float64(a.runs), ais)
 	}
 	return nil
 }
