@@ -38,6 +38,7 @@ type acc struct {
 	// the AIS cross-check (the report's tasks)
 	ais, aisWithin int
 	aisDiff, aisSE float64
+	aisESS         float64
 }
 
 func run(ctx context.Context, dir string) error {
@@ -77,6 +78,7 @@ func run(ctx context.Context, dir string) error {
 				a.ais++
 				a.aisDiff += d
 				a.aisSE += r.LogZAISSE
+				a.aisESS += r.AISESS
 				if math.Abs(d) <= 1.96*r.LogZAISSE {
 					a.aisWithin++
 				}
@@ -102,7 +104,7 @@ func run(ctx context.Context, dir string) error {
 		ks = append(ks, k)
 	}
 	sort.Strings(ks)
-	fmt.Println("| task | method | runs (refused) | mean IS − exact log Z | mean SE | within 1.96 SE | largest \\|z\\| | mean ESS of 20,000 | AIS runs: mean AIS − exact (SE), within 1.96 SE |")
+	fmt.Println("| task | method | runs (refused) | mean IS − exact log Z | mean SE | within 1.96 SE | largest \\|z\\| | mean ESS of 20,000 | AIS runs: mean AIS − exact (SE), within 1.96 SE, mean ESS of 512 |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	for _, k := range ks {
 		a := by[k]
@@ -110,7 +112,7 @@ func run(ctx context.Context, dir string) error {
 		task, method, _ := strings.Cut(k, "\t")
 		ais := "—"
 		if a.ais > 0 {
-			ais = fmt.Sprintf("%d: %+.4f (%.4f), %d of %d", a.ais, a.aisDiff/float64(a.ais), a.aisSE/float64(a.ais), a.aisWithin, a.ais)
+			ais = fmt.Sprintf("%d: %+.4f (%.4f), %d of %d, ESS %.0f", a.ais, a.aisDiff/float64(a.ais), a.aisSE/float64(a.ais), a.aisWithin, a.ais, a.aisESS/float64(a.ais))
 		}
 		fmt.Printf("| `%s` | %s | %d (%d) | %+.4f | %.4f | %.0f%% | %.2f | %.0f | %s |\n", task, method, a.runs, a.refused,
 			a.diff/used, a.se/used, 100*float64(a.within)/used, a.worst, a.ess/float64(a.runs), ais)
