@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+
+	"github.com/jemcheck/jemcheck/internal/avx"
 )
 
 // Block tasks (issue 22, item 2): continuous tasks in D = 2B dimensions whose joint KL
@@ -452,6 +454,7 @@ func (bt BlocksTruth) Draw(seed uint64, m int) BlocksDraws {
 	}
 	d := BlocksDraws{M: m, B: B, K: k, Y: make([]int32, m), Cells: make([]int32, m*B), LogPx: make([]float64, m), Post: make([]float64, m*k)}
 	lp := make([]float64, k)
+	avx.ClearUpper() // see package avx
 	for i := range m {
 		y := pick(rng, cumY)
 		d.Y[i] = int32(y)
@@ -500,6 +503,7 @@ func (d BlocksDraws) Evaluate(l [][]float64) BlocksMC {
 	logZ, _ := BlocksLogZ(l, k)
 	var marg, cond, acc, bayes meanSE
 	f := make([]float64, k)
+	avx.ClearUpper() // see package avx
 	for i := range d.M {
 		for y := range k {
 			v := 0.0
@@ -617,6 +621,9 @@ func (t BlocksTask) ImportanceLogZ(seed uint64, n int, alpha, box float64, lse f
 	logU := -float64(2*B) * math.Log(2*box)
 	lw := make([]float64, n)
 	for i := range n {
+		if i%256 == 0 {
+			avx.ClearUpper() // after the model's vector code and the allocations: see package avx
+		}
 		xi := x[i*2*B : (i+1)*2*B]
 		in := true
 		for _, v := range xi {

@@ -1,6 +1,10 @@
 package prob
 
-import "math"
+import (
+	"math"
+
+	"github.com/jemcheck/jemcheck/internal/avx"
+)
 
 // # Estimated truth: log Z by importance sampling
 //
@@ -84,6 +88,7 @@ func AISLogZ(seed uint64, d int, box float64, o AISOptions, l func(x []float64, 
 	lw := make([]float64, n)
 	cur := l(x, n)
 	prop := make([]float64, n*d)
+	avx.ClearUpper() // see package avx
 	scale := 0.5 * box
 	beta := 0.0
 	for t := 1; t <= o.Temps; t++ {
@@ -97,6 +102,7 @@ func AISLogZ(seed uint64, d int, box float64, o AISOptions, l func(x []float64, 
 				prop[i] = x[i] + scale*rng.NormFloat64()
 			}
 			lp := l(prop, n)
+			avx.ClearUpper()
 			acc := 0
 			for i := range n {
 				in := true
