@@ -68,7 +68,7 @@ type Method struct {
 var Table = []Method{
 	{Name: Baseline, Doc: "cross-entropy only: fits q(y|x) and leaves q(x) to chance",
 		Kinds: []string{KindTable, KindPlane, KindBits, KindBlocks}, NoPx: true},
-	{Name: JEM, Doc: "exact JEM: cross-entropy plus the exact log q(x), Z by enumeration (tables) or on a shifted training grid (2-D)",
+	{Name: JEM, Doc: "exact JEM: cross-entropy plus the exact log q(x), Z by enumeration (tables, binary tables) or on a shifted training grid (2-D, and each block of a block task)",
 		Kinds: []string{KindTable, KindPlane, KindBits, KindBlocks}, Reference: true, Options: []string{"train_grid"}},
 	{Name: Oracle, Doc: "exact JEM trained on the true table (tables) or fresh draws from the truth every step (2-D): the family's best",
 		Kinds: []string{KindTable, KindPlane}, Reference: true, Options: []string{"train_grid"}},
