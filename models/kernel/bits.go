@@ -253,6 +253,9 @@ type trainerBits struct {
 	gradP    []float32
 	acc      float64
 	accSteps int
+	slots    []int32   // the buffer slots of this step's chains
+	flips    []int     // each chain's proposed bit
+	logFwd   []float64 // gwg: log q(flip | chain)
 }
 
 func newTrainerBits(spec SpecBits) *trainerBits {
@@ -291,6 +294,7 @@ func newTrainerBits(spec SpecBits) *trainerBits {
 		t.xc = make([]float32, D*B)
 		t.lseC = make([]float32, B)
 		t.gradC, t.gradP = make([]float32, D*B), make([]float32, D*B)
+		t.slots, t.flips, t.logFwd = make([]int32, B), make([]int, B), make([]float64, B)
 	}
 	return t
 }
@@ -465,7 +469,7 @@ func (t *trainerBits) pcdStep() {
 	B, D, P := t.B, t.D, t.P
 	M := len(t.perm)
 	mask := uint32(1)<<D - 1
-	slots := make([]int32, B)
+	slots := t.slots
 	for p := range B {
 		q := p + t.bufRng.IntN(M-p)
 		t.perm[p], t.perm[q] = t.perm[q], t.perm[p]
@@ -483,13 +487,11 @@ func (t *trainerBits) pcdStep() {
 	lseP := t.e[:B] // scratch for the proposals (t.e is rewritten by lossGrad)
 	for range o.ChainSteps {
 		t.chainLSE(t.chains, t.lseC, g)
-		var logFwd []float64
-		var flips []int
+		flips, logFwd := t.flips, t.logFwd
 		ClearUpper()
 		if o.GWG {
-			logFwd, flips = t.gwgPropose(g)
+			t.gwgPropose(g)
 		} else {
-			flips = make([]int, B)
 			for p := range B {
 				flips[p] = t.bufRng.IntN(D)
 			}
@@ -518,17 +520,12 @@ func (t *trainerBits) pcdStep() {
 }
 
 // gwgPropose draws each chain's flipped bit from q(i|x) ∝ exp(d_i/2), d_i = (1 − 2x_i)·
-// ∂LSE/∂x_i (the first-order change of log q(x) by the flip), and returns log q(i|x).
-func (t *trainerBits) gwgPropose(g []float32) ([]float64, []int) {
-	B, D := t.B, t.D
-	logq := make([]float64, B)
-	flips := make([]int, B)
-	for p := range B {
-		s := t.chains[p]
-		i, lq := gwgDraw(t.bufRng, g, s, D, B, p)
-		flips[p], logq[p] = i, lq
+// ∂LSE/∂x_i (the first-order change of log q(x) by the flip), into t.flips, and
+// log q(i|x) into t.logFwd.
+func (t *trainerBits) gwgPropose(g []float32) {
+	for p := range t.B {
+		t.flips[p], t.logFwd[p] = gwgDraw(t.bufRng, g, t.chains[p], t.D, t.B, p)
 	}
-	return logq, flips
 }
 
 // gwgScores are the proposal's log-weights d_i/2 of the chain in lane p.

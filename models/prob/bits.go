@@ -3,6 +3,7 @@ package prob
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -70,9 +71,10 @@ type BitsTask struct {
 // modes per class, a real task for a sampler).
 func DrawBits(seed uint64, d, k, c int) BitsTask {
 	rng := NewRand(seed)
-	t := BitsTask{D: d, K: k, C: c, Prior: dirichlet(rng, k, 2), Weights: make([]float64, 0, k*c), Theta: make([]float64, k*c*d)}
+	dir := Generator{Kind: "dirichlet", Alpha: 2}
+	t := BitsTask{D: d, K: k, C: c, Prior: dir.Draw(rng, k, 1), Weights: make([]float64, 0, k*c), Theta: make([]float64, k*c*d)}
 	for range k {
-		t.Weights = append(t.Weights, dirichlet(rng, c, 2)...)
+		t.Weights = append(t.Weights, dir.Draw(rng, c, 1)...)
 	}
 	for i := range t.Theta {
 		a, b := math.Exp(logGamma(rng, 0.5)), math.Exp(logGamma(rng, 0.5))
@@ -83,24 +85,6 @@ func DrawBits(seed uint64, d, k, c int) BitsTask {
 		t.Theta[i] = min(0.98, max(0.02, th))
 	}
 	return t
-}
-
-func dirichlet(rng *rand.Rand, n int, alpha float64) []float64 {
-	lg := make([]float64, n)
-	m := math.Inf(-1)
-	for i := range lg {
-		lg[i] = logGamma(rng, alpha)
-		m = max(m, lg[i])
-	}
-	var s float64
-	for i := range lg {
-		lg[i] = math.Exp(lg[i] - m)
-		s += lg[i]
-	}
-	for i := range lg {
-		lg[i] /= s
-	}
-	return lg
 }
 
 // LogJoint is log p(x, y) of state x.
@@ -153,7 +137,7 @@ func (t BitsTask) Truth() []float64 {
 			avx.ClearUpper() // after the allocations, and now and then: see package avx
 		}
 		if g > 0 { // Gray code: state g^(g>>1) differs from the last in one bit
-			b := trailingZeros(uint32(g))
+			b := bits.TrailingZeros32(uint32(g))
 			x ^= 1 << b
 			sign := 1.0
 			if (x>>b)&1 == 0 {
@@ -176,15 +160,6 @@ func (t BitsTask) Truth() []float64 {
 		}
 	}
 	return out
-}
-
-func trailingZeros(v uint32) int {
-	n := 0
-	for v&1 == 0 {
-		v >>= 1
-		n++
-	}
-	return n
 }
 
 // Sample draws n exact draws (x, y) of the task.
