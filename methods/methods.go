@@ -11,8 +11,10 @@
 package methods
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 )
@@ -29,6 +31,9 @@ const (
 	Jarzynski = "jarzynski"
 	ED        = "ed"
 	ShortRun  = "shortrun"
+	// External is a model trained outside jemcheck whose logits pipelines/evaluate
+	// reads: "external", or "external:NAME" for the model NAME of a logits file.
+	External = "external"
 )
 
 // The task kinds' names (package tasks registers one kind per name).
@@ -58,6 +63,10 @@ type Method struct {
 	NoPx bool
 	// KernelOnly: the method trains on the fused float32 kernels only (no GoMLX graph).
 	KernelOnly bool
+	// External: jemcheck does not train it; its logits on the task's evaluation
+	// support come from the user (pipelines/evaluate). Its names may carry a model
+	// name: "external:NAME".
+	External bool
 	// Options are the grid axes only this method (and others listing them) reads; a
 	// point without a method reading an axis has it zeroed, so its result columns show
 	// only what applied.
@@ -92,15 +101,63 @@ var Table = []Method{
 	{Name: ShortRun, Doc: "JEM with short-run Langevin chains from uniform noise each step and an L2 penalty on energies (Nijkamp et al. 2019; Du & Mordatch 2019; JEM++)",
 		Kinds: []string{KindPlane}, Sampler: true, KernelOnly: true,
 		Options: []string{"shortrun_step", "sgld_steps", "shortrun_noise", "energy_l2"}},
+	{Name: External, Doc: "a model trained outside jemcheck (your own JEM code), measured from its logits on the tasks' evaluation support by pipelines/evaluate and compared with exact jem like a sampler",
+		Kinds: []string{KindTable, KindPlane, KindBits, KindBlocks}, Sampler: true, External: true},
 }
 
-// Lookup returns the entry of the named method.
+// Lookup returns the entry of the named method ("external:NAME" is External's).
 func Lookup(name string) (Method, bool) {
-	i := slices.IndexFunc(Table, func(m Method) bool { return m.Name == name })
+	i := Order(name)
 	if i < 0 {
 		return Method{}, false
 	}
 	return Table[i], true
+}
+
+// Order is the named method's position in the table (the order the report and the
+// summary list methods in), -1 for an unknown name.
+func Order(name string) int {
+	if base, model, ok := strings.Cut(name, ":"); ok {
+		if base != External || !ValidModelName(model) {
+			return -1
+		}
+		name = base
+	}
+	return slices.IndexFunc(Table, func(m Method) bool { return m.Name == name })
+}
+
+// IsExternal reports whether the named method is a user's model (External).
+func IsExternal(name string) bool { m, ok := Lookup(name); return ok && m.External }
+
+// ExternalMethod is the method name of a user's model called model ("" or "external":
+// the method External itself).
+func ExternalMethod(model string) string {
+	if model == "" || model == External {
+		return External
+	}
+	return External + ":" + model
+}
+
+// ValidModelName reports whether a user's model name can name a method: 1 to 40
+// letters, digits, '.', '_' and '-' (it becomes part of run ids and file names).
+func ValidModelName(s string) bool {
+	if len(s) == 0 || len(s) > 40 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// Compare orders method names as the table lists them (a user's models by name).
+func Compare(a, b string) int {
+	if c := cmp.Compare(Order(a), Order(b)); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
 }
 
 // Names are every method's name, in the table's order.
@@ -112,11 +169,22 @@ func Names() []string {
 	return out
 }
 
+// Trained are the names of the methods jemcheck trains (all but External).
+func Trained() []string {
+	var out []string
+	for _, m := range Table {
+		if !m.External {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
+
 // For are the names of the methods that train on the kind, in the table's order.
 func For(kind string) []string {
 	var out []string
 	for _, m := range Table {
-		if slices.Contains(m.Kinds, kind) {
+		if slices.Contains(m.Kinds, kind) && !m.External {
 			out = append(out, m.Name)
 		}
 	}
@@ -158,8 +226,11 @@ func Parse(s string) ([]string, error) {
 		if m == "" {
 			continue
 		}
-		if _, ok := Lookup(m); !ok {
-			return nil, fmt.Errorf("unknown method %s (known: %s)", Quote(m), strings.Join(Names(), ", "))
+		if mm, ok := Lookup(m); !ok || mm.External {
+			if ok {
+				return nil, fmt.Errorf("method %s is a model trained outside jemcheck: give its logits to pipelines/evaluate (--logits)", Quote(m))
+			}
+			return nil, fmt.Errorf("unknown method %s (known: %s)", Quote(m), strings.Join(Trained(), ", "))
 		}
 		if slices.Contains(out, m) {
 			return nil, fmt.Errorf("method %s listed twice", Quote(m))
@@ -228,4 +299,16 @@ func Quote(s string) string {
 		return fmt.Sprintf("%q... (%d characters)", string(r[:80]), len(r))
 	}
 	return fmt.Sprintf("%q", s)
+}
+
+// Sorted are the known method names among names, once each, in Compare's order.
+func Sorted(names iter.Seq[string]) []string {
+	var out []string
+	for n := range names {
+		if Order(n) >= 0 && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	slices.SortFunc(out, Compare)
+	return out
 }

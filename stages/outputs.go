@@ -13,12 +13,12 @@ import (
 // ownedOutput matches every object key a run writes under --out (see the README's
 // output layout): the files at the top, and the files of samples/, learned/, results/, tables/ and figures/
 // under the names this package and stages/render give them.
-var ownedOutput = regexp.MustCompile(`^(config\.json|tables\.parquet|truth\.parquet|results\.parquet|learned\.parquet|summary\.json|` +
-	`report\.html|verdict\.json|(samples|learned|results|learned_grid|curves|buffers)/point-\d{4,}-part-\d{5,}\.parquet|` +
-	`(tables|truth)/point-\d{4,}\.parquet|figures/[a-z0-9_]+\.(svg|png))$`)
+var ownedOutput = regexp.MustCompile(`^(config\.json|export\.json|(tables|truth)\.(parquet|csv)|results\.parquet|learned\.parquet|summary\.json|` +
+	`report\.html|verdict\.json|(learned|results|learned_grid|curves|buffers)/point-\d{4,}-part-\d{5,}\.parquet|` +
+	`samples/point-\d{4,}-part-\d{5,}\.(parquet|csv)|(tables|truth|points)/point-\d{4,}\.(parquet|csv)|figures/[a-z0-9_]+\.(svg|png))$`)
 
 // outputDirs are the folders a run writes into.
-var outputDirs = []string{"buffers/", "curves/", "figures/", "learned/", "learned_grid/", "results/", "samples/", "tables/", "truth/"}
+var outputDirs = []string{"buffers/", "curves/", "figures/", "learned/", "learned_grid/", "points/", "results/", "samples/", "tables/", "truth/"}
 
 // OwnedOutput reports whether key (relative to --out) is a name a jemcheck run writes.
 // Such a name is only ever replaced when the previous run's manifest lists it (see

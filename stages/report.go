@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -217,10 +218,9 @@ func whatRan(sum schemas.Summary) (kinds []string, docs []render.MethodDoc) {
 			ran[m.Method] = true
 		}
 	}
-	for _, m := range methods.Table {
-		if ran[m.Name] {
-			docs = append(docs, render.MethodDoc{Name: m.Name, Doc: m.Doc})
-		}
+	for _, name := range methods.Sorted(maps.Keys(ran)) {
+		m, _ := methods.Lookup(name)
+		docs = append(docs, render.MethodDoc{Name: name, Doc: m.Doc})
 	}
 	return kinds, docs
 }

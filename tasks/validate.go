@@ -28,6 +28,9 @@ type Options struct {
 	Timings      bool               `json:"timings"`
 	ReportTables int                `json:"report_tables"`
 	Thresholds   verdict.Thresholds `json:"thresholds"`
+	// Logits is the user's logits file or folder of the points' external methods
+	// (pipelines/evaluate; see schemas.ReadLogits), "" when no method is external.
+	Logits string `json:"logits,omitempty"`
 }
 
 // quote quotes a user's value for a message, cut to 80 characters.

@@ -3,6 +3,7 @@ package verdict
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -83,10 +84,8 @@ func summarizePoint(g schemas.Grid, rule Rule, rows []schemas.ResultRow, seed ui
 		ps.Reference += r.KLReference / float64(len(tables))
 	}
 	ps.EmptyCellShare = float64(empty) / float64(len(tables))
-	for _, m := range methods.Names() {
-		if rs, ok := byMethod[m]; ok {
-			ps.Methods = append(ps.Methods, summarizeMethod(m, rs, ps.Floor))
-		}
+	for _, m := range methods.Sorted(maps.Keys(byMethod)) {
+		ps.Methods = append(ps.Methods, summarizeMethod(m, byMethod[m], ps.Floor))
 	}
 	if b, j := byMethod[methods.Baseline], byMethod[methods.JEM]; len(b) > 0 && len(j) > 0 {
 		ps.Comparison = compare(b, j, seed)

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -216,11 +217,8 @@ func (a *PointAcc) addFolded(b schemas.ResultBlock) {
 		bs.RefExp += r.KLReferenceExpected
 	}
 	var sketches []MethodSketch
-	for _, m := range methods.Names() {
-		mr, ok := byMethod[m]
-		if !ok {
-			continue
-		}
+	for _, m := range methods.Sorted(maps.Keys(byMethod)) {
+		mr := byMethod[m]
 		ms := MethodSums{Method: m, Sum: make([]float64, len(distFields)), Inf: make([]int64, len(distFields)),
 			Checks: make([]prob.RatioMoments, 4)}
 		vals := make([][]float64, len(distFields))
@@ -317,7 +315,13 @@ func (a *PointAcc) Summary(g schemas.Grid, rule Rule, seed uint64, th Thresholds
 		ps.EmptyCellShare, ps.Reference, ps.ReferenceExpected = float64(empty)/n, ref/n, refExp/n
 	}
 	var jem *MethodSums
-	for _, m := range methods.Names() {
+	for _, m := range methods.Sorted(func(yield func(string) bool) {
+		for _, s := range a.Sketches {
+			if !yield(s.Method) {
+				return
+			}
+		}
+	}) {
 		i := slices.IndexFunc(a.Sketches, func(x MethodSketch) bool { return x.Method == m })
 		if i < 0 {
 			continue

@@ -3,6 +3,7 @@ package verdict
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -74,9 +75,9 @@ func samplerPairsOf(byMethod map[string][]schemas.ResultRow) []SamplerPairs {
 		return nil
 	}
 	var out []SamplerPairs
-	for _, m := range methods.Samplers() {
-		if rs, ok := byMethod[m]; ok {
-			out = append(out, pairSampler(m, jem, rs))
+	for _, m := range methods.Sorted(maps.Keys(byMethod)) {
+		if methods.IsSampler(m) {
+			out = append(out, pairSampler(m, jem, byMethod[m]))
 		}
 	}
 	return out
@@ -98,7 +99,7 @@ func appendPairs(a []SamplerPairs, o []SamplerPairs) []SamplerPairs {
 		a[i].Nonfinite += sp.Nonfinite
 	}
 	slices.SortFunc(a, func(x, y SamplerPairs) int {
-		return cmp.Compare(slices.Index(methods.Samplers(), x.Method), slices.Index(methods.Samplers(), y.Method))
+		return methods.Compare(x.Method, y.Method)
 	})
 	return a
 }

@@ -67,6 +67,8 @@ type Config struct {
 	// stages write to, inside --out, until Publish moves the files in. Set by Prepare.
 	RunID   string `json:"-"`
 	Staging string `json:"-"`
+	// NoSummary: the pipeline writes no summary.json (an export).
+	NoSummary bool `json:"-"`
 	// createdOut is the local --out directory this run created (to remove again,
 	// if still empty, when the run fails); "" when it existed or is not local.
 	createdOut string
@@ -273,6 +275,10 @@ func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*
 		return nil, nil
 	}
 	printStages(w, pr)
+	if cfg.NoSummary {
+		fmt.Fprintf(w, "%s: finished in %v\n", cfg.Pipeline, time.Since(start).Round(10*time.Millisecond))
+		return nil, nil
+	}
 	b, err := storage.OpenBucket(ctx, out)
 	if err != nil {
 		return nil, fmt.Errorf("open output %s: %w", out, err)
@@ -425,6 +431,11 @@ func printStages(w io.Writer, pr beam.PipelineResult) {
 		{"Publish", fmt.Sprintf("%d files, %s last", got["files_published"], storage.ManifestKey)},
 	}
 	for _, l := range lines {
+		if l.stage == "Train" || l.stage == "Evaluate" {
+			if _, ok := got["runs_trained"]; !ok {
+				continue // a pipeline that trains nothing (an export)
+			}
+		}
 		fmt.Fprintf(w, "  stage %-15s %s\n", l.stage, l.text)
 	}
 	var rest []string
@@ -455,6 +466,13 @@ func stringFlag(name string) string {
 }
 
 func boolFlag(name string) bool { return stringFlag(name) == "true" }
+
+// Given reports whether the flag name was set on the command line.
+func Given(name string) bool {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
 
 // RunnerName is the runner the --runner flag selects.
 func RunnerName() string {

@@ -1,0 +1,193 @@
+// Command evaluate measures a model trained outside jemcheck (your own JEM code) on
+// jemcheck's tasks: its logits f(x)[y] on each task's evaluation support, from a file
+// (--logits) or from a command that writes them (--command), against the exact truth,
+// beside jemcheck's own methods (--methods, default baseline and exact jem) trained on
+// the same tasks and draws. Every exact metric, the excess KL over exact JEM with its
+// CI, the verdict and the report, as a control run's.
+//
+//	go run ./pipelines/export --task=gmm:3,2 --tables=20 --out=out/export --csv
+//	python3 my_jem.py out/export > logits.csv     # task_id, cell, y, logit[, model]
+//	go run ./pipelines/evaluate --from=out/export --logits=logits.csv --out=out/evaluated
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/jemcheck/jemcheck/methods"
+	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
+	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/storage"
+	"github.com/jemcheck/jemcheck/tasks"
+)
+
+// Config is what the evaluate command's flags say.
+type Config struct {
+	From      string // an export's or a finished run's folder (its config.json)
+	Logits    string // the user's logits: a file or a folder of them
+	Command   string // or a command that writes them ({export}, {logits})
+	Methods   string // jemcheck's methods trained beside the user's models
+	Model     string // the name of a model no column names
+	Out       string
+	Overwrite bool
+	Stdout    io.Writer // the command's output (os.Stderr)
+}
+
+var (
+	from      = flag.String("from", "", "an export (pipelines/export) or a finished run's output folder or URL: its config.json gives the tasks (required)")
+	logits    = flag.String("logits", "", "your model's logits: a Parquet or CSV file, or a folder of them, with the columns of the export's points (task_id, cell, y, logit on 2-D tasks; table_id, x, y, logit on tables) and optionally model")
+	command   = flag.String("command", "", "instead of --logits: a shell command that trains or loads your model and writes its logits to {logits} (a .csv path; also $JEMCHECK_LOGITS) from the export {export} (also $JEMCHECK_EXPORT)")
+	compare   = flag.String("methods", "baseline,jem", "jemcheck's methods trained on the same tasks and draws, for the comparison (exact jem gives the excess KL)")
+	model     = flag.String("model", methods.External, "the name of the model whose rows name none (no model, method or run_id column)")
+	out       = flag.String("out", "./evaluated", "output location: a path or a gocloud.dev URL")
+	overwrite = flag.Bool("overwrite", false, "write into a non-empty --out that holds no jemcheck manifest.json, replacing only objects with jemcheck's output names")
+)
+
+func main() {
+	flag.Parse()
+	beam.Init()
+	launch.Logging(os.Stderr)
+	if flag.NArg() > 0 {
+		launch.Exit("evaluate", launch.BadInput("unexpected arguments %q", flag.Args()))
+	}
+	err := run(context.Background(), Config{From: *from, Logits: *logits, Command: *command, Methods: *compare,
+		Model: *model, Out: *out, Overwrite: *overwrite, Stdout: os.Stderr}, os.Stdout)
+	launch.Exit("evaluate", err)
+}
+
+// run reads the tasks of c.From, checks the user's logits against them, trains the
+// comparison methods and evaluates everything as one run into c.Out.
+func run(ctx context.Context, c Config, w io.Writer) error {
+	switch {
+	case c.From == "":
+		return launch.BadInput("from: give the export or run whose tasks your model was trained on (--from=out/export)")
+	case c.Logits == "" && c.Command == "":
+		return launch.BadInput("logits: give your model's logits (--logits=FILE) or a command that writes them (--command=...)")
+	case c.Logits != "" && c.Command != "":
+		return launch.BadInput("logits: give --logits or --command, not both")
+	case !methods.ValidModelName(c.Model):
+		return launch.BadInput("model: %s: use 1 to 40 letters, digits, '.', '_' or '-'", methods.Quote(c.Model))
+	}
+	cfg, err := readConfig(ctx, c.From)
+	if err != nil {
+		return err
+	}
+	compare, err := methods.Parse(c.Methods)
+	if err != nil {
+		return launch.BadInput("methods: %v", err)
+	}
+	p := &cfg.Points[0]
+	sup, _, err := tasks.SupportOf(*p)
+	if err != nil {
+		return launch.BadInput("from %s: task %s: %v", c.From, p.Task, err)
+	}
+	if c.Command != "" {
+		dir, err := os.MkdirTemp("", "jemcheck-logits-")
+		if err != nil {
+			return fmt.Errorf("command: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		if c.Logits, err = runCommand(ctx, c, filepath.Join(dir, "logits.csv")); err != nil {
+			return err
+		}
+	}
+	l, err := schemas.ReadLogits(ctx, c.Logits, schemas.LogitColumns{IDColumn: sup.IDColumn, CellColumn: sup.CellColumn})
+	if err != nil {
+		return launch.BadInput("%v", err)
+	}
+	ids, err := tasks.TaskIDs(ctx, cfg.Options, *p)
+	if err != nil {
+		return launch.BadInput("from %s: %v", c.From, err)
+	}
+	fromFile := cfg.Options.TablesFrom != "" || cfg.Options.TasksFrom != ""
+	ext, err := tasks.IndexLogits(l, *p, ids, c.Model, fromFile)
+	if err != nil {
+		return launch.BadInput("%v", err)
+	}
+	if !fromFile {
+		p.Tables = len(ext.IDs)
+	}
+	p.Methods = append(compare, ext.Methods...)
+	cfg.Pipeline, cfg.Runner, cfg.Overwrite = "evaluate", launch.RunnerName(), c.Overwrite
+	cfg.Options.Out, cfg.Options.Logits = c.Out, c.Logits
+	cfg.Options.WriteSamples = false // the draws are the export's
+	cfg.Inputs = []string{c.From, c.Logits}
+	if cfg.Extra == nil {
+		cfg.Extra = map[string]any{}
+	}
+	cfg.Extra["from"] = c.From
+	if err := launch.Prepare(ctx, &cfg); err != nil {
+		return err
+	}
+	pl, s := beam.NewPipelineWithRoot()
+	_, written := launch.Experiment(s, &cfg, "Your model against exact JEM")
+	launch.Publish(s, &cfg, written...)
+	sum, err := launch.Execute(ctx, &cfg, pl, w)
+	if err != nil || sum == nil {
+		return err
+	}
+	for _, ps := range sum.Points {
+		for _, sc := range ps.Samplers {
+			if methods.IsExternal(sc.Method) {
+				fmt.Fprintf(w, "%s: excess joint KL over exact jem %+.4g nats [95%% CI %.4g, %.4g] on %d tasks (q(x) part %+.4g); exact jem's own KL %.4g\n",
+					sc.Method, sc.Excess, sc.ExcessCILow, sc.ExcessCIHigh, sc.Pairs, sc.MarginalExcess, sc.MeanExact)
+			}
+		}
+	}
+	fmt.Fprintf(w, "verdict: %s\n", sum.Verdict.Reason)
+	fmt.Fprintf(w, "report: %s\n", launch.Location(c.Out, "report.html"))
+	return nil
+}
+
+// readConfig reads the configuration of the export or run at from: one grid point.
+func readConfig(ctx context.Context, from string) (launch.Config, error) {
+	b, err := storage.OpenExistingBucket(ctx, from)
+	if err != nil {
+		return launch.Config{}, launch.BadInput("from %s: %v", from, err)
+	}
+	defer b.Close()
+	data, err := b.ReadAll(ctx, "config.json")
+	if err != nil {
+		return launch.Config{}, launch.BadInput("from %s: no config.json: give the folder of an export (pipelines/export) or of a finished run", from)
+	}
+	var cfg launch.Config
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return launch.Config{}, launch.BadInput("from %s: config.json: %v", from, err)
+	}
+	if len(cfg.Points) != 1 {
+		return launch.Config{}, launch.BadInput("from %s: it has %d grid points: evaluate a model on the tasks of one point (export them with pipelines/export)", from, len(cfg.Points))
+	}
+	return cfg, nil
+}
+
+// runCommand runs the user's command, which writes its logits to logits; it returns
+// where they are.
+func runCommand(ctx context.Context, c Config, logits string) (string, error) {
+	export := c.From
+	if dir, ok := storage.LocalDir(c.From); ok {
+		if abs, err := filepath.Abs(dir); err == nil {
+			export = abs
+		}
+	}
+	line := strings.NewReplacer("{export}", export, "{logits}", logits).Replace(c.Command)
+	cmd := exec.CommandContext(ctx, "sh", "-c", line)
+	cmd.Env = append(os.Environ(), "JEMCHECK_EXPORT="+export, "JEMCHECK_LOGITS="+logits)
+	cmd.Stdout, cmd.Stderr = c.Stdout, c.Stdout
+	fmt.Fprintf(c.Stdout, "evaluate: running %s\n", line)
+	if err := cmd.Run(); err != nil {
+		return "", launch.BadInput("command %s failed: %v", methods.Quote(line), err)
+	}
+	if _, err := os.Stat(logits); err != nil {
+		return "", launch.BadInput("command %s wrote no logits to %s ($JEMCHECK_LOGITS)", methods.Quote(line), logits)
+	}
+	return logits, nil
+}

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
+	"github.com/jemcheck/jemcheck/pipelines/internal/launchtest"
+	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/stages"
+	"github.com/jemcheck/jemcheck/tasks"
+)
+
+// TestMain runs the pipelines on prism in-process; with launchtest.EnvArgs set, the
+// test binary is the evaluate command.
+func TestMain(m *testing.M) { launchtest.Main(m, "evaluate", main) }
+
+// tablePoint is a small table point: 12 tables of 6 values and 3 classes.
+func tablePoint() stages.Point {
+	return stages.Point{Grid: schemas.Grid{XValues: 6, Classes: 3, Encoding: "onehot", Generator: "dirichlet:1", Samples: 300,
+		Model: "linear", LR: 0.05, Steps: 300, PxWeight: 1}, Tables: 12, Methods: []string{"baseline", "jem"}}
+}
+
+// writeFrom writes the config.json of an export of p into a new folder.
+func writeFrom(t *testing.T, p stages.Point) string {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := launch.Config{Pipeline: "export", Runner: "prism", Points: []stages.Point{p},
+		Options: stages.Options{Seed: 5, Out: dir, TrainBatch: 64, WriteSamples: true, ReportTables: 1, Thresholds: stages.DefaultThresholds()}}
+	cfg.Options.Resolve(cfg.Points)
+	cfg.Points[0].Resolve()
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg.JSON()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// truthRows are the rows of a logits file whose logits are the log of every task's
+// true joint (f(x)[y] = log p(x, y)), as model name.
+func truthRows(t *testing.T, from string, name string) [][]string {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := readConfig(ctx, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Points[0]
+	src, err := tasks.MustOf(p.Task).Open(ctx, tasks.Env{Options: cfg.Options}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var rows [][]string
+	for o := range p.Tables {
+		id, truth, err := src.Truth(int64(o))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for c, v := range truth {
+			rows = append(rows, []string{fmt.Sprint(id), fmt.Sprint(c / p.Classes), fmt.Sprint(c % p.Classes),
+				strconv.FormatFloat(math.Log(v), 'g', -1, 64), name})
+		}
+	}
+	return rows
+}
+
+func writeCSV(t *testing.T, path string, header []string, rows [][]string) string {
+	t.Helper()
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write(header)
+	w.WriteAll(rows)
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func evaluate(t *testing.T, c Config) (string, []schemas.ResultRow) {
+	t.Helper()
+	var buf bytes.Buffer
+	c.Stdout = &buf
+	if c.Methods == "" {
+		c.Methods = "baseline,jem"
+	}
+	if c.Model == "" {
+		c.Model = "external"
+	}
+	if err := run(context.Background(), c, &buf); err != nil {
+		t.Fatalf("evaluate: %v\n%s", err, buf.String())
+	}
+	return buf.String(), launchtest.Results(t, c.Out)
+}
+
+// TestTruthAndFedBack: the true log joint as a model's logits scores KL 0 and the AUROC
+// ceiling exactly; a finished evaluation's own learned/ folder fed back as logits
+// reproduces every method's numbers bit for bit (jem's logits evaluated as a user's
+// model score exactly jem's KLs).
+func TestTruthAndFedBack(t *testing.T) {
+	from := writeFrom(t, tablePoint())
+	tmp := t.TempDir()
+	logits := writeCSV(t, filepath.Join(tmp, "truth.csv"), []string{"table_id", "x", "y", "logit", "model"}, truthRows(t, from, "truth"))
+	out1 := filepath.Join(tmp, "out1")
+	msg, rows := evaluate(t, Config{From: from, Logits: logits, Out: out1})
+	if !strings.Contains(msg, "external:truth: excess joint KL over exact jem") {
+		t.Errorf("no comparison line:\n%s", msg)
+	}
+	byRun := map[string]schemas.ResultRow{}
+	n := 0
+	for _, r := range rows {
+		byRun[fmt.Sprintf("%d/%s", r.TableID, r.Method)] = r
+		if r.Method != "external:truth" {
+			continue
+		}
+		n++
+		if r.KLJoint > 1e-12 || r.KLMarginal > 1e-12 || r.KLConditional > 1e-12 || r.AUROCPx != r.AUROCTruePx || r.Accuracy != r.BayesAccuracy {
+			t.Errorf("table %d: the truth scores KL %g/%g/%g, AUROC %v (ceiling %v), accuracy %v (Bayes %v)", r.TableID,
+				r.KLJoint, r.KLMarginal, r.KLConditional, r.AUROCPx, r.AUROCTruePx, r.Accuracy, r.BayesAccuracy)
+		}
+	}
+	if n != 12 || len(rows) != 36 {
+		t.Fatalf("%d rows, %d of the truth model; want 36 and 12", len(rows), n)
+	}
+	// Fed back: the learned/ folder of the first evaluation (baseline, jem and the truth).
+	out2 := filepath.Join(tmp, "out2")
+	_, rows2 := evaluate(t, Config{From: from, Logits: filepath.Join(out1, "learned") + "/", Out: out2, Methods: "jem"})
+	m := 0
+	for _, r := range rows2 {
+		if !strings.HasPrefix(r.Method, "external:") {
+			continue
+		}
+		name := r.Method // the truth model keeps its name; jemcheck's own runs come back as external:baseline, external:jem
+		if n := strings.TrimPrefix(name, "external:"); n == "baseline" || n == "jem" {
+			name = n
+		}
+		want, ok := byRun[fmt.Sprintf("%d/%s", r.TableID, name)]
+		if !ok {
+			t.Fatalf("fed back %s: no such run in the first evaluation", r.Method)
+		}
+		m++
+		if r.KLJoint != want.KLJoint || r.KLMarginal != want.KLMarginal || r.KLConditional != want.KLConditional || r.Accuracy != want.Accuracy || r.AUROCPx != want.AUROCPx {
+			t.Errorf("table %d %s fed back: KL %v/%v/%v, want %v/%v/%v", r.TableID, r.Method, r.KLJoint, r.KLMarginal, r.KLConditional,
+				want.KLJoint, want.KLMarginal, want.KLConditional)
+		}
+	}
+	if m != 36 {
+		t.Errorf("%d fed-back runs, want 36 (baseline, jem and truth on 12 tables)", m)
+	}
+}
+
+// TestBadLogits: a logits file that does not fit the tasks is refused with exit 2, one
+// line naming the problem, and nothing written.
+func TestBadLogits(t *testing.T) {
+	from := writeFrom(t, tablePoint())
+	tmp := t.TempDir()
+	good := truthRows(t, from, "m")
+	header := []string{"table_id", "x", "y", "logit", "model"}
+	edit := func(f func(rows [][]string) [][]string) [][]string {
+		rows := make([][]string, len(good))
+		for i := range good {
+			rows[i] = append([]string(nil), good[i]...)
+		}
+		return f(rows)
+	}
+	cases := []struct {
+		name   string
+		header []string
+		rows   [][]string
+		args   string
+		want   string
+	}{
+		{"missing cell", header, edit(func(r [][]string) [][]string { return r[1:] }), "", "gives task 0 no logit at x 0, y 0"},
+		{"NaN", header, edit(func(r [][]string) [][]string { r[5][3] = "NaN"; return r }), "", "line 7: logit NaN is not a finite number"},
+		{"+Inf", header, edit(func(r [][]string) [][]string { r[5][3] = "+Inf"; return r }), "", "is not a finite number"},
+		{"not a number", header, edit(func(r [][]string) [][]string { r[2][3] = "abc"; return r }), "", `logit "abc" is not a number`},
+		{"another task's id", header, edit(func(r [][]string) [][]string { r[3][0] = "99"; return r }), "", "table_id 99 is not a task of this point (ids 0..11)"},
+		{"x outside", header, edit(func(r [][]string) [][]string { r[3][1] = "6"; return r }), "", "x 6 is outside the support"},
+		{"wrong class", header, edit(func(r [][]string) [][]string { r[3][2] = "3"; return r }), "", "y 3 is not a class"},
+		{"twice", header, edit(func(r [][]string) [][]string { return append(r, r[4]) }), "", "a second logit"},
+		{"not the first tasks", header, edit(func(r [][]string) [][]string { return r[18:] }), "", "table_id 0 is missing"},
+		{"wrong shape", []string{"task_id", "cell", "y", "logit"}, good, "", `missing column "table_id"`},
+		{"bad model name", header, edit(func(r [][]string) [][]string {
+			for i := range r {
+				r[i][4] = "my model"
+			}
+			return r
+		}), "", `model name "my model"`},
+		{"no rows", header, nil, "", "no rows"},
+		{"no from", header, good, "-from=", "from: give the export"},
+		{"both", header, good, "-command=true", "give --logits or --command, not both"},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			logits := writeCSV(t, filepath.Join(tmp, fmt.Sprintf("l%d.csv", i)), tc.header, tc.rows)
+			out := filepath.Join(t.TempDir(), "out")
+			args := fmt.Sprintf("-from=%s -logits=%s %s", from, logits, tc.args)
+			code, msg := runMain(t, args, out)
+			lines := strings.Split(strings.TrimSpace(msg), "\n")
+			if code != 2 || len(lines) != 1 || !strings.Contains(msg, tc.want) {
+				t.Errorf("exit %d, output:\n%s\nwant exit 2 and one line with %q", code, msg, tc.want)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("%s was created for a refused input", out)
+			}
+		})
+	}
+}
+
+// runMain runs the test binary as the evaluate command.
+func runMain(t *testing.T, args, out string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), launchtest.EnvArgs+"="+args+" -out="+out)
+	msg, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, string(msg)
+	case errors.As(err, &ee):
+		return ee.ExitCode(), string(msg)
+	}
+	t.Fatalf("run %s: %v\n%s", args, err, msg)
+	return 0, ""
+}

@@ -1,0 +1,196 @@
+package stages
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/parquet-go/parquet-go"
+	"gocloud.dev/blob"
+
+	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/tasks"
+)
+
+func init() {
+	beam.RegisterType(reflect.TypeOf((*exportPart)(nil)).Elem())
+	beam.RegisterFunction(exportPartFn)
+	beam.RegisterDoFn(reflect.TypeOf((*writeExportFn)(nil)).Elem())
+}
+
+// ExportKey is the export's description (schemas.Export).
+const ExportKey = "export.json"
+
+// exportPart is what the export's description needs of a sampled block.
+type exportPart struct {
+	PointID, Index, First int64
+	IDs                   []int64
+}
+
+func exportPartFn(b Block) exportPart {
+	return exportPart{PointID: b.PointID, Index: b.Index, First: b.First, IDs: b.IDs}
+}
+
+// WriteExport writes what a user's own training code needs beside the truth and the
+// samples the other stages wrote: each point's evaluation support
+// (points/point-NNNN.parquet, tasks.Supporter) and export.json (schemas.Export), and
+// with csv a .csv sibling of every Parquet file of the export.
+//
+// In: PCollection<string> (the truth files' keys), PCollection<Block> (sampled, their
+// samples written). Out: PCollection<string> (the keys written).
+func WriteExport(s beam.Scope, opts Options, points []Point, csv bool, truthKeys, sampled beam.PCollection) beam.PCollection {
+	s = s.Scope("stages.WriteExport")
+	parts := beam.ParDo(s, exportPartFn, sampled)
+	one := beam.Impulse(s)
+	return beam.ParDo(s, &writeExportFn{OutBucket: OutBucket{Out: opts.Out}, Points: points, CSV: csv}, one,
+		beam.SideInput{Input: truthKeys}, beam.SideInput{Input: parts})
+}
+
+type writeExportFn struct {
+	OutBucket
+	Points []Point
+	CSV    bool
+}
+
+func (f *writeExportFn) ProcessElement(ctx context.Context, _ []byte, truthKeys func(*string) bool, parts func(*exportPart) bool, emit func(string)) error {
+	var truths []string
+	var k string
+	for truthKeys(&k) {
+		truths = append(truths, k)
+	}
+	slices.Sort(truths)
+	byPoint := map[int64][]exportPart{}
+	var part exportPart
+	for parts(&part) {
+		byPoint[part.PointID] = append(byPoint[part.PointID], part)
+	}
+	ex := schemas.Export{Format: schemas.ExportFormat, Config: "config.json"}
+	var parquetKeys []string
+	for i, p := range f.Points {
+		sup, supporter, err := tasks.SupportOf(p)
+		if err != nil {
+			return fmt.Errorf("export point %d: %w", p.ID, err)
+		}
+		key := tasks.SupportPath(p.ID)
+		if err := supporter.WriteSupport(ctx, f.bucket, p, key); err != nil {
+			return fmt.Errorf("export point %d: write %s: %w", p.ID, key, err)
+		}
+		emit(key)
+		ps := byPoint[p.ID]
+		slices.SortFunc(ps, func(a, b exportPart) int { return cmp.Compare(a.First, b.First) })
+		k := tasks.MustOf(p.Task)
+		ep := schemas.ExportPoint{PointID: p.ID, Kind: k.Name(), Task: p.Task, Classes: p.Classes, Dimension: k.Dimension(p),
+			Samples: p.Samples, Tasks: p.Tables, IDs: []int64{}, IDColumn: sup.IDColumn, SupportColumn: sup.CellColumn,
+			Support: sup.Cells, Columns: sup.Columns, About: sup.About, Grid: p.GridCells, Box: p.Box, Model: p.Model,
+			Files: schemas.ExportFiles{Points: key}}
+		for _, part := range ps {
+			ep.IDs = append(ep.IDs, part.IDs...)
+			ep.Files.Samples = append(ep.Files.Samples, SamplePath(p.ID, part.Index))
+		}
+		if len(truths) == len(f.Points) {
+			ep.Files.Truth = truths[i]
+		}
+		ex.Points = append(ex.Points, ep)
+		parquetKeys = append(parquetKeys, key)
+		parquetKeys = append(parquetKeys, ep.Files.Samples...)
+	}
+	parquetKeys = append(parquetKeys, truths...)
+	if err := schemas.WriteJSON(ctx, f.bucket, ExportKey, ex); err != nil {
+		return fmt.Errorf("export: write %s: %w", ExportKey, err)
+	}
+	emit(ExportKey)
+	if f.CSV {
+		for _, key := range parquetKeys {
+			out := strings.TrimSuffix(key, ".parquet") + ".csv"
+			if err := parquetToCSV(ctx, f.bucket, key, out); err != nil {
+				return fmt.Errorf("export: %s as CSV: %w", key, err)
+			}
+			emit(out)
+		}
+	}
+	progress(ctx, "export: %d point(s) -> %s", len(f.Points), ExportKey)
+	return nil
+}
+
+// parquetToCSV writes the flat Parquet file key (one jemcheck wrote) as CSV: a header
+// of its columns, then its rows; floats in the shortest form that reads back exactly.
+func parquetToCSV(ctx context.Context, b *blob.Bucket, key, out string) (err error) {
+	data, err := b.ReadAll(ctx, key)
+	if err != nil {
+		return err
+	}
+	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return err
+	}
+	w, err := b.NewWriter(ctx, out, &blob.WriterOptions{ContentType: "text/csv"})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	cw := csv.NewWriter(w)
+	var header []string
+	for _, path := range pf.Schema().Columns() {
+		header = append(header, strings.Join(path, "."))
+	}
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	rec := make([]string, len(header))
+	buf := make([]parquet.Row, 1024)
+	for _, rg := range pf.RowGroups() {
+		rows := rg.Rows()
+		for {
+			n, rerr := rows.ReadRows(buf)
+			for _, row := range buf[:n] {
+				for _, v := range row {
+					rec[v.Column()] = csvValue(v)
+				}
+				if err := cw.Write(rec); err != nil {
+					rows.Close()
+					return err
+				}
+			}
+			if errors.Is(rerr, io.EOF) || (rerr == nil && n == 0) {
+				break
+			}
+			if rerr != nil {
+				rows.Close()
+				return rerr
+			}
+		}
+		rows.Close()
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// csvValue formats a Parquet value for CSV.
+func csvValue(v parquet.Value) string {
+	switch v.Kind() {
+	case parquet.Int32:
+		return strconv.FormatInt(int64(v.Int32()), 10)
+	case parquet.Int64:
+		return strconv.FormatInt(v.Int64(), 10)
+	case parquet.Double:
+		return strconv.FormatFloat(v.Double(), 'g', -1, 64)
+	case parquet.Float:
+		return strconv.FormatFloat(float64(v.Float()), 'g', -1, 32)
+	case parquet.Boolean:
+		return strconv.FormatBool(v.Boolean())
+	}
+	return v.String()
+}

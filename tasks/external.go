@@ -1,0 +1,177 @@
+package tasks
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/jemcheck/jemcheck/methods"
+	"github.com/jemcheck/jemcheck/schemas"
+)
+
+// External is a user's models' logits on a point's evaluation support, by method
+// (methods.ExternalMethod of each model's name) and task id: Cells·K values a task,
+// row-major cell·K+y, as a trained run's TrainedRun.Logits.
+type External struct {
+	Methods []string // the external methods, in the order the file first names them
+	IDs     []int64  // the tasks the file covers, in ordinal order
+	logits  map[string]map[int64][]float64
+}
+
+// IndexLogits checks a user's logits against point p (ids: its tasks' ids in ordinal
+// order) and indexes them. Every model must give exactly one finite logit (−Inf, a
+// cell of zero mass, is allowed) for every cell and class of each task it covers;
+// the models must cover the same tasks, and these must be the point's first n tasks
+// (all of them when all is set). unnamed names the model of rows no column names.
+// Errors name the file, the row and what is wrong, for the user.
+func IndexLogits(l schemas.Logits, p Point, ids []int64, unnamed string, all bool) (*External, error) {
+	sup, _, err := SupportOf(p)
+	if err != nil {
+		return nil, err
+	}
+	if len(l.Rows) == 0 {
+		return nil, fmt.Errorf("logits %s: no rows", strings.Join(l.Files, ", "))
+	}
+	k := int64(p.Classes)
+	cells := int64(sup.Cells)
+	ord := make(map[int64]int, len(ids))
+	for o, id := range ids {
+		ord[id] = o
+	}
+	names := make([]string, len(l.Models))
+	for i, m := range l.Models {
+		if m == "" {
+			m = unnamed
+		}
+		if !methods.ValidModelName(m) {
+			return nil, fmt.Errorf("logits %s: model name %s: use 1 to 40 letters, digits, '.', '_' or '-'", l.Files[0], methods.Quote(m))
+		}
+		names[i] = methods.ExternalMethod(m)
+		if j := slices.Index(names[:i], names[i]); j >= 0 {
+			return nil, fmt.Errorf("logits %s: the models %s and %s have the same name", l.Files[0], methods.Quote(l.Models[j]), methods.Quote(l.Models[i]))
+		}
+	}
+	e := &External{logits: map[string]map[int64][]float64{}}
+	for _, r := range l.Rows {
+		where := l.Where(r)
+		_, ok := ord[r.ID]
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("%s: %s %d is not a task of this point (%s)", where, sup.IDColumn, r.ID, idRange(ids))
+		case r.Cell < 0 || r.Cell >= cells:
+			return nil, fmt.Errorf("%s: %s %d is outside the support: it has %d points, %s 0..%d", where, sup.CellColumn, r.Cell, cells, sup.CellColumn, cells-1)
+		case r.Y < 0 || r.Y >= k:
+			return nil, fmt.Errorf("%s: y %d is not a class: the tasks have %d classes, y 0..%d", where, r.Y, k, k-1)
+		case math.IsNaN(r.Logit) || math.IsInf(r.Logit, 1):
+			return nil, fmt.Errorf("%s: logit %v is not a finite number (−Inf, a cell of zero mass, is the only infinity allowed)", where, r.Logit)
+		}
+		m := names[r.Model]
+		byID := e.logits[m]
+		if byID == nil {
+			byID = map[int64][]float64{}
+			e.logits[m] = byID
+			e.Methods = append(e.Methods, m)
+		}
+		lg := byID[r.ID]
+		if lg == nil {
+			lg = make([]float64, cells*k)
+			for i := range lg {
+				lg[i] = math.NaN()
+			}
+			byID[r.ID] = lg
+		}
+		at := r.Cell*k + r.Y
+		if !math.IsNaN(lg[at]) {
+			return nil, fmt.Errorf("%s: model %s gives task %d, %s %d, y %d a second logit", where, m, r.ID, sup.CellColumn, r.Cell, r.Y)
+		}
+		lg[at] = r.Logit
+	}
+	for _, m := range e.Methods {
+		byID := e.logits[m]
+		n := len(byID)
+		switch {
+		case all && n < len(ids):
+			return nil, fmt.Errorf("logits: model %s covers %d of the %d tasks: %s %d is missing (the tasks come from a file: give logits for all of them)",
+				m, n, len(ids), sup.IDColumn, firstMissing(ids, byID))
+		case n < len(ids) && firstMissing(ids, byID) != ids[n]:
+			return nil, fmt.Errorf("logits: model %s covers %d tasks but not the first %d: %s %d is missing (give logits for the first n tasks in id order, or all of them)",
+				m, n, n, sup.IDColumn, firstMissing(ids, byID))
+		case e.IDs != nil && n != len(e.IDs):
+			return nil, fmt.Errorf("logits: model %s covers %d tasks, model %s %d: every model must cover the same tasks", e.Methods[0], len(e.IDs), m, n)
+		}
+		if e.IDs == nil {
+			e.IDs = ids[:n]
+		}
+		for _, id := range e.IDs {
+			if i := slices.IndexFunc(byID[id], math.IsNaN); i >= 0 {
+				return nil, fmt.Errorf("logits: model %s gives task %d no logit at %s %d, y %d (every %s 0..%d and class 0..%d needs one)",
+					m, id, sup.CellColumn, int64(i)/k, int64(i)%k, sup.CellColumn, cells-1, k-1)
+			}
+		}
+	}
+	return e, nil
+}
+
+// firstMissing is the first id of ids that byID lacks.
+func firstMissing(ids []int64, byID map[int64][]float64) int64 {
+	for _, id := range ids {
+		if _, ok := byID[id]; !ok {
+			return id
+		}
+	}
+	return -1
+}
+
+// idRange describes a point's task ids for messages.
+func idRange(ids []int64) string {
+	if len(ids) > 0 && ids[0] == 0 && ids[len(ids)-1] == int64(len(ids)-1) {
+		return fmt.Sprintf("ids 0..%d", len(ids)-1)
+	}
+	if len(ids) <= 6 {
+		return fmt.Sprintf("ids %v", ids)
+	}
+	return fmt.Sprintf("%d ids from %d to %d", len(ids), ids[0], ids[len(ids)-1])
+}
+
+// Run is a user's model's run on task id: its logits, and NaN for what only a
+// training run has.
+func (e *External) Run(method string, id int64) (TrainedRun, error) {
+	lg, ok := e.logits[method][id]
+	if !ok {
+		return TrainedRun{}, fmt.Errorf("external model %s: no logits for task %d", method, id)
+	}
+	nan := math.NaN()
+	return TrainedRun{Logits: lg, Loss: nan, BufferInBox: nan, BufferTVTruth: nan, BufferTVModel: nan,
+		KLJointAveraged: nan, RefGap: nan}, nil
+}
+
+// TaskIDs are the ids of point p's tasks in ordinal order: the ordinals themselves
+// for generated tasks, a file's ids (Source.Truth) for tasks from a file.
+func TaskIDs(ctx context.Context, o Options, p Point) ([]int64, error) {
+	ids := make([]int64, p.Tables)
+	if o.TablesFrom == "" && o.TasksFrom == "" {
+		for i := range ids {
+			ids[i] = int64(i)
+		}
+		return ids, nil
+	}
+	src, err := MustOf(p.Task).Open(ctx, Env{Options: o}, p)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	for i := range ids {
+		if ids[i], _, err = src.Truth(int64(i)); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+// WithoutExternal is p without its external methods: the point its trainer sees.
+func (p Point) WithoutExternal() Point {
+	p.Methods = slices.DeleteFunc(slices.Clone(p.Methods), methods.IsExternal)
+	return p
+}

@@ -1,0 +1,48 @@
+package tasks
+
+import (
+	"context"
+	"fmt"
+
+	"gocloud.dev/blob"
+)
+
+// Support is a point's evaluation support as a user's model sees it (pipelines/export
+// writes it, pipelines/evaluate reads a model's logits on it): every task of the point
+// is evaluated on Cells points, numbered 0..Cells−1 in the column CellColumn, and a
+// logits file names a task by IDColumn (the column the kind's own outputs use:
+// "table_id" for tables, "task_id" for 2-D tasks).
+type Support struct {
+	IDColumn   string
+	CellColumn string
+	Cells      int
+	// Columns are the columns of the support file (points/point-NNNN.parquet) after
+	// CellColumn: the coordinates of each point ("x0", "x1"; "bits").
+	Columns []string
+	// About is one sentence on what a point of the support is, for export.json.
+	About string
+}
+
+// Supporter is a kind whose tasks a user's model can be evaluated on (pipelines/export
+// and pipelines/evaluate): its Support and the writer of its support file, the same for
+// every task of the point.
+type Supporter interface {
+	Support(p Point) Support
+	WriteSupport(ctx context.Context, b *blob.Bucket, p Point, key string) error
+}
+
+// SupportOf is the support of point p, or an error naming the kind that has none.
+func SupportOf(p Point) (Support, Supporter, error) {
+	k, err := Of(p.Task)
+	if err != nil {
+		return Support{}, nil, err
+	}
+	s, ok := k.(Supporter)
+	if !ok {
+		return Support{}, nil, fmt.Errorf("%s have no evaluation support a model outside jemcheck can be evaluated on yet", k.Noun())
+	}
+	return s.Support(p), s, nil
+}
+
+// SupportPath is the support file of a point: points/point-NNNN.parquet.
+func SupportPath(pointID int64) string { return fmt.Sprintf("points/point-%04d.parquet", pointID) }
