@@ -233,3 +233,43 @@ func runMain(t *testing.T, args, out string) (int, string) {
 	t.Fatalf("run %s: %v\n%s", args, err, msg)
 	return 0, ""
 }
+
+// TestTruthKinds: on every kind with a support, the true log joint as a model's logits
+// scores joint, marginal and conditional KL 0 and the AUROC ceiling exactly, beside
+// exact jem trained on the same draws.
+func TestTruthKinds(t *testing.T) {
+	cases := []struct {
+		name string
+		p    stages.Point
+	}{
+		{"2-D", stages.Point{Grid: schemas.Grid{Task: "gmm:2,2", Samples: 150, Model: "mlp:8", LR: 0.01, Steps: 20, BatchSize: 32, PxWeight: 1,
+			GridCells: 24, Box: 6, TrainGrid: 24}, Tables: 3, Methods: []string{"jem"}}},
+		{"binary", stages.Point{Grid: schemas.Grid{Task: "bits:5,3", Components: 2, Samples: 200, Model: "mlp:8", LR: 0.01, Steps: 20,
+			BatchSize: 32, PxWeight: 1}, Tables: 3, Methods: []string{"jem"}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			from := writeFrom(t, tc.p)
+			sup, _, err := tasks.SupportOf(tc.p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tmp := t.TempDir()
+			logits := writeCSV(t, filepath.Join(tmp, "truth.csv"), []string{sup.IDColumn, sup.CellColumn, "y", "logit", "model"}, truthRows(t, from, "truth"))
+			_, rows := evaluate(t, Config{From: from, Logits: logits, Out: filepath.Join(tmp, "out"), Methods: "jem"})
+			n := 0
+			for _, r := range rows {
+				if r.Method != "external:truth" {
+					continue
+				}
+				n++
+				if r.KLJoint > 1e-12 || r.KLMarginal > 1e-12 || r.KLConditional > 1e-12 || r.AUROCPx != r.AUROCTruePx {
+					t.Errorf("task %d: the truth scores KL %g/%g/%g, AUROC %v (ceiling %v)", r.TableID, r.KLJoint, r.KLMarginal, r.KLConditional, r.AUROCPx, r.AUROCTruePx)
+				}
+			}
+			if n != 3 {
+				t.Errorf("%d runs of the truth model, want 3", n)
+			}
+		})
+	}
+}
