@@ -13,7 +13,7 @@ import (
 // at its centre.
 func (Kind) Support(p tasks.Point) tasks.Support {
 	return tasks.Support{IDColumn: "task_id", CellColumn: "cell", Cells: p.XValues, Columns: []string{"x0", "x1"},
-		About: "cell c = i·G + j of the G×G grid over [−box, box]², centred at (x0, x1); q(x, y) is read as exp f(centre)[y] times the cell's area, normalised over the cells and classes"}
+		About: "cell c = i·G + j of the G×G grid over [−box, box]², centred at (x0, x1); a cell's logit is the log of the model's mean of exp f(x)[y] over the cell (jemcheck's own runs use the 3×3 Gauss–Legendre rule: offsets ½ and ½ ± √(3/5)/2 of a cell width from the cell's corner, weights 5/18, 8/18, 5/18 per axis; f at the centre is the one-point rule), and q(cell, y) is its softmax over all cells and classes"}
 }
 
 // WriteSupport writes the grid's cells and centres.
