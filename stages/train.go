@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"reflect"
@@ -67,7 +68,7 @@ func (f *trainBlockFn) Setup(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("train: point %d: %w", p.ID, err)
 		}
-		e, err := tasks.IndexLogits(l, p, ids, methods.External, false)
+		e, err := tasks.IndexLogits(l, p, ids, cmp.Or(f.Options.LogitsModel, methods.External), false)
 		if err != nil {
 			return fmt.Errorf("train: point %d: %w", p.ID, err)
 		}

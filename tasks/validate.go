@@ -31,6 +31,8 @@ type Options struct {
 	// Logits is the user's logits file or folder of the points' external methods
 	// (pipelines/evaluate; see schemas.ReadLogits), "" when no method is external.
 	Logits string `json:"logits,omitempty"`
+	// LogitsModel names the model of the logits' rows no column names (--model).
+	LogitsModel string `json:"logits_model,omitempty"`
 }
 
 // quote quotes a user's value for a message, cut to 80 characters.

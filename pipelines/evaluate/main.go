@@ -118,7 +118,7 @@ func run(ctx context.Context, c Config, w io.Writer) error {
 	}
 	p.Methods = append(compare, ext.Methods...)
 	cfg.Pipeline, cfg.Runner, cfg.Overwrite = "evaluate", launch.RunnerName(), c.Overwrite
-	cfg.Options.Out, cfg.Options.Logits = c.Out, c.Logits
+	cfg.Options.Out, cfg.Options.Logits, cfg.Options.LogitsModel = c.Out, c.Logits, c.Model
 	cfg.Options.WriteSamples = false // the draws are the export's
 	cfg.Inputs = []string{c.From, c.Logits}
 	if cfg.Extra == nil {

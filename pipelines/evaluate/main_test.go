@@ -273,3 +273,29 @@ func TestTruthKinds(t *testing.T) {
 		})
 	}
 }
+
+// TestCommand: --command runs the user's code with the export and a logits path; what it
+// writes is evaluated as a --logits file would be.
+func TestCommand(t *testing.T) {
+	from := writeFrom(t, tablePoint())
+	tmp := t.TempDir()
+	rows := truthRows(t, from, "")
+	for i := range rows {
+		rows[i] = rows[i][:4]
+	}
+	logits := writeCSV(t, filepath.Join(tmp, "truth.csv"), []string{"table_id", "x", "y", "logit"}, rows)
+	cmd := fmt.Sprintf(`test -f {export}/config.json && test "$JEMCHECK_EXPORT" = {export} && cp %s {logits}`, logits)
+	msg, res := evaluate(t, Config{From: from, Command: cmd, Out: filepath.Join(tmp, "out"), Model: "mine"})
+	n := 0
+	for _, r := range res {
+		if r.Method == "external:mine" {
+			n++
+			if r.KLJoint > 1e-12 {
+				t.Errorf("table %d: KL %g", r.TableID, r.KLJoint)
+			}
+		}
+	}
+	if n != 12 || !strings.Contains(msg, "evaluate: running test -f") {
+		t.Errorf("%d runs of the command's model, output:\n%s", n, msg)
+	}
+}
