@@ -140,8 +140,9 @@ func (c *Config) recheckKept(ctx context.Context) error {
 	return nil
 }
 
-// configDiff names the fields two config.json contents differ in: "options.seed 7 →
-// 8, points[0].steps 300 → 1000" (at most 6).
+// configDiff names the fields two config.json contents differ in, the interrupted
+// run's (old) then this run's: "options.seed 7 there, 8 here, points[0].steps 300
+// there, 1000 here" (at most 6).
 func configDiff(old, cur []byte) string {
 	var a, b any
 	if json.Unmarshal(old, &a) != nil || json.Unmarshal(cur, &b) != nil {
@@ -171,7 +172,7 @@ func configDiff(old, cur []byte) string {
 			vb = "(absent)"
 		}
 		if va != vb {
-			diffs = append(diffs, fmt.Sprintf("%s %s → %s", k, va, vb))
+			diffs = append(diffs, fmt.Sprintf("%s %s there, %s here", k, va, vb))
 		}
 	}
 	switch {
@@ -180,7 +181,7 @@ func configDiff(old, cur []byte) string {
 	case len(diffs) > 6:
 		return strings.Join(diffs[:6], ", ") + fmt.Sprintf(" and %d more", len(diffs)-6)
 	}
-	return "its " + strings.Join(diffs, ", ") + ", this run's second"
+	return strings.Join(diffs, ", ")
 }
 
 func flatten(prefix string, v any, out map[string]string) {
