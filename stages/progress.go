@@ -3,6 +3,7 @@ package stages
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,25 +23,30 @@ func progress(ctx context.Context, format string, args ...any) {
 const ProgressPrefix = "progress: "
 
 // Totals with an ETA: the launcher registers a run's block count (ExpectBlocks) when
-// the workers run in its process, and the per-block stages (sample, train, evaluate)
-// count their blocks against it, printing "train: 120/400 blocks (30%), 41 s elapsed,
-// ETA 1 m 35 s" when a stage passes another tenth of its blocks, when 5 s have passed
-// since its last such line, and at its last block. Elapsed time and ETA run from the
-// start of the run (the stages work on the blocks side by side). Remote workers
-// (Dataflow) find no registration and print none: their counts would be per worker.
+// the workers run in its process, and the per-block stages (sample, train, evaluate:
+// a block goes through them one after the other) count their blocks against it. The
+// last of them, evaluate, prints one line for the three, "blocks: 120/400 (30%):
+// sampled 122, trained 121, evaluated 120; 41 s elapsed, ETA 1 m 35 s", when it
+// passes another tenth of the blocks, when 5 s have passed since the last such line,
+// and at the last block. Elapsed time and ETA run from the start of the run. Remote
+// workers (Dataflow) find no registration and print none: their counts would be per
+// worker.
 
-// progressEvery is the longest a stage goes without a totals line while blocks finish.
+// progressEvery is the longest the totals go without a line while blocks finish.
 const progressEvery = 5 * time.Second
 
-type runProgress struct {
-	total  int64
-	start  time.Time
-	stages map[string]*stageProgress
-}
+// blockStages are the per-block stages counted, in order (the last one prints), and
+// what their counts say.
+var (
+	blockStages = []string{"sample", "train", "evaluate"}
+	blockDid    = []string{"sampled", "trained", "evaluated"}
+)
 
-type stageProgress struct {
-	done, tenth int64
-	last        time.Time
+type runProgress struct {
+	total       int64
+	start, last time.Time
+	tenth       int64
+	done        map[string]int64 // by stage
 }
 
 var totals = struct {
@@ -53,7 +59,8 @@ var totals = struct {
 func ExpectBlocks(out string, blocks int64) {
 	totals.Lock()
 	defer totals.Unlock()
-	totals.runs[out] = &runProgress{total: blocks, start: time.Now(), stages: map[string]*stageProgress{}}
+	now := time.Now()
+	totals.runs[out] = &runProgress{total: blocks, start: now, last: now, done: map[string]int64{}}
 }
 
 // ForgetBlocks ends ExpectBlocks' registration of out.
@@ -64,7 +71,7 @@ func ForgetBlocks(out string) {
 }
 
 // blockDone counts one block of stage done in the run writing to out and prints the
-// stage's totals line when one is due.
+// totals line when one is due.
 func blockDone(ctx context.Context, out, stage string) {
 	if line := countBlock(out, stage, time.Now()); line != "" {
 		progress(ctx, "%s", line)
@@ -79,23 +86,27 @@ func countBlock(out, stage string, now time.Time) string {
 	if r == nil || r.total <= 0 {
 		return ""
 	}
-	sp := r.stages[stage]
-	if sp == nil {
-		sp = &stageProgress{last: r.start}
-		r.stages[stage] = sp
-	}
-	sp.done++
-	tenth := sp.done * 10 / r.total
-	if sp.done < r.total && tenth == sp.tenth && now.Sub(sp.last) < progressEvery {
+	r.done[stage]++
+	last := blockStages[len(blockStages)-1]
+	if stage != last {
 		return ""
 	}
-	sp.tenth, sp.last = tenth, now
+	done := r.done[last]
+	tenth := done * 10 / r.total
+	if done < r.total && tenth == r.tenth && now.Sub(r.last) < progressEvery {
+		return ""
+	}
+	r.tenth, r.last = tenth, now
+	counts := make([]string, len(blockStages))
+	for i, st := range blockStages {
+		counts[i] = fmt.Sprintf("%s %d", blockDid[i], r.done[st])
+	}
 	elapsed := now.Sub(r.start)
-	line := fmt.Sprintf("%s: %d/%d blocks (%d%%), %s elapsed", stage, sp.done, r.total, sp.done*100/r.total, FormatDuration(elapsed))
-	if sp.done >= r.total {
+	line := fmt.Sprintf("blocks: %d/%d (%d%%): %s; %s elapsed", done, r.total, done*100/r.total, strings.Join(counts, ", "), FormatDuration(elapsed))
+	if done >= r.total {
 		return line + ", done"
 	}
-	eta := time.Duration(float64(elapsed) / float64(sp.done) * float64(r.total-sp.done))
+	eta := time.Duration(float64(elapsed) / float64(done) * float64(r.total-done))
 	return line + ", ETA " + FormatDuration(eta)
 }
 
