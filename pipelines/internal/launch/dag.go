@@ -16,7 +16,10 @@ import (
 // evaluated in one DoFn call each, so the runner's cost per element stays small next to
 // the work. The points themselves are the stages' configuration, not part of any
 // element. The tables, samples, results and learned joints are written as Parquet on the
-// way, all into the run's staging folder. It returns the summary
+// way, all into the run's staging folder. A resumed run (Config.Resume) trains only the
+// blocks its kept staging folder lacks: SkipBlocks drops the others after
+// GenerateTables (WriteTables needs every block's truth) and stages.Kept reads their
+// result rows and KL curves back for Aggregate and Report. It returns the summary
 // (PCollection<schemas.Summary>, one element) for pipelines that add stages after
 // Aggregate, and the keys each write stage emits, for Publish.
 func Experiment(s beam.Scope, cfg *Config, title string) (summary beam.PCollection, written []beam.PCollection) {

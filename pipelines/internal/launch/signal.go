@@ -17,9 +17,10 @@ import (
 var signalGrace = 20 * time.Second
 
 // watchSignals makes SIGINT and SIGTERM stop the run cleanly once it holds --out's lock:
-// the run's context is cancelled, its staging folder removed (kept if its commit had
-// begun, for the next run to finish), the lock released, one line says what --out holds
-// (verified), and the process exits 130 (SIGINT) or 143 (SIGTERM). A second signal
+// the run's context is cancelled, its staging folder kept with its complete blocks for
+// --resume (removed when none is complete; kept as well if its commit had begun, for the
+// next run to finish: keepForResume), the lock released, one line says what was kept and
+// what --out holds (verified), and the process exits 130 (SIGINT) or 143 (SIGTERM). A second signal
 // exits at once. Execute defers the returned stop, which, after a signal, waits for
 // the handler (that exits the process).
 func (c *Config) watchSignals(ctx context.Context) (context.Context, func()) {
