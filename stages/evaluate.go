@@ -69,6 +69,7 @@ func (f *evaluateFn) ProcessElement(ctx context.Context, tb TrainedBlock, emitRo
 	if nonfinite > 0 {
 		runsNonfinite.Inc(ctx, int64(nonfinite))
 	}
+	blockDone(ctx, f.Options.Out, "evaluate")
 	emitRows(rb)
 	emitLearned(lb)
 	return nil

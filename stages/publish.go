@@ -49,6 +49,9 @@ type publishFn struct {
 
 func (f *publishFn) ProcessElement(ctx context.Context, written int, emit func(string)) error {
 	p := f.Publication
+	if prev, err := storage.Published(ctx, p.Out); err == nil && prev != nil && prev.RunID != p.RunID {
+		progress(ctx, "publish: replacing the previous run %s in %s", storage.DescribeRun(prev.RunID, prev.Pipeline), p.Out)
+	}
 	m, err := storage.Commit(ctx, p.Out, storage.CommitInfo{RunID: p.RunID, Pipeline: p.Pipeline,
 		ConfigSHA256: p.ConfigSHA256, Overwrite: p.Overwrite})
 	if err != nil {

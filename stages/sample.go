@@ -67,6 +67,7 @@ func (f *sampleDatasetsFn) ProcessElement(ctx context.Context, b Block, emit fun
 	if f.bucket != nil {
 		progress(ctx, "sample: point %d: %s %d..%d, %d rows -> %s", p.ID, tasks.MustOf(p.Task).Noun(), b.First, b.First+int64(b.Len())-1, n, key)
 	}
+	blockDone(ctx, f.Options.Out, "sample")
 	emit(b)
 	return nil
 }

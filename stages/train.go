@@ -97,6 +97,7 @@ func (f *trainBlockFn) ProcessElement(ctx context.Context, b Block, emit func(Tr
 	}
 	// Diverged runs are counted by Evaluate, which records them (runs_diverged).
 	runsTrained.Inc(ctx, int64(len(out.Runs)))
+	blockDone(ctx, f.Options.Out, "train")
 	emit(out)
 	return nil
 }

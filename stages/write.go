@@ -102,6 +102,9 @@ func (f *writeResultsFn) ProcessElement(ctx context.Context, b ResultBlock, emit
 		if err := schemas.WriteParquet(ctx, f.bucket, key, b.Rows); err != nil {
 			return fmt.Errorf("write results of point %d block %d: %w", b.PointID, b.Index, err)
 		}
+		if AfterResultsWritten != nil {
+			AfterResultsWritten(b.PointID, b.Index)
+		}
 		return nil
 	})
 	if err != nil {
@@ -110,6 +113,10 @@ func (f *writeResultsFn) ProcessElement(ctx context.Context, b ResultBlock, emit
 	emit(key)
 	return nil
 }
+
+// AfterResultsWritten, set by tests (to interrupt a run part-way, deterministically
+// enough), is called after each block's results file is written.
+var AfterResultsWritten func(pointID, block int64)
 
 // LearnedPath is the learned/ file of a point's block.
 func LearnedPath(pointID, block int64) string {
@@ -174,25 +181,10 @@ func BuffersPath(pointID, block int64) string {
 
 // write2D writes a 2-D block's learned joints on the grid (learned_grid/: run_id,
 // task_id, cell, y, logit, q), its runs' KL curves (curves/, when --eval_every is on)
-// and the final replay buffers of its report runs (buffers/, when it has any).
+// and the final replay buffers of its report runs (buffers/, when it has any). The
+// learned grids come last: a block whose learned_grid/ file exists has all its files
+// (see BlockComplete).
 func (f *writeLearnedFn) write2D(ctx context.Context, b LearnedBlock, emit func(string)) error {
-	key := LearnedGridPath(b.PointID, b.Index)
-	err := schemas.WriteParquetStream(ctx, f.bucket, key, func(write func([]schemas.LearnedGridRow) error) error {
-		for _, l := range b.Runs {
-			rows := make([]schemas.LearnedGridRow, len(l.Logits))
-			for c := range l.Logits {
-				rows[c] = schemas.LearnedGridRow{RunID: l.RunID, TaskID: l.TableID, Cell: int64(c / l.K), Y: int64(c % l.K), Logit: l.Logits[c], Q: l.Q[c]}
-			}
-			if err := write(rows); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("write learned grids of point %d block %d: %w", b.PointID, b.Index, err)
-	}
-	emit(key)
 	var curves []schemas.CurveRow
 	var bufs []schemas.BufferRow
 	for _, l := range b.Runs {
@@ -219,5 +211,22 @@ func (f *writeLearnedFn) write2D(ctx context.Context, b LearnedBlock, emit func(
 		}
 		emit(key)
 	}
+	key := LearnedGridPath(b.PointID, b.Index)
+	err := schemas.WriteParquetStream(ctx, f.bucket, key, func(write func([]schemas.LearnedGridRow) error) error {
+		for _, l := range b.Runs {
+			rows := make([]schemas.LearnedGridRow, len(l.Logits))
+			for c := range l.Logits {
+				rows[c] = schemas.LearnedGridRow{RunID: l.RunID, TaskID: l.TableID, Cell: int64(c / l.K), Y: int64(c % l.K), Logit: l.Logits[c], Q: l.Q[c]}
+			}
+			if err := write(rows); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("write learned grids of point %d block %d: %w", b.PointID, b.Index, err)
+	}
+	emit(key)
 	return nil
 }

@@ -63,7 +63,8 @@ func config(ctx context.Context, specLoc string, of *launch.OptionFlags) (launch
 		o.Out = "./out/" + string(spec.Name)
 	}
 	return launch.Config{Pipeline: "sweep", Runner: launch.RunnerName(), Options: o, Points: points,
-		Extra: map[string]any{"spec": spec, "spec_location": specLoc}, Inputs: []string{specLoc}, Overwrite: of.Overwrite()}, nil
+		Extra: map[string]any{"spec": spec, "spec_location": specLoc}, Inputs: []string{specLoc}, Overwrite: of.Overwrite(),
+		Resume: of.Resume()}, nil
 }
 
 func runConfig(ctx context.Context, cfg launch.Config, w io.Writer) error {

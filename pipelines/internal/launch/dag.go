@@ -16,7 +16,10 @@ import (
 // evaluated in one DoFn call each, so the runner's cost per element stays small next to
 // the work. The points themselves are the stages' configuration, not part of any
 // element. The tables, samples, results and learned joints are written as Parquet on the
-// way, all into the run's staging folder. It returns the summary
+// way, all into the run's staging folder. A resumed run (Config.Resume) trains only the
+// blocks its kept staging folder lacks: SkipBlocks drops the others after
+// GenerateTables (WriteTables needs every block's truth) and stages.Kept reads their
+// result rows and KL curves back for Aggregate and Report. It returns the summary
 // (PCollection<schemas.Summary>, one element) for pipelines that add stages after
 // Aggregate, and the keys each write stage emits, for Publish.
 func Experiment(s beam.Scope, cfg *Config, title string) (summary beam.PCollection, written []beam.PCollection) {
@@ -24,14 +27,26 @@ func Experiment(s beam.Scope, cfg *Config, title string) (summary beam.PCollecti
 	points := cfg.Points
 	tables := stages.GenerateTables(s, o, points, Source(s, tasks.BlockRefs(points, o.TrainBatch)))
 	wroteTables := stages.WriteTables(s, o, points, tables)
-	datasets := stages.SampleDatasets(s, o, points, tables)
+	skip := cfg.Skipped()
+	toTrain := tables
+	if len(skip) > 0 { // a resumed run: its kept blocks are read back, not trained
+		toTrain = stages.SkipBlocks(s, skip, tables)
+	}
+	datasets := stages.SampleDatasets(s, o, points, toTrain)
 	trained := stages.Train(s, o, points, datasets)
 	results, learned := stages.Evaluate(s, o, points, trained)
 	wroteResults := stages.WriteResults(s, o, results)
 	wroteLearned := stages.WriteLearned(s, o, learned)
+	written = []beam.PCollection{wroteTables, wroteResults, wroteLearned}
+	if len(skip) > 0 {
+		keptResults, keptLearned, keptKeys := stages.Kept(s, o, points, skip)
+		results = beam.Flatten(s, results, keptResults)
+		learned = beam.Flatten(s, learned, keptLearned)
+		written = append(written, keptKeys)
+	}
 	summary = stages.Aggregate(s, o, points, cfg.Pipeline, results)
 	wroteReport := stages.Report(s, o, len(points), title, cfg.JSON(), summary, results, learned)
-	return summary, []beam.PCollection{wroteTables, wroteResults, wroteLearned, wroteReport}
+	return summary, append(written, wroteReport)
 }
 
 // Publish is every pipeline's last stage: once all written (the key collections of

@@ -37,6 +37,7 @@ type OptionFlags struct {
 	seed                                             *uint64
 	writeSamples, timings                            *bool
 	overwrite                                        *bool
+	resume                                           *bool
 }
 
 // Defaults are a command's flag defaults that differ between commands.
@@ -102,6 +103,8 @@ func RegisterOptionFlags(fs *flag.FlagSet, out string) *OptionFlags {
 		writeSamples: fs.Bool("write_samples", true, "write the sampled datasets to samples/ as Parquet"),
 		overwrite: fs.Bool("overwrite", false, "write into a non-empty --out that holds no jemcheck manifest.json, replacing "+
 			"only objects with jemcheck's output names (deletes nothing)"),
+		resume: fs.Bool("resume", false, "continue the interrupted run in --out (same flags: same config.json) from its completed blocks; "+
+			"without it an earlier run's leftovers are removed"),
 		timings:      fs.Bool("timings", false, "record per-run training wall time in the results/ files (train_ms); off keeps every output byte-identical across runs"),
 		reportTables: fs.Int("report_tables", 3, "tables per point shown in the report's triple plots"),
 		margin: fs.Float64("margin", th.Margin, "verdict: JEM's optimisation gap (joint and q(x)) and the family's approximation error "+
@@ -125,6 +128,9 @@ func (f *OptionFlags) Options() stages.Options {
 
 // Overwrite is the --overwrite flag: see Config.Overwrite.
 func (f *OptionFlags) Overwrite() bool { return *f.overwrite }
+
+// Resume is the --resume flag: see Config.Resume.
+func (f *OptionFlags) Resume() bool { return *f.resume }
 
 // Config resolves the parsed flags into a one-point configuration. A 2-D task
 // (--task, or --tasks_from) takes the 2-D defaults for the flags not given on the
@@ -156,6 +162,7 @@ func (f *Flags) Config(pipeline string) (Config, error) {
 		Runner:    RunnerName(),
 		Options:   opts,
 		Overwrite: f.Overwrite(),
+		Resume:    f.Resume(),
 		Points:    []stages.Point{p},
 	}, nil
 }

@@ -69,9 +69,15 @@ type Config struct {
 	Staging string `json:"-"`
 	// NoSummary: the pipeline writes no summary.json (an export).
 	NoSummary bool `json:"-"`
+	// Resume continues the interrupted run in --out whose config.json is this one's
+	// (resume.go): Prepare then takes over its run id and staging folder, and the
+	// pipeline recomputes only the blocks not complete there.
+	Resume bool `json:"-"`
 	// createdOut is the local --out directory this run created (to remove again,
 	// if still empty, when the run fails); "" when it existed or is not local.
 	createdOut string
+	resume     *resumeState // what Prepare found to resume (nil without --resume)
+	stop       *stopState   // how a stopped run ended (Execute, for the signal handler)
 }
 
 // StageOptions are the options the stages run with: the user's, writing to the run's
@@ -168,6 +174,9 @@ func Prepare(ctx context.Context, cfg *Config) error {
 	if _, err := cfg.checkOwnership(ctx); err != nil {
 		return err
 	}
+	if cfg.Resume {
+		return cfg.findResume(ctx)
+	}
 	return nil
 }
 
@@ -245,6 +254,7 @@ func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*
 		return nil, nil
 	}
 	out := cfg.Options.Out
+	cfg.stop = &stopState{}
 	if err := cfg.lock(ctx, w); err != nil {
 		return nil, err
 	}
@@ -261,10 +271,20 @@ func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*
 	fmt.Fprintf(w, "%s: %d grid point(s), %d tables, runner %s, output %s (run %s)\n", cfg.Pipeline, len(cfg.Points),
 		totalTables(cfg.Points), cfg.Runner, out, cfg.RunID)
 	start := time.Now()
+	if workersInProcess(cfg.Runner) { // the totals lines with an ETA (stages.ExpectBlocks)
+		stages.ExpectBlocks(cfg.Staging, cfg.totalBlocks())
+		defer stages.ForgetBlocks(cfg.Staging)
+	}
 	pr, err := beamx.RunWithMetrics(ctx, p)
 	if err != nil {
 		// What --out holds is checked, not assumed: Publish may have failed mid-commit.
 		actx := context.WithoutCancel(ctx)
+		if ctx.Err() != nil && workersInProcess(cfg.Runner) {
+			// Stopped (a signal, or the caller): the complete blocks stay for --resume.
+			line := cfg.keepForResume(actx)
+			cfg.stop.set(line)
+			return nil, fmt.Errorf("%w: %s", ErrInterrupted, line)
+		}
 		err = cfg.abort(actx, w, fmt.Errorf("%s pipeline failed: %s "+
 			"(JEMCHECK_LOG=debug shows the runner's full report)", cfg.Pipeline, rootCause(err)))
 		return nil, fmt.Errorf("%w; %s", err, storage.OutputState(actx, out, cfg.RunID))
@@ -327,8 +347,18 @@ func (c *Config) lock(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return c.abort(ctx, w, fmt.Errorf("clean up earlier runs under %s: %w", c.Options.Out, err))
 	}
-	if _, err := c.checkOwnership(ctx); err != nil {
+	prev, err := c.checkOwnership(ctx)
+	if err != nil {
 		return c.abort(ctx, w, err)
+	}
+	if prev != nil && prev.RunID != c.RunID {
+		fmt.Fprintf(w, "%s: %s holds the run %s: this run replaces it when it publishes (until then it stays as it is)\n",
+			c.Pipeline, c.Options.Out, storage.DescribeRun(prev.RunID, prev.Pipeline))
+	}
+	c.printResume(w)
+	if err := c.recheckKept(ctx); err != nil {
+		_ = storage.ReleaseLock(ctx, c.Options.Out, c.RunID)
+		return err
 	}
 	return nil
 }

@@ -6,12 +6,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/jemcheck/jemcheck/storage"
 )
 
 // signalGrace is how long a stopped run's own failure path (the runner returning on
@@ -20,9 +17,10 @@ import (
 var signalGrace = 20 * time.Second
 
 // watchSignals makes SIGINT and SIGTERM stop the run cleanly once it holds --out's lock:
-// the run's context is cancelled, its staging folder removed (kept if its commit had
-// begun, for the next run to finish), the lock released, one line says what --out holds
-// (verified), and the process exits 130 (SIGINT) or 143 (SIGTERM). A second signal
+// the run's context is cancelled, its staging folder kept with its complete blocks for
+// --resume (removed when none is complete; kept as well if its commit had begun, for the
+// next run to finish: keepForResume), the lock released, one line says what was kept and
+// what --out holds (verified), and the process exits 130 (SIGINT) or 143 (SIGTERM). A second signal
 // exits at once. Execute defers the returned stop, which, after a signal, waits for
 // the handler (that exits the process).
 func (c *Config) watchSignals(ctx context.Context) (context.Context, func()) {
@@ -44,27 +42,16 @@ func (c *Config) interrupted(errw io.Writer, sig os.Signal) int {
 			c.Pipeline, signalName(sig), c.Runner, c.Options.Out)
 		return exitStatus(sig)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	var did []string
-	switch kept, err := storage.Abort(ctx, c.Options.Out, c.RunID); {
-	case err != nil:
-		did = append(did, fmt.Sprintf("its staging folder %s could not be removed (%v; the next run removes it)", c.Staging, err))
-	case kept:
-		did = append(did, fmt.Sprintf("publishing had begun, so its staging folder stays for the next run into %s to complete", c.Options.Out))
-	default:
-		did = append(did, "its staging folder is removed")
+	line := ""
+	if c.stop != nil {
+		line = c.stop.get() // the run returned and ended itself (Execute)
 	}
-	if err := storage.ReleaseLock(ctx, c.Options.Out, c.RunID); err != nil {
-		did = append(did, fmt.Sprintf("its lock could not be released (%v)", err))
-	} else {
-		did = append(did, "its lock released")
+	if line == "" { // the run did not return within the grace period
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		line = c.keepForResume(ctx)
 	}
-	if c.createdOut != "" {
-		_ = os.Remove(c.createdOut) // only if empty: the run made it and nothing stayed
-	}
-	fmt.Fprintf(errw, "%s: stopped by %s: %s; %s\n", c.Pipeline, signalName(sig), strings.Join(did, ", "),
-		storage.OutputState(ctx, c.Options.Out, c.RunID))
+	fmt.Fprintf(errw, "%s: interrupted by %s: %s\n", c.Pipeline, signalName(sig), line)
 	return exitStatus(sig)
 }
 

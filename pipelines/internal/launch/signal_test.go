@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/stages"
 	"github.com/jemcheck/jemcheck/storage"
 )
 
@@ -97,19 +99,23 @@ func TestHandleSignals(t *testing.T) {
 	}
 }
 
-// TestInterrupted: the cleanup after a signal removes the run's staging folder and its
-// lock, keeps the previous run, and says so only after verifying it.
+// TestInterrupted: the cleanup after a signal keeps the run's complete blocks for
+// --resume (or removes its staging folder when none is complete), releases its lock,
+// keeps the previous run, and says so in one line, only after verifying it.
 func TestInterrupted(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
 		name     string
 		previous bool
+		complete bool // block 0 of 2 is complete in the staging folder
 		sig      os.Signal
 		want     string
 		status   int
 	}{
-		{"SIGINT over a previous run", true, os.Interrupt, "the previous results in %s are intact (run prev", 130},
-		{"SIGTERM into an empty --out", false, syscall.SIGTERM, "%s holds no published run", 143},
+		{"SIGINT over a previous run", true, false, os.Interrupt, "no block was complete: its staging folder is removed, its lock released; the previous results in %s are intact (run prev", 130},
+		{"SIGTERM into an empty --out", false, false, syscall.SIGTERM, "no block was complete: its staging folder is removed, its lock released; %s holds no published run", 143},
+		{"SIGINT with a block complete", true, true, os.Interrupt, "control: interrupted by SIGINT: 1 of 2 blocks complete are kept in %s/.jemcheck-staging-now/ " +
+			"(rerun with --resume to continue), its lock released; the previous results in %s are intact (run prev", 130},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -127,8 +133,16 @@ func TestInterrupted(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			cfg := &Config{Pipeline: "control", Runner: "prism", RunID: "now"}
-			cfg.Options.Out = out
+			cfg := &Config{Pipeline: "control", Runner: "prism", RunID: "now", Points: []stages.Point{{Grid: schemas.Grid{XValues: 2, Classes: 2,
+				Encoding: "scalar", Generator: "uniform", Samples: 10, Model: "linear", LR: 0.05, Steps: 10}, Tables: 10, Methods: []string{"jem"}}}}
+			cfg.Options = stages.Options{Out: out, TrainBatch: 5, WriteSamples: true}
+			if c.complete {
+				for _, key := range []string{stages.ResultsPath(0, 0), stages.LearnedPath(0, 0), stages.SamplePath(0, 0)} {
+					if err := schemas.WriteParquet(ctx, b, storage.StagingKey("now")+key, []schemas.ResultRow{{RunID: "r"}}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
 			cfg.Staging, _ = storage.SubLocation(out, storage.StagingKey("now"))
 			host, _ := os.Hostname()
 			if _, err := storage.AcquireLock(ctx, out, storage.LockInfo{RunID: "now", Host: host, PID: os.Getpid(), Started: time.Now()}); err != nil {
@@ -142,12 +156,12 @@ func TestInterrupted(t *testing.T) {
 				t.Errorf("status %d, want %d", got, c.status)
 			}
 			want := strings.ReplaceAll(c.want, "%s", out)
-			if line := errw.String(); strings.Count(line, "\n") != 1 || !strings.Contains(line, want) || !strings.Contains(line, "staging folder is removed, its lock released") {
+			if line := errw.String(); strings.Count(line, "\n") != 1 || !strings.Contains(line, want) {
 				t.Errorf("message %q, want one line saying %q", line, want)
 			}
 			left, _ := filepath.Glob(filepath.Join(out, ".jemcheck*"))
-			if len(left) > 0 {
-				t.Errorf("left behind: %v", left)
+			if wantLeft := map[bool]int{false: 0, true: 1}[c.complete]; len(left) != wantLeft {
+				t.Errorf("left behind: %v, want %d (the kept staging folder)", left, wantLeft)
 			}
 			if c.previous {
 				if _, err := storage.VerifyManifest(ctx, out); err != nil {

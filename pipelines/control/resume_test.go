@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
+	"github.com/jemcheck/jemcheck/stages"
+	"github.com/jemcheck/jemcheck/storage"
+)
+
+// resumeConfig is the tiny run at 300 steps: 24 tables in 5 blocks of 5, of which block
+// 0 holds the report's 2 tables.
+func resumeConfig(out string) launch.Config {
+	cfg := tiny(out)
+	cfg.Points[0].Steps = 300
+	return cfg
+}
+
+// TestResume: a run stopped part-way keeps its complete blocks; --resume with the same
+// flags computes only the others and publishes files byte-identical to an
+// uninterrupted run's (manifest.json differs in its run id only); --resume with other
+// flags is refused, naming what differs; --resume with nothing to resume runs afresh.
+func TestResume(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	ref, out := filepath.Join(root, "ref"), filepath.Join(root, "out")
+
+	// The uninterrupted run, with --resume and nothing to resume, into out (config.json
+	// records --out), then moved aside.
+	cfg := resumeConfig(out)
+	cfg.Resume = true
+	var buf bytes.Buffer
+	if err := run(ctx, cfg, &buf); err != nil {
+		t.Fatalf("reference run: %v\n%s", err, buf.String())
+	}
+	if want := "nothing to resume in " + out; !strings.Contains(buf.String(), want) {
+		t.Errorf("a --resume run into an empty --out printed\n%s\nwant %q", buf.String(), want)
+	}
+	if err := os.Rename(out, ref); err != nil {
+		t.Fatal(err)
+	}
+
+	// A previous run in out (another seed), then the run stopped once 2 blocks without a
+	// report table are complete.
+	prev := resumeConfig(out)
+	prev.Options.Seed = 8
+	if err := run(ctx, prev, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	var once sync.Once
+	stages.AfterResultsWritten = func(_, block int64) {
+		// Called in a block's results writer: the next block's results wait, the
+		// learned joints do not.
+		time.Sleep(100 * time.Millisecond)
+		if skippable(t, out) >= 2 {
+			once.Do(cancel)
+		}
+	}
+	buf.Reset()
+	err := run(runCtx, resumeConfig(out), &buf)
+	cancel()
+	if !errors.Is(err, launch.ErrInterrupted) {
+		t.Fatalf("stopped run: %v, want it interrupted\n%s", err, buf.String())
+	}
+	if !strings.Contains(buf.String(), "this run replaces it when it publishes") {
+		t.Errorf("no line says the previous run will be replaced:\n%s", buf.String())
+	}
+	if m := regexp.MustCompile(`(\d) of 5 blocks complete are kept in .*\.jemcheck-staging-.*rerun with --resume.*the previous results in .* are intact`).
+		FindStringSubmatch(err.Error()); m == nil || m[1] == "0" {
+		t.Fatalf("stopped run's message %q, want some of 5 blocks kept and the previous results intact", err)
+	}
+	waitSettled(t, out)
+	stages.AfterResultsWritten = nil
+
+	// Resumed with another seed: refused, naming the difference, nothing touched.
+	other := resumeConfig(out)
+	other.Resume, other.Options.Seed = true, 9
+	if err := run(ctx, other, &bytes.Buffer{}); !errors.Is(err, launch.ErrBadInput) || !strings.Contains(err.Error(), "options.seed 7 there, 9 here") {
+		t.Errorf("resume with another seed: %v, want bad input naming options.seed", err)
+	} else {
+		t.Logf("refused: %v", err)
+	}
+
+	// Resumed: only the other blocks are computed.
+	cfg = resumeConfig(out)
+	cfg.Resume = true
+	buf.Reset()
+	if err := run(ctx, cfg, &buf); err != nil {
+		t.Fatalf("resumed run: %v\n%s", err, buf.String())
+	}
+	m := regexp.MustCompile(`resuming run \S+: (\d) of 5 blocks complete are kept`).FindStringSubmatch(buf.String())
+	if m == nil || m[1] == "0" {
+		t.Errorf("resumed run printed\n%s\nwant it to resume some of the 5 blocks", buf.String())
+	}
+	t.Logf("stopped: %v\nresumed: %s", err, m[0])
+	sameOutputs(t, ref, out)
+}
+
+// skippable counts the blocks a resume of the run staged in out would not recompute.
+func skippable(t *testing.T, out string) int {
+	dirs, _ := filepath.Glob(filepath.Join(out, storage.StagingPrefix+"*"))
+	if len(dirs) != 1 {
+		return 0
+	}
+	b, err := storage.OpenExistingBucket(context.Background(), dirs[0])
+	if err != nil {
+		return 0
+	}
+	defer b.Close()
+	cfg := resumeConfig(out)
+	cfg.Options.ReportTables = 2
+	_, skip, _, err := stages.CompletedBlocks(context.Background(), b, cfg.Options, cfg.Points)
+	if err != nil {
+		t.Error(err)
+	}
+	return len(skip)
+}
+
+// waitSettled waits until the stopped run's last writes (bundles still finishing in this
+// process) have landed: no file changes under out for 500 ms.
+func waitSettled(t *testing.T, out string) {
+	t.Helper()
+	last, since := "", time.Now()
+	for time.Since(since) < 500*time.Millisecond {
+		var b strings.Builder
+		filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				b.WriteString(p + "\n")
+			}
+			return nil
+		})
+		if b.String() != last {
+			last, since = b.String(), time.Now()
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// sameOutputs checks that b holds the same files as a, byte for byte, but for
+// manifest.json, whose run id differs (its file list must not).
+func sameOutputs(t *testing.T, a, b string) {
+	t.Helper()
+	files := func(dir string) []string {
+		var out []string
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				rel, _ := filepath.Rel(dir, p)
+				out = append(out, filepath.ToSlash(rel))
+			}
+			return nil
+		})
+		slices.Sort(out)
+		return out
+	}
+	fa, fb := files(a), files(b)
+	if !slices.Equal(fa, fb) {
+		t.Fatalf("the runs hold different files:\n%v\n%v", fa, fb)
+	}
+	for _, f := range fa {
+		x, _ := os.ReadFile(filepath.Join(a, f))
+		y, _ := os.ReadFile(filepath.Join(b, f))
+		if f == storage.ManifestKey {
+			var ma, mb storage.Manifest
+			if json.Unmarshal(x, &ma) != nil || json.Unmarshal(y, &mb) != nil || !slices.Equal(ma.Files, mb.Files) || ma.ConfigSHA256 != mb.ConfigSHA256 {
+				t.Errorf("manifest.json lists other files or another config")
+			}
+			continue
+		}
+		if !bytes.Equal(x, y) {
+			t.Errorf("%s differs between the uninterrupted and the resumed run", f)
+		}
+	}
+	t.Logf("%d files compared: all identical but manifest.json's run id", len(fa))
+}

@@ -1,0 +1,282 @@
+package launch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+
+	"gocloud.dev/gcerrors"
+
+	"github.com/jemcheck/jemcheck/stages"
+	"github.com/jemcheck/jemcheck/storage"
+	"github.com/jemcheck/jemcheck/tasks"
+)
+
+// Resuming an interrupted run. A run stopped by SIGINT or SIGTERM (or by its caller's
+// context) keeps its staging folder when any block of it is complete: config.json and
+// every block's part files (stages.BlockComplete says when a block's are all there);
+// a crashed run leaves it anyway. A run with --resume into the same --out looks for
+// such a folder whose config.json is byte for byte its own (the run id, the lock and
+// --overwrite/--resume are not in it; --timings is, since it changes results/), takes
+// over its run id and staging folder, and recomputes only the blocks not complete
+// there (stages.Kept reads the others' result rows back), then publishes as any run:
+// the output is byte-identical to an uninterrupted run's but for manifest.json's run
+// id. A folder with another configuration is bad input naming what differs; with none
+// to resume the run starts from the beginning and says so. Without --resume the next
+// run removes such folders, as it removes any unfinished run's (storage.RecoverStaging).
+
+// resumeState is what Prepare found to resume.
+type resumeState struct {
+	note     string            // a line for the user when there is nothing to resume
+	complete int               // complete blocks in the kept staging folder
+	total    int               // the run's blocks
+	skip     []stages.BlockRef // complete blocks the run does not recompute
+}
+
+// Skipped returns the blocks a resumed run reads back instead of computing (none for
+// a fresh run).
+func (c *Config) Skipped() []stages.BlockRef {
+	if c.resume == nil {
+		return nil
+	}
+	return c.resume.skip
+}
+
+// findResume looks in --out for the staging folder of an interrupted run with this
+// configuration and adopts it (run id, staging folder, its complete blocks).
+func (c *Config) findResume(ctx context.Context) error {
+	out := c.Options.Out
+	ids, err := storage.Resumable(ctx, out)
+	if err != nil {
+		return fmt.Errorf("resume: look for an interrupted run in %s: %w", out, err)
+	}
+	want := []byte(c.JSON() + "\n")
+	var differs []string
+	for _, id := range slices.Backward(ids) { // the newest first
+		st, err := storage.SubLocation(out, storage.StagingKey(id))
+		if err != nil {
+			return BadInput("out: %v", err)
+		}
+		b, err := storage.OpenExistingBucket(ctx, st)
+		if err != nil {
+			return fmt.Errorf("resume: open %s: %w", st, err)
+		}
+		got, err := b.ReadAll(ctx, "config.json")
+		if gcerrors.Code(err) == gcerrors.NotFound {
+			b.Close()
+			continue // it never started a block
+		}
+		if err != nil {
+			b.Close()
+			return fmt.Errorf("resume: read %s: %w", Location(st, "config.json"), err)
+		}
+		if !bytes.Equal(got, want) {
+			differs = append(differs, fmt.Sprintf("run %s: %s", id, configDiff(got, want)))
+			b.Close()
+			continue
+		}
+		complete, skip, total, err := stages.CompletedBlocks(ctx, b, c.Options, c.Points)
+		b.Close()
+		if err != nil {
+			return fmt.Errorf("resume: %s: %w", st, err)
+		}
+		c.RunID, c.Staging = id, st
+		c.resume = &resumeState{complete: len(complete), total: total, skip: skip}
+		return nil
+	}
+	if len(differs) > 0 {
+		return BadInput("resume: the interrupted run in %s was started with another configuration (%s); "+
+			"rerun with its flags, or without --resume to start afresh (which removes it)", out, strings.Join(differs, "; "))
+	}
+	c.resume = &resumeState{note: fmt.Sprintf("resume: nothing to resume in %s (no interrupted run's staging folder): running from the start", out)}
+	return nil
+}
+
+// resumeLines are what the run says, under the lock, of what it resumes.
+func (c *Config) resumeLines() []string {
+	r := c.resume
+	switch {
+	case r == nil:
+		return nil
+	case r.note != "":
+		return []string{r.note}
+	}
+	recomputed := r.total - len(r.skip)
+	line := fmt.Sprintf("resuming run %s: %d of %d blocks complete are kept in %s; computing the other %d", c.RunID,
+		len(r.skip), r.total, Location(c.Options.Out, storage.StagingKey(c.RunID)), recomputed)
+	if n := r.complete - len(r.skip); n > 0 {
+		line += fmt.Sprintf(" (%d complete block(s) hold the report's tables, whose plots need the run itself: recomputed)", n)
+	}
+	return []string{line}
+}
+
+// recheckKept verifies, under the lock, that the blocks Prepare found complete still
+// are (another run may have removed the folder meanwhile).
+func (c *Config) recheckKept(ctx context.Context) error {
+	if len(c.Skipped()) == 0 {
+		return nil
+	}
+	b, err := storage.OpenExistingBucket(ctx, c.Staging)
+	if err != nil {
+		return fmt.Errorf("resume: open %s: %w", c.Staging, err)
+	}
+	defer b.Close()
+	for _, ref := range c.resume.skip {
+		ok, err := stages.BlockComplete(ctx, b, ref, c.Options.WriteSamples)
+		if err != nil {
+			return fmt.Errorf("resume: %w", err)
+		}
+		if !ok {
+			return fmt.Errorf("resume: block %d of point %d in %s changed since it was checked: run again with --resume", ref.Index, ref.PointID, c.Staging)
+		}
+	}
+	return nil
+}
+
+// configDiff names the fields two config.json contents differ in, the interrupted
+// run's (old) then this run's: "options.seed 7 there, 8 here, points[0].steps 300
+// there, 1000 here" (at most 6).
+func configDiff(old, cur []byte) string {
+	var a, b any
+	if json.Unmarshal(old, &a) != nil || json.Unmarshal(cur, &b) != nil {
+		return "config.json is not comparable"
+	}
+	fa, fb := map[string]string{}, map[string]string{}
+	flatten("", a, fa)
+	flatten("", b, fb)
+	var keys []string
+	for k := range fa {
+		keys = append(keys, k)
+	}
+	for k := range fb {
+		if _, ok := fa[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var diffs []string
+	for _, k := range keys {
+		va, oka := fa[k]
+		vb, okb := fb[k]
+		switch {
+		case !oka:
+			va = "(absent)"
+		case !okb:
+			vb = "(absent)"
+		}
+		if va != vb {
+			diffs = append(diffs, fmt.Sprintf("%s %s there, %s here", k, va, vb))
+		}
+	}
+	switch {
+	case len(diffs) == 0:
+		return "config.json differs in layout"
+	case len(diffs) > 6:
+		return strings.Join(diffs[:6], ", ") + fmt.Sprintf(" and %d more", len(diffs)-6)
+	}
+	return strings.Join(diffs, ", ")
+}
+
+func flatten(prefix string, v any, out map[string]string) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			p := k
+			if prefix != "" {
+				p = prefix + "." + k
+			}
+			flatten(p, x, out)
+		}
+	case []any:
+		for i, x := range v {
+			flatten(fmt.Sprintf("%s[%d]", prefix, i), x, out)
+		}
+	default:
+		b, _ := json.Marshal(v)
+		out[prefix] = string(b)
+	}
+}
+
+// stopState is how a stopped run ended: the line Execute's own clean-up wrote, for the
+// signal handler to print.
+type stopState struct {
+	mu   sync.Mutex
+	line string
+}
+
+func (s *stopState) set(line string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.line = line
+}
+
+func (s *stopState) get() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.line
+}
+
+// keepForResume ends a run that was stopped part-way: its staging folder is kept when
+// a block of it is complete (for --resume), removed when none is (kept as well when
+// its commit had begun: the next run finishes it), its lock released. It returns what
+// it did and what --out holds, for the user.
+func (c *Config) keepForResume(ctx context.Context) string {
+	var did []string
+	kept, total := 0, 0
+	begun, err := storage.CommitBegun(ctx, c.Options.Out, c.RunID)
+	if err == nil && !begun {
+		if b, err := storage.OpenExistingBucket(ctx, c.Staging); err == nil {
+			complete, _, n, err := stages.CompletedBlocks(ctx, b, c.Options, c.Points)
+			if err == nil {
+				kept, total = len(complete), n
+			}
+			b.Close()
+		}
+	}
+	switch {
+	case err != nil:
+		did = append(did, fmt.Sprintf("its staging folder %s could not be checked (%v; the next run removes it)", c.Staging, err))
+	case begun:
+		did = append(did, fmt.Sprintf("publishing had begun, so its staging folder stays for the next run into %s to complete", c.Options.Out))
+	case kept > 0:
+		did = append(did, fmt.Sprintf("%d of %d blocks complete are kept in %s (rerun with --resume to continue)", kept, total,
+			Location(c.Options.Out, storage.StagingKey(c.RunID))))
+	default:
+		if _, err := storage.Abort(ctx, c.Options.Out, c.RunID); err != nil {
+			did = append(did, fmt.Sprintf("no block was complete; its staging folder %s could not be removed (%v; the next run removes it)", c.Staging, err))
+		} else {
+			did = append(did, "no block was complete: its staging folder is removed")
+		}
+	}
+	if err := storage.ReleaseLock(ctx, c.Options.Out, c.RunID); err != nil {
+		did = append(did, fmt.Sprintf("its lock could not be released (%v)", err))
+	} else {
+		did = append(did, "its lock released")
+	}
+	if c.createdOut != "" && kept == 0 {
+		_ = os.Remove(c.createdOut) // only if empty: the run made it and nothing stayed
+	}
+	return strings.Join(did, ", ") + "; " + storage.OutputState(ctx, c.Options.Out, c.RunID)
+}
+
+// ErrInterrupted marks a run stopped part-way by its context (a signal, or the caller).
+var ErrInterrupted = errors.New("interrupted")
+
+// printResume prints the resume lines.
+func (c *Config) printResume(w io.Writer) {
+	for _, l := range c.resumeLines() {
+		fmt.Fprintf(w, "%s: %s\n", c.Pipeline, l)
+	}
+}
+
+// totalBlocks is the number of blocks the run computes (all, less those it resumes).
+func (c *Config) totalBlocks() int64 {
+	return int64(len(tasks.BlockRefs(c.Points, c.Options.TrainBatch)) - len(c.Skipped()))
+}
