@@ -103,10 +103,29 @@ func TestOptions(t *testing.T) {
 	if got := Using("buffer_size"); !slices.Equal(got, []string{SGLD, PCD, MALA}) {
 		t.Errorf("Using(buffer_size) = %v, want [sgld pcd mala]", got)
 	}
-	if got := Samplers(); !slices.Equal(got, []string{SGLD, PCD, PCDExact, MALA, Jarzynski, ED, ShortRun}) {
+	if got := Samplers(); !slices.Equal(got, []string{SGLD, PCD, PCDExact, MALA, Jarzynski, ED, ShortRun, External}) {
 		t.Errorf("Samplers() = %v", got)
 	}
 	if got := For(KindPlane); !slices.Equal(got, []string{Baseline, JEM, Oracle, SGLD, MALA, Jarzynski, ED, ShortRun}) {
 		t.Errorf("For(plane) = %v", got)
+	}
+}
+
+// TestExternal: a user's model's names resolve to External's entry, in the table's
+// order; --methods never trains one.
+func TestExternal(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{{"external", true}, {"external:my-jem_1.2", true}, {"external:", false}, {"external:a b", false}, {"jem:x", false}} {
+		if m, ok := Lookup(tc.name); ok != tc.ok || (ok && !m.External) {
+			t.Errorf("Lookup(%q) = %v, %v", tc.name, m.Name, ok)
+		}
+	}
+	if Compare("external:a", JEM) <= 0 || Compare("external:a", "external:b") >= 0 {
+		t.Error("Compare does not order user models after the table's methods, by name")
+	}
+	if _, err := Parse("jem,external"); err == nil || !strings.Contains(err.Error(), "pipelines/evaluate") {
+		t.Errorf("Parse(jem,external) = %v", err)
 	}
 }
