@@ -178,8 +178,10 @@ type Result2D struct {
 }
 
 // layers2D returns the (in, out) shapes of the MLP 2-hidden…-K.
-func layers2D(hidden []int, k int) []dims {
-	in := 2
+func layers2D(hidden []int, k int) []dims { return layersIn(2, hidden, k) }
+
+// layersIn returns the (in, out) shapes of the MLP in-hidden…-K.
+func layersIn(in int, hidden []int, k int) []dims {
 	var ls []dims
 	for _, h := range hidden {
 		ls = append(ls, dims{in, h})
@@ -590,22 +592,7 @@ func (t *trainer2D) store() {
 
 // sgld runs the SGLD steps on t.xn in place.
 func (t *trainer2D) sgld() {
-	o := t.spec.SGLD
-	B := t.B
-	box := t.spec.Box
-	for range o.Steps {
-		t.net.inputGrad(t.theta, t.xn, t.dx, B, t.K)
-		for i := range t.noise {
-			t.noise[i] = float32(t.noiseRng.NormFloat64())
-		}
-		vScaleAdd(t.xn, t.dx, o.LR, t.xn)
-		vScaleAdd(t.xn, t.noise, o.Std, t.xn)
-		if o.Clamp {
-			for i, v := range t.xn {
-				t.xn[i] = min(box, max(-box, v))
-			}
-		}
-	}
+	sgldSteps(t.spec.SGLD, t.spec.Box, t.xn, t.dx, t.noise, t.noiseRng, func() { t.net.inputGrad(t.theta, t.xn, t.dx, t.B, t.K) })
 }
 
 // gridNodes writes the exact-JEM training grid (shifted by a uniform offset if

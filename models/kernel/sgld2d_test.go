@@ -12,9 +12,12 @@ import (
 
 // refLogits2D is a float64 reference of the MLP 2-hidden…-K (tanh) at one point.
 func refLogits2D(th []float64, hidden []int, K int, x0, x1 float64) []float64 {
-	h := []float64{x0, x1}
+	return refMLP(th, layers2D(hidden, K), []float64{x0, x1})
+}
+
+// refMLP is the float64 MLP of layers ls (tanh between them) at the point h.
+func refMLP(th []float64, ls []dims, h []float64) []float64 {
 	o := 0
-	ls := layers2D(hidden, K)
 	for l, d := range ls {
 		W, b := th[o:o+d.in*d.out], th[o+d.in*d.out:o+d.in*d.out+d.out]
 		o += d.in*d.out + d.out
