@@ -93,13 +93,25 @@ type RunAdditive struct {
 // AdditiveCellLogits is the additive model's cell logits per block: block b's
 // CellLogits on the G×G grid over the box, [G²][K] each.
 func AdditiveCellLogits(hidden []int, k, blocks int, theta []float32, G int, box float64) ([][]float64, error) {
+	return perBlock(hidden, k, blocks, theta, G, box, CellLogits)
+}
+
+// AdditiveCellMeanLogits is the additive model's mean logits over the cells per block:
+// block b's CellMeanLogits, [G²][K] each.
+func AdditiveCellMeanLogits(hidden []int, k, blocks int, theta []float32, G int, box float64) ([][]float64, error) {
+	return perBlock(hidden, k, blocks, theta, G, box, CellMeanLogits)
+}
+
+// perBlock applies a 2-D model's grid function to every block's MLP.
+func perBlock(hidden []int, k, blocks int, theta []float32, G int, box float64,
+	fn func(hidden []int, k int, theta []float32, G int, box float64) ([]float64, error)) ([][]float64, error) {
 	np := NumParams2D(hidden, k)
 	if len(theta) != blocks*np {
-		return nil, fmt.Errorf("kernel: AdditiveCellLogits: len(theta) = %d, want %d blocks × %d", len(theta), blocks, np)
+		return nil, fmt.Errorf("kernel: additive model: len(theta) = %d, want %d blocks × %d", len(theta), blocks, np)
 	}
 	out := make([][]float64, blocks)
 	for b := range blocks {
-		l, err := CellLogits(hidden, k, theta[b*np:(b+1)*np], G, box)
+		l, err := fn(hidden, k, theta[b*np:(b+1)*np], G, box)
 		if err != nil {
 			return nil, err
 		}
