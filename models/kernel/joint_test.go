@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/jemcheck/jemcheck/models/prob"
 )
 
 // refLossJoint is the float64 loss of the joint trainer's current lanes.
@@ -82,22 +80,7 @@ func TestJointGradients(t *testing.T) {
 			if want := refLossJoint(th, tr); math.Abs(float64(loss)-want) > 2e-5*math.Max(1, math.Abs(want)) {
 				t.Errorf("loss %v, reference %v", loss, want)
 			}
-			const h = 1e-5
-			worst := 0.0
-			for j := range th {
-				old := th[j]
-				th[j] = old + h
-				lp := refLossJoint(th, tr)
-				th[j] = old - h
-				lm := refLossJoint(th, tr)
-				th[j] = old
-				fd := (lp - lm) / (2 * h)
-				dd := math.Abs(float64(tr.g[j]) - fd)
-				worst = max(worst, dd)
-				if dd > 2e-5+1e-4*math.Abs(fd) {
-					t.Errorf("dL/dtheta[%d] = %v, finite difference %v", j, tr.g[j], fd)
-				}
-			}
+			worst := checkFD(t, "dL/dtheta", th, func() float64 { return refLossJoint(th, tr) }, func(j int) float64 { return float64(tr.g[j]) }, 2e-5)
 			t.Logf("parameter gradient: max |kernel - finite difference| = %.3g", worst)
 			if c.spec.Method != SGLD2D {
 				return
@@ -113,20 +96,7 @@ func TestJointGradients(t *testing.T) {
 				for i := range x {
 					x[i] = float64(tr.xn[i*B+p])
 				}
-				for cc := range d {
-					old := x[cc]
-					x[cc] = old + h
-					lp := refLSE(refMLP(th, ls, x))
-					x[cc] = old - h
-					lm := refLSE(refMLP(th, ls, x))
-					x[cc] = old
-					fd := (lp - lm) / (2 * h)
-					dd := math.Abs(float64(tr.dx[cc*B+p]) - fd)
-					worst = max(worst, dd)
-					if dd > 2e-5+1e-4*math.Abs(fd) {
-						t.Errorf("dLSE/dx[%d] of point %d = %v, finite difference %v", cc, p, tr.dx[cc*B+p], fd)
-					}
-				}
+				worst = max(worst, checkFD(t, "dLSE/dx", x, func() float64 { return refLSE(refMLP(th, ls, x)) }, func(c int) float64 { return float64(tr.dx[c*B+p]) }, 2e-5))
 			}
 			t.Logf("input gradient: max |kernel - finite difference| = %.3g", worst)
 		})
@@ -191,13 +161,7 @@ func TestPointLogits(t *testing.T) {
 // TestJointTwoDimsIsTrain2D: the joint model of D = 2 is the 2-D MLP, and TrainJoint
 // trains it as Train2D, bit for bit, for baseline and sgld.
 func TestJointTwoDimsIsTrain2D(t *testing.T) {
-	task := prob.TaskSpec{Kind: "gmm", K: 3, C: 2}.Draw(11)
-	d := task.Sample(12, 300)
-	x0, x1, xy := make([]float32, 300), make([]float32, 300), make([]float32, 600)
-	for i := range d.Y {
-		x0[i], x1[i] = float32(d.X0[i]), float32(d.X1[i])
-		xy[2*i], xy[2*i+1] = x0[i], x1[i]
-	}
+	x0, x1, xy, d := gmmDraws2D()
 	hidden := []int{8, 8}
 	for _, s := range []Spec2D{
 		{Hidden: hidden, K: 3, Method: Baseline2D, Steps: 60, Batch: 32, Box: 5},
