@@ -22,6 +22,21 @@
 // paper's replay buffer of 2B-dimensional chains). With B = 1 every method trains
 // exactly as the plane kind's on the same task (TestOneBlockIsPlane).
 //
+// The joint model, --model=joint:H1,H2,… (issue 22, item 3): ONE tanh MLP D-H…-K on all
+// D = 2B coordinates, the real JEM setting, trained by kernel.TrainJoint: baseline and
+// sgld (the same sgld options and sampler as the additive model's, in D dimensions). Its
+// Z has no exact sum, so exact jem cannot train it (kernel.SpecJoint refuses it); on a
+// joint point jem trains the block-additive model of the same widths on the same tasks
+// and draws instead: the exact reference the verdict pairs the samplers with. The
+// comparison is on one footing: every run of a joint point is measured at the task's
+// evaluation points (below), in the continuous reading; jem's kl_joint there is its
+// exact KL on ℝ^D (exactKLContinuous), the joint runs' kl_joint their estimate
+// kl_joint_is (with kl_joint_is_se), so the verdict's sampler excess is the joint
+// model's estimated KL minus the additive reference's exact one, the estimate's CI
+// beside it in the rows. A joint run whose importance ESS is below prob.MinESS has NaN
+// joint and marginal KLs (refused: no decision on it; the verdict counts it among the
+// sampler's non-finite pairs).
+//
 // # Evaluation
 //
 // kl_joint is exact on the grid (prob.BlocksJointKL: a product of 2-D sums). kl_marginal,
@@ -32,6 +47,16 @@
 // (OOD, calibration, robustness, samples) are not measured on block tasks (NaN); sgld's
 // buffer_tv_truth and buffer_tv_model are the plane kind's per block, averaged over the
 // blocks (bufferTV).
+//
+// Estimated truth (joint points, and any model given as logits): EvalPoints are a
+// task's evaluation points, MCDraws exact draws of the grid truth placed uniformly
+// within their cells, then ISDraws draws of the defensive mixture ½ truth + ½ uniform on
+// the box^D; EvaluateLogits measures a model from its logits there alone (eval.go has
+// the estimators and their SEs). The truth there is the grid truth read as a density on
+// ℝ^D, P(cells, y)/h^D, piecewise constant: the KLs are those of a function on ℝ^D
+// against it, each the grid KL plus the model's variation within the cells (≥ 0). A run
+// without parameters whose logits have NumEvalPoints·K entries (a user's model) is
+// measured so on any block point.
 //
 // A block of the framework carries each task's truth as a table over X = B·G² values
 // x = b·G² + c (block b, cell c) and the K classes, P[x·K + y] = π(y)^{1/B}·P_b(c|y)/(B·S)
