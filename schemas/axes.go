@@ -54,7 +54,7 @@ var AxisDefs = []AxisDef{
 		Doc: "how x enters the model: scalar or onehot", Label: "encoding"},
 	{Field: FieldOf("uniform", func(g *Grid) *string { return &g.Generator }),
 		Doc: "table generator: uniform (X·K uniforms in (0,1), normalised) or dirichlet:ALPHA", Label: "generator"},
-	{Field: FieldOf("linear", func(g *Grid) *string { return &g.Model }), Doc: "model: linear or mlp:H1,H2,... (on the D bits of a binary task); on a block task additive:H1,H2,... (one MLP per block, logits summed; mlp: means the same)", Label: "model"},
+	{Field: FieldOf("linear", func(g *Grid) *string { return &g.Model }), Doc: "model: linear or mlp:H1,H2,... (on the D bits of a binary task); on a block task additive:H1,H2,... (one MLP per block, logits summed; mlp: means the same) or joint:H1,H2,... (one MLP on all D coordinates; exact jem trains the additive reference)", Label: "model"},
 	{Field: FieldOf(1000, func(g *Grid) *int { return &g.Samples }), Doc: "N: i.i.d. samples drawn per table", Label: "samples N"},
 	{Field: FieldOf(0, func(g *Grid) *int { return &g.BatchSize }), Doc: "minibatch size; 0 = full batch on cell counts",
 		Label: "batch size", Value: func(g *Grid) AxisValue {

@@ -69,13 +69,18 @@ type ResultRow struct {
 	// Block tasks: the model's log Z over the box, exact (the grids' quadrature, per unit
 	// volume) and estimated by importance sampling from a defensive mixture of the truth
 	// and the uniform on the box (prob.ImportanceLogZ), with its standard error and
-	// effective sample size; kl_joint_is is kl_joint with the estimated log Z (its SE is
-	// log_z_is_se; NaN where the estimate is refused, ESS < 100). NaN for the other kinds.
-	LogZ      float64 `parquet:"log_z" json:"log_z"`
-	LogZIS    float64 `parquet:"log_z_is" json:"log_z_is"`
-	LogZISSE  float64 `parquet:"log_z_is_se" json:"log_z_is_se"`
-	ISESS     float64 `parquet:"is_ess" json:"is_ess"`
-	KLJointIS float64 `parquet:"kl_joint_is" json:"kl_joint_is"`
+	// effective sample size; kl_joint_is is kl_joint with the estimated log Z, and
+	// kl_joint_is_se its standard error (NaN where the estimate is refused, ESS < 100).
+	// On a joint point (--model=joint:…) every run is measured from its logits at the
+	// task's evaluation points (tasks/blocks.EvaluateLogits): kl_joint_is is the Monte
+	// Carlo mean of log p − f plus log Ẑ, kl_joint_is_se combines both SEs, and log_z is
+	// NaN for the joint model (no exact Z). NaN for the other kinds.
+	LogZ        float64 `parquet:"log_z" json:"log_z"`
+	LogZIS      float64 `parquet:"log_z_is" json:"log_z_is"`
+	LogZISSE    float64 `parquet:"log_z_is_se" json:"log_z_is_se"`
+	ISESS       float64 `parquet:"is_ess" json:"is_ess"`
+	KLJointIS   float64 `parquet:"kl_joint_is" json:"kl_joint_is"`
+	KLJointISSE float64 `parquet:"kl_joint_is_se" json:"kl_joint_is_se"`
 	// Block tasks, the report's tasks (--report_tables): log Z by annealed importance
 	// sampling (prob.AISLogZ: 512 chains, 200 temperatures) as a cross-check, with the SE
 	// and ESS of its chains' weights; NaN otherwise.

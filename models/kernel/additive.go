@@ -93,13 +93,25 @@ type RunAdditive struct {
 // AdditiveCellLogits is the additive model's cell logits per block: block b's
 // CellLogits on the G×G grid over the box, [G²][K] each.
 func AdditiveCellLogits(hidden []int, k, blocks int, theta []float32, G int, box float64) ([][]float64, error) {
+	return perBlock(hidden, k, blocks, theta, G, box, CellLogits)
+}
+
+// AdditiveCellMeanLogits is the additive model's mean logits over the cells per block:
+// block b's CellMeanLogits, [G²][K] each.
+func AdditiveCellMeanLogits(hidden []int, k, blocks int, theta []float32, G int, box float64) ([][]float64, error) {
+	return perBlock(hidden, k, blocks, theta, G, box, CellMeanLogits)
+}
+
+// perBlock applies a 2-D model's grid function to every block's MLP.
+func perBlock(hidden []int, k, blocks int, theta []float32, G int, box float64,
+	fn func(hidden []int, k int, theta []float32, G int, box float64) ([]float64, error)) ([][]float64, error) {
 	np := NumParams2D(hidden, k)
 	if len(theta) != blocks*np {
-		return nil, fmt.Errorf("kernel: AdditiveCellLogits: len(theta) = %d, want %d blocks × %d", len(theta), blocks, np)
+		return nil, fmt.Errorf("kernel: additive model: len(theta) = %d, want %d blocks × %d", len(theta), blocks, np)
 	}
 	out := make([][]float64, blocks)
 	for b := range blocks {
-		l, err := CellLogits(hidden, k, theta[b*np:(b+1)*np], G, box)
+		l, err := fn(hidden, k, theta[b*np:(b+1)*np], G, box)
 		if err != nil {
 			return nil, err
 		}
@@ -116,48 +128,57 @@ func TrainAdditive(ctx context.Context, spec SpecAdditive, runs []RunAdditive) (
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	np := NumParamsAdditive(spec.Hidden, spec.K, spec.Blocks)
-	d := 2 * spec.Blocks
-	for i, r := range runs {
-		if len(r.Theta) != np {
-			return nil, fmt.Errorf("kernel: run %d: len(Theta)=%d, want %d", i, len(r.Theta), np)
-		}
-		if len(r.Y) == 0 || len(r.X) != d*len(r.Y) {
-			return nil, fmt.Errorf("kernel: run %d: needs draws (len X = %d, want %d × %d draws)", i, len(r.X), d, len(r.Y))
-		}
-		for j, y := range r.Y {
-			if y < 0 || int(y) >= spec.K {
-				return nil, fmt.Errorf("kernel: run %d: draw %d has class %d, want [0, %d)", i, j, y, spec.K)
-			}
-		}
+	if err := checkRunsD(runs, NumParamsAdditive(spec.Hidden, spec.K, spec.Blocks), 2*spec.Blocks, spec.K); err != nil {
+		return nil, err
 	}
 	return trainRuns(ctx, len(runs), func() *trainerAdd { return newTrainerAdd(spec) },
 		func(t *trainerAdd, i int) Result2D { return t.train(&runs[i]) }, setCPU2D)
 }
 
-// trainerAdd is one goroutine's scratch space for the additive model.
+// checkRunsD checks runs of np parameters and draws X of d coordinates each.
+func checkRunsD(runs []RunAdditive, np, d, k int) error {
+	for i, r := range runs {
+		if len(r.Theta) != np {
+			return fmt.Errorf("kernel: run %d: len(Theta)=%d, want %d", i, len(r.Theta), np)
+		}
+		if len(r.Y) == 0 || len(r.X) != d*len(r.Y) {
+			return fmt.Errorf("kernel: run %d: needs draws (len X = %d, want %d × %d draws)", i, len(r.X), d, len(r.Y))
+		}
+		for j, y := range r.Y {
+			if y < 0 || int(y) >= k {
+				return fmt.Errorf("kernel: run %d: draw %d has class %d, want [0, %d)", i, j, y, k)
+			}
+		}
+	}
+	return nil
+}
+
+// trainerAdd is one goroutine's scratch space for the additive model, and for the joint
+// model (TrainJoint): one net on all d = 2nb coordinates. Net i reads the coordinates
+// [i·win, (i+1)·win) of a point: win = 2 (one net per block) or d (the joint net).
 type trainerAdd struct {
-	spec     SpecAdditive
-	nb       int // blocks
+	spec     Spec2D
+	nb       int // blocks: d = 2nb coordinates a point
+	win      int // coordinates a net reads
 	B, P, K  int
 	gt       int
 	np, npad int // parameters of one block, and padded to a multiple of VW
 	nets     []*mlp2d
-	x        [][]float32 // per block [2][P]: data, then negatives or grid nodes
+	x        [][]float32 // per net [win][P]: data, then negatives or grid nodes
 	F, s     []float32   // [K][P]: Σ_b g_b, its softmax
 	delta    []float32   // [K][P]: dL/dF
 	deltaB   []float32   // [K][P]: exact JEM: block b's dL/dg_b (data lanes dL/dF, grid lanes its own)
 	tmp      [][]float32 // exact JEM: per block [K][P] exp(g_b − max) on its grid lanes
 	zsc      []float32   // exact JEM: per block and class, the scale of its grid lanes' log Z gradient
 	lzb, ly  []float64   // exact JEM: log Z_{b,y}; Σ_b log Z_{b,y}
-	xn, dx   []float32   // negatives [2nb][B] and their input gradient
+	xn, dx   []float32   // negatives [d][B] and their input gradient
 	noise    []float32
 	yd       []int32
 	theta    []float32 // [nb][npad]
 	m, v, g  []float32
 	snap     []float32
 	obs      []float32 // the unpadded parameters for Observe and the result
-	buf      []float32 // replay buffer [M][2nb]
+	buf      []float32 // replay buffer [M][d]
 	perm     []int32
 	slots    []int32
 	order    []int32
@@ -170,8 +191,19 @@ type trainerAdd struct {
 }
 
 func newTrainerAdd(spec SpecAdditive) *trainerAdd {
-	B, K, nb := spec.Batch, spec.K, spec.Blocks
-	t := &trainerAdd{spec: spec, nb: nb, B: B, K: K, np: NumParams2D(spec.Hidden, K)}
+	return newTrainerD(spec.Spec2D, spec.Blocks, 2, layers2D(spec.Hidden, spec.K))
+}
+
+// newTrainerD is the trainer of nets of layers ls (input win coordinates) over points
+// of 2nb coordinates: nb nets of win = 2 (additive) or one of win = 2nb (joint).
+func newTrainerD(spec Spec2D, nb, win int, ls []dims) *trainerAdd {
+	B, K := spec.Batch, spec.K
+	nnets := 2 * nb / win
+	np := 0
+	for _, l := range ls {
+		np += l.in*l.out + l.out
+	}
+	t := &trainerAdd{spec: spec, nb: nb, win: win, B: B, K: K, np: np}
 	switch spec.Method {
 	case Baseline2D:
 		t.P = B
@@ -179,7 +211,7 @@ func newTrainerAdd(spec SpecAdditive) *trainerAdd {
 		t.gt = spec.trainGrid()
 		t.P = B + t.gt*t.gt
 		t.deltaB = make([]float32, K*t.P)
-		t.tmp = make([][]float32, nb)
+		t.tmp = make([][]float32, nnets)
 		for b := range t.tmp {
 			t.tmp[b] = make([]float32, K*t.P)
 		}
@@ -191,19 +223,19 @@ func newTrainerAdd(spec SpecAdditive) *trainerAdd {
 		t.perm = make([]int32, o.Buffer)
 		t.slots = make([]int32, B)
 	}
-	t.nets = make([]*mlp2d, nb)
-	t.x = make([][]float32, nb)
-	for b := range nb {
-		t.nets[b] = newMLP2D(spec.Hidden, K, t.P)
-		t.x[b] = make([]float32, 2*t.P)
+	t.nets = make([]*mlp2d, nnets)
+	t.x = make([][]float32, nnets)
+	for b := range nnets {
+		t.nets[b] = newMLP(ls, t.P)
+		t.x[b] = make([]float32, win*t.P)
 	}
 	t.npad = t.nets[0].np
-	n := nb * t.npad
+	n := nnets * t.npad
 	t.theta, t.m, t.v, t.g, t.snap = make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, 3*n)
 	for b, net := range t.nets { // each block's gradient is its slice of the run's
 		net.g = t.g[b*t.npad : (b+1)*t.npad]
 	}
-	t.obs = make([]float32, nb*t.np)
+	t.obs = make([]float32, nnets*t.np)
 	t.F, t.s, t.delta = make([]float32, K*t.P), make([]float32, K*t.P), make([]float32, K*t.P)
 	t.yd = make([]int32, B)
 	return t
@@ -214,7 +246,7 @@ func (t *trainerAdd) th(b int) []float32 { return t.theta[b*t.npad : (b+1)*t.npa
 
 // params copies the unpadded parameters into t.obs.
 func (t *trainerAdd) params() []float32 {
-	for b := range t.nb {
+	for b := range t.nets {
 		copy(t.obs[b*t.np:(b+1)*t.np], t.theta[b*t.npad:])
 	}
 	return t.obs
@@ -233,7 +265,9 @@ func (t *trainerAdd) batch(r *RunAdditive) {
 		j := int(t.order[t.pos])
 		t.pos++
 		for b, x := range t.x {
-			x[p], x[P+p] = r.X[j*d+2*b], r.X[j*d+2*b+1]
+			for c := range t.win {
+				x[c*P+p] = r.X[j*d+b*t.win+c]
+			}
 		}
 		t.yd[p] = r.Y[j]
 	}
@@ -277,39 +311,45 @@ func (t *trainerAdd) sumLogits(P int) {
 	K := t.K
 	F := t.F[:K*P]
 	copy(F, t.nets[0].f[:K*P])
-	for b := 1; b < t.nb; b++ {
+	for b := 1; b < len(t.nets); b++ {
 		vAdd(F, F, t.nets[b].f[:K*P])
 	}
 }
 
-// inputGrad computes t.dx [2nb][B] = ∇x LSE_y f(x) at the negatives t.xn.
+// inputGrad computes t.dx [d][B] = ∇x LSE_y f(x) at the negatives t.xn.
 func (t *trainerAdd) inputGrad() {
-	B, K := t.B, t.K
+	B, K, w := t.B, t.K, t.win
 	for b, net := range t.nets {
-		net.forward(t.th(b), t.xn[2*b*B:(2*b+2)*B], B)
+		net.forward(t.th(b), t.xn[b*w*B:(b+1)*w*B], B)
 	}
 	t.sumLogits(B)
 	s := t.s[:K*B]
 	vSoftmax(s, t.F[:K*B], K, B)
 	for b, net := range t.nets {
-		net.backward(t.th(b), s, B, false, t.dx[2*b*B:(2*b+2)*B])
+		net.backward(t.th(b), s, B, false, t.dx[b*w*B:(b+1)*w*B])
 	}
 }
 
 // sgld runs the SGLD steps on t.xn in place.
 func (t *trainerAdd) sgld() {
-	o := t.spec.SGLD
-	box := t.spec.Box
+	sgldSteps(t.spec.SGLD, t.spec.Box, t.xn, t.dx, t.noise, t.noiseRng, t.inputGrad)
+}
+
+// sgldSteps runs o.Steps SGLD steps x += LR·dx + Std·ε (clamped to [−box, box] with
+// o.Clamp) on the chains x in place, grad() setting dx = ∇x LSE_y f at x before each
+// step, the noise ε (scratch of len(x)) from rng: the sampler of every trainer, in any
+// number of coordinates.
+func sgldSteps(o SGLDOptions, box float32, x, dx, noise []float32, rng *rand.Rand, grad func()) {
 	for range o.Steps {
-		t.inputGrad()
-		for i := range t.noise {
-			t.noise[i] = float32(t.noiseRng.NormFloat64())
+		grad()
+		for i := range noise {
+			noise[i] = float32(rng.NormFloat64())
 		}
-		vScaleAdd(t.xn, t.dx, o.LR, t.xn)
-		vScaleAdd(t.xn, t.noise, o.Std, t.xn)
+		vScaleAdd(x, dx, o.LR, x)
+		vScaleAdd(x, noise, o.Std, x)
 		if o.Clamp {
-			for i, v := range t.xn {
-				t.xn[i] = min(box, max(-box, v))
+			for i, v := range x {
+				x[i] = min(box, max(-box, v))
 			}
 		}
 	}
@@ -487,7 +527,7 @@ func (t *trainerAdd) train(r *RunAdditive) Result2D {
 	clear(t.theta)
 	clear(t.m)
 	clear(t.v)
-	for b := range t.nb {
+	for b := range t.nets {
 		copy(t.theta[b*t.npad:b*t.npad+t.np], r.Theta[b*t.np:(b+1)*t.np])
 	}
 	t.dataRng = prob.NewRand(prob.Seed(r.Seed, tagData))
@@ -521,8 +561,10 @@ func (t *trainerAdd) train(r *RunAdditive) Result2D {
 			t.store()
 			B, P := t.B, t.P
 			for b, x := range t.x {
-				copy(x[B:P], t.xn[2*b*B:(2*b+1)*B])
-				copy(x[P+B:2*P], t.xn[(2*b+1)*B:(2*b+2)*B])
+				for c := range t.win {
+					i := b*t.win + c
+					copy(x[c*P+B:(c+1)*P], t.xn[i*B:(i+1)*B])
+				}
 			}
 		case JEM2D:
 			t.gridNodes()
@@ -578,47 +620,9 @@ func (t *trainerAdd) train(r *RunAdditive) Result2D {
 // AdditivePointLSE is LSE_y Σ_b g_b(x_b)[y] of the additive model at n points x
 // [n][2·blocks] (float64 out; the model in float32 as trained).
 func AdditivePointLSE(hidden []int, k, blocks int, theta []float32, x []float64, n int) ([]float64, error) {
-	np := NumParams2D(hidden, k)
-	if len(theta) != blocks*np || len(x) != n*2*blocks {
-		return nil, fmt.Errorf("kernel: AdditivePointLSE: len(theta) = %d, len(x) = %d, want %d and %d", len(theta), len(x), blocks*np, n*2*blocks)
+	l, err := AdditivePointLogits(hidden, k, blocks, theta, x, n)
+	if err != nil {
+		return nil, err
 	}
-	const chunk = 1024
-	net := newMLP2D(hidden, k, chunk)
-	th := make([]float32, net.np)
-	xin := make([]float32, 2*chunk)
-	sum := make([]float64, chunk*k)
-	out := make([]float64, n)
-	lp := make([]float64, k)
-	for lo := 0; lo < n; lo += chunk {
-		m := min(chunk, n-lo)
-		P := (m + VW - 1) / VW * VW
-		clear(sum)
-		for b := range blocks {
-			copy(th, theta[b*np:(b+1)*np])
-			clear(xin)
-			for c := range m {
-				xin[c], xin[P+c] = float32(x[(lo+c)*2*blocks+2*b]), float32(x[(lo+c)*2*blocks+2*b+1])
-			}
-			net.forward(th, xin[:2*P], P)
-			for c := range m {
-				for y := range k {
-					sum[c*k+y] += float64(net.f[y*P+c])
-				}
-			}
-		}
-		ClearUpper()
-		for c := range m {
-			mx := math.Inf(-1)
-			for y := range k {
-				lp[y] = sum[c*k+y]
-				mx = max(mx, lp[y])
-			}
-			var s float64
-			for y := range k {
-				s += math.Exp(lp[y] - mx)
-			}
-			out[lo+c] = mx + math.Log(s)
-		}
-	}
-	return out, nil
+	return RowLSE(l, k), nil
 }

@@ -134,22 +134,7 @@ func TestAdditiveGradients(t *testing.T) {
 				t.Errorf("loss %v, reference %v", loss, want)
 			}
 			const h = 1e-5
-			worst := 0.0
-			for j := range th {
-				old := th[j]
-				th[j] = old + h
-				lp := refLossAdd(th, tr)
-				th[j] = old - h
-				lm := refLossAdd(th, tr)
-				th[j] = old
-				fd := (lp - lm) / (2 * h)
-				g := float64(tr.g[(j/tr.np)*tr.npad+j%tr.np])
-				d := math.Abs(g - fd)
-				worst = max(worst, d)
-				if d > 2e-5+1e-4*math.Abs(fd) {
-					t.Errorf("dL/dtheta[%d] = %v, finite difference %v", j, g, fd)
-				}
-			}
+			worst := checkFD(t, "dL/dtheta", th, func() float64 { return refLossAdd(th, tr) }, func(j int) float64 { return float64(tr.g[(j/tr.np)*tr.npad+j%tr.np]) }, 2e-5)
 			t.Logf("parameter gradient: max |kernel - finite difference| = %.3g", worst)
 			if c.spec.Method != SGLD2D {
 				return
@@ -187,17 +172,22 @@ func TestAdditiveGradients(t *testing.T) {
 	}
 }
 
-// TestAdditiveOneBlockIsTrain2D: with one block the additive trainer is Train2D, bit for
-// bit, for every method: the same parameters, loss, buffer and observations from the
-// same run.
-func TestAdditiveOneBlockIsTrain2D(t *testing.T) {
-	task := prob.TaskSpec{Kind: "gmm", K: 3, C: 2}.Draw(11)
-	d := task.Sample(12, 300)
-	x0, x1, xy := make([]float32, 300), make([]float32, 300), make([]float32, 600)
+// gmmDraws2D are 300 draws of a gmm:3,2 task: coordinates x0, x1, pairs xy [300][2].
+func gmmDraws2D() (x0, x1, xy []float32, d prob.Draws) {
+	d = prob.TaskSpec{Kind: "gmm", K: 3, C: 2}.Draw(11).Sample(12, 300)
+	x0, x1, xy = make([]float32, 300), make([]float32, 300), make([]float32, 600)
 	for i := range d.Y {
 		x0[i], x1[i] = float32(d.X0[i]), float32(d.X1[i])
 		xy[2*i], xy[2*i+1] = x0[i], x1[i]
 	}
+	return x0, x1, xy, d
+}
+
+// TestAdditiveOneBlockIsTrain2D: with one block the additive trainer is Train2D, bit for
+// bit, for every method: the same parameters, loss, buffer and observations from the
+// same run.
+func TestAdditiveOneBlockIsTrain2D(t *testing.T) {
+	x0, x1, xy, d := gmmDraws2D()
 	hidden := []int{8, 8}
 	for _, s := range []Spec2D{
 		{Hidden: hidden, K: 3, Method: Baseline2D, Steps: 60, Batch: 32, Box: 5},

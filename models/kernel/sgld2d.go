@@ -178,8 +178,10 @@ type Result2D struct {
 }
 
 // layers2D returns the (in, out) shapes of the MLP 2-hidden…-K.
-func layers2D(hidden []int, k int) []dims {
-	in := 2
+func layers2D(hidden []int, k int) []dims { return layersIn(2, hidden, k) }
+
+// layersIn returns the (in, out) shapes of the MLP in-hidden…-K.
+func layersIn(in int, hidden []int, k int) []dims {
 	var ls []dims
 	for _, h := range hidden {
 		ls = append(ls, dims{in, h})
@@ -590,22 +592,7 @@ func (t *trainer2D) store() {
 
 // sgld runs the SGLD steps on t.xn in place.
 func (t *trainer2D) sgld() {
-	o := t.spec.SGLD
-	B := t.B
-	box := t.spec.Box
-	for range o.Steps {
-		t.net.inputGrad(t.theta, t.xn, t.dx, B, t.K)
-		for i := range t.noise {
-			t.noise[i] = float32(t.noiseRng.NormFloat64())
-		}
-		vScaleAdd(t.xn, t.dx, o.LR, t.xn)
-		vScaleAdd(t.xn, t.noise, o.Std, t.xn)
-		if o.Clamp {
-			for i, v := range t.xn {
-				t.xn[i] = min(box, max(-box, v))
-			}
-		}
-	}
+	sgldSteps(t.spec.SGLD, t.spec.Box, t.xn, t.dx, t.noise, t.noiseRng, func() { t.net.inputGrad(t.theta, t.xn, t.dx, t.B, t.K) })
 }
 
 // gridNodes writes the exact-JEM training grid (shifted by a uniform offset if
@@ -885,6 +872,42 @@ func allFinite(a []float32) bool {
 // density is the truth's scores the resolution floor, not the centre's error).
 // Row-major [G²][K], in float64.
 func CellLogits(hidden []int, k int, theta []float32, G int, box float64) ([]float64, error) {
+	return cellRule(hidden, k, theta, G, box, func(f func(a, b int) float64, w []float64) float64 {
+		S := len(w)
+		m := math.Inf(-1)
+		for a := range S {
+			for b := range S {
+				m = max(m, f(a, b))
+			}
+		}
+		s := 0.0
+		for a := range S {
+			for b := range S {
+				s += w[a] * w[b] * math.Exp(f(a, b)-m)
+			}
+		}
+		return m + math.Log(s)
+	})
+}
+
+// CellMeanLogits is the model's mean logit over each cell by the same rule: for cell
+// (i, j) and class y, Σ_a Σ_b w_a w_b f(x_ab)[y] (≤ CellLogits's log mean of exp f, by
+// Jensen). Row-major [G²][K], in float64.
+func CellMeanLogits(hidden []int, k int, theta []float32, G int, box float64) ([]float64, error) {
+	return cellRule(hidden, k, theta, G, box, func(f func(a, b int) float64, w []float64) float64 {
+		s := 0.0
+		for a := range w {
+			for b := range w {
+				s += w[a] * w[b] * f(a, b)
+			}
+		}
+		return s
+	})
+}
+
+// cellRule reduces the model's logits at every cell's prob.CellRule nodes with
+// reduce(f(a, b) = the logit at node (a, b), the rule's weights).
+func cellRule(hidden []int, k int, theta []float32, G int, box float64, reduce func(f func(a, b int) float64, w []float64) float64) ([]float64, error) {
 	off, w := prob.CellRule()
 	S := len(off)
 	h := 2 * box / float64(G)
@@ -900,22 +923,11 @@ func CellLogits(hidden []int, k int, theta []float32, G int, box float64) ([]flo
 		return nil, err
 	}
 	out := make([]float64, G*G*k)
+	ClearUpper() // after the model's vector code: see package avx
 	for i := range G {
 		for j := range G {
 			for y := range k {
-				m := math.Inf(-1)
-				for a := range S {
-					for b := range S {
-						m = max(m, f[((i*S+a)*n+j*S+b)*k+y])
-					}
-				}
-				s := 0.0
-				for a := range S {
-					for b := range S {
-						s += w[a] * w[b] * math.Exp(f[((i*S+a)*n+j*S+b)*k+y]-m)
-					}
-				}
-				out[(i*G+j)*k+y] = m + math.Log(s)
+				out[(i*G+j)*k+y] = reduce(func(a, b int) float64 { return f[((i*S+a)*n+j*S+b)*k+y] }, w)
 			}
 		}
 	}

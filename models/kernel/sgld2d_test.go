@@ -12,9 +12,12 @@ import (
 
 // refLogits2D is a float64 reference of the MLP 2-hidden…-K (tanh) at one point.
 func refLogits2D(th []float64, hidden []int, K int, x0, x1 float64) []float64 {
-	h := []float64{x0, x1}
+	return refMLP(th, layers2D(hidden, K), []float64{x0, x1})
+}
+
+// refMLP is the float64 MLP of layers ls (tanh between them) at the point h.
+func refMLP(th []float64, ls []dims, h []float64) []float64 {
 	o := 0
-	ls := layers2D(hidden, K)
 	for l, d := range ls {
 		W, b := th[o:o+d.in*d.out], th[o+d.in*d.out:o+d.in*d.out+d.out]
 		o += d.in*d.out + d.out
@@ -124,23 +127,9 @@ func TestSGLD2DGradients(t *testing.T) {
 			if math.Abs(float64(loss)-want) > 2e-5*math.Max(1, math.Abs(want)) {
 				t.Errorf("loss %v, reference %v", loss, want)
 			}
-			const h = 1e-5
-			worst := 0.0
-			for j := range th {
-				old := th[j]
-				th[j] = old + h
-				lp := refLoss2D(th, tr)
-				th[j] = old - h
-				lm := refLoss2D(th, tr)
-				th[j] = old
-				fd := (lp - lm) / (2 * h)
-				d := math.Abs(float64(tr.net.g[j]) - fd)
-				worst = max(worst, d)
-				if d > 2e-5+1e-4*math.Abs(fd) {
-					t.Errorf("dL/dtheta[%d] = %v, finite difference %v", j, tr.net.g[j], fd)
-				}
-			}
+			worst := checkFD(t, "dL/dtheta", th, func() float64 { return refLoss2D(th, tr) }, func(j int) float64 { return float64(tr.net.g[j]) }, 2e-5)
 			t.Logf("parameter gradient: max |kernel - finite difference| = %.3g", worst)
+			const h = 1e-5
 			// Input gradient of LSE_y f at the data points.
 			B := tr.B
 			xs := slices.Clone(tr.x[:B])

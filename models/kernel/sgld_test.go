@@ -35,6 +35,30 @@ func refLogits(th []float64, H, K int, x0, x1 float64) []float64 {
 	return f
 }
 
+// checkFD checks got(j) against the central finite difference (step 1e-5) of f in
+// x[j] for every j, within abs + 1e-4·|fd|, and returns the worst |got − fd|.
+func checkFD(t *testing.T, what string, x []float64, f func() float64, got func(j int) float64, abs float64) float64 {
+	t.Helper()
+	const h = 1e-5
+	worst := 0.0
+	for j := range x {
+		old := x[j]
+		x[j] = old + h
+		lp := f()
+		x[j] = old - h
+		lm := f()
+		x[j] = old
+		fd := (lp - lm) / (2 * h)
+		g := got(j)
+		d := math.Abs(g - fd)
+		worst = max(worst, d)
+		if d > abs+1e-4*math.Abs(fd) {
+			t.Errorf("%s[%d] = %v, finite difference %v", what, j, g, fd)
+		}
+	}
+	return worst
+}
+
 func refLSE(f []float64) float64 {
 	mx := slices.Max(f)
 	s := 0.0
@@ -103,21 +127,7 @@ func TestSGLDGradients(t *testing.T) {
 		t.Errorf("loss %v, reference %v", loss, want)
 	}
 	const h = 1e-5
-	worst := 0.0
-	for j := range th64 {
-		old := th64[j]
-		th64[j] = old + h
-		lp := refLoss(th64, spec, xd, yd, xn)
-		th64[j] = old - h
-		lm := refLoss(th64, spec, xd, yd, xn)
-		th64[j] = old
-		fd := (lp - lm) / (2 * h)
-		d := math.Abs(float64(k.g[j]) - fd)
-		worst = max(worst, d)
-		if d > 1e-5+1e-4*math.Abs(fd) {
-			t.Errorf("dL/dtheta[%d] = %v, finite difference %v", j, k.g[j], fd)
-		}
-	}
+	worst := checkFD(t, "dL/dtheta", th64, func() float64 { return refLoss(th64, spec, xd, yd, xn) }, func(j int) float64 { return float64(k.g[j]) }, 1e-5)
 	t.Logf("parameter gradient: max |kernel - finite difference| = %.3g", worst)
 
 	// Input gradient of LSE_y f(x) on the negatives.

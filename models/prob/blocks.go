@@ -486,11 +486,13 @@ func cumulative(w []float64) []float64 {
 	return out
 }
 
-// BlocksMC is a run's Monte Carlo measures over a task's BlocksDraws: the marginal KL
-// E_p[log p(c) − log q(c)], the conditional KL E_p KL(p(y|c)‖q(y|c)) (per draw the
+// BlocksMC is a run's Monte Carlo measures over a task's BlocksDraws: the joint KL
+// E_p[log p(c, y) − log q(c, y)] (a Monte Carlo check of the exact one), the marginal
+// KL E_p[log p(c) − log q(c)], the conditional KL E_p KL(p(y|c)‖q(y|c)) (per draw the
 // exact KL over the classes), the accuracy E_p p(ŷ(c)|c) of ŷ = argmax q(y|c) and the
 // Bayes accuracy E_p max_y p(y|c), each with its standard error (sd/√M).
 type BlocksMC struct {
+	Joint, JointSE             float64
 	Marginal, MarginalSE       float64
 	Conditional, ConditionalSE float64
 	Accuracy, AccuracySE       float64
@@ -501,10 +503,7 @@ type BlocksMC struct {
 func (d BlocksDraws) Evaluate(l [][]float64) BlocksMC {
 	B, k := d.B, d.K
 	logZ, _ := BlocksLogZ(l, k)
-	var marg, cond, acc, bayes meanSE
-	f := make([]float64, k)
-	avx.ClearUpper() // see package avx
-	for i := range d.M {
+	return d.EvaluateRows(func(i int, f []float64) {
 		for y := range k {
 			v := 0.0
 			for b := range B {
@@ -512,9 +511,23 @@ func (d BlocksDraws) Evaluate(l [][]float64) BlocksMC {
 			}
 			f[y] = v
 		}
+	}, logZ)
+}
+
+// EvaluateRows measures a model on the draws from its logits at draw i (logits(i, f)
+// sets f [K]) and its log normaliser logZ, log q(c, y) = f[y] − logZ.
+func (d BlocksDraws) EvaluateRows(logits func(i int, f []float64), logZ float64) BlocksMC {
+	k := d.K
+	var joint, marg, cond, acc, bayes meanSE
+	f := make([]float64, k)
+	avx.ClearUpper() // see package avx
+	for i := range d.M {
+		logits(i, f)
 		lse := LogSumExp(f)
 		marg.add(d.LogPx[i] - (lse - logZ))
 		post := d.Post[i*k : (i+1)*k]
+		y := d.Y[i]
+		joint.add(d.LogPx[i] + math.Log(post[y]) - (f[y] - logZ))
 		c := 0.0
 		for y, p := range post {
 			if p > 0 {
@@ -526,6 +539,7 @@ func (d BlocksDraws) Evaluate(l [][]float64) BlocksMC {
 		bayes.add(post[argmax(post)])
 	}
 	out := BlocksMC{}
+	out.Joint, out.JointSE = joint.get()
 	out.Marginal, out.MarginalSE = marg.get()
 	out.Conditional, out.ConditionalSE = cond.get()
 	out.Accuracy, out.AccuracySE = acc.get()

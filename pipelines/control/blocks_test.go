@@ -143,3 +143,60 @@ func TestBlocksRefused(t *testing.T) {
 		expectRefused(t, tt.name, tt.args, tt.want)
 	}
 }
+
+// TestControlJoint: a joint point (one MLP on all D coordinates for baseline and sgld,
+// the additive reference for exact jem) runs through the whole pipeline: every run's
+// row has kl_joint_is with its SE and ESS from the evaluation points, the joint runs'
+// kl_joint is that estimate (no exact log Z), exact jem's its exact KL on ℝ^D with its
+// estimate within the CI, the report's task has the AIS check, and the verdict pairs
+// sgld with exact jem.
+func TestControlJoint(t *testing.T) {
+	ctx := context.Background()
+	out := "mem://control-joint"
+	cfg := tinyBlocks(out)
+	cfg.Points[0].Model, cfg.Points[0].Task, cfg.Points[0].GridCells, cfg.Points[0].Box = "joint:8", "blocks:2,gmm:2,1", 24, 5
+	cfg.Points[0].Tables = 2
+	var buf bytes.Buffer
+	if err := run(ctx, cfg, &buf); err != nil {
+		t.Fatalf("run: %v\n%s", err, buf.String())
+	}
+	if !strings.Contains(buf.String(), "sgld's joint KL") {
+		t.Errorf("verdict line without the sampler comparison:\n%s", buf.String())
+	}
+	b := launchtest.Bucket(t, out)
+	rows, err := schemas.ReadParquet[schemas.ResultRow](ctx, b, stages.ResultsPath(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 6 {
+		t.Fatalf("%d result rows, want 6", len(rows))
+	}
+	for _, r := range rows {
+		t.Logf("%s: kl_joint %.4f, kl_joint_is %.4f ± %.4f (ESS %.0f), log Z %.3f, AIS %.3f", r.RunID, r.KLJoint, r.KLJointIS, r.KLJointISSE, r.ISESS, r.LogZ, r.LogZAIS)
+		if r.Model != "joint:8" || !(r.ISESS >= prob.MinESS) || !(r.KLJointISSE > 0) || !(r.KLMarginalSE > 0) || r.Nonfinite || r.Diverged {
+			t.Errorf("%s: model %s, ESS %v, SE %v, %v", r.RunID, r.Model, r.ISESS, r.KLJointISSE, r.KLMarginalSE)
+		}
+		if r.Method == "jem" {
+			if math.IsNaN(r.LogZ) || math.Abs(r.KLJointIS-r.KLJoint) > 4*r.KLJointISSE+2e-3 {
+				t.Errorf("jem: log Z %v, kl_joint_is %v ± %v against the exact %v", r.LogZ, r.KLJointIS, r.KLJointISSE, r.KLJoint)
+			}
+		} else if r.KLJoint != r.KLJointIS || !math.IsNaN(r.LogZ) {
+			t.Errorf("%s: kl_joint %v, kl_joint_is %v, log Z %v", r.Method, r.KLJoint, r.KLJointIS, r.LogZ)
+		}
+		if (r.TableID == 0) == math.IsNaN(r.LogZAIS) {
+			t.Errorf("%s: AIS log Z %v on task %d", r.RunID, r.LogZAIS, r.TableID)
+		}
+	}
+}
+
+// TestJointRefused: a joint model without widths is refused with exit 2.
+func TestJointRefused(t *testing.T) {
+	for _, tt := range []struct{ name, args, want string }{
+		{"joint without widths", "--task=blocks:2,gmm:3,2 --model=joint:", "the joint model needs its hidden widths"},
+		{"joint width 0", "--task=blocks:2,gmm:3,2 --model=joint:0", "the joint model needs its hidden widths"},
+		{"unknown method", "--task=blocks:2,gmm:3,2 --model=joint:8 --methods=jem,nosuch", "nosuch"},
+		{"pcd on a joint point", "--task=blocks:2,gmm:3,2 --model=joint:8 --methods=jem,pcd", "method pcd trains on"},
+	} {
+		expectRefused(t, tt.name, tt.args, tt.want)
+	}
+}

@@ -185,6 +185,8 @@ func TestValidate(t *testing.T) {
 		{"grid too large", func(p *tasks.Point) { p.Task, p.GridCells = "blocks:32,gmm:3,2", 64 }, "over the limit of 262144 (use --grid=52 or less)"},
 		{"model", func(p *tasks.Point) { p.Model = "conv:3" }, "unknown model"},
 		{"additive width", func(p *tasks.Point) { p.Model = "additive:0" }, "hidden size"},
+		{"joint without widths", func(p *tasks.Point) { p.Model = "joint:" }, "the joint model needs its hidden widths"},
+		{"joint linear", func(p *tasks.Point) { p.Model = "joint:linear" }, "the joint model needs its hidden widths"},
 		{"method", func(p *tasks.Point) { p.Methods = []string{methods.PCD} }, "method pcd trains on"},
 		{"batch", func(p *tasks.Point) { p.BatchSize = 10 }, "Batch a multiple of 16"},
 	}
@@ -203,7 +205,7 @@ func TestValidate(t *testing.T) {
 
 // TestModels: the additive model's names.
 func TestModels(t *testing.T) {
-	for in, want := range map[string]string{"mlp:32,32": "additive:32,32", "additive: 16": "additive:16", "linear": "additive:linear", "additive:linear": "additive:linear"} {
+	for in, want := range map[string]string{"mlp:32,32": "additive:32,32", "additive: 16": "additive:16", "linear": "additive:linear", "additive:linear": "additive:linear", "joint: 8, 4": "joint:8,4"} {
 		if got, err := canonicalModel(in); err != nil || got != want {
 			t.Errorf("%q: %q, %v; want %q", in, got, err, want)
 		}

@@ -22,6 +22,21 @@
 // paper's replay buffer of 2B-dimensional chains). With B = 1 every method trains
 // exactly as the plane kind's on the same task (TestOneBlockIsPlane).
 //
+// The joint model, --model=joint:H1,H2,… (issue 22, item 3): ONE tanh MLP D-H…-K on all
+// D = 2B coordinates, the real JEM setting, trained by kernel.TrainJoint: baseline and
+// sgld (the same sgld options and sampler as the additive model's, in D dimensions). Its
+// Z has no exact sum, so exact jem cannot train it (kernel.SpecJoint refuses it); on a
+// joint point jem trains the block-additive model of the same widths on the same tasks
+// and draws instead: the exact reference the verdict pairs the samplers with. The
+// comparison is on one footing: every run of a joint point is measured at the task's
+// evaluation points (below), in the continuous reading; jem's kl_joint there is its
+// exact KL on ℝ^D (exactKLContinuous), the joint runs' kl_joint their estimate
+// kl_joint_is (with kl_joint_is_se), so the verdict's sampler excess is the joint
+// model's estimated KL minus the additive reference's exact one, the estimate's CI
+// beside it in the rows. A joint run whose importance ESS is below prob.MinESS has NaN
+// joint and marginal KLs (refused: no decision on it; the verdict counts it among the
+// sampler's non-finite pairs).
+//
 // # Evaluation
 //
 // kl_joint is exact on the grid (prob.BlocksJointKL: a product of 2-D sums). kl_marginal,
@@ -32,6 +47,16 @@
 // (OOD, calibration, robustness, samples) are not measured on block tasks (NaN); sgld's
 // buffer_tv_truth and buffer_tv_model are the plane kind's per block, averaged over the
 // blocks (bufferTV).
+//
+// Estimated truth (joint points, and any model given as logits): EvalPoints are a
+// task's evaluation points, MCDraws exact draws of the grid truth placed uniformly
+// within their cells, then ISDraws draws of the defensive mixture ½ truth + ½ uniform on
+// the box^D; EvaluateLogits measures a model from its logits there alone (eval.go has
+// the estimators and their SEs). The truth there is the grid truth read as a density on
+// ℝ^D, P(cells, y)/h^D, piecewise constant: the KLs are those of a function on ℝ^D
+// against it, each the grid KL plus the model's variation within the cells (≥ 0). A run
+// without parameters whose logits have NumEvalPoints·K entries (a user's model) is
+// measured so on any block point.
 //
 // A block of the framework carries each task's truth as a table over X = B·G² values
 // x = b·G² + c (block b, cell c) and the K classes, P[x·K + y] = π(y)^{1/B}·P_b(c|y)/(B·S)
@@ -136,41 +161,62 @@ func (Kind) Resolve(p *tasks.Point) {
 	}
 }
 
-// canonicalModel is the model's canonical name: "additive:H1,…" or "additive:linear".
+// modelSpec is a block point's model: the hidden widths of the block-additive model's
+// per-block MLPs, or of the joint MLP on all D coordinates.
+type modelSpec struct {
+	hidden []int
+	joint  bool
+}
+
+// canonicalModel is the model's canonical name: "additive:H1,…", "additive:linear" or
+// "joint:H1,…".
 func canonicalModel(s string) (string, error) {
-	hidden, err := parseModel(s)
+	m, err := parseModel(s)
 	if err != nil {
 		return "", err
 	}
-	if len(hidden) == 0 {
-		return "additive:linear", nil
+	name := "additive:"
+	if m.joint {
+		name = "joint:"
 	}
-	parts := make([]string, len(hidden))
-	for i, h := range hidden {
+	if len(m.hidden) == 0 {
+		return name + "linear", nil
+	}
+	parts := make([]string, len(m.hidden))
+	for i, h := range m.hidden {
 		parts[i] = fmt.Sprint(h)
 	}
-	return "additive:" + strings.Join(parts, ","), nil
+	return name + strings.Join(parts, ","), nil
 }
 
-// parseModel reads the per-block MLP's hidden widths from "additive:H1,…",
-// "additive:linear", "mlp:H1,…" or "linear".
-func parseModel(s string) ([]int, error) {
-	rest, ok := strings.CutPrefix(strings.TrimSpace(s), "additive:")
+// parseModel reads the model: "additive:H1,…", "additive:linear", "mlp:H1,…" or
+// "linear" (the additive model, its per-block MLP's hidden widths), or "joint:H1,…"
+// (the joint MLP's).
+func parseModel(s string) (modelSpec, error) {
+	s = strings.TrimSpace(s)
+	if rest, ok := strings.CutPrefix(s, "joint:"); ok {
+		h, err := models.ParseModel("mlp:" + rest)
+		if err != nil || len(h) == 0 {
+			return modelSpec{}, fmt.Errorf("model %q: the joint model needs its hidden widths, joint:H1,H2,… (each in [1, 256], at most 4)", s)
+		}
+		return modelSpec{hidden: h, joint: true}, nil
+	}
+	rest, ok := strings.CutPrefix(s, "additive:")
 	if !ok {
 		h, err := models.ParseModel(s)
 		if err != nil {
-			return nil, fmt.Errorf("unknown model %q on a block task (want additive:H1,H2,…, additive:linear, or mlp:H1,… for the same additive model)", s)
+			return modelSpec{}, fmt.Errorf("unknown model %q on a block task (want additive:H1,H2,…, additive:linear, mlp:H1,… for the same additive model, or joint:H1,H2,… for one MLP on all coordinates)", s)
 		}
-		return h, nil
+		return modelSpec{hidden: h}, nil
 	}
 	if rest == "linear" {
-		return nil, nil
+		return modelSpec{}, nil
 	}
 	h, err := models.ParseModel("mlp:" + rest)
 	if err != nil {
-		return nil, fmt.Errorf("model %q: %s", s, strings.TrimPrefix(strings.TrimPrefix(err.Error(), "models: "), "model \"mlp:"+rest+"\": "))
+		return modelSpec{}, fmt.Errorf("model %q: %s", s, strings.TrimPrefix(strings.TrimPrefix(err.Error(), "models: "), "model \"mlp:"+rest+"\": "))
 	}
-	return h, nil
+	return modelSpec{hidden: h}, nil
 }
 
 // Rule: the samplers are judged against exact jem.
@@ -252,11 +298,18 @@ func (Kind) Validate(p tasks.Point) error {
 	case p.Tables < 1 || p.Tables > tasks.MaxTables:
 		return fmt.Errorf("tables (tasks) must be in [1, %d], got %d", tasks.MaxTables, p.Tables)
 	}
-	if _, err := parseModel(p.Model); err != nil {
+	model, err := parseModel(p.Model)
+	if err != nil {
 		return fmt.Errorf("model: %w", err)
 	}
 	for _, m := range p.Methods {
-		if err := specAdditive(p, m, 0).Validate(); err != nil {
+		var err error
+		if model.joint && m != methods.JEM {
+			err = specJoint(p, m).Validate()
+		} else {
+			err = specAdditive(p, m, 0).Validate()
+		}
+		if err != nil {
 			return fmt.Errorf("method %s: %s", m, strings.TrimPrefix(err.Error(), "kernel: "))
 		}
 	}
@@ -370,11 +423,23 @@ func runLR(p tasks.Point, m string) float64 {
 }
 
 // specAdditive is the additive kernel's spec of method m at p (observe: the cadence of
-// Observe, 0 = none); its Spec2D is the plane kind's spec of m.
+// Observe, 0 = none); its Spec2D is the plane kind's spec of m. On a joint point it is
+// the spec of the additive reference of the joint model's widths (exact jem's).
 func specAdditive(p tasks.Point, m string, observe int) kernel.SpecAdditive {
-	hidden, _ := parseModel(p.Model)
 	spec, _ := prob.ParseBlocksSpec(p.Task)
-	s := kernel.Spec2D{Hidden: hidden, K: p.Classes, Steps: p.Steps, Batch: p.BatchSize, PxWeight: float32(p.PxWeight),
+	return kernel.SpecAdditive{Spec2D: spec2D(p, m, observe), Blocks: spec.B}
+}
+
+// specJoint is the joint kernel's spec of method m at p (baseline or sgld).
+func specJoint(p tasks.Point, m string) kernel.SpecJoint {
+	spec, _ := prob.ParseBlocksSpec(p.Task)
+	return kernel.SpecJoint{Spec2D: spec2D(p, m, 0), Dim: 2 * spec.B}
+}
+
+// spec2D is the plane kind's spec of method m at p with p's hidden widths.
+func spec2D(p tasks.Point, m string, observe int) kernel.Spec2D {
+	model, _ := parseModel(p.Model)
+	s := kernel.Spec2D{Hidden: model.hidden, K: p.Classes, Steps: p.Steps, Batch: p.BatchSize, PxWeight: float32(p.PxWeight),
 		Box: float32(p.Box), ObserveEvery: observe}
 	switch m {
 	case methods.Baseline:
@@ -389,7 +454,7 @@ func specAdditive(p tasks.Point, m string, observe int) kernel.SpecAdditive {
 	default:
 		s.Method = -1 // refused by Validate (methods.Check refuses it first)
 	}
-	return kernel.SpecAdditive{Spec2D: s, Blocks: spec.B}
+	return s
 }
 
 // refEvery is the cadence of exact jem's joint KL for its best iterate: the plane

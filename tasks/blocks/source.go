@@ -136,14 +136,18 @@ func (s *source) WriteTruth(ctx context.Context, bucket *blob.Bucket, blocks []t
 }
 
 // Train trains every run of a block of tasks: one kernel.TrainAdditive call per method,
-// the block's tasks its runs. Every method of a task starts from the same parameters
-// (seeded by the task, block 0's as the plane kind's), so the methods are paired.
+// the block's tasks its runs (on a joint point, kernel.TrainJoint for every method but
+// jem, whose runs train the additive reference). Every method of a task that trains the
+// same model starts from the same parameters (seeded by the task, block 0's as the
+// plane kind's), so the methods are paired. A joint run's logits are those at the
+// task's evaluation points (EvalPoints).
 func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, error) {
 	p, seed, o := s.p, s.env.Options.Seed, s.env.Options
 	start := time.Now()
 	m := len(p.Methods)
 	out := tasks.TrainedBlock{Block: b, Runs: make([]tasks.TrainedRun, b.Len()*m)}
-	hidden, _ := parseModel(p.Model)
+	model, _ := parseModel(p.Model)
+	hidden := model.hidden
 	g := evalGrid(p)
 	B, K := s.spec.B, p.Classes
 	cells := p.XValues * K
@@ -164,6 +168,38 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 		return kernel.AdditiveCellLogits(hidden, K, B, theta, g.G, g.Box)
 	}
 	for j, meth := range p.Methods {
+		if model.joint && meth != methods.JEM {
+			runs := make([]kernel.RunAdditive, len(ds))
+			for i := range ds {
+				d := &ds[i]
+				runs[i] = kernel.RunAdditive{Seed: tasks.TrainSeed(seed, d.t, meth), Theta: kernel.InitJoint(prob.Seed(d.tableSeed, tagInit), hidden, K, 2*B),
+					LR: float32(p.LR), X: d.x, Y: d.y}
+			}
+			start := time.Now()
+			spec := specJoint(p, meth)
+			spec.KeepBuffer = meth == methods.SGLD
+			res, err := kernel.TrainJoint(ctx, spec, runs)
+			if err != nil {
+				return out, fmt.Errorf("train point %d block %d (%s, joint model, %d runs): %w", p.ID, b.Index, meth, len(runs), err)
+			}
+			elapsed := time.Since(start)
+			for i, r := range res {
+				ev := evalSet(ds[i].truth, ds[i].tableSeed) // drawn again per run: a task's points are 20 MB at D = 64
+				lg, err := kernel.JointPointLogits(hidden, K, 2*B, r.Theta, ev.X, ev.M+ev.N)
+				if err != nil {
+					return out, fmt.Errorf("train point %d block %d (%s): %w", p.ID, b.Index, meth, err)
+				}
+				tr := tasks.TrainedRun{Logits: lg, Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta,
+					TrainMS:     runMS(o.Timings, elapsed, len(res), r.CPUSeconds),
+					BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN()}
+				if meth == methods.SGLD {
+					tr.BufferInBox = r.InBox
+					tr.BufferTVTruth, _ = bufferTV(g, ds[i].truth, nil, r.Buffer)
+				}
+				out.Runs[i*m+j] = tr
+			}
+			continue
+		}
 		ref := meth == methods.JEM
 		every := 0
 		if ref {
@@ -190,10 +226,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 		}
 		start := time.Now()
 		res, err := kernel.TrainAdditive(ctx, spec, runs)
-		perRun := 0.0
-		if o.Timings {
-			perRun = float64(time.Since(start).Microseconds()) / 1000 / float64(len(runs))
-		}
+		elapsed := time.Since(start)
 		if err != nil {
 			return out, fmt.Errorf("train point %d block %d (%s, %d runs): %w", p.ID, b.Index, meth, len(runs), err)
 		}
@@ -202,11 +235,8 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			if err != nil {
 				return out, fmt.Errorf("train point %d block %d (%s): %w", p.ID, b.Index, meth, err)
 			}
-			ms := perRun
-			if o.Timings && !math.IsNaN(r.CPUSeconds) {
-				ms = 1000 * r.CPUSeconds
-			}
-			tr := tasks.TrainedRun{Logits: flatten(lg), Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta, TrainMS: ms,
+			tr := tasks.TrainedRun{Logits: flatten(lg), Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta,
+				TrainMS:     runMS(o.Timings, elapsed, len(res), r.CPUSeconds),
 				BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN()}
 			if ref {
 				bests[i].apply(&tr, prob.BlocksJointKL(ds[i].truth, lg), p.Steps)
@@ -220,6 +250,18 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 	}
 	s.env.Progressf(ctx, "train: point %d block %d (%s): %d runs in %v", p.ID, b.Index, p.Task, len(out.Runs), time.Since(start).Round(time.Millisecond))
 	return out, nil
+}
+
+// runMS is a run's training time in ms with timings on: its own CPU time where the OS
+// tells, else the call's wall time per run (0 with timings off).
+func runMS(timings bool, elapsed time.Duration, runs int, cpuSeconds float64) float64 {
+	switch {
+	case !timings:
+		return 0
+	case !math.IsNaN(cpuSeconds):
+		return 1000 * cpuSeconds
+	}
+	return float64(elapsed.Microseconds()) / 1000 / float64(runs)
 }
 
 // flatten concatenates the blocks' cell logits: the kind's table layout.
@@ -289,32 +331,72 @@ func (b *refBest) apply(tr *tasks.TrainedRun, final float64, steps int) {
 
 // Evaluate measures every run: the exact joint KL on the grid, the Monte Carlo
 // marginal and conditional KLs (with standard errors) and accuracies over the task's
-// MCDraws exact draws, no error split and no promises (NaN).
+// MCDraws exact draws, no error split and no promises (NaN). The runs of the joint
+// model, and runs without parameters whose logits are at the evaluation points (a
+// user's model), are measured from their logits alone (EvaluateLogits); on a joint
+// point exact jem's additive reference is measured on the same footing
+// (evaluateReference).
 func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.ResultBlock, tasks.LearnedBlock, error) {
 	p := s.p
 	rb := tasks.ResultBlock{PointID: p.ID, Index: tb.Block.Index, First: tb.Block.First, Rows: make([]schemas.ResultRow, len(tb.Runs))}
 	lb := tasks.LearnedBlock{PointID: p.ID, Index: tb.Block.Index, Runs: make([]tasks.Learned, len(tb.Runs))}
 	g, B, K := evalGrid(p), s.spec.B, p.Classes
+	model, _ := parseModel(p.Model)
 	var truth prob.BlocksTruth
 	var draws prob.BlocksDraws
 	var task prob.BlocksTask
+	var ev *EvalSet
 	for r := range tb.Runs {
 		t := tb.Trained(p, r)
 		tab := t.Job.Dataset.Table
+		tableSeed := tasks.TableSeed(s.env.Options.Seed, tab)
 		if r%len(p.Methods) == 0 {
 			truth = prob.BlocksTruthFromTable(tab.P, g, B, K)
-			draws = truth.Draw(prob.Seed(tasks.TableSeed(s.env.Options.Seed, tab), tagMC), MCDraws)
-		}
-		row, q := evaluateRun(t, truth, draws, B)
-		if r%len(p.Methods) == 0 {
+			draws = truth.Draw(prob.Seed(tableSeed, tagMC), MCDraws)
 			task = s.task(tab.Ordinal)
+			ev = nil
 		}
-		s.importance(&row, t, task, tab)
+		evalSet := func() EvalSet {
+			if ev == nil {
+				e := evalSet(truth, tableSeed)
+				ev = &e
+			}
+			return *ev
+		}
+		var row schemas.ResultRow
+		var q []float64
+		logits := t.Logits
+		switch {
+		case atPoints(t, K) || (model.joint && t.Job.Method != methods.JEM):
+			row = evaluatePoints(t, evalSet(), draws.BayesMean())
+			logits = nil // no grid joint to write
+			if t.Run.Theta != nil && tab.Ordinal < int64(s.env.Options.ReportTables) && t.Run.Logits != nil {
+				s.ais(&row, tableSeed, func(x []float64, n int) ([]float64, error) {
+					l, err := kernel.JointPointLogits(model.hidden, K, 2*B, t.Run.Theta, x, n)
+					if err != nil {
+						return nil, err
+					}
+					return kernel.RowLSE(l, K), nil
+				})
+			}
+		default:
+			row, q = evaluateRun(t, truth, draws, B)
+			s.importance(&row, t, task, tab)
+			if model.joint {
+				s.evaluateReference(&row, t, truth, evalSet())
+			}
+		}
 		rb.Rows[r] = row
 		lb.Runs[r] = tasks.Learned{RunID: t.Job.RunID, PointID: p.ID, TableID: tab.ID, Ordinal: tab.Ordinal, Method: t.Job.Method,
-			X: p.XValues, K: K, Logits: t.Logits, Q: q, P: tab.P, Task: p.Task}
+			X: p.XValues, K: K, Logits: logits, Q: q, P: tab.P, Task: p.Task}
 	}
 	return rb, lb, nil
+}
+
+// atPoints reports whether a run is a model without parameters whose logits are at the
+// evaluation points (a user's model), not the additive model's cell logits.
+func atPoints(t tasks.Trained, K int) bool {
+	return t.Run.Theta == nil && len(t.Logits) == NumEvalPoints*K
 }
 
 // ISDraws are the importance-sampling draws of a run's log Z (half of them exact draws
@@ -339,45 +421,145 @@ func (s *source) importance(row *schemas.ResultRow, t tasks.Trained, task prob.B
 	if l == nil || t.Run.Theta == nil || math.IsNaN(row.KLJoint) || math.IsInf(row.KLJoint, 0) {
 		return
 	}
-	hidden, _ := parseModel(p.Model)
-	g := evalGrid(p)
-	cell := 2 * g.Box / float64(g.G)
-	logZ, _ := prob.BlocksLogZ(l, p.Classes)
-	row.LogZ = logZ + float64(s.spec.B)*math.Log(cell*cell)
+	model, _ := parseModel(p.Model)
+	row.LogZ = additiveLogZ(l, evalGrid(p), p.Classes)
+	lse := func(x []float64, n int) ([]float64, error) {
+		return kernel.AdditivePointLSE(model.hidden, p.Classes, s.spec.B, t.Run.Theta, x, n)
+	}
+	tableSeed := tasks.TableSeed(s.env.Options.Seed, tab)
 	var lseErr error
-	lse := func(x []float64, n int) []float64 {
-		out, err := kernel.AdditivePointLSE(hidden, p.Classes, s.spec.B, t.Run.Theta, x, n)
+	e := task.ImportanceLogZ(prob.Seed(tableSeed, tagIS), ISDraws, ISShare, p.Box, func(x []float64, n int) []float64 {
+		out, err := lse(x, n)
 		if err != nil {
 			lseErr = err
 			return make([]float64, n)
 		}
 		return out
-	}
-	e := task.ImportanceLogZ(prob.Seed(tasks.TableSeed(s.env.Options.Seed, tab), tagIS), ISDraws, ISShare, g.Box, lse)
+	})
 	if lseErr != nil {
 		return
 	}
 	row.LogZIS, row.LogZISSE, row.ISESS = e.LogZ, e.SE, e.ESS
 	if !e.Refused() {
 		row.KLJointIS = row.KLJoint - row.LogZ + e.LogZ
+		row.KLJointISSE = e.SE
 	}
-	if tab.Ordinal < int64(s.env.Options.ReportTables) { // the AIS cross-check, on the report's tasks
-		a := prob.AISLogZ(prob.Seed(tasks.TableSeed(s.env.Options.Seed, tab), tagAIS), 2*s.spec.B, g.Box, prob.DefaultAIS, lse)
-		if lseErr == nil {
-			row.LogZAIS, row.LogZAISSE, row.AISESS = a.LogZ, a.SE, a.ESS
-		}
+	if tab.Ordinal < int64(s.env.Options.ReportTables) {
+		s.ais(row, tableSeed, lse)
 	}
 }
 
-// evaluateRun is one run's row and its learned joint in the kind's table layout.
-func evaluateRun(t tasks.Trained, truth prob.BlocksTruth, draws prob.BlocksDraws, B int) (schemas.ResultRow, []float64) {
+// additiveLogZ is the additive model's exact log Z over the box (per unit volume) from
+// its block cell logits.
+func additiveLogZ(l [][]float64, g prob.Grid, k int) float64 {
+	logZ, _ := prob.BlocksLogZ(l, k)
+	return logZ + float64(len(l))*math.Log(g.CellArea())
+}
+
+// ais fills the AIS cross-check of log Z (prob.AISLogZ) of a model with LSE_y f at n
+// points lse(x, n) (nothing where lse fails).
+func (s *source) ais(row *schemas.ResultRow, tableSeed uint64, lse func(x []float64, n int) ([]float64, error)) {
+	var lseErr error
+	a := prob.AISLogZ(prob.Seed(tableSeed, tagAIS), 2*s.spec.B, s.p.Box, prob.DefaultAIS, func(x []float64, n int) []float64 {
+		out, err := lse(x, n)
+		if err != nil {
+			lseErr = err
+			return make([]float64, n)
+		}
+		return out
+	})
+	if lseErr == nil {
+		row.LogZAIS, row.LogZAISSE, row.AISESS = a.LogZ, a.SE, a.ESS
+	}
+}
+
+// evaluateReference measures exact jem's additive model on a joint point on the joint
+// runs' footing: the continuous reading of every KL at the evaluation points. kl_joint
+// is its exact joint KL on ℝ^D (exactKLContinuous), kl_marginal the Monte Carlo mean with
+// the exact log Z, kl_conditional and the accuracy at the points; kl_joint_is and the
+// log Z columns are EvaluateLogits's (the estimator's known-answer check).
+func (s *source) evaluateReference(row *schemas.ResultRow, t tasks.Trained, truth prob.BlocksTruth, ev EvalSet) {
+	p, B, K := s.p, s.spec.B, s.p.Classes
+	model, _ := parseModel(p.Model)
+	l := split(t.Logits, B)
+	nan := math.NaN()
+	row.KLJointIS, row.KLJointISSE, row.LogZIS, row.LogZISSE, row.ISESS = nan, nan, nan, nan, nan
+	if l == nil || t.Run.Theta == nil {
+		return
+	}
+	kl, err := exactKLContinuous(model.hidden, K, t.Run.Theta, truth, l)
+	if err != nil {
+		return
+	}
+	pl, err := kernel.AdditivePointLogits(model.hidden, K, B, t.Run.Theta, ev.X, ev.M+ev.N)
+	if err != nil {
+		return
+	}
+	e, err := EvaluateLogits(ev, pl)
+	if err != nil {
+		return
+	}
+	ex := e.WithLogZ(additiveLogZ(l, truth.Grid, K))
+	row.KLJoint = kl
+	row.KLMarginal, row.KLMarginalSE = ex.KLMarginal, ex.KLMarginalSE
+	row.KLConditional, row.KLConditionalSE, row.Accuracy = e.MC.Conditional, e.MC.ConditionalSE, e.MC.Accuracy
+	row.LogZIS, row.LogZISSE, row.ISESS = e.IS.LogZ, e.IS.SE, e.IS.ESS
+	if !e.Refused() {
+		row.KLJointIS, row.KLJointISSE = e.KLJoint, e.KLJointSE
+	}
+	row.Diverged, row.Nonfinite = tasks.RunStatus(t.Diverged, t.Logits, row.KLJoint, row.KLMarginal, row.KLConditional)
+}
+
+// exactKLContinuous is the additive model's exact joint KL on ℝ^D from the grid truth
+// read as a density (uniform within the cells): the grid KL (prob.BlocksJointKL) plus
+// the model's variation within the cells, E_p[ℓ_b − ḡ_b] summed over the blocks, ℓ_b
+// the log cell mean of exp g_b (its cell logits l) and ḡ_b the cell mean of g_b, both
+// by the cell rule (kernel.CellLogits, kernel.CellMeanLogits).
+func exactKLContinuous(hidden []int, k int, theta []float32, truth prob.BlocksTruth, l [][]float64) (float64, error) {
+	mean, err := kernel.AdditiveCellMeanLogits(hidden, k, truth.B(), theta, truth.Grid.G, truth.Grid.Box)
+	if err != nil {
+		return 0, err
+	}
+	gap := 0.0
+	for y, py := range truth.Prior {
+		for b, c := range truth.Cond {
+			for i := y; i < len(c); i += k {
+				gap += py * c[i] * (l[b][i] - mean[b][i])
+			}
+		}
+	}
+	return prob.BlocksJointKL(truth, l) + gap, nil
+}
+
+// evaluatePoints is the row of a run measured from its logits at the evaluation points
+// (EvaluateLogits): kl_joint is kl_joint_is, the estimate (NaN where refused, as
+// kl_marginal; a refused run is no decision, not a non-finite one).
+func evaluatePoints(t tasks.Trained, ev EvalSet, bayes float64) schemas.ResultRow {
+	row := newRow(t, bayes)
+	e, err := EvaluateLogits(ev, t.Logits)
+	if err == nil {
+		row.KLJoint, row.KLJointIS, row.KLJointISSE = e.KLJoint, e.KLJoint, e.KLJointSE
+		row.KLMarginal, row.KLMarginalSE = e.KLMarginal, e.KLMarginalSE
+		row.KLConditional, row.KLConditionalSE, row.Accuracy = e.MC.Conditional, e.MC.ConditionalSE, e.MC.Accuracy
+		row.LogZIS, row.LogZISSE, row.ISESS = e.IS.LogZ, e.IS.SE, e.IS.ESS
+	}
+	kls := []float64{row.KLConditional}
+	if err != nil || !e.Refused() {
+		kls = append(kls, row.KLJoint, row.KLMarginal)
+	}
+	finishRow(&row, t, kls...)
+	return row
+}
+
+// newRow is a run's row with every measure NaN.
+func newRow(t tasks.Trained, bayes float64) schemas.ResultRow {
 	d := t.Job.Dataset
 	p := d.Table.Point
 	nan := math.NaN()
 	row := schemas.ResultRow{RunID: t.Job.RunID, TableID: d.Table.ID, Method: t.Job.Method, PointID: p.ID,
 		KLJoint: nan, KLMarginal: nan, KLConditional: nan, KLMarginalSE: nan, KLConditionalSE: nan,
-		LogZ: nan, LogZIS: nan, LogZISSE: nan, ISESS: nan, KLJointIS: nan, LogZAIS: nan, LogZAISSE: nan, AISESS: nan,
-		Accuracy: nan, BayesAccuracy: draws.BayesMean(),
+		LogZ: nan, LogZIS: nan, LogZISSE: nan, ISESS: nan, KLJointIS: nan, KLJointISSE: nan, LogZAIS: nan, LogZAISSE: nan, AISESS: nan,
+		Accuracy: nan, BayesAccuracy: bayes,
 		FinalLoss: t.Loss, TrainMS: t.TrainMS, DivergedStep: t.Run.DivergedStep, RefBestStep: t.Run.RefBestStep,
 		BestTemperature: nan, KLJointBestTemperature: nan,
 		AUROCPx: nan, AUROCPy: nan, AUROCTruePx: nan, CalibrationErrorTrue: nan,
@@ -392,6 +574,23 @@ func evaluateRun(t tasks.Trained, truth prob.BlocksTruth, draws prob.BlocksDraws
 	if t.Run.Logits != nil && !math.IsNaN(t.Run.RefGap) {
 		row.RefGap = t.Run.RefGap
 	}
+	return row
+}
+
+// finishRow sets the run's status from its logits and the KLs and the point's columns.
+func finishRow(row *schemas.ResultRow, t tasks.Trained, kls ...float64) {
+	p := t.Job.Dataset.Table.Point
+	row.Diverged, row.Nonfinite = tasks.RunStatus(t.Diverged, t.Logits, kls...)
+	px := p.PxWeight
+	if m, _ := methods.Lookup(t.Job.Method); m.NoPx {
+		px = 0
+	}
+	p.SetColumns(row, px)
+}
+
+// evaluateRun is one run's row and its learned joint in the kind's table layout.
+func evaluateRun(t tasks.Trained, truth prob.BlocksTruth, draws prob.BlocksDraws, B int) (schemas.ResultRow, []float64) {
+	row := newRow(t, draws.BayesMean())
 	var q []float64
 	if l := split(t.Logits, B); l != nil && len(l[0]) == truth.Grid.Cells()*truth.K {
 		row.KLJoint = prob.BlocksJointKL(truth, l)
@@ -401,12 +600,7 @@ func evaluateRun(t tasks.Trained, truth prob.BlocksTruth, draws prob.BlocksDraws
 		row.Accuracy = mc.Accuracy
 		q = modelTable(l, truth.K)
 	}
-	row.Diverged, row.Nonfinite = tasks.RunStatus(t.Diverged, t.Logits, row.KLJoint, row.KLMarginal, row.KLConditional)
-	px := p.PxWeight
-	if m, _ := methods.Lookup(t.Job.Method); m.NoPx {
-		px = 0
-	}
-	p.SetColumns(&row, px)
+	finishRow(&row, t, row.KLJoint, row.KLMarginal, row.KLConditional)
 	return row, q
 }
 
@@ -450,7 +644,8 @@ func tvPool(G int) int {
 // blocks: block b's coordinates of the chains inside its box, pooled on the tvPool grid
 // (as the plane kind's buffer_tv columns), against the true block marginal
 // p_b(x_b) = Σ_y π(y) P_b(·|y) and the model's q_b(x_b) = Σ_y q(y) q_b(·|y). NaN when a
-// block has no chain in its box.
+// block has no chain in its box; the model's is NaN without cell logits (l nil: the
+// joint model, whose grid joint is not enumerable).
 func bufferTV(g prob.Grid, truth prob.BlocksTruth, l [][]float64, buf []float32) (tvTruth, tvModel float64) {
 	B, k := truth.B(), truth.K
 	if len(buf) == 0 || len(buf)%(2*B) != 0 {
@@ -458,13 +653,19 @@ func bufferTV(g prob.Grid, truth prob.BlocksTruth, l [][]float64, buf []float32)
 	}
 	c := tvPool(g.G)
 	pool := func(cell int) int { i, j := cell/g.G, cell%g.G; return (i*c/g.G)*c + j*c/g.G }
-	logZ, lzb := prob.BlocksLogZ(l, k)
+	var lzb [][]float64
 	qy := make([]float64, k)
-	for y := range k {
-		for b := range B {
-			qy[y] += lzb[b][y]
+	if l != nil {
+		var logZ float64
+		logZ, lzb = prob.BlocksLogZ(l, k)
+		for y := range k {
+			for b := range B {
+				qy[y] += lzb[b][y]
+			}
+			qy[y] = math.Exp(qy[y] - logZ)
 		}
-		qy[y] = math.Exp(qy[y] - logZ)
+	} else {
+		tvModel = math.NaN()
 	}
 	for b := range B {
 		hist, px, qx := make([]float64, c*c), make([]float64, c*c), make([]float64, c*c)
@@ -484,7 +685,9 @@ func bufferTV(g prob.Grid, truth prob.BlocksTruth, l [][]float64, buf []float32)
 		for i, v := range truth.Cond[b] {
 			y := i % k
 			px[pool(i/k)] += truth.Prior[y] * v
-			qx[pool(i/k)] += qy[y] * math.Exp(l[b][i]-lzb[b][y])
+			if l != nil {
+				qx[pool(i/k)] += qy[y] * math.Exp(l[b][i]-lzb[b][y])
+			}
 		}
 		tvTruth += prob.TotalVariation(hist, px) / float64(B)
 		tvModel += prob.TotalVariation(hist, qx) / float64(B)
