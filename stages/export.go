@@ -51,13 +51,14 @@ func WriteExport(s beam.Scope, opts Options, points []Point, csv bool, truthKeys
 	s = s.Scope("stages.WriteExport")
 	parts := beam.ParDo(s, exportPartFn, sampled)
 	one := beam.Impulse(s)
-	return beam.ParDo(s, &writeExportFn{OutBucket: OutBucket{Out: opts.Out}, Points: points, CSV: csv}, one,
+	return beam.ParDo(s, &writeExportFn{OutBucket: OutBucket{Out: opts.Out}, Options: opts, Points: points, CSV: csv}, one,
 		beam.SideInput{Input: truthKeys}, beam.SideInput{Input: parts})
 }
 
 type writeExportFn struct {
 	OutBucket
-	Points []Point
+	Options Options
+	Points  []Point
 	CSV    bool
 }
 
@@ -81,7 +82,7 @@ func (f *writeExportFn) ProcessElement(ctx context.Context, _ []byte, truthKeys 
 			return fmt.Errorf("export point %d: %w", p.ID, err)
 		}
 		key := tasks.SupportPath(p.ID)
-		if err := supporter.WriteSupport(ctx, f.bucket, p, key); err != nil {
+		if err := supporter.WriteSupport(ctx, f.bucket, f.Options, p, key); err != nil {
 			return fmt.Errorf("export point %d: write %s: %w", p.ID, key, err)
 		}
 		emit(key)

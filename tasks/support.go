@@ -21,14 +21,16 @@ type Support struct {
 	Columns []string
 	// About is one sentence on what a point of the support is, for export.json.
 	About string
+	// PerTask: the points differ between tasks (the support file then has IDColumn).
+	PerTask bool
 }
 
 // Supporter is a kind whose tasks a user's model can be evaluated on (pipelines/export
-// and pipelines/evaluate): its Support and the writer of its support file, the same for
-// every task of the point.
+// and pipelines/evaluate): its Support and the writer of its support file (the points
+// of every task of the point, or their common points).
 type Supporter interface {
 	Support(p Point) Support
-	WriteSupport(ctx context.Context, b *blob.Bucket, p Point, key string) error
+	WriteSupport(ctx context.Context, b *blob.Bucket, o Options, p Point, key string) error
 }
 
 // SupportOf is the support of point p, or an error naming the kind that has none.

@@ -14,11 +14,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
 	"github.com/jemcheck/jemcheck/pipelines/internal/launchtest"
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages"
 	"github.com/jemcheck/jemcheck/tasks"
+	"github.com/jemcheck/jemcheck/tasks/blocks"
 )
 
 // TestMain runs the pipelines on prism in-process; with launchtest.EnvArgs set, the
@@ -297,5 +299,59 @@ func TestCommand(t *testing.T) {
 	}
 	if n != 12 || !strings.Contains(msg, "evaluate: running test -f") {
 		t.Errorf("%d runs of the command's model, output:\n%s", n, msg)
+	}
+}
+
+// TestTruthBlocks: on a block task the support is each task's evaluation points; the
+// true log density there as a model's logits scores a joint and marginal KL within 4
+// standard errors of 0 (the estimates' stated error) and conditional KL 0.
+func TestTruthBlocks(t *testing.T) {
+	p := stages.Point{Grid: schemas.Grid{Task: "blocks:2,gmm:2,2", Samples: 150, Model: "additive:8", LR: 0.01, Steps: 20, BatchSize: 32,
+		PxWeight: 1, GridCells: 24, Box: 6, TrainGrid: 24}, Tables: 2, Methods: []string{"jem"}}
+	from := writeFrom(t, p)
+	cfg, err := readConfig(context.Background(), from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = cfg.Points[0]
+	spec, err := prob.ParseBlocksSpec(p.Task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := prob.Grid{G: p.GridCells, Box: p.Box}
+	var rows [][]string
+	for o := range int64(p.Tables) {
+		set, err := blocks.EvalPoints(cfg.Options.Seed, p, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		truth := spec.Draw(tasks.TableSeed(cfg.Options.Seed, tasks.Table{Point: p, Ordinal: o})).Truth(g)
+		for i := range set.M + set.N {
+			x := set.X[i*set.Dim : (i+1)*set.Dim]
+			for y := range p.Classes {
+				v := math.Log(truth.Prior[y]) - set.LogVol
+				for b := range set.Dim / 2 {
+					v += math.Log(truth.Cond[b][g.Cell(x[2*b], x[2*b+1])*p.Classes+y])
+				}
+				rows = append(rows, []string{fmt.Sprint(o), fmt.Sprint(i), fmt.Sprint(y), strconv.FormatFloat(v, 'g', -1, 64)})
+			}
+		}
+	}
+	tmp := t.TempDir()
+	logits := writeCSV(t, filepath.Join(tmp, "truth.csv"), []string{"task_id", "point", "y", "logit"}, rows)
+	_, res := evaluate(t, Config{From: from, Logits: logits, Out: filepath.Join(tmp, "out"), Methods: "jem", Model: "truth"})
+	n := 0
+	for _, r := range res {
+		if r.Method != "external:truth" {
+			continue
+		}
+		n++
+		if !(math.Abs(r.KLJoint) <= 4*r.KLJointISSE) || !(math.Abs(r.KLMarginal) <= 4*r.KLMarginalSE+1e-9) || math.Abs(r.KLConditional) > 1e-9 {
+			t.Errorf("task %d: the truth scores KL %v ± %v, marginal %v ± %v, conditional %v", r.TableID, r.KLJoint, r.KLJointISSE,
+				r.KLMarginal, r.KLMarginalSE, r.KLConditional)
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d runs of the truth model, want 2", n)
 	}
 }

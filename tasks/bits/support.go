@@ -16,7 +16,7 @@ func (Kind) Support(p tasks.Point) tasks.Support {
 }
 
 // WriteSupport writes the states, streamed in chunks.
-func (k Kind) WriteSupport(ctx context.Context, b *blob.Bucket, p tasks.Point, key string) error {
+func (k Kind) WriteSupport(ctx context.Context, b *blob.Bucket, _ tasks.Options, p tasks.Point, key string) error {
 	d := k.Dimension(p)
 	return schemas.WriteParquetStream(ctx, b, key, func(write func([]schemas.SupportRowBits) error) error {
 		const chunk = 1 << 14

@@ -17,7 +17,7 @@ func (Kind) Support(p tasks.Point) tasks.Support {
 }
 
 // WriteSupport writes the grid's cells and centres.
-func (Kind) WriteSupport(ctx context.Context, b *blob.Bucket, p tasks.Point, key string) error {
+func (Kind) WriteSupport(ctx context.Context, b *blob.Bucket, _ tasks.Options, p tasks.Point, key string) error {
 	g := evalGrid(p)
 	rows := make([]schemas.SupportRow2D, g.Cells())
 	for c := range rows {

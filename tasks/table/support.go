@@ -16,7 +16,7 @@ func (Kind) Support(p tasks.Point) tasks.Support {
 }
 
 // WriteSupport writes the x values.
-func (Kind) WriteSupport(ctx context.Context, b *blob.Bucket, p tasks.Point, key string) error {
+func (Kind) WriteSupport(ctx context.Context, b *blob.Bucket, _ tasks.Options, p tasks.Point, key string) error {
 	rows := make([]schemas.SupportRow, p.XValues)
 	for x := range rows {
 		rows[x].X = int64(x)
