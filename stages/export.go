@@ -59,7 +59,7 @@ type writeExportFn struct {
 	OutBucket
 	Options Options
 	Points  []Point
-	CSV    bool
+	CSV     bool
 }
 
 func (f *writeExportFn) ProcessElement(ctx context.Context, _ []byte, truthKeys func(*string) bool, parts func(*exportPart) bool, emit func(string)) error {
