@@ -306,3 +306,21 @@ func LearnedCells(o Options, p Point) int64 {
 	}
 	return SatMul(SatMul(int64(p.Tables), int64(len(p.Methods))), int64(p.XValues)*int64(p.Classes))
 }
+
+// KeepsCells reports whether task ordinal o of point p writes its runs' learned joints,
+// for a kind that writes every task's up to MaxCells cells a task and above only the
+// report's tasks (--report_tables): binary tables and block tasks, whose output would
+// otherwise grow by hundreds of thousands of cells a run.
+func KeepsCells(opts Options, p Point, o int64) bool {
+	return p.XValues*p.Classes <= MaxCells || o < int64(opts.ReportTables)
+}
+
+// ReportCells are the learned cells a KeepsCells kind's point writes.
+func ReportCells(o Options, p Point) int64 {
+	cells := int64(p.XValues) * int64(p.Classes)
+	t := int64(p.Tables)
+	if cells > MaxCells {
+		t = min(t, int64(max(0, o.ReportTables)))
+	}
+	return SatMul(SatMul(t, int64(len(p.Methods))), cells)
+}

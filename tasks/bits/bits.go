@@ -301,9 +301,7 @@ func (s *source) Sample(ctx context.Context, b *tasks.Block, bucket *blob.Bucket
 // keepCells reports whether task ordinal o's cells are written (truth and learned
 // joints): every task up to tasks.MaxCells cells, else the report's tasks only, so a
 // D = 20 run's files stay small.
-func (s *source) keepCells(o int64) bool {
-	return s.p.XValues*s.p.Classes <= tasks.MaxCells || o < int64(s.env.Options.ReportTables)
-}
+func (s *source) keepCells(o int64) bool { return tasks.KeepsCells(s.env.Options, s.p, o) }
 
 // CarriesTruth: a block carries its tasks' joints up to tasks.MaxCells cells; above,
 // the truth is drawn again from the task's seed where used (Train, Evaluate, WriteTruth)
@@ -312,14 +310,7 @@ func (s *source) keepCells(o int64) bool {
 func (Kind) CarriesTruth(p tasks.Point) bool { return p.XValues*p.Classes <= tasks.MaxCells }
 
 // LearnedCells are the learned cells the point writes (keepCells).
-func (Kind) LearnedCells(o tasks.Options, p tasks.Point) int64 {
-	cells := int64(p.XValues) * int64(p.Classes)
-	t := int64(p.Tables)
-	if cells > tasks.MaxCells {
-		t = min(t, int64(max(0, o.ReportTables)))
-	}
-	return tasks.SatMul(tasks.SatMul(t, int64(len(p.Methods))), cells)
-}
+func (Kind) LearnedCells(o tasks.Options, p tasks.Point) int64 { return tasks.ReportCells(o, p) }
 
 // WriteTruth writes the point's true joints (table_id, x, y, p) like the tables'.
 func (s *source) WriteTruth(ctx context.Context, bucket *blob.Bucket, blocks []tasks.Block, multiPoint bool) (string, error) {

@@ -387,6 +387,9 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 			}
 		}
 		rb.Rows[r] = row
+		if !tasks.KeepsCells(s.env.Options, p, tab.Ordinal) {
+			logits, q = nil, nil
+		}
 		lb.Runs[r] = tasks.Learned{RunID: t.Job.RunID, PointID: p.ID, TableID: tab.ID, Ordinal: tab.Ordinal, Method: t.Job.Method,
 			X: p.XValues, K: K, Logits: logits, Q: q, P: tab.P, Task: p.Task}
 	}
@@ -694,3 +697,7 @@ func bufferTV(g prob.Grid, truth prob.BlocksTruth, l [][]float64, buf []float32)
 	}
 	return tvTruth, tvModel
 }
+
+// LearnedCells: the report's tasks only above tasks.MaxCells cells a task (a D = 64
+// task has B·G²·K = 393,216 cells a run), as binary tables.
+func (Kind) LearnedCells(o tasks.Options, p tasks.Point) int64 { return tasks.ReportCells(o, p) }
