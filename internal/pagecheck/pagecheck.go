@@ -117,7 +117,7 @@ func Measure(ctx context.Context, path string, width, height int, shot string) (
 	}
 	var r struct {
 		Page, Fig, Det, TOC int
-		Broken, Over       []string
+		Broken, Over        []string
 	}
 	if err := json.Unmarshal([]byte(raw), &r); err != nil {
 		return Metrics{}, fmt.Errorf("pagecheck %s: %w", path, err)
