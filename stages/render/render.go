@@ -340,6 +340,7 @@ type data struct {
 	tables    int     // distinct (point, table) pairs in the results
 	unplaced  int     // points of the results the summary lacks: on no axis
 	empInf    int     // of them, those whose empirical KL is +Inf (an empty cell): left out of its means
+	verdicts  map[int64]schemas.Verdict // each point's verdict, from the summary (the figures' pass/fail marks)
 }
 
 func methodRank(m string) int {
@@ -415,7 +416,12 @@ func prepare(in Input) *data {
 		}
 	}
 
-	d := &data{counts: map[string]*runCounts{}, axes: axisDefs()}
+	d := &data{counts: map[string]*runCounts{}, axes: axisDefs(), verdicts: map[int64]schemas.Verdict{}}
+	for _, ps := range in.Summary.Points {
+		if _, dup := d.verdicts[ps.PointID]; !dup {
+			d.verdicts[ps.PointID] = ps.Verdict
+		}
+	}
 	methodSet := map[string]bool{}
 	var cur *point
 	var floorSum, empSum float64
