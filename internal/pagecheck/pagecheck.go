@@ -105,12 +105,12 @@ func Measure(ctx context.Context, path string, width, height int, shot string) (
 		chromedp.Navigate("file://" + abs),
 		chromedp.WaitReady("body"),
 		chromedp.Evaluate(`new Promise(r => { const imgs = [...document.images].filter(i => !i.complete);
-		  if (!imgs.length) return r(true); let n = imgs.length; imgs.forEach(i => { i.onload = i.onerror = () => { if (--n === 0) r(true); }; }); })`, nil,
+		  if (!imgs.length) return r(true); setTimeout(() => r(true), 5000); let n = imgs.length; imgs.forEach(i => { i.onload = i.onerror = () => { if (--n === 0) r(true); }; }); })`, nil,
 			func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }),
 		chromedp.Evaluate(measureJS, &raw),
 	}
 	if shot != "" {
-		actions = append(actions, chromedp.FullScreenshot(&png, 80))
+		actions = append(actions, chromedp.FullScreenshot(&png, 100))
 	}
 	if err := chromedp.Run(bctx, actions...); err != nil {
 		return Metrics{}, fmt.Errorf("pagecheck %s: %w", path, err)
