@@ -410,6 +410,14 @@ func (d *data) sweepFigure(ax *axisDef) ([]byte, string, error) {
 	if !mm.ok() {
 		return nil, "", nil
 	}
+	marks, err := d.sweepMarks(ai, nv, xAt, &mm)
+	if err != nil {
+		return nil, "", err
+	}
+	if marks != nil {
+		p.Add(marks)
+		legend = append(legend, legendEntry{verdictMarkLegend, nil})
+	}
 	var fx, fy, ex, ey []float64
 	for i := 0; i < nv; i++ {
 		if floorW[i] > 0 {
@@ -514,9 +522,13 @@ func (d *data) sweepFigure(ax *axisDef) ([]byte, string, error) {
 	case d.floorless > 0:
 		lines += " The 2-D grid points have no floor and no empirical table: the reference lines leave them out."
 	}
-	caption := fmt.Sprintf("Joint KL(p‖q) against %s (%s x axis, log y axis): the line is each method's mean over tables, the shaded band its 10th–90th percentile. "+
+	markText := ""
+	if marks != nil {
+		markText = " " + verdictMarkCaption("value of "+ax.label, false)
+	}
+	caption := fmt.Sprintf("Joint KL(p‖q) against %s (%s x axis, log y axis): the line is each method's mean over tables, the shaded band its 10th–90th percentile.%s "+
 		"%s%s%s%s",
-		ax.label, xs, lines, pooled, d.describeLeftOut(d.methods), clampNote(d.methods, d.clamped(d.methods), "are drawn at "+fmtNum(klEpsilon)))
+		ax.label, xs, markText, lines, pooled, d.describeLeftOut(d.methods), clampNote(d.methods, d.clamped(d.methods), "are drawn at "+fmtNum(klEpsilon)))
 	return svg, caption, err
 }
 
@@ -535,6 +547,7 @@ func (d *data) heatmapFigure(a, b *axisDef) ([]byte, string, error) {
 	nc, nr := len(a.values), len(b.values)
 	sum := make([]float64, nc*nr)
 	cnt := make([]float64, nc*nr)
+	cellVerdicts := make([]verdictTally, nc*nr)
 	fsum := make([]float64, nc*nr)
 	fw := make([]float64, nc*nr)
 	for _, p := range d.points {
@@ -542,6 +555,7 @@ func (d *data) heatmapFigure(a, b *axisDef) ([]byte, string, error) {
 			continue // grid values unknown (warned about)
 		}
 		k := p.vals[ai]*nr + p.vals[bi]
+		cellVerdicts[k].add(d.verdicts[p.id])
 		vs := p.kl["jem"]
 		for _, v := range vs {
 			sum[k] += v
@@ -574,13 +588,17 @@ func (d *data) heatmapFigure(a, b *axisDef) ([]byte, string, error) {
 	p.Add(heatMap(cellGrid{cols: nc, rows: nr, z: colour, x0: -0.5, dx: 1, y0: -0.5, dy: 1}, cm))
 	if nc*nr <= 144 {
 		labels, err := cellLabels(nc, nr, func(k int) string {
+			mark := cellVerdicts[k].mark()
+			if mark != "" {
+				mark += " "
+			}
 			switch {
 			case math.IsNaN(mean[k]):
-				return "n/a"
+				return mark + "n/a"
 			case fw[k] > 0:
-				return fmtKL(mean[k]) + "\n" + fmtTimes(mean[k]/(fsum[k]/fw[k])) + " floor"
+				return mark + fmtKL(mean[k]) + "\n" + fmtTimes(mean[k]/(fsum[k]/fw[k])) + " floor"
 			}
-			return fmtKL(mean[k])
+			return mark + fmtKL(mean[k])
 		}, func(k int) color.Color {
 			if !math.IsNaN(colour[k]) && (colour[k]-lmin)/(lmax-lmin) < 0.6 {
 				return color.White // on the dark end of viridis
@@ -592,6 +610,7 @@ func (d *data) heatmapFigure(a, b *axisDef) ([]byte, string, error) {
 		}
 		p.Add(labels)
 	}
+	p.Add(&cellOutlines{cols: nc, rows: nr, colour: func(k int) color.Color { return cellVerdicts[k].colour() }})
 	xl := make([]string, nc)
 	for i, v := range a.values {
 		xl[i] = v.label
@@ -652,6 +671,7 @@ func (d *data) heatmapFigure(a, b *axisDef) ([]byte, string, error) {
 	if d.floorless > 0 {
 		cellText += " Cells of 2-D tasks have no floor and show the mean KL only."
 	}
+	cellText += " " + verdictMarkCaption("cell", true)
 	caption := fmt.Sprintf("Mean joint KL(p‖q) of JEM for every combination of %s (columns) and %s (rows); the colour is on a log scale (darker is lower). "+
 		"%s Grey cells have no converged JEM runs.%s%s%s",
 		a.label, b.label, cellText, pooled, d.describeLeftOut([]string{"jem"}), clampNote([]string{"jem"}, d.clamped([]string{"jem"}), "count in the means as they are (a mean ≤ "+fmtNum(klEpsilon)+" would take the colour of "+fmtNum(klEpsilon)+")"))

@@ -124,7 +124,8 @@ func TestLegendsMatchTables(t *testing.T) {
 				out := map[string]string{} // a cell's mean → its multiple of the floor
 				for i := 1; i < len(texts); i++ {
 					if r, ok := strings.CutSuffix(texts[i], " floor"); ok {
-						out[texts[i-1]] = r
+						_, mean, _ := strings.Cut(texts[i-1], " ") // after the verdict mark
+						out[mean] = r
 					}
 				}
 				return out
@@ -157,5 +158,83 @@ func TestLegendsMatchTables(t *testing.T) {
 				t.Errorf("figure %v, table %v", got, want)
 			}
 		})
+	}
+}
+
+// TestVerdictMarksMatchTables checks the figures that carry the verdict against the
+// report's tables: each heat map cell's mark (a cell is one point here) against that
+// point's word in the per-point verdict table, keyed by JEM's mean joint KL in the
+// summary table; and each row of the verdict figure against the verdict-checks table.
+func TestVerdictMarksMatchTables(t *testing.T) {
+	out, err := Render(sweepInput())
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := string(out["report.html"])
+	var means []string
+	for _, r := range tableRows(t, report, "conditional KL p(y|x)") {
+		if r[0] == "jem" {
+			means = append(means, r[3])
+		}
+	}
+	words := tableRows(t, report, "JEM optimisation gap / statistical error")
+	if len(means) != len(words) || len(means) == 0 {
+		t.Fatalf("%d jem rows, %d verdict rows", len(means), len(words))
+	}
+	want := map[string]string{}
+	for i, r := range words {
+		want[means[i]] = map[string]string{"holds": markPass, "fails": markFail}[r[2]]
+	}
+	got := map[string]string{}
+	for _, s := range svgTexts(out["figures/"+figHeatmapPrefix+"samples_lr.svg"]) {
+		if mark, mean, ok := strings.Cut(s, " "); ok && (mark == markPass || mark == markFail) {
+			got[mean] = mark
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("heat map marks %v, tables %v", got, want)
+	}
+
+	for _, in := range []Input{singleInput(), sweepInput(), input2D()} {
+		out, err := Render(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		report := string(out["report.html"])
+		checks := map[string]string{} // point/check → ✓|✗ value CI, as the checks table prints them
+		point := ""
+		for _, tbl := range htmlTable.FindAllString(report, -1) {
+			if !strings.Contains(tbl, "what it measures") {
+				continue
+			}
+			for _, row := range htmlRow.FindAllStringSubmatch(tbl, -1) {
+				var cells []string
+				for _, c := range htmlCell.FindAllStringSubmatch(row[1], -1) {
+					cells = append(cells, html.UnescapeString(strings.TrimSpace(htmlTag.ReplaceAllString(c[1], ""))))
+				}
+				if len(cells) == 8 {
+					point, _, _ = strings.Cut(cells[0], " ")
+					cells = cells[1:]
+				}
+				if len(cells) != 7 {
+					continue
+				}
+				mark := markFail
+				if cells[5] == "pass" {
+					mark = markPass
+				}
+				checks[point+"/"+cells[0]] = mark + " " + cells[2] + " " + cells[3]
+			}
+		}
+		fig := regexp.MustCompile(`<text class="check-value" data-point="(\d+)" data-check="([^"]+)"[^>]*>([^<]*)</text>`).FindAllStringSubmatch(report, -1)
+		if len(fig) == 0 && strings.Contains(report, "<td class=\"l\">deciding</td>") {
+			t.Fatalf("%s: no verdict figure", in.Title)
+		}
+		for _, m := range fig {
+			key := m[1] + "/" + html.UnescapeString(m[2])
+			if got, want := html.UnescapeString(m[3]), checks[key]; got != want {
+				t.Errorf("%s: verdict figure %s says %q, checks table %q", in.Title, key, got, want)
+			}
+		}
 	}
 }

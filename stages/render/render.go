@@ -333,13 +333,14 @@ type data struct {
 	pairs     []pair
 	counts    map[string]*runCounts // over all points
 	cleanRuns int
-	oneFloor  bool    // every point has the same (positive) floor
-	floorless int     // points without a floor (the 2-D tasks)
-	raw       bool    // no point has a floor: KLs are drawn in nats, with no floor line
-	floor     float64 // that floor
-	tables    int     // distinct (point, table) pairs in the results
-	unplaced  int     // points of the results the summary lacks: on no axis
-	empInf    int     // of them, those whose empirical KL is +Inf (an empty cell): left out of its means
+	oneFloor  bool                      // every point has the same (positive) floor
+	floorless int                       // points without a floor (the 2-D tasks)
+	raw       bool                      // no point has a floor: KLs are drawn in nats, with no floor line
+	floor     float64                   // that floor
+	tables    int                       // distinct (point, table) pairs in the results
+	unplaced  int                       // points of the results the summary lacks: on no axis
+	empInf    int                       // of them, those whose empirical KL is +Inf (an empty cell): left out of its means
+	verdicts  map[int64]schemas.Verdict // each point's verdict, from the summary (the figures' pass/fail marks)
 }
 
 func methodRank(m string) int {
@@ -415,7 +416,12 @@ func prepare(in Input) *data {
 		}
 	}
 
-	d := &data{counts: map[string]*runCounts{}, axes: axisDefs()}
+	d := &data{counts: map[string]*runCounts{}, axes: axisDefs(), verdicts: map[int64]schemas.Verdict{}}
+	for _, ps := range in.Summary.Points {
+		if _, dup := d.verdicts[ps.PointID]; !dup {
+			d.verdicts[ps.PointID] = ps.Verdict
+		}
+	}
 	methodSet := map[string]bool{}
 	var cur *point
 	var floorSum, empSum float64

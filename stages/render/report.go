@@ -51,7 +51,20 @@ type reportView struct {
 	Split2D     bool           // some point has no add-½ reference (a 2-D task): the error split leaves it out
 	NoFloor     bool           // no point has a floor (2-D tasks): no figure draws one
 	Claims      []claimLine    // per 2-D point, the paper's promises against the measurements
+
+	TOC            []tocEntry    // the table of contents: every section's anchor
+	VerdictFig     template.HTML // the verdict figure (inline SVG): the deciding checks against the margin
+	VerdictCaption string
+	Lead           *figure // the one figure that answers first (taken out of Figures or Figures2D)
+	Tables         bool    // some point is a table task: the tables' introduction applies
+	FewPoints      bool    // few enough points for the per-point verdict table to be open
 }
+
+// tocEntry is one link of the table of contents.
+type tocEntry struct{ ID, Title string }
+
+// maxOpenVerdictRows is the most grid points whose per-point verdict table is open.
+const maxOpenVerdictRows = 12
 
 type pointRow struct {
 	First    bool // first method of its point: carries the point cells
@@ -243,6 +256,15 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 	v.Ladder, ladderWarnings = ladderFamilies(s, d.methods)
 	v.Warnings = append(v.Warnings, ladderWarnings...)
 	v.Show2D = len(v.Figures2D) > 0 || len(v.Claims) > 0
+	v.FewPoints = len(s.Points) <= maxOpenVerdictRows
+	for _, ps := range s.Points {
+		v.Tables = v.Tables || ps.Params.GridCells == 0
+	}
+	bars := verdictBars(s.Points)
+	v.VerdictFig = verdictFigure(bars)
+	v.VerdictCaption = verdictCaption(bars, len(s.Points))
+	v.Lead, v.Figures, v.Figures2D = leadFigure(v.Figures, v.Figures2D)
+	v.TOC = tableOfContents(&v)
 	v.EmptyNote = emptyNote(s, d)
 	for _, m := range d.methods {
 		c := d.counts[m]
@@ -667,6 +689,14 @@ pre { background: #f7f7f7; border: 1px solid #e3e3e3; padding: 1em; overflow-x: 
 .notes li, .warnings li { font-size: 0.92em; }
 .warnings { color: #a34700; }
 dl.howto dt { font-weight: 600; }
+nav.toc { font-size: 0.92em; margin: 0.6em 0 1em; line-height: 1.7; }
+nav.toc a { margin-right: 0.9em; white-space: nowrap; }
+details.section > summary { cursor: pointer; margin-top: 1.2em; }
+details.section > summary h2 { display: inline; border: none; margin: 0; font-size: 1.3em; }
+details.section > summary strong { font-size: 1.2em; }
+#answer figure { margin: 0.8em 0 1.2em; }
+svg.verdict-figure { max-width: 1000px; display: block; }
+figure img { max-height: 80vh; }
 dl.howto dd { margin: 0 0 0.5em 1.5em; }
 </style>
 </head>
@@ -675,7 +705,22 @@ dl.howto dd { margin: 0 0 0.5em 1.5em; }
 <p class="meta">pipeline {{if .Pipeline}}{{.Pipeline}}{{else}}—{{end}} · seed {{.Seed}} · {{.NPoints}} grid point(s) · {{.NRuns}} run(s){{if .Varying}} · varying: {{.Varying}}{{end}}</p>
 {{if .HasVerdict}}<div class="verdict {{if .Holds}}ok{{else if .Decided}}bad{{else}}undecided{{end}}"><span class="label">{{if .Holds}}✔ The JEM claim holds.{{else if .Decided}}✘ The JEM claim does not hold.{{else}}? Undecided: no verdict.{{end}}</span>{{.Reason}}</div>
 {{else}}<div class="verdict bad"><span class="label">No verdict:</span>the summary has no grid points.</div>
-{{end}}
+{{end}}<nav class="toc" id="contents"><strong>Contents:</strong>{{range .TOC}} <a href="#{{.ID}}">{{.Title}}</a>{{end}}</nav>
+<section id="answer">
+{{if .VerdictFig}}<figure id="verdict_figure">
+{{.VerdictFig}}
+<figcaption><strong>What decides the verdict.</strong> {{.VerdictCaption}}</figcaption>
+</figure>
+{{end}}{{with .Lead}}<figure id="{{.Name}}">
+<img src="{{.File}}" alt="{{.Title}}">
+<figcaption><strong>{{.Title}}.</strong> {{.Caption}}</figcaption>
+</figure>
+{{end}}</section>
+{{template "samplers" .}}<section id="what-ran">
+{{if or .Kinds .Methods}}<h2>What ran</h2>
+{{range .Kinds}}<p>{{.}}</p>
+{{end}}{{if .Methods}}<ul class="notes">{{range .Methods}}<li><strong>{{.Name}}</strong>: {{.Doc}}</li>{{end}}</ul>
+{{end}}{{end}}{{if .Tables}}<details><summary>How the tables are checked</summary>
 <p>JEM (Grathwohl et al. 2020) claims that a classifier's logits f(x)[y], read as negative energies, define a joint q(x,y) = exp f(x)[y] / Z.
 Here a model is trained on N samples of a known table p(x,y) with cross-entropy (<span class="method-baseline">baseline</span>: only p(y|x) is fitted, the joint is arbitrary),
 with the exact JEM joint likelihood (<span class="method-jem">jem</span>), and with the JEM loss on the true table (<span class="method-oracle">oracle</span>: JEM trained on p itself;
@@ -684,18 +729,16 @@ Each joint KL(p‖q) splits into the family's approximation error (min over the 
 maximum-likelihood fit of the same draws) and the estimation error (the rest: the error of fitting N draws, which is the data's, not JEM's).
 The claim holds when JEM's optimisation gap, that of its q(x) and the family's approximation error are each a small share of the statistical error — the expected KL
 of the add-½ (Krichevsky–Trofimov) estimate over N-draw datasets (exact for a complete family), less the approximation error — at the upper end of a 95% bootstrap CI over the tables.
-The “floor” (X·K−1)/(2N) is only the first-order asymptotic expected KL, shown for scale; the verdict does not use it.</p>
-{{if or .Kinds .Methods}}<h2>What ran</h2>
-{{range .Kinds}}<p>{{.}}</p>
-{{end}}{{if .Methods}}<ul class="notes">{{range .Methods}}<li><strong>{{.Name}}</strong>: {{.Doc}}</li>{{end}}</ul>
-{{end}}{{end}}
+The “floor” (X·K−1)/(2N) is only the first-order asymptotic expected KL, shown for scale; the verdict does not use it.</p></details>
+{{end}}</section>
+<section id="checks">
 <h2>Verdict checks</h2>
-{{if not .Single}}{{if .VerdictRows}}<div class="scroll"><table>
+{{if not .Single}}{{if .VerdictRows}}<details{{if .FewPoints}} open{{end}}><summary>the verdict at each of the {{len .VerdictRows}} grid points</summary><div class="scroll"><table>
 <thead><tr><th class="l key">point</th><th class="l">parameters</th><th class="l">verdict</th><th class="l">cause</th><th>JEM optimisation gap / statistical error</th><th>tables with an empty cell</th></tr></thead>
 <tbody>
 {{range .VerdictRows}}<tr><td class="l key">{{.PointID}}</td><td class="params">{{.Params}}</td><td class="l" title="{{.Reason}}"><span class="{{if .Holds}}ok-cell{{else}}bad-cell{{end}}">{{.Word}}</span></td><td class="l">{{.Cause}}</td><td>{{.GapRatio}}</td><td>{{.Empty}}</td></tr>
 {{end}}</tbody>
-</table></div>
+</table></div></details>
 {{end}}{{end}}{{if .CheckRows}}<details{{if .Single}} open{{end}}><summary>{{len .CheckRows}} check(s){{if not .Single}} over the grid points{{end}}</summary>
 <div class="scroll"><table>
 <thead><tr><th class="l key">point</th><th class="l">check</th><th class="l">what it measures</th><th>value</th><th>95% CI</th><th>limit</th><th>result</th><th class="l">role</th></tr></thead>
@@ -708,8 +751,21 @@ The “floor” (X·K−1)/(2N) is only the first-order asymptotic expected KL, 
 a check passes when the CI's upper end is within its limit, and the claim holds at a point when every deciding check passes.
 The paired line (JEM's excess KL over the family's best, against that of the add-½ estimate on the same counts) and the Wilcoxon baseline-vs-JEM line (a p-value) are reported, not deciding. n/a: the number does not exist (no statistical error to compare with, no CI for a p-value).</p>
 {{else}}<p>No verdict checks: the summary has none (an undecided point takes none).</p>
-{{end}}
-<h2>Error split per grid point and method</h2>
+{{end}}</section>
+<details class="section" id="figures"><summary><h2>Figures</h2> {{len .Figures}} more figure(s) over the grid points and tables</summary>
+<dl class="howto">
+<dt>Reading the log axes</dt><dd>KL values span orders of magnitude, so they are drawn on log axes. {{if .NoFloor}}The 2-D tasks have no floor, so no reference line is drawn.{{else}}The dashed line is the first-order (X·K−1)/(2N), a scale for the eye:
+the verdict compares with the exact finite-N reference of the error split, not with this line.{{end}}</dd>
+</dl>
+{{range .Figures}}<figure id="{{.Name}}">
+<img src="{{.File}}" alt="{{.Title}}" loading="lazy">
+<figcaption><strong>{{.Title}}.</strong> {{.Caption}}</figcaption>
+</figure>
+{{else}}{{if .Figures2D}}<p>No figures over the grid points: see the 2-D tasks below.</p>{{else}}<p>No figures: there are no results to draw.</p>{{end}}
+{{end}}</details>
+{{template "tasks2d" .}}<h2 id="detail-heading">Detail</h2>
+<p>Every table below is collapsed: open one to read it.</p>
+<details class="section" id="split"><summary><h2>Error split per grid point and method</h2></summary>
 {{if .Single}}{{range .PointLines}}<p>{{.}}</p>
 {{end}}{{end}}{{if .SplitRows}}<details{{if .OpenPoints}} open{{end}}><summary>{{len .SplitRows}} row(s); means in nats over converged runs</summary>
 <div class="scroll"><table>
@@ -728,8 +784,8 @@ The statistical error is the expected reference less the approximation error. Th
 its expected KL over N-draw datasets is exact for a complete family (binomial sums, finite even when a cell can be empty) and first order for a restricted one.</p>
 {{if .Split2D}}<p>The 2-D grid points have no add-½ reference: they are not in the error split.</p>
 {{end}}{{else}}<p>No error split: {{if .Split2D}}it applies to tables only, and every grid point is a 2-D task{{else}}the summary has no methods{{end}}.</p>
-{{end}}
-<h2>Summary per grid point and method</h2>
+{{end}}</details>
+<details class="section" id="summary"><summary><h2>Summary per grid point and method</h2></summary>
 <details{{if .OpenPoints}} open{{end}}><summary>{{len .PointRows}} row(s); KL values in nats over converged runs</summary>
 <div class="scroll"><table>
 <thead>
@@ -745,8 +801,8 @@ its expected KL over N-draw datasets is exact for a complete family (binomial su
 The empirical KL is the measured KL(p‖p̂) of the empirical table p̂: +Inf on a table with an empty cell, and those tables are left out of its mean (“+k ∞” counts them per method).
 Accuracy is the learned classifier's; Bayes accuracy is that of the Bayes classifier argmax p(y|x), the best any classifier can do.</p>
 {{if .EmptyNote}}<p>{{.EmptyNote}}</p>
-{{end}}
-{{if .PromiseRows}}<h2>Beyond the joint: out-of-distribution detection and calibration</h2>
+{{end}}</details>
+{{if .PromiseRows}}<details class="section" id="promises"><summary><h2>Beyond the joint: out-of-distribution detection and calibration</h2></summary>
 <div class="scroll"><table>
 <thead><tr><th class="l key">point</th><th>ceiling: AUROC of the true p(x)</th><th class="l">method</th><th>AUROC log q(x)</th><th>AUROC max q(y|x)</th><th>calibration error</th></tr></thead>
 <tbody>
@@ -754,7 +810,8 @@ Accuracy is the learned classifier's; Bayes accuracy is that of the Bayes classi
 {{end}}</tbody>
 </table></div>
 <p>Means over converged runs, exact on each table. AUROC of x ~ p(x) against x uniform over its values, for the paper's density score log q(x) and its classifier score max q(y|x); the ceiling is the true p(x) as the score (½ is chance). The calibration error is Σ<sub>x</sub> p(x) |max<sub>y</sub> q(y|x) − p(ŷ(x)|x)|, exact (0 for the Bayes classifier).</p>
-{{end}}{{if .RobustRows}}<h2>Beyond the joint on 2-D tasks: the gradient score, binned calibration, robustness and samples</h2>
+</details>
+{{end}}{{if .RobustRows}}<details class="section" id="robust"><summary><h2>Beyond the joint on 2-D tasks: the gradient score, binned calibration, robustness and samples</h2></summary>
 <div class="scroll"><table>
 <thead><tr><th class="l key">point</th><th class="l">method</th><th>AUROC −‖∇ log q(x)‖</th><th>ECE (15 bins)</th><th>accuracy clean</th><th>attacked</th><th>purified</th><th>Bayes at purified</th><th>samples TV, from noise</th><th>from buffer</th></tr></thead>
 <tbody>
@@ -762,7 +819,8 @@ Accuracy is the learned classifier's; Bayes accuracy is that of the Bayes classi
 {{end}}</tbody>
 </table></div>
 <p>Means over converged runs, on 2,000 held-out draws of each task (and as many OOD draws for the AUROC): the paper's gradient score; the binned expected calibration error; the accuracy of argmax q(y|x) clean, under an L∞ PGD attack, after energy descent from the attacked points (purification), and the Bayes classifier's at the purified points; the total-variation distance from p(x) of long-run Langevin chains of q(x) from uniform noise and from the final replay buffer (the report's tasks only).</p>
-{{end}}<h2>JEM vs baseline, paired by table</h2>
+</details>
+{{end}}<details class="section" id="paired"><summary><h2>JEM vs baseline, paired by table</h2></summary>
 {{if .Comparisons}}<div class="scroll"><table>
 <thead><tr><th class="l key">point</th><th class="l">parameters</th><th>pairs</th><th>JEM win share</th><th>mean KL<sub>baseline</sub> − KL<sub>jem</sub></th><th>95% bootstrap CI</th><th>Wilcoxon W<sup>+</sup></th><th>z</th><th>p (two-sided)</th><th>baseline / JEM</th><th class="l">verdict</th></tr></thead>
 <tbody>
@@ -772,23 +830,20 @@ Accuracy is the learned classifier's; Bayes accuracy is that of the Bayes classi
 <p>Over the tables where both runs converged: the win share is the share of tables where JEM's joint KL is lower; the mean difference is positive when JEM is better, with a 95% bootstrap confidence interval;
 the Wilcoxon signed-rank test asks whether the paired differences are centred on zero (W<sup>+</sup> sums the ranks of the tables JEM wins).</p>
 {{else}}<p>No paired comparison: the baseline and JEM did not both run.</p>
-{{end}}
-{{template "leaderboard" .}}{{template "ladder" .}}{{template "samplers" .}}{{if .Notes}}<h3>Data notes</h3><ul class="notes">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{if .Warnings}}<h3>Warnings</h3><ul class="warnings">{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
-
-<h2>Figures</h2>
-<dl class="howto">
-<dt>Reading the log axes</dt><dd>KL values span orders of magnitude, so they are drawn on log axes. {{if .NoFloor}}The 2-D tasks have no floor, so no reference line is drawn.{{else}}The dashed line is the first-order (X·K−1)/(2N), a scale for the eye:
-the verdict compares with the exact finite-N reference of the error split, not with this line.{{end}}</dd>
-</dl>
-{{range .Figures}}<figure id="{{.Name}}">
-<img src="{{.File}}" alt="{{.Title}}">
-<figcaption><strong>{{.Title}}.</strong> {{.Caption}}</figcaption>
-</figure>
-{{else}}{{if .Figures2D}}<p>No figures over the grid points: see the 2-D tasks below.</p>{{else}}<p>No figures: there are no results to draw.</p>{{end}}
-{{end}}
-{{template "tasks2d" .}}<h2>Configuration</h2>
-<pre>{{.ConfigJSON}}</pre>
+{{end}}</details>
+{{if .Leaderboard}}<details class="section" id="leaderboard"><summary><strong>Leaderboard</strong></summary>
+{{template "leaderboard" .}}</details>
+{{end}}{{if .Ladder}}<details class="section" id="ladder"><summary><strong>Dimension ladder</strong></summary>
+{{template "ladder" .}}</details>
+{{end}}{{if .Notes}}<h3>Data notes</h3><ul class="notes">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .Warnings}}<h3 id="warnings">Warnings</h3><ul class="warnings">{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
+<details class="section" id="configuration"><summary><h2>Configuration</h2></summary>
+<pre>{{.ConfigJSON}}</pre></details>
+<script>
+// A link into a collapsed section opens it.
+function openTarget() { for (let e = document.getElementById(decodeURIComponent(location.hash.slice(1))); e; e = e.parentElement) { if (e.tagName === "DETAILS") e.open = true; } }
+addEventListener("hashchange", openTarget); openTarget();
+</script>
 </body>
 </html>
 `))

@@ -115,7 +115,7 @@ func splitFigures(figs []figure) (general, twoD []figure) {
 }
 
 // The report's sampler table and 2-D tasks section, called from reportTemplate.
-var _ = template.Must(reportTemplate.New("samplers").Parse(`{{if .Samplers}}<h2>Sampler against exact JEM</h2>
+var _ = template.Must(reportTemplate.New("samplers").Parse(`{{if .Samplers}}<section id="samplers"><h2>Sampler against exact JEM</h2>
 <div class="scroll"><table>
 <thead><tr><th class="l key">point</th><th class="l">task</th><th class="l">sampler method</th><th class="l">sampler options</th><th>pairs (excluded)</th><th>mean KL exact JEM</th><th>mean KL sampler</th><th>excess KL (nats)</th><th>95% CI</th><th>excess / exact</th><th>q(x) excess KL (nats)</th><th>95% CI</th><th>share of tasks worse</th><th>Wilcoxon p (two-sided)</th></tr></thead>
 <tbody>
@@ -124,10 +124,10 @@ var _ = template.Must(reportTemplate.New("samplers").Parse(`{{if .Samplers}}<h2>
 </table></div>
 <p>A sampler method trains the JEM loss with the gradient of log Z estimated from samples (sgld: SGLD chains from a replay buffer; pcd: persistent Markov chains), where exact JEM computes it. Over the tasks (tables) where both its run and exact JEM's converged
 (pairs; excluded: either diverged or is missing): the mean joint KL(p‖q) of each, the sampler's excess KL<sub>sampler</sub> − KL<sub>jem</sub> (positive when the sampler is worse) with its 95% CI,
-that excess over exact JEM's mean KL, the same excess for the marginal KL(p(x)‖q(x)), the share of tasks where the sampler's KL is higher, and the two-sided Wilcoxon signed-rank test of the paired differences.</p>
+that excess over exact JEM's mean KL, the same excess for the marginal KL(p(x)‖q(x)), the share of tasks where the sampler's KL is higher, and the two-sided Wilcoxon signed-rank test of the paired differences.</p></section>
 {{end}}`))
 
-var _ = template.Must(reportTemplate.New("tasks2d").Parse(`{{if .Show2D}}<h2>2-D tasks</h2>
+var _ = template.Must(reportTemplate.New("tasks2d").Parse(`{{if .Show2D}}<section id="tasks2d"><h2>2-D tasks</h2>
 <p>A 2-D task is a continuous joint p(x, y) over the plane (a Gaussian mixture, two moons or circles) with K classes. Its KLs are exact on the evaluation grid:
 p and every learned q(x, y) = exp f(x)[y] / Z are normalised over the G×G cells of the box [−b, b]² and the K classes. Exact JEM (jem) computes Z on its training grid;
 a sampler (sgld) replaces it by SGLD samples from a replay buffer. The tasks have no add-½ reference and no floor, so the error split and the floor columns do not apply to them.</p>
@@ -135,9 +135,11 @@ a sampler (sgld) replaces it by SGLD samples from a replay buffer. The tasks hav
 <ul class="claims">
 {{range .Claims}}<li><strong>Point {{.PointID}}, {{.Promise}}:</strong> {{.Claim}}; here {{.Measured}}</li>
 {{end}}</ul>
-{{end}}{{range .Figures2D}}<figure id="{{.Name}}">
-<img src="{{.File}}" alt="{{.Title}}">
+{{end}}{{if .Figures2D}}<details class="section" id="figures2d"><summary><strong>{{len .Figures2D}} 2-D task figure(s)</strong>: truth against each method, training curves, calibration, OOD scores, samples</summary>
+{{range .Figures2D}}<figure id="{{.Name}}">
+<img src="{{.File}}" alt="{{.Title}}" loading="lazy">
 <figcaption><strong>{{.Title}}.</strong> {{.Caption}}</figcaption>
 </figure>
+{{end}}</details>
 {{else}}<p>No 2-D task figures: the run sent no learned grids or curves.</p>
-{{end}}{{end}}`))
+{{end}}</section>{{end}}`))
