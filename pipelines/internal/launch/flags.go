@@ -62,6 +62,7 @@ func RegisterFlags(fs *flag.FlagSet, d Defaults) *Flags {
 			axisFlag(fs, name, a, &f.grid)
 		}
 	}
+	registerAliases(fs)
 	return f
 }
 
@@ -132,6 +133,9 @@ func (f *OptionFlags) Overwrite() bool { return *f.overwrite }
 func (f *Flags) Config(pipeline string) (Config, error) {
 	given := map[string]bool{}
 	f.fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	if err := resolveAliases(f.fs, given); err != nil {
+		return Config{}, err
+	}
 	p := stages.Point{Grid: f.grid, Tables: *f.tables}
 	if *f.tasksFrom != "" {
 		p.Task = tasks.TaskFile
@@ -209,7 +213,8 @@ func checkGiven(given map[string]bool, p stages.Point, tablesFrom, tasksFrom str
 }
 
 // shortUsage makes a parse error on fs print one line, "NAME: error: MESSAGE (run with
-// -help for the flags)", instead of the error followed by the usage of every flag
+// -help for the flags)", where an unknown flag's MESSAGE ends in a hint (see hint: the
+// reference implementation's flags, "did you mean --X?"), instead of the error followed by the usage of every flag
 // (Beam's included); -help and -h still print them all. The flag package writes an
 // error to fs.Output() and then calls fs.Usage, while -help calls fs.Usage alone, so
 // fs's output is held back until Usage decides which case it is. The exit status
@@ -222,6 +227,11 @@ func shortUsage(fs *flag.FlagSet) {
 		msg := strings.TrimSpace(out.held.String())
 		out.held.Reset()
 		if msg != "" {
+			if unknown, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok && !strings.Contains(unknown, "\n") {
+				if h := hint(fs, unknown); h != "" {
+					msg += ": " + h
+				}
+			}
 			fmt.Fprintf(out.w, "%s: error: %s (run with -help for the flags)\n", name, strings.ReplaceAll(msg, "\n", "; "))
 			return
 		}
