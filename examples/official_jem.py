@@ -6,8 +6,9 @@ trains, on each task, a JEM with the reference implementation's recipe (Grathwoh
 writes the model's logits on the evaluation points for jemcheck's `evaluate` pipeline, which
 scores them against the exact truth (examples/README.md has the whole path and the columns).
 
-    /usr/bin/python3 examples/official_jem.py --export ./out/export --out ./out/official.csv
-    (then jemcheck's evaluate pipeline on ./out/export and ./out/official.csv: see its -help)
+    go run ./pipelines/export --task=gmm:3,2 --tables=20 --out=out/export --csv
+    /usr/bin/python3 examples/official_jem.py --export out/export --out out/official.csv
+    go run ./pipelines/evaluate --from=out/export --logits=out/official.csv --methods=jem,sgld --out=out/evaluated
 
 The recipe, per task (the reference implementation's, adapted to a 2-D task as jemcheck's own
 `sgld` method adapts it, models/kernel/sgld2d.go):
@@ -31,8 +32,9 @@ The recipe, per task (the reference implementation's, adapted to a 2-D task as j
   - divergence guard: the reference stops at |L| > 1e8; here, as jemcheck's sgld, a step whose
     loss or mean logsumexp on the data or on the negatives is non-finite or above --max_energy
     (1e3) in size is not applied and the task keeps its last good parameters (a warning says so).
-The defaults of --lr, --steps, --batch_size and --model are the exported point's (jemcheck's
-2-D defaults: 0.003, 1500, 64, mlp:32,32); --n_steps 20, --sgld_lr 1.0, --sgld_std 0.01,
+The defaults of --lr, --steps, --batch_size, --model and --seed are the exported point's (from
+export.json, else the export's config.json; jemcheck's 2-D defaults are 0.003, 1500, 64,
+mlp:32,32); --n_steps 20, --sgld_lr 1.0, --sgld_std 0.01,
 --buffer_size 10000, --reinit_freq 0.05 and --p_x_weight 1.0 are the reference implementation's,
 which jemcheck's sgld also uses by default.
 
@@ -40,7 +42,11 @@ Torch runs on one thread (torch.set_num_threads(1)); every draw is seeded by --s
 point's seed) and the task id, so a run is repeatable.
 
 Input: EXPORT/export.json and the files it names (CSV, or Parquet when pyarrow is importable).
-Output (--out, CSV): task_id, cell, y, logit, model: one row per task x evaluation point x class.
+Output (--out, CSV): task_id, cell, y, logit, model: one row per task x evaluation point x class;
+a cell's logit is the log of the model's mean of exp f(x)[y] over the cell by the 3x3
+Gauss-Legendre rule, as jemcheck computes its own runs' (--cell_rule centre: f at the centre).
+--export and --out default to $JEMCHECK_EXPORT and $JEMCHECK_LOGITS, so the script also runs as
+evaluate's --command='/usr/bin/python3 examples/official_jem.py'.
 
 Setup: apt-get install -y python3-torch python3-numpy python3-pandas
 """
@@ -61,8 +67,10 @@ import torch.nn.functional as F
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--export", required=True, help="the export directory (holds export.json)")
-    p.add_argument("--out", required=True, help="the logits CSV to write")
+    p.add_argument("--export", default=os.environ.get("JEMCHECK_EXPORT"),
+                   help="the export directory (holds export.json; default $JEMCHECK_EXPORT)")
+    p.add_argument("--out", default=os.environ.get("JEMCHECK_LOGITS"),
+                   help="the logits CSV to write (default $JEMCHECK_LOGITS)")
     p.add_argument("--point", type=int, default=None, help="the point_id of export.json to train (default: the first)")
     p.add_argument("--tasks", type=int, default=0, help="train the first N tasks only (0: all)")
     p.add_argument("--model_name", default="official-jem", help="the model column of the logits file")
@@ -86,7 +94,12 @@ def parse_args(argv=None):
     p.add_argument("--separate_px_batch", action="store_true",
                    help="draw the p(x) term's batch apart from the CE batch (the reference's two loaders)")
     p.add_argument("--max_energy", type=float, default=1e3, help="divergence guard on |loss| and |mean logsumexp f|")
+    p.add_argument("--cell_rule", choices=["gl3", "centre"], default="gl3",
+                   help="a cell's logit: log of the mean of exp f over the cell by the 3x3 Gauss-Legendre rule "
+                        "(jemcheck's own runs) or f at the centre (the one-point rule)")
     a = p.parse_args(argv)
+    if not a.export or not a.out:
+        p.error("give --export and --out (or set $JEMCHECK_EXPORT and $JEMCHECK_LOGITS)")
     if a.n_epochs is not None and a.steps is not None:
         p.error("give --steps or --n_epochs, not both")
     return a
@@ -211,6 +224,26 @@ def train_task(x, y, k, hidden, box, a, seed):
     return f, 0
 
 
+# The 3-point Gauss-Legendre rule on [0, 1]: nodes 1/2 and 1/2 -+ sqrt(3/5)/2, weights 5/18, 8/18, 5/18
+# (prob.CellRule, the rule of jemcheck's own cell logits and of the truth's cell masses).
+GL3_OFFSETS = [0.5 - math.sqrt(0.6) / 2, 0.5, 0.5 + math.sqrt(0.6) / 2]
+GL3_WEIGHTS = [5 / 18, 8 / 18, 5 / 18]
+
+
+def cell_logits(f, centres, h, rule):
+    """The logits of the cells of width h at the centres: log of the mean of exp f(x)[y] over each
+    cell by the 3x3 Gauss-Legendre rule (gl3), or f at the centre (centre). [cells, K] float64."""
+    with torch.no_grad():
+        if rule == "centre":
+            return f(centres.float()).double().numpy()
+        parts = []
+        for oa, wa in zip(GL3_OFFSETS, GL3_WEIGHTS):
+            for ob, wb in zip(GL3_OFFSETS, GL3_WEIGHTS):
+                x = centres + torch.tensor([oa - 0.5, ob - 0.5], dtype=torch.float64) * h
+                parts.append(f(x.float()).double() + math.log(wa * wb))
+        return torch.logsumexp(torch.stack(parts), 0).numpy()
+
+
 def main(argv=None):
     a = parse_args(argv)
     torch.set_num_threads(1)
@@ -229,23 +262,37 @@ def main(argv=None):
             sys.exit(f"official_jem: no point {a.point} in the export")
     if pt.get("kind", "plane") != "plane" or pt.get("dimension", 2) != 2:
         sys.exit(f"official_jem: point {pt['point_id']} is a {pt.get('kind')} point of dimension {pt.get('dimension')}: this client trains 2-D tasks")
-    a.lr = pt["lr"] if a.lr is None else a.lr
+    # The point's settings: export.json's, else config.json's (the run's configuration),
+    # else jemcheck's 2-D defaults.
+    cfg = {}
+    if ex.get("config") and os.path.exists(os.path.join(a.export, ex["config"])):
+        with open(os.path.join(a.export, ex["config"])) as fh:
+            cfg = json.load(fh)
+    cpt = next((q for q in cfg.get("points", []) if q.get("point_id") == pt["point_id"]), {})
+
+    def setting(key, default):
+        v = pt.get(key, cpt.get(key))
+        return default if v in (None, 0, "") else v
+
+    if a.lr is None:
+        a.lr = float(setting("lr", 3e-3))
     if a.batch_size is None:
-        a.batch_size = int(pt.get("batch_size") or 64)  # jemcheck's 2-D default
-    hidden = parse_model(a.model or pt.get("model", "mlp:32,32"))
-    seed = pt.get("seed", 1) if a.seed is None else a.seed
+        a.batch_size = int(setting("batch_size", 64))
+    hidden = parse_model(a.model or setting("model", "mlp:32,32"))
+    seed = int(pt.get("seed", cfg.get("options", {}).get("seed", 1))) if a.seed is None else a.seed
     k, box = int(pt["classes"]), float(pt["box"])
     id_col, sup_col = pt.get("id_column", "task_id"), pt.get("support_column", "cell")
 
     files = pt["files"]
     samples = pd.concat([read_table(a.export, f) for f in files["samples"]], ignore_index=True)
     cells = read_table(a.export, files["points"]).sort_values(sup_col)
-    xc = torch.tensor(cells[["x0", "x1"]].to_numpy(np.float32))
+    xc = torch.tensor(cells[["x0", "x1"]].to_numpy(np.float64))
+    h = 2 * box / int(pt.get("grid") or round(math.sqrt(len(cells))))  # the cell width
     ids = list(pt["ids"])[: a.tasks or None]
     if a.n_epochs is not None:
         a.steps = a.n_epochs * max(1, int(pt["samples"]) // a.batch_size)
     elif a.steps is None:
-        a.steps = int(pt["steps"])
+        a.steps = int(setting("steps", 1500))
     print(f"official_jem: point {pt['point_id']} {pt['task']}: {len(ids)} tasks, model {hidden} K={k}, "
           f"{a.steps} Adam steps lr {a.lr} batch {a.batch_size}, SGLD n_steps {a.n_steps} sgld_lr {a.sgld_lr} "
           f"sgld_std {a.sgld_std} buffer {a.buffer_size} reinit {a.reinit_freq}, p_x_weight {a.p_x_weight}", file=sys.stderr)
@@ -262,8 +309,7 @@ def main(argv=None):
         f, diverged = train_task(x, y, k, hidden, box, a, seed * 1_000_003 + int(tid))
         if diverged:
             print(f"official_jem: task {tid}: the divergence guard fired at step {diverged}; kept the last good parameters", file=sys.stderr)
-        with torch.no_grad():
-            logits = f(xc).numpy().astype(np.float64)  # [cells, K]
+        logits = cell_logits(f, xc, h, a.cell_rule)  # [cells, K]
         m = len(cells)
         out.append(pd.DataFrame({
             "task_id": np.full(m * k, tid, dtype=np.int64),
