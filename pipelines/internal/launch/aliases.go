@@ -152,19 +152,20 @@ func resolveAliases(fs *flag.FlagSet, given map[string]bool) error {
 }
 
 // hint is what the error on the unknown flag name adds: the reference implementation's
-// hint (RefFlags), where a grid axis goes (a command without the axis flags: sweep), or
-// "did you mean" the nearest of fs's flags; "" for none.
+// hint (RefFlags), where a grid axis goes (a command with a sweep spec, --spec, and no
+// axis flags), or "did you mean" the nearest of fs's flags; "" for none.
 func hint(fs *flag.FlagSet, name string) string {
 	norm := normFlag(name)
+	spec := fs.Lookup("spec") != nil
 	if r, ok := refFlag(norm); ok {
 		switch {
 		case r.Flag == "":
 			return r.Note
-		case fs.Lookup(r.Flag) == nil && isAxisFlag(r.Flag):
+		case spec && fs.Lookup(r.Flag) == nil && isAxisFlag(r.Flag):
 			return fmt.Sprintf("alias of %s, a grid axis: set %s (or %s) in the sweep spec's defaults or grid", r.Flag, r.Flag, r.Name)
 		}
 	}
-	if fs.Lookup(norm) == nil && isAxisFlag(norm) {
+	if spec && fs.Lookup(norm) == nil && isAxisFlag(norm) {
 		return fmt.Sprintf("a grid axis: set %s in the sweep spec's defaults or grid", norm)
 	}
 	if s := suggest(fs, name); len(s) > 0 {

@@ -82,9 +82,9 @@ func axisFlag(fs *flag.FlagSet, name string, a schemas.AxisDef, g *schemas.Grid)
 }
 
 // RegisterOptionFlags defines the run-wide flags on fs, and makes a flag error short
-// (see shortUsage).
+// (see ShortUsage).
 func RegisterOptionFlags(fs *flag.FlagSet, out string) *OptionFlags {
-	shortUsage(fs)
+	ShortUsage(fs)
 	th := stages.DefaultThresholds()
 	return &OptionFlags{
 		tablesFrom: fs.String("tables_from", "", "read the true tables from this Parquet or CSV file (path or URL) instead of generating them"),
@@ -212,14 +212,16 @@ func checkGiven(given map[string]bool, p stages.Point, tablesFrom, tasksFrom str
 	return nil
 }
 
-// shortUsage makes a parse error on fs print one line, "NAME: error: MESSAGE (run with
+// ShortUsage makes a parse error on fs print one line, "NAME: error: MESSAGE (run with
 // -help for the flags)", where an unknown flag's MESSAGE ends in a hint (see hint: the
-// reference implementation's flags, "did you mean --X?"), instead of the error followed by the usage of every flag
-// (Beam's included); -help and -h still print them all. The flag package writes an
+// reference implementation's flags, "did you mean --X?"), instead of the error followed
+// by the usage of every flag (Beam's included); -help and -h still print them all.
+// RegisterOptionFlags calls it; a command that defines its flags itself calls it before
+// parsing, after setting fs's output if at all. The flag package writes an
 // error to fs.Output() and then calls fs.Usage, while -help calls fs.Usage alone, so
 // fs's output is held back until Usage decides which case it is. The exit status
 // (2 for an error with flag.ExitOnError) is unchanged.
-func shortUsage(fs *flag.FlagSet) {
+func ShortUsage(fs *flag.FlagSet) {
 	out := &heldOutput{w: fs.Output()}
 	fs.SetOutput(out)
 	name := filepath.Base(fs.Name())

@@ -219,3 +219,29 @@ func TestRefFlags(t *testing.T) {
 		t.Errorf("README.md does not hold the reference flags table (launch.ReferenceFlagsMarkdown); paste:\n%s", want)
 	}
 }
+
+// TestShortUsagePlain: a command that defines its own flags (evaluate's kind) gets the
+// same one-line errors from ShortUsage, and no sweep-spec hint without --spec.
+func TestShortUsagePlain(t *testing.T) {
+	tests := []struct{ name, arg, want string }{
+		{"did you mean", "-logit=x.csv", "evaluate: error: flag provided but not defined: -logit: did you mean --logits? (run with -help for the flags)\n"},
+		{"an axis is no spec key here", "-lr=0.1", "evaluate: error: flag provided but not defined: -lr (run with -help for the flags)\n"},
+		{"reference hint", "-n_epochs=3", "evaluate: error: flag provided but not defined: -n_epochs: jemcheck counts optimiser steps, not epochs: use --steps (an epoch is samples/batch_size steps) (run with -help for the flags)\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("evaluate", flag.ContinueOnError)
+			var out bytes.Buffer
+			fs.SetOutput(&out)
+			fs.String("logits", "", "")
+			fs.String("from", "", "")
+			ShortUsage(fs)
+			if err := fs.Parse([]string{tt.arg}); err == nil {
+				t.Fatal("Parse succeeded")
+			}
+			if out.String() != tt.want {
+				t.Errorf("output %q, want %q", out.String(), tt.want)
+			}
+		})
+	}
+}
