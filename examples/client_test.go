@@ -31,7 +31,7 @@ func needTorch(t *testing.T) {
 }
 
 // tinyExport writes an export directory in the layout of jemcheck's export pipeline
-// (export.json, CSV siblings of the Parquet files it names): tasks 2-D tasks of two
+// (export.json, config.json, CSV siblings of the Parquet files it names): tasks 2-D tasks of two
 // classes, one Gaussian each, n draws per task, a g×g grid of evaluation points over
 // [−box, box]².
 func tinyExport(t *testing.T, dir string, tasks, n, g int, box float64) {
@@ -55,18 +55,24 @@ func tinyExport(t *testing.T, dir string, tasks, n, g int, box float64) {
 		fmt.Fprintf(&points, "%d,%g,%g\n", c, -box+(float64(c/g)+0.5)*h, -box+(float64(c%g)+0.5)*h)
 	}
 	point := map[string]any{
-		"point_id": 0, "kind": "plane", "task": "gmm:2,1", "classes": 2, "dimension": 2, "samples": n, "ids": ids,
-		"id_column": "task_id", "support_column": "cell", "support": g * g, "grid": g, "box": box,
-		"model": "mlp:8,8", "lr": 0.003, "steps": 1500, "seed": 1,
-		"files": map[string]any{"samples": []string{"samples/point-0000-part-00000.parquet"},
+		"point_id": 0, "kind": "plane", "task": "gmm:2,1", "classes": 2, "dimension": 2, "samples": n, "tasks": tasks, "ids": ids,
+		"id_column": "task_id", "support_column": "cell", "support": g * g, "columns": []string{"x0", "x1"}, "grid": g, "box": box,
+		"model": "mlp:8,8", "files": map[string]any{"samples": []string{"samples/point-0000-part-00000.parquet"},
 			"points": "points/point-0000.parquet", "truth": "truth.parquet"},
 	}
-	manifest, err := json.MarshalIndent(map[string]any{"format": "jemcheck-export/1", "points": []any{point}}, "", " ")
+	manifest, err := json.MarshalIndent(map[string]any{"format": "jemcheck-export/1", "config": "config.json", "points": []any{point}}, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The run's configuration: the client takes lr, steps, batch_size and the seed from it.
+	config, err := json.Marshal(map[string]any{"options": map[string]any{"seed": 3},
+		"points": []any{map[string]any{"point_id": 0, "lr": 0.003, "steps": 1500, "batch_size": 32, "model": "mlp:8,8"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, body := range map[string]string{
 		"export.json":                       string(manifest),
+		"config.json":                       string(config),
 		"samples/point-0000-part-00000.csv": samples.String(),
 		"points/point-0000.csv":             points.String(),
 	} {
@@ -90,9 +96,13 @@ func TestOfficialJEMClient(t *testing.T) {
 	tinyExport(t, dir, tasks, 200, g, 4)
 	out := filepath.Join(dir, "logits.csv")
 	cmd := exec.Command(python, "official_jem.py", "--export", dir, "--out", out, "--tasks", strconv.Itoa(used),
-		"--steps", "30", "--n_steps", "5", "--buffer_size", "500", "--batch_size", "32", "--model_name", "tiny")
-	if msg, err := cmd.CombinedOutput(); err != nil {
+		"--steps", "30", "--n_steps", "5", "--buffer_size", "500", "--model_name", "tiny")
+	msg, err := cmd.CombinedOutput()
+	if err != nil {
 		t.Fatalf("official_jem.py: %v\n%s", err, msg)
+	}
+	if want := "2 tasks, model [8, 8] K=2, 30 Adam steps lr 0.003 batch 32"; !strings.Contains(string(msg), want) {
+		t.Errorf("the client did not take the export's settings (%q):\n%s", want, msg)
 	}
 	f, err := os.Open(out)
 	if err != nil {
