@@ -168,7 +168,20 @@ func hint(fs *flag.FlagSet, name string) string {
 	if spec && fs.Lookup(norm) == nil && isAxisFlag(norm) {
 		return fmt.Sprintf("a grid axis: set %s in the sweep spec's defaults or grid", norm)
 	}
-	if s := suggest(fs, name); len(s) > 0 {
+	var names, hints []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	for _, r := range RefFlags {
+		if r.Flag == "" {
+			hints = append(hints, r.Name)
+		}
+	}
+	s := suggest(append(names, hints...), name)
+	if len(s) == 1 && slices.Contains(hints, s[0]) { // a misspelt reference flag jemcheck does not take
+		r, _ := refFlag(s[0])
+		return fmt.Sprintf("the reference implementation's --%s? %s", r.Name, r.Note)
+	}
+	s = slices.DeleteFunc(s, func(n string) bool { return slices.Contains(hints, n) })
+	if len(s) > 0 {
 		return "did you mean --" + strings.Join(s, " or --") + "?"
 	}
 	return ""
@@ -182,11 +195,12 @@ func isAxisFlag(name string) bool {
 // normFlag is a flag name in lower case with '-' as '_'.
 func normFlag(name string) string { return strings.ReplaceAll(strings.ToLower(name), "-", "_") }
 
-// suggest returns up to three of fs's flags nearest to the unknown name, in name order:
+// suggest returns up to three of names (in their order) nearest to the unknown name:
 // the same up to case and '-' for '_'; else those at the least optimal-string-alignment
-// distance (at most a third of the name's length, at least 1, at most 3), a flag the
-// name (3 letters or more) begins or (4 or more) is contained in counting as distance 1½.
-func suggest(fs *flag.FlagSet, name string) []string {
+// distance (at most a third of the name's length, at least 1, at most 3), a name the
+// unknown one (3 letters or more) begins or (4 or more) is contained in counting as
+// distance 1½.
+func suggest(names []string, name string) []string {
 	norm := normFlag(name)
 	type cand struct {
 		name  string
@@ -194,22 +208,22 @@ func suggest(fs *flag.FlagSet, name string) []string {
 	}
 	var cs []cand
 	limit := 2 * min(3, max(1, len([]rune(norm))/3))
-	fs.VisitAll(func(f *flag.Flag) {
-		c := normFlag(f.Name)
+	for _, n := range names {
+		c := normFlag(n)
 		score := 2 * osa(norm, c)
 		if len(norm) >= 4 && strings.Contains(c, norm) || len(norm) >= 3 && strings.HasPrefix(c, norm) {
 			score = min(score, 3)
 		}
 		if score <= max(limit, 3) {
-			cs = append(cs, cand{f.Name, score})
+			cs = append(cs, cand{n, score})
 		}
-	})
+	}
 	if len(cs) == 0 {
 		return nil
 	}
 	best := slices.MinFunc(cs, func(a, b cand) int { return a.score - b.score }).score
 	var out []string
-	for _, c := range cs { // VisitAll visits in name order
+	for _, c := range cs {
 		if c.score == best && len(out) < 3 {
 			out = append(out, c.name)
 		}

@@ -113,6 +113,8 @@ func TestDidYouMean(t *testing.T) {
 		{"reference optimizer", "-optimizer=adam", ": jemcheck trains with Adam"},
 		{"reference save_dir", "-save_dir=x", ": jemcheck writes a run's outputs to --out"},
 		{"reference warm-up with dashes", "-warmup-iters=1000", ": jemcheck's learning rate (--lr) is constant, with no warm-up"},
+		{"reference flag misspelt", "-n_epoch=10", ": the reference implementation's --n_epochs? jemcheck counts optimiser steps, not epochs: use --steps"},
+		{"reference flag in British spelling", "-optimiser=adam", ": the reference implementation's --optimizer? jemcheck trains with Adam"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
