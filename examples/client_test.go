@@ -141,3 +141,20 @@ func TestOfficialJEMClient(t *testing.T) {
 		seen[key] = true
 	}
 }
+
+// TestOfficialJEMBatches: the client's minibatches are --batch_size draws each, every
+// draw once per epoch (an epoch boundary inside a batch included).
+func TestOfficialJEMBatches(t *testing.T) {
+	needTorch(t)
+	const check = `
+import torch, official_jem as o
+b = o.Batches(10, 4, torch.Generator().manual_seed(0))
+got = [b.next().tolist() for _ in range(5)]
+assert all(len(x) == 4 for x in got), got
+flat = sum(got, [])
+assert sorted(flat[:10]) == list(range(10)) and sorted(flat[10:20]) == list(range(10)), got
+`
+	if msg, err := exec.Command(python, "-c", check).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, msg)
+	}
+}

@@ -184,14 +184,15 @@ class Batches:
         self.order, self.pos = None, n
 
     def next(self):
-        idx = []
-        while len(idx) < self.b:
+        parts, got = [], 0
+        while got < self.b:
             if self.pos == self.n:
                 self.order, self.pos = torch.randperm(self.n, generator=self.gen), 0
-            take = min(self.b - len(idx), self.n - self.pos)
-            idx.append(self.order[self.pos:self.pos + take])
+            take = min(self.b - got, self.n - self.pos)
+            parts.append(self.order[self.pos:self.pos + take])
             self.pos += take
-        return torch.cat(idx)
+            got += take
+        return torch.cat(parts)
 
 
 def train_task(x, y, k, hidden, box, a, seed):
