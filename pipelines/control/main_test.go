@@ -220,6 +220,13 @@ func TestExitStatus(t *testing.T) {
 		{"nan lr", "--lr=NaN", "lr must be"},
 		{"unknown method", "--methods=baseline,magic", "unknown method"},
 		{"unknown model", "--model=transformer", "model"},
+		// One line naming the nearest flags, the reference implementation's hints, its aliases.
+		{"mistyped flag", "--sampels=10", "error: flag provided but not defined: -sampels: did you mean --samples? (run with -help for the flags)\n"},
+		{"mistyped alias", "--n_step=5", "-n_step: did you mean --n_steps?"},
+		{"reference epochs", "--n_epochs=200", "-n_epochs: jemcheck counts optimiser steps, not epochs: use --steps"},
+		{"reference dataset", "--dataset=cifar10", "-dataset: jemcheck's data are its tasks: use --task"},
+		{"alias and target", "--task=gmm:2,1 --n_steps=5 --sgld_steps=5", "n_steps: alias of --sgld_steps, which is given too"},
+		{"alias checked", "--task=gmm:2,1 --n_steps=-1", "sgld_steps must be in [0, 10000], got -1"},
 		// An S3 bucket behind a closed local port: the run stops before writing anything.
 		{"unreachable bucket", "--out=s3://bucket/run?region=us-east-1&endpoint=http://127.0.0.1:9&use_path_style=true",
 			"cannot be listed"},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -80,6 +81,31 @@ func TestSweepBadSpec(t *testing.T) {
 			}
 			if _, err := os.Stat(out); !os.IsNotExist(err) {
 				t.Errorf("output written for a bad spec")
+			}
+		})
+	}
+}
+
+// TestExitStatusFlags runs the command with a flag it does not have: status 2 and one
+// line that says what to do (a grid axis or its reference alias goes in the spec).
+func TestExitStatusFlags(t *testing.T) {
+	tests := []struct{ name, args, want string }{
+		{"axis flag", "--spec=x.yaml --sgld_steps=5", "error: flag provided but not defined: -sgld_steps: a grid axis: set sgld_steps in the sweep spec's defaults or grid (run with -help for the flags)\n"},
+		{"alias of an axis", "--spec=x.yaml --n_steps=5", "-n_steps: alias of sgld_steps, a grid axis: set sgld_steps (or n_steps) in the sweep spec's defaults or grid"},
+		{"mistyped", "--spec=x.yaml --sed=3", "-sed: did you mean --seed?"},
+		{"reference epochs", "--spec=x.yaml --n_epochs=3", "-n_epochs: jemcheck counts optimiser steps"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append(os.Environ(), launchtest.EnvArgs+"="+tt.args)
+			msg, err := cmd.CombinedOutput()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+				t.Fatalf("exit = %v, want status 2; output:\n%s", err, msg)
+			}
+			if !strings.Contains(string(msg), tt.want) || strings.Count(string(msg), "\n") != 1 {
+				t.Errorf("output %q is not one line with %q", msg, tt.want)
 			}
 		})
 	}

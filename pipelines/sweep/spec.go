@@ -30,6 +30,10 @@ package main
 //	shape          table shape "XxK", e.g. "4x2" (sets x_values and classes; use either
 //	               shape or x_values/classes, not both)
 //
+// The reference implementation's names of axes (launch.RefFlags: n_steps for
+// sgld_steps, p_x_weight for jem_px_weight) are keys too, in defaults and in grid; an
+// alias and its axis in the same place is an error, and the spec records the axis.
+//
 // Integers may be written as integral floats (1e4); numbers must not be quoted and
 // strings may be quoted or not, but must be strings (model: 3 is an error). An axis may
 // appear in defaults or in grid, not both, and `replicates` excludes a replicate axis.
@@ -78,6 +82,7 @@ import (
 	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models"
 	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages"
 	"github.com/jemcheck/jemcheck/storage"
@@ -277,6 +282,9 @@ func ParseSpec(data []byte) (spec *Spec, err error) {
 	case !errors.Is(dec.Decode(new(yaml.Node)), io.EOF):
 		return nil, errors.New("spec: more than one YAML document")
 	}
+	if err := s.resolveAliases(); err != nil {
+		return nil, err
+	}
 	if s.Name == "" {
 		return nil, errors.New("name: missing (required: [a-z0-9-]+)")
 	}
@@ -287,6 +295,59 @@ func ParseSpec(data []byte) (spec *Spec, err error) {
 		return nil, err
 	}
 	return &s, nil
+}
+
+// axisOfAlias is the axis an alias of the reference implementation's names, if its
+// target is an axis's flag.
+func axisOfAlias(r launch.RefFlag) (schemas.AxisDef, bool) {
+	i := slices.IndexFunc(schemas.AxisDefs, func(a schemas.AxisDef) bool { return a.FlagName() == r.Flag })
+	if i < 0 {
+		return schemas.AxisDef{}, false
+	}
+	return schemas.AxisDefs[i], true
+}
+
+// aliasField is the name of an alias's field in Defaults and Grid: "Ref" and the alias
+// in camel case (n_steps: RefNSteps).
+func aliasField(r launch.RefFlag) string {
+	var b strings.Builder
+	b.WriteString("Ref")
+	for _, part := range strings.Split(r.Name, "_") {
+		if part != "" {
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String()
+}
+
+// resolveAliases moves the values of the reference implementation's keys (an alias of
+// launch.RefFlags, e.g. n_steps) to their axes (sgld_steps) in defaults and in grid,
+// and refuses an alias given beside its axis there.
+func (s *Spec) resolveAliases() error {
+	for _, part := range []struct {
+		name string
+		v    reflect.Value
+	}{{"defaults", reflect.ValueOf(&s.Defaults).Elem()}, {"grid", reflect.ValueOf(&s.Grid).Elem()}} {
+		for _, r := range launch.Aliases() {
+			a, ok := axisOfAlias(r)
+			if !ok {
+				continue
+			}
+			from, to := part.v.FieldByName(aliasField(r)), part.v.FieldByName(a.StructField().Name)
+			if !from.IsValid() || !to.IsValid() {
+				panic(fmt.Sprintf("sweep: the spec has no field %s for the alias %s: run go test ./pipelines/sweep -update_axes", aliasField(r), r.Name))
+			}
+			if from.IsZero() {
+				continue
+			}
+			if !to.IsZero() {
+				return fmt.Errorf("%s.%s: alias of %s, which is given too; give one of them", part.name, r.Name, a.Key())
+			}
+			to.Set(from)
+			from.SetZero()
+		}
+	}
+	return nil
 }
 
 // axis is one axis of the grid, in a form the odometer can use.

@@ -63,6 +63,7 @@ func RegisterFlags(fs *flag.FlagSet, d Defaults) *Flags {
 			axisFlag(fs, name, a, &f.grid)
 		}
 	}
+	registerAliases(fs)
 	return f
 }
 
@@ -82,9 +83,9 @@ func axisFlag(fs *flag.FlagSet, name string, a schemas.AxisDef, g *schemas.Grid)
 }
 
 // RegisterOptionFlags defines the run-wide flags on fs, and makes a flag error short
-// (see shortUsage).
+// (see ShortUsage).
 func RegisterOptionFlags(fs *flag.FlagSet, out string) *OptionFlags {
-	shortUsage(fs)
+	ShortUsage(fs)
 	th := stages.DefaultThresholds()
 	return &OptionFlags{
 		tablesFrom: fs.String("tables_from", "", "read the true tables from this Parquet or CSV file (path or URL) instead of generating them"),
@@ -138,6 +139,9 @@ func (f *OptionFlags) Resume() bool { return *f.resume }
 func (f *Flags) Config(pipeline string) (Config, error) {
 	given := map[string]bool{}
 	f.fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	if err := resolveAliases(f.fs, given); err != nil {
+		return Config{}, err
+	}
 	p := stages.Point{Grid: f.grid, Tables: *f.tables}
 	if *f.tasksFrom != "" {
 		p.Task = tasks.TaskFile
@@ -215,13 +219,16 @@ func checkGiven(given map[string]bool, p stages.Point, tablesFrom, tasksFrom str
 	return nil
 }
 
-// shortUsage makes a parse error on fs print one line, "NAME: error: MESSAGE (run with
-// -help for the flags)", instead of the error followed by the usage of every flag
-// (Beam's included); -help and -h still print them all. The flag package writes an
+// ShortUsage makes a parse error on fs print one line, "NAME: error: MESSAGE (run with
+// -help for the flags)", where an unknown flag's MESSAGE ends in a hint (see hint: the
+// reference implementation's flags, "did you mean --X?"), instead of the error followed
+// by the usage of every flag (Beam's included); -help and -h still print them all.
+// RegisterOptionFlags calls it; a command that defines its flags itself calls it before
+// parsing, after setting fs's output if at all. The flag package writes an
 // error to fs.Output() and then calls fs.Usage, while -help calls fs.Usage alone, so
 // fs's output is held back until Usage decides which case it is. The exit status
 // (2 for an error with flag.ExitOnError) is unchanged.
-func shortUsage(fs *flag.FlagSet) {
+func ShortUsage(fs *flag.FlagSet) {
 	out := &heldOutput{w: fs.Output()}
 	fs.SetOutput(out)
 	name := filepath.Base(fs.Name())
@@ -229,6 +236,11 @@ func shortUsage(fs *flag.FlagSet) {
 		msg := strings.TrimSpace(out.held.String())
 		out.held.Reset()
 		if msg != "" {
+			if unknown, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok && !strings.Contains(unknown, "\n") {
+				if h := hint(fs, unknown); h != "" {
+					msg += ": " + h
+				}
+			}
 			fmt.Fprintf(out.w, "%s: error: %s (run with -help for the flags)\n", name, strings.ReplaceAll(msg, "\n", "; "))
 			return
 		}
