@@ -35,10 +35,7 @@ var (
 )
 
 func main() {
-	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: compare [--out=DIR] RUN1 RUN2 [RUN...]\n")
-		flag.PrintDefaults()
-	}
+	launch.ShortUsage(flag.CommandLine)
 	flag.Parse()
 	// Flags may follow the runs (compare A B --out=C): parse what comes after each run.
 	var runs []string

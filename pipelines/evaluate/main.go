@@ -53,6 +53,7 @@ var (
 )
 
 func main() {
+	launch.ShortUsage(flag.CommandLine)
 	flag.Parse()
 	beam.Init()
 	launch.Logging(os.Stderr)
