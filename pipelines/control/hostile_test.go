@@ -3,10 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -36,18 +34,7 @@ const (
 // and --out=out, and returns its exit status and output (stdout and stderr).
 func runCommand(t *testing.T, args, out string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), launchtest.EnvArgs+"="+args+" --out="+out)
-	msg, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, string(msg)
-	case errors.As(err, &ee):
-		return ee.ExitCode(), string(msg)
-	}
-	t.Fatalf("run %s: %v\n%s", args, err, msg)
-	return 0, ""
+	return launchtest.RunMain(t, args, out)
 }
 
 // TestHostileFlags runs the command on hostile flag combinations, 2-D and tables: each

@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -207,7 +205,7 @@ func TestBadLogits(t *testing.T) {
 			logits := writeCSV(t, filepath.Join(tmp, fmt.Sprintf("l%d.csv", i)), tc.header, tc.rows)
 			out := filepath.Join(t.TempDir(), "out")
 			args := fmt.Sprintf("-from=%s -logits=%s %s", from, logits, tc.args)
-			code, msg := runMain(t, args, out)
+			code, msg := launchtest.RunMain(t, args, out)
 			lines := strings.Split(strings.TrimSpace(msg), "\n")
 			if code != 2 || len(lines) != 1 || !strings.Contains(msg, tc.want) {
 				t.Errorf("exit %d, output:\n%s\nwant exit 2 and one line with %q", code, msg, tc.want)
@@ -217,23 +215,6 @@ func TestBadLogits(t *testing.T) {
 			}
 		})
 	}
-}
-
-// runMain runs the test binary as the evaluate command.
-func runMain(t *testing.T, args, out string) (int, string) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), launchtest.EnvArgs+"="+args+" -out="+out)
-	msg, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, string(msg)
-	case errors.As(err, &ee):
-		return ee.ExitCode(), string(msg)
-	}
-	t.Fatalf("run %s: %v\n%s", args, err, msg)
-	return 0, ""
 }
 
 // TestTruthKinds: on every kind with a support, the true log joint as a model's logits

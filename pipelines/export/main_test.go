@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -110,12 +108,9 @@ func TestExportRefused(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
-			cmd := exec.Command(os.Args[0])
-			cmd.Env = append(os.Environ(), launchtest.EnvArgs+"="+tc.args+" -out="+out)
-			msg, err := cmd.CombinedOutput()
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(msg), tc.want) {
-				t.Errorf("%v, output:\n%s\nwant exit 2 with %q", err, msg, tc.want)
+			code, msg := launchtest.RunMain(t, tc.args, out)
+			if code != 2 || !strings.Contains(msg, tc.want) {
+				t.Errorf("exit %d, output:\n%s\nwant exit 2 with %q", code, msg, tc.want)
 			}
 			if _, err := os.Stat(out); !os.IsNotExist(err) {
 				t.Errorf("%s was created for a refused input", out)

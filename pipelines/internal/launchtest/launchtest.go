@@ -5,8 +5,10 @@ package launchtest
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -105,4 +107,22 @@ func CheckTemperature(t *testing.T, rows []schemas.ResultRow) {
 			t.Errorf("%s: best_temperature %v, kl_joint_best_temperature %v (kl_joint %v)", r.RunID, r.BestTemperature, r.KLJointBestTemperature, r.KLJoint)
 		}
 	}
+}
+
+// RunMain runs the test binary as its command (Main) with args and --out=out, and
+// returns the exit status and everything it printed.
+func RunMain(t *testing.T, args, out string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), EnvArgs+"="+args+" --out="+out)
+	msg, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, string(msg)
+	case errors.As(err, &ee):
+		return ee.ExitCode(), string(msg)
+	}
+	t.Fatalf("run %s: %v\n%s", args, err, msg)
+	return 0, ""
 }
