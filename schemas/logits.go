@@ -300,71 +300,139 @@ func (l *Logits) parseParquet(data []byte, want []string) (err error) {
 	if named < 0 {
 		none = l.model("")
 	}
-	buf := make([]parquet.Row, readBatch)
 	var at int64
 	var ints [3]int64
-	for _, rg := range pf.RowGroups() {
-		rows := rg.Rows()
-		for {
-			n, rerr := rows.ReadRows(buf)
-			for _, row := range buf[:n] {
-				at++
-				var logit float64
-				m, seen := none, 0
-				for _, v := range row {
-					c := v.Column()
-					j := slices.Index(idx, c)
-					if c == named {
-						if v.IsNull() {
-							return fmt.Errorf("row %d: %s is null", at, modelCol)
-						}
-						m = l.model(modelName(modelCol, v.String()))
-						continue
-					}
-					if j < 0 {
-						continue
-					}
-					if v.IsNull() {
-						return fmt.Errorf("row %d: %s is null", at, want[j])
-					}
-					seen++
-					switch k := v.Kind(); {
-					case j < 3 && k == parquet.Int64:
-						ints[j] = v.Int64()
-					case j < 3 && k == parquet.Int32:
-						ints[j] = int64(v.Int32())
-					case j == 3 && k == parquet.Double:
-						logit = v.Double()
-					case j == 3 && k == parquet.Float:
-						logit = float64(v.Float())
-					default:
-						typ := "an integer (INT32 or INT64)"
-						if j == 3 {
-							typ = "a floating-point number (DOUBLE or FLOAT)"
-						}
-						rows.Close()
-						return fmt.Errorf("row %d: %s holds a value of type %s, want %s", at, want[j], k, typ)
-					}
+	return eachRow(pf, func(row parquet.Row) error {
+		at++
+		var logit float64
+		m, seen := none, 0
+		for _, v := range row {
+			c := v.Column()
+			j := slices.Index(idx, c)
+			if c == named {
+				if v.IsNull() {
+					return fmt.Errorf("row %d: %s is null", at, modelCol)
 				}
-				if seen != len(want) {
-					return fmt.Errorf("row %d: a value of %s is missing", at, strings.Join(want, ", "))
-				}
-				if err := l.add(ints, logit, m, at); err != nil {
-					rows.Close()
-					return err
-				}
+				m = l.model(modelName(modelCol, v.String()))
+				continue
 			}
-			if errors.Is(rerr, io.EOF) || (rerr == nil && n == 0) {
-				break
+			if j < 0 {
+				continue
 			}
-			if rerr != nil {
-				rows.Close()
-				return fmt.Errorf("not a readable logits Parquet file: %w", rerr)
+			if v.IsNull() {
+				return fmt.Errorf("row %d: %s is null", at, want[j])
+			}
+			seen++
+			switch k := v.Kind(); {
+			case j < 3 && k == parquet.Int64:
+				ints[j] = v.Int64()
+			case j < 3 && k == parquet.Int32:
+				ints[j] = int64(v.Int32())
+			case j == 3 && k == parquet.Double:
+				logit = v.Double()
+			case j == 3 && k == parquet.Float:
+				logit = float64(v.Float())
+			default:
+				typ := "an integer (INT32 or INT64)"
+				if j == 3 {
+					typ = "a floating-point number (DOUBLE or FLOAT)"
+				}
+				return fmt.Errorf("row %d: %s holds a value of type %s, want %s", at, want[j], k, typ)
 			}
 		}
-		rows.Close()
+		if seen != len(want) {
+			return fmt.Errorf("row %d: a value of %s is missing", at, strings.Join(want, ", "))
+		}
+		return l.add(ints, logit, m, at)
+	})
+}
+
+// eachRow calls f with every row of pf, in order, read a batch at a time (the row is
+// reused: f must copy what it keeps); it stops at f's first error.
+func eachRow(pf *parquet.File, f func(parquet.Row) error) error {
+	buf := make([]parquet.Row, readBatch)
+	for _, rg := range pf.RowGroups() {
+		if err := func() error {
+			rows := rg.Rows()
+			defer rows.Close()
+			for {
+				n, err := rows.ReadRows(buf)
+				for _, row := range buf[:n] {
+					if ferr := f(row); ferr != nil {
+						return ferr
+					}
+				}
+				if errors.Is(err, io.EOF) || (err == nil && n == 0) {
+					return nil
+				}
+				if err != nil {
+					return fmt.Errorf("not a readable Parquet file: %w", err)
+				}
+			}
+		}(); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// ParquetToCSV writes the flat Parquet object key of b (one jemcheck wrote) as the CSV
+// object out: a header of its columns, then its rows; floats in the shortest form that
+// reads back exactly. The blob writer is closed and checked.
+func ParquetToCSV(ctx context.Context, b *blob.Bucket, key, out string) (err error) {
+	data, err := b.ReadAll(ctx, key)
+	if err != nil {
+		return err
+	}
+	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return err
+	}
+	w, err := b.NewWriter(ctx, out, &blob.WriterOptions{ContentType: "text/csv"})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	cw := csv.NewWriter(w)
+	var header []string
+	for _, path := range pf.Schema().Columns() {
+		header = append(header, strings.Join(path, "."))
+	}
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	rec := make([]string, len(header))
+	if err := eachRow(pf, func(row parquet.Row) error {
+		for _, v := range row {
+			rec[v.Column()] = csvValue(v)
+		}
+		return cw.Write(rec)
+	}); err != nil {
+		return err
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// csvValue formats a Parquet value for CSV.
+func csvValue(v parquet.Value) string {
+	switch v.Kind() {
+	case parquet.Int32:
+		return strconv.FormatInt(int64(v.Int32()), 10)
+	case parquet.Int64:
+		return strconv.FormatInt(v.Int64(), 10)
+	case parquet.Double:
+		return strconv.FormatFloat(v.Double(), 'g', -1, 64)
+	case parquet.Float:
+		return strconv.FormatFloat(float64(v.Float()), 'g', -1, 32)
+	case parquet.Boolean:
+		return strconv.FormatBool(v.Boolean())
+	}
+	return v.String()
 }
 
 // Finite reports whether v is a finite number (a logit must be).

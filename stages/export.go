@@ -1,21 +1,14 @@
 package stages
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/csv"
-	"errors"
 	"fmt"
-	"io"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/parquet-go/parquet-go"
-	"gocloud.dev/blob"
 
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/tasks"
@@ -112,7 +105,7 @@ func (f *writeExportFn) ProcessElement(ctx context.Context, _ []byte, truthKeys 
 	if f.CSV {
 		for _, key := range parquetKeys {
 			out := strings.TrimSuffix(key, ".parquet") + ".csv"
-			if err := parquetToCSV(ctx, f.bucket, key, out); err != nil {
+			if err := schemas.ParquetToCSV(ctx, f.bucket, key, out); err != nil {
 				return fmt.Errorf("export: %s as CSV: %w", key, err)
 			}
 			emit(out)
@@ -120,78 +113,4 @@ func (f *writeExportFn) ProcessElement(ctx context.Context, _ []byte, truthKeys 
 	}
 	progress(ctx, "export: %d point(s) -> %s", len(f.Points), ExportKey)
 	return nil
-}
-
-// parquetToCSV writes the flat Parquet file key (one jemcheck wrote) as CSV: a header
-// of its columns, then its rows; floats in the shortest form that reads back exactly.
-func parquetToCSV(ctx context.Context, b *blob.Bucket, key, out string) (err error) {
-	data, err := b.ReadAll(ctx, key)
-	if err != nil {
-		return err
-	}
-	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		return err
-	}
-	w, err := b.NewWriter(ctx, out, &blob.WriterOptions{ContentType: "text/csv"})
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	cw := csv.NewWriter(w)
-	var header []string
-	for _, path := range pf.Schema().Columns() {
-		header = append(header, strings.Join(path, "."))
-	}
-	if err := cw.Write(header); err != nil {
-		return err
-	}
-	rec := make([]string, len(header))
-	buf := make([]parquet.Row, 1024)
-	for _, rg := range pf.RowGroups() {
-		rows := rg.Rows()
-		for {
-			n, rerr := rows.ReadRows(buf)
-			for _, row := range buf[:n] {
-				for _, v := range row {
-					rec[v.Column()] = csvValue(v)
-				}
-				if err := cw.Write(rec); err != nil {
-					rows.Close()
-					return err
-				}
-			}
-			if errors.Is(rerr, io.EOF) || (rerr == nil && n == 0) {
-				break
-			}
-			if rerr != nil {
-				rows.Close()
-				return rerr
-			}
-		}
-		rows.Close()
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-// csvValue formats a Parquet value for CSV.
-func csvValue(v parquet.Value) string {
-	switch v.Kind() {
-	case parquet.Int32:
-		return strconv.FormatInt(int64(v.Int32()), 10)
-	case parquet.Int64:
-		return strconv.FormatInt(v.Int64(), 10)
-	case parquet.Double:
-		return strconv.FormatFloat(v.Double(), 'g', -1, 64)
-	case parquet.Float:
-		return strconv.FormatFloat(float64(v.Float()), 'g', -1, 32)
-	case parquet.Boolean:
-		return strconv.FormatBool(v.Boolean())
-	}
-	return v.String()
 }
