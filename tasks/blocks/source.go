@@ -56,6 +56,22 @@ func (s *source) Truth(o int64) (int64, []float64, error) {
 	return o, t.Truth(g).Table(), nil
 }
 
+// table is task t's truth table (Truth): the block's, or, for a point whose blocks
+// carry none (CarriesTruth), drawn again from the task's seed.
+func (s *source) table(t tasks.Table) []float64 {
+	if len(t.P) > 0 {
+		return t.P
+	}
+	kernel.ClearUpper()
+	return s.task(t.Ordinal).Truth(evalGrid(s.p)).Table()
+}
+
+// CarriesTruth: a block carries its tasks' truth tables up to tasks.MaxCells cells a
+// task; above (a D = 64 task's is 393,216 cells, 3 MB), the truth is drawn again from
+// the task's seed where used (Train, Evaluate, WriteTruth), so a run's memory does not
+// grow with its tasks (as binary tables).
+func (Kind) CarriesTruth(p tasks.Point) bool { return p.XValues*p.Classes <= tasks.MaxCells }
+
 // draws are a task's N draws (the dataset of table t) in float32, N×2B, and classes.
 func (s *source) draws(t tasks.Table, task prob.BlocksTask) ([]float32, []int32) {
 	x, y := task.Sample(tasks.SampleSeed(s.env.Options.Seed, t), s.p.Samples)
@@ -117,6 +133,7 @@ func (s *source) WriteTruth(ctx context.Context, bucket *blob.Bucket, blocks []t
 		for _, b := range blocks {
 			for i := range b.Len() {
 				t := b.Table(p, i)
+				t.P = s.table(t)
 				rows = rows[:0]
 				for x := range p.XValues {
 					c := x % n
@@ -150,7 +167,6 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 	hidden := model.hidden
 	g := evalGrid(p)
 	B, K := s.spec.B, p.Classes
-	cells := p.XValues * K
 	type data struct {
 		x         []float32
 		y         []int32
@@ -162,7 +178,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 	for i := range b.Len() {
 		t := b.Table(p, i)
 		x, y := s.draws(t, s.task(t.Ordinal))
-		ds[i] = data{x: x, y: y, truth: prob.BlocksTruthFromTable(b.P[i*cells:(i+1)*cells], g, B, K), tableSeed: tasks.TableSeed(seed, t), t: t}
+		ds[i] = data{x: x, y: y, truth: prob.BlocksTruthFromTable(s.table(t), g, B, K), tableSeed: tasks.TableSeed(seed, t), t: t}
 	}
 	logits := func(theta []float32) ([][]float64, error) {
 		return kernel.AdditiveCellLogits(hidden, K, B, theta, g.G, g.Box)
@@ -346,8 +362,13 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 	var draws prob.BlocksDraws
 	var task prob.BlocksTask
 	var ev *EvalSet
+	var truthTab []float64
 	for r := range tb.Runs {
 		t := tb.Trained(p, r)
+		if r%len(p.Methods) == 0 {
+			truthTab = s.table(t.Job.Dataset.Table)
+		}
+		t.Job.Dataset.Table.P = truthTab // the task's truth, carried or drawn again (CarriesTruth)
 		tab := t.Job.Dataset.Table
 		tableSeed := tasks.TableSeed(s.env.Options.Seed, tab)
 		if r%len(p.Methods) == 0 {
@@ -388,7 +409,7 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 		}
 		rb.Rows[r] = row
 		if !tasks.KeepsCells(s.env.Options, p, tab.Ordinal) {
-			logits, q = nil, nil
+			logits, q, tab.P = nil, nil, nil
 		}
 		lb.Runs[r] = tasks.Learned{RunID: t.Job.RunID, PointID: p.ID, TableID: tab.ID, Ordinal: tab.Ordinal, Method: t.Job.Method,
 			X: p.XValues, K: K, Logits: logits, Q: q, P: tab.P, Task: p.Task}
