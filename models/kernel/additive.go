@@ -389,15 +389,7 @@ func (t *trainerAdd) lossGrad() float32 {
 	vSoftmax(s, f, K, P)
 	switch t.spec.Method {
 	case Baseline2D:
-		for p := range B {
-			l := lse32(f, p, K, P)
-			sumD += l
-			loss += (l - f[int(t.yd[p])*P+p]) * invB
-			for y := range K {
-				t.delta[y*P+p] = s[y*P+p] * invB
-			}
-			t.delta[int(t.yd[p])*P+p] -= invB
-		}
+		loss, sumD = ceGrad(f, s, t.delta, t.yd, B, P, K, invB)
 	case SGLD2D:
 		for p := range P {
 			lse := lse32(f, p, K, P)
@@ -420,15 +412,7 @@ func (t *trainerAdd) lossGrad() float32 {
 			}
 		}
 	case JEM2D:
-		for p := range B {
-			l := lse32(f, p, K, P)
-			sumD += l
-			loss += (l - f[int(t.yd[p])*P+p] - w*l) * invB
-			for y := range K {
-				t.delta[y*P+p] = s[y*P+p] * ((1 - w) * invB)
-			}
-			t.delta[int(t.yd[p])*P+p] -= invB
-		}
+		loss, sumD = jemDataGrad(f, s, t.delta, t.yd, B, P, K, invB, w)
 		loss += w * float32(t.logZ())
 	}
 	t.lseD = sumD * invB

@@ -625,15 +625,7 @@ func (t *trainer2D) lossGrad() float32 {
 	vSoftmax(s, f, K, P)
 	switch t.spec.Method {
 	case Baseline2D:
-		for p := range B {
-			l := lse32(f, p, K, P)
-			sumD += l
-			loss += (l - f[int(t.yd[p])*P+p]) * invB
-			for y := range K {
-				t.delta[y*P+p] = s[y*P+p] * invB
-			}
-			t.delta[int(t.yd[p])*P+p] -= invB
-		}
+		loss, sumD = ceGrad(f, s, t.delta, t.yd, B, P, K, invB)
 	case SGLD2D, MALA2D, Jarzynski2D, ShortRun2D: // as SGLD.gradient; jarzynski weighs its negatives
 		l2 := t.spec.Langevin.L2
 		if t.spec.Method != ShortRun2D {
@@ -693,15 +685,7 @@ func (t *trainer2D) lossGrad() float32 {
 		}
 		sumN *= float32(B) / float32(P-B)
 	case JEM2D:
-		for p := range B {
-			l := lse32(f, p, K, P)
-			sumD += l
-			loss += (l - f[int(t.yd[p])*P+p] - w*l) * invB
-			for y := range K {
-				t.delta[y*P+p] = s[y*P+p] * ((1 - w) * invB)
-			}
-			t.delta[int(t.yd[p])*P+p] -= invB
-		}
+		loss, sumD = jemDataGrad(f, s, t.delta, t.yd, B, P, K, invB, w)
 		// log Z over the grid's cells and classes; dL/df = w·softmax over all of them.
 		n := P - B
 		mx := f[B]
@@ -1039,4 +1023,35 @@ func (t *trainer2D) shortRun() {
 		l.x[i] = (2*t.bufRng.Float32() - 1) * box
 	}
 	l.shortRun(t.en, o.Steps, o.Step, o.Noise)
+}
+
+// ceGrad is baseline's loss on the data lanes p < B of F (K classes × P lanes, softmax
+// s): the mean cross-entropy, with dL/dF into delta, and the sum of the lanes' log-sum-exp
+// (the 2-D and block-additive trainers' shared data term).
+func ceGrad(f, s, delta []float32, yd []int32, B, P, K int, invB float32) (loss, sumD float32) {
+	for p := range B {
+		l := lse32(f, p, K, P)
+		sumD += l
+		loss += (l - f[int(yd[p])*P+p]) * invB
+		for y := range K {
+			delta[y*P+p] = s[y*P+p] * invB
+		}
+		delta[int(yd[p])*P+p] -= invB
+	}
+	return loss, sumD
+}
+
+// jemDataGrad is exact JEM's loss on the data lanes before its log Z: the mean of
+// −log q(y|x) − w·log Σ_y exp f, with dL/dF into delta, and the lanes' log-sum-exp sum.
+func jemDataGrad(f, s, delta []float32, yd []int32, B, P, K int, invB, w float32) (loss, sumD float32) {
+	for p := range B {
+		l := lse32(f, p, K, P)
+		sumD += l
+		loss += (l - f[int(yd[p])*P+p] - w*l) * invB
+		for y := range K {
+			delta[y*P+p] = s[y*P+p] * ((1 - w) * invB)
+		}
+		delta[int(yd[p])*P+p] -= invB
+	}
+	return loss, sumD
 }
