@@ -158,12 +158,35 @@ type ResultRow struct {
 	// of the training steps (Polyak averaging, which cancels gradient noise; NaN for the
 	// other methods and for diverged runs).
 	KLJointAveraged float64 `parquet:"kl_joint_averaged" json:"kl_joint_averaged"`
-	// 2-D exact references (jem, oracle), trained to their best iterate on the grid KL:
-	// what the steps after the first third gained (KL of the best iterate of the first
-	// third minus KL of the best iterate; the reference's remaining gap, NaN for the
-	// other methods) and the step of the iterate kept.
-	RefGap      float64 `parquet:"ref_gap" json:"ref_gap"`
-	RefBestStep int64   `parquet:"ref_best_step" json:"ref_best_step"`
+	// 2-D exact references (jem, jem-converged, oracle): what the steps after the first
+	// third gained, KL(best check of the first third) − KL(best check) ≥ 0, a diagnostic
+	// of the reference's own convergence read off its curve (never used to choose an
+	// iterate); NaN for the other methods.
+	RefGap float64 `parquet:"ref_gap" json:"ref_gap"`
+
+	// The protocol (config.json "protocol"): every method of a point is trained and
+	// selected alike. SelectedStep is the training step of the iterate every metric of
+	// the row is taken at: the last step (rule "last") or the check of least held-out
+	// NLL (rule "heldout"), chosen without the truth; the run's curve holds that step
+	// and its kl_joint there equals this row's. HeldoutNLL is the mean −log q(x, y) of
+	// the held-out draws (the learned joint normalised on the evaluation grid or
+	// enumeration, per unit volume) at the selected iterate, HeldoutNLLFinal at the last
+	// step. Unstable: the held-out NLL ended more than protocol.unstable_nats above its
+	// best, or above the baseline's on the same task (a collapse, counted per recipe).
+	// GradEvals are the model's forward+backward passes per point over all steps (data,
+	// negatives and sampler steps together; GradEvalsSelected up to SelectedStep), and
+	// CPUSeconds the run's own CPU time (with --timings; NaN without).
+	SelectedStep      int64   `parquet:"selected_step" json:"selected_step"`
+	HeldoutNLL        float64 `parquet:"heldout_nll" json:"heldout_nll"`
+	HeldoutNLLFinal   float64 `parquet:"heldout_nll_final" json:"heldout_nll_final"`
+	Unstable          bool    `parquet:"unstable" json:"unstable"`
+	GradEvals         int64   `parquet:"grad_evals" json:"grad_evals"`
+	GradEvalsSelected int64   `parquet:"grad_evals_selected" json:"grad_evals_selected"`
+	CPUSeconds        float64 `parquet:"cpu_seconds" json:"cpu_seconds"`
+	// TrainBatch and TrainLR are the minibatch and Adam rate the run actually trained
+	// with (the point's batch_size and lr, but jem-converged's full batch and rate).
+	TrainBatch int64   `parquet:"train_batch" json:"train_batch"`
+	TrainLR    float64 `parquet:"train_lr" json:"train_lr"`
 
 	FinalLoss float64 `parquet:"final_loss" json:"final_loss"`
 	// A run's status: diverged when the trainer flagged it (a divergence guard fired,
@@ -242,6 +265,8 @@ type CurveRow struct {
 	KLJoint       float64 `parquet:"kl_joint" json:"kl_joint"`
 	KLMarginal    float64 `parquet:"kl_marginal" json:"kl_marginal"`
 	KLConditional float64 `parquet:"kl_conditional" json:"kl_conditional"`
+	HeldoutNLL    float64 `parquet:"heldout_nll" json:"heldout_nll"` // the selection criterion at this step (NaN without held-out draws)
+	GradEvals     int64   `parquet:"grad_evals" json:"grad_evals"`   // forward+backward passes per point up to this step
 }
 
 // ResultBlock is the result rows of a block's runs, in run-id order: the rows of the

@@ -201,7 +201,8 @@ func (f *keptFn) ProcessElement(ctx context.Context, ref BlockRef, emitRows func
 			lb.Runs = append(lb.Runs, Learned{RunID: c.RunID, PointID: c.PointID, TableID: c.TaskID, Ordinal: ord, Method: c.Method})
 		}
 		l := &lb.Runs[len(lb.Runs)-1]
-		l.Curve = append(l.Curve, CurvePoint{Step: int(c.Step), KLJoint: c.KLJoint, KLMarginal: c.KLMarginal, KLConditional: c.KLConditional})
+		l.Curve = append(l.Curve, CurvePoint{Step: int(c.Step), KLJoint: c.KLJoint, KLMarginal: c.KLMarginal, KLConditional: c.KLConditional,
+			HeldoutNLL: c.HeldoutNLL, GradEvals: c.GradEvals})
 	}
 	if len(lb.Runs) > 0 {
 		emitLearned(lb)

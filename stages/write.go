@@ -143,6 +143,9 @@ func (f *writeLearnedFn) ProcessElement(ctx context.Context, b LearnedBlock, emi
 	if len(b.Runs) > 0 && b.Runs[0].G > 0 {
 		return f.write2D(ctx, b, emit)
 	}
+	if err := f.writeCurves(ctx, b, emit); err != nil { // block tasks' curves, before their learned joints (BlockComplete)
+		return err
+	}
 	n := 0
 	for _, l := range b.Runs {
 		n += len(l.Logits)
@@ -185,13 +188,9 @@ func BuffersPath(pointID, block int64) string {
 // learned grids come last: a block whose learned_grid/ file exists has all its files
 // (see BlockComplete).
 func (f *writeLearnedFn) write2D(ctx context.Context, b LearnedBlock, emit func(string)) error {
-	var curves []schemas.CurveRow
+	curves := curveRows(b)
 	var bufs []schemas.BufferRow
 	for _, l := range b.Runs {
-		for _, c := range l.Curve {
-			curves = append(curves, schemas.CurveRow{RunID: l.RunID, TaskID: l.TableID, Method: l.Method, PointID: l.PointID,
-				Step: int64(c.Step), KLJoint: c.KLJoint, KLMarginal: c.KLMarginal, KLConditional: c.KLConditional})
-		}
 		for s := 0; s+1 < len(l.Buffer); s += 2 {
 			bufs = append(bufs, schemas.BufferRow{RunID: l.RunID, TaskID: l.TableID, Index: int64(s / 2),
 				X0: float64(l.Buffer[s]), X1: float64(l.Buffer[s+1])})
@@ -226,6 +225,33 @@ func (f *writeLearnedFn) write2D(ctx context.Context, b LearnedBlock, emit func(
 	})
 	if err != nil {
 		return fmt.Errorf("write learned grids of point %d block %d: %w", b.PointID, b.Index, err)
+	}
+	emit(key)
+	return nil
+}
+
+// curveRows are a block's runs' curves: the checks of the protocol's selection.
+func curveRows(b LearnedBlock) []schemas.CurveRow {
+	var curves []schemas.CurveRow
+	for _, l := range b.Runs {
+		for _, c := range l.Curve {
+			curves = append(curves, schemas.CurveRow{RunID: l.RunID, TaskID: l.TableID, Method: l.Method, PointID: l.PointID,
+				Step: int64(c.Step), KLJoint: c.KLJoint, KLMarginal: c.KLMarginal, KLConditional: c.KLConditional,
+				HeldoutNLL: c.HeldoutNLL, GradEvals: c.GradEvals})
+		}
+	}
+	return curves
+}
+
+// writeCurves writes a (non-2-D) block's curves, if its runs have any.
+func (f *writeLearnedFn) writeCurves(ctx context.Context, b LearnedBlock, emit func(string)) error {
+	curves := curveRows(b)
+	if len(curves) == 0 {
+		return nil
+	}
+	key := CurvesPath(b.PointID, b.Index)
+	if err := schemas.WriteParquet(ctx, f.bucket, key, curves); err != nil {
+		return fmt.Errorf("write curves of point %d block %d: %w", b.PointID, b.Index, err)
 	}
 	emit(key)
 	return nil

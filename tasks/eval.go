@@ -38,7 +38,7 @@ func EvaluateRun(t Trained, refs *Refs) (schemas.ResultRow, Learned) {
 		TrainMS:       t.TrainMS,
 		DivergedStep:  t.Run.DivergedStep,
 		BufferInBox:   math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(),
-		RefGap: math.NaN(), RefBestStep: t.Run.RefBestStep,
+		RefGap:       math.NaN(),
 		KLMarginalSE: math.NaN(), KLConditionalSE: math.NaN(), // exact KLs
 		LogZ: math.NaN(), LogZIS: math.NaN(), LogZISSE: math.NaN(), ISESS: math.NaN(), KLJointIS: math.NaN(), KLJointISSE: math.NaN(),
 		LogZAIS: math.NaN(), LogZAISSE: math.NaN(), AISESS: math.NaN(),
@@ -50,6 +50,7 @@ func EvaluateRun(t Trained, refs *Refs) (schemas.ResultRow, Learned) {
 	if t.Run.Logits != nil && !math.IsNaN(t.Run.RefGap) {
 		row.RefGap = t.Run.RefGap
 	}
+	SetProtocol(&row, t.Run, p)
 	if t.Run.Logits != nil && !math.IsNaN(t.Run.KLJointAveraged) {
 		row.KLJointAveraged = t.Run.KLJointAveraged
 	}

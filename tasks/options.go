@@ -32,8 +32,15 @@ func (o Options) checkPromiseOptions() error {
 }
 
 // Resolve zeroes the run-wide options no kind of the points reads (Kind.Axes), so
-// config.json records what ran: a table run has no curves or promises.
+// config.json records what ran: a table run has no curves or promises. Options built
+// in code without a selection rule get the protocol's defaults first.
 func (o *Options) Resolve(points []Point) {
+	if o.Select == "" {
+		o.Select = SelectHeldout
+		if o.Holdout == 0 {
+			o.Holdout = DefaultHoldout
+		}
+	}
 	read := func(name string) bool {
 		for _, p := range points {
 			if k, err := Of(p.Task); err == nil && slices.Contains(k.Axes(), name) {
@@ -51,6 +58,7 @@ func (o *Options) Resolve(points []Point) {
 		{"attack_eps", func() { o.AttackEps = 0 }},
 		{"purify_steps", func() { o.PurifySteps = 0 }},
 		{"purify_lr", func() { o.PurifyLR = 0 }},
+		{"select", func() { o.Select, o.Holdout = "", 0 }},
 	} {
 		if !read(opt.name) {
 			opt.clear()

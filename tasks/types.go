@@ -125,11 +125,21 @@ type TrainedRun struct {
 	// pcd and pcd-exact runs: the joint KL at the parameters averaged over the last 10%
 	// of the steps (Polyak averaging; NaN for other runs).
 	KLJointAveraged float64
-	// 2-D exact references (jem, oracle): the joint KL the steps after the first third
-	// gained, KL(best iterate of the first third) − KL(best iterate) ≥ 0 (the reference's
-	// own remaining gap; NaN for other runs), and the step of the best iterate.
-	RefGap      float64
-	RefBestStep int64
+	// 2-D exact references: the joint KL the steps after the first third gained on the
+	// curve, KL(best check of the first third) − KL(best check) ≥ 0 (a convergence
+	// diagnostic; NaN for other runs).
+	RefGap float64
+	// The protocol's selection (see schemas.ResultRow): the step of the iterate kept,
+	// its held-out NLL and the last step's, the collapse flag, the gradient evaluations
+	// per point (in all and up to the selected step), the run's CPU seconds (NaN
+	// unless measured), and the batch and rate it trained with.
+	SelectedStep                 int64
+	HeldoutNLL, HeldoutNLLFinal  float64
+	Unstable                     bool
+	GradEvals, GradEvalsSelected int64
+	CPUSeconds                   float64
+	TrainBatch                   int64
+	TrainLR                      float64
 }
 
 // ResultBlock is the result rows of a block's runs (schemas.ResultBlock).
@@ -242,6 +252,8 @@ func TrainSeed(runSeed uint64, t Table, method string) uint64 {
 type CurvePoint struct {
 	Step                               int
 	KLJoint, KLMarginal, KLConditional float64
+	HeldoutNLL                         float64 // the selection criterion (NaN without held-out draws)
+	GradEvals                          int64   // forward+backward passes per point up to Step
 }
 
 // Trained is run r (table r/M, method r%M) of the block.

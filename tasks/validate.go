@@ -15,7 +15,11 @@ type Options struct {
 	Out        string `json:"out"`
 	TablesFrom string `json:"tables_from,omitempty"`
 	TasksFrom  string `json:"tasks_from,omitempty"` // the user's 2-D tasks (Parquet or CSV); every point's task is then "file"
-	EvalEvery  int    `json:"eval_every"`           // 2-D runs: the exact KL on the grid every this many steps, to curves/ (0: off)
+	EvalEvery  int    `json:"eval_every"`           // 2-D runs: the exact KL and held-out NLL every this many steps, to curves/ (0: every steps/30)
+	// The protocol (protocol.go): the selection rule (heldout or last; "" where no kind
+	// of the run selects) and the share of each task's draws held out from training.
+	Select  string  `json:"select"`
+	Holdout float64 `json:"holdout"`
 	// The promises on 2-D tasks (see promises2d.go): the OOD draws, the attack's radius,
 	// the purification's steps and step size.
 	OOD          string             `json:"ood"`
@@ -86,6 +90,11 @@ func (o Options) Validate() error {
 	}
 	if err := o.checkPromiseOptions(); err != nil {
 		return err
+	}
+	if o.Select != "" {
+		if err := o.validateProtocol(); err != nil {
+			return err
+		}
 	}
 	t := o.Thresholds
 	for _, c := range []struct {

@@ -83,8 +83,8 @@ func TestOneBlockIsPlane(t *testing.T) {
 			worst := 0.0
 			for r := range rp.Rows {
 				a, b := rp.Rows[r], rbb.Rows[r]
-				if !slices.Equal(tp.Runs[r].Theta, tbb.Runs[r].Theta) || tp.Runs[r].RefBestStep != tbb.Runs[r].RefBestStep {
-					t.Errorf("%s: parameters differ from the plane kind's (best step %d, plane %d)", a.RunID, tbb.Runs[r].RefBestStep, tp.Runs[r].RefBestStep)
+				if !slices.Equal(tp.Runs[r].Theta, tbb.Runs[r].Theta) || tp.Runs[r].SelectedStep != tbb.Runs[r].SelectedStep {
+					t.Errorf("%s: parameters differ from the plane kind's (best step %d, plane %d)", a.RunID, tbb.Runs[r].SelectedStep, tp.Runs[r].SelectedStep)
 				}
 				d := math.Abs(a.KLJoint - b.KLJoint)
 				worst = max(worst, d)
@@ -102,8 +102,8 @@ func TestOneBlockIsPlane(t *testing.T) {
 				if math.Abs(b.Accuracy-a.Accuracy) > 0.02 || math.Abs(b.BayesAccuracy-a.BayesAccuracy) > 0.02 {
 					t.Errorf("%s: accuracy %v (Bayes %v), plane %v (%v)", a.RunID, b.Accuracy, b.BayesAccuracy, a.Accuracy, a.BayesAccuracy)
 				}
-				if b.Method != a.Method || b.RefBestStep != a.RefBestStep || b.BufferInBox != a.BufferInBox && !(math.IsNaN(a.BufferInBox) && math.IsNaN(b.BufferInBox)) {
-					t.Errorf("%s: method %s best step %d in box %v, plane %s %d %v", a.RunID, b.Method, b.RefBestStep, b.BufferInBox, a.Method, a.RefBestStep, a.BufferInBox)
+				if b.Method != a.Method || b.SelectedStep != a.SelectedStep || b.BufferInBox != a.BufferInBox && !(math.IsNaN(a.BufferInBox) && math.IsNaN(b.BufferInBox)) {
+					t.Errorf("%s: method %s best step %d in box %v, plane %s %d %v", a.RunID, b.Method, b.SelectedStep, b.BufferInBox, a.Method, a.SelectedStep, a.BufferInBox)
 				}
 			}
 			for r := range rp.Rows { // the sgld buffer's distances: the plane kind's

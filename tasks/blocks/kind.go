@@ -107,7 +107,7 @@ func (Kind) About() string {
 }
 
 // Axes only the grid kinds read (shared with the plane kind).
-func (Kind) Axes() []string { return []string{"grid", "box", "train_grid"} }
+func (Kind) Axes() []string { return []string{"grid", "box", "train_grid", "eval_every", "select"} }
 
 // Defaults of a block point (the plane kind's, but for the model, the grid, the box and
 // the number of tasks).
@@ -407,16 +407,16 @@ func gridFor(sd, box float64, mult int) int {
 // evalGrid is a block point's evaluation grid (every block's).
 func evalGrid(p tasks.Point) prob.Grid { return prob.Grid{G: p.GridCells, Box: p.Box} }
 
-// refBatch is exact jem's minibatch: the plane kind's (all N draws up to
+// refBatch is jem-converged's minibatch: the plane kind's (all N draws up to
 // plane.RefMaxBatch, rounded up to the kernel's multiple of 16).
 func refBatch(samples int) int {
 	return min(plane.RefMaxBatch, (samples+kernel.VW-1)/kernel.VW*kernel.VW)
 }
 
-// runLR is the Adam learning rate of method m's runs: the point's, or for exact jem at
-// least plane.RefMinLR (the plane kind's rule).
+// runLR is the Adam learning rate of method m's runs: the point's (the protocol), or
+// for jem-converged at least plane.RefMinLR (the plane kind's rule).
 func runLR(p tasks.Point, m string) float64 {
-	if m == methods.JEM {
+	if m == methods.JEMConverged {
 		return max(p.LR, plane.RefMinLR)
 	}
 	return p.LR
@@ -446,6 +446,8 @@ func spec2D(p tasks.Point, m string, observe int) kernel.Spec2D {
 		s.Method, s.PxWeight = kernel.Baseline2D, 0
 	case methods.JEM:
 		s.Method, s.TrainGrid, s.ShiftGrid = kernel.JEM2D, p.TrainGrid, true
+	case methods.JEMConverged:
+		s.Method, s.TrainGrid, s.ShiftGrid = kernel.JEM2D, p.TrainGrid, true
 		s.Batch = refBatch(p.Samples)
 	case methods.SGLD:
 		s.Method, s.KeepBuffer = kernel.SGLD2D, true
@@ -456,7 +458,3 @@ func spec2D(p tasks.Point, m string, observe int) kernel.Spec2D {
 	}
 	return s
 }
-
-// refEvery is the cadence of exact jem's joint KL for its best iterate: the plane
-// kind's, Steps/plane.RefChecks (at least 1).
-func refEvery(p tasks.Point) int { return max(1, p.Steps/plane.RefChecks) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"gocloud.dev/blob"
@@ -170,6 +171,8 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 	type data struct {
 		x         []float32
 		y         []int32
+		hx        []float32 // the held-out draws
+		hy        []int32
 		truth     prob.BlocksTruth
 		tableSeed uint64
 		t         tasks.Table
@@ -178,7 +181,12 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 	for i := range b.Len() {
 		t := b.Table(p, i)
 		x, y := s.draws(t, s.task(t.Ordinal))
-		ds[i] = data{x: x, y: y, truth: prob.BlocksTruthFromTable(s.table(t), g, B, K), tableSeed: tasks.TableSeed(seed, t), t: t}
+		n := len(y)
+		if o.Select != "" { // the last draws are held out, the same for every method (tasks/protocol.go)
+			n = o.HoldoutSplit(len(y))
+		}
+		ds[i] = data{x: x[:n*2*B], y: y[:n], hx: x[n*2*B:], hy: y[n:],
+			truth: prob.BlocksTruthFromTable(s.table(t), g, B, K), tableSeed: tasks.TableSeed(seed, t), t: t}
 	}
 	logits := func(theta []float32) ([][]float64, error) {
 		return kernel.AdditiveCellLogits(hidden, K, B, theta, g.G, g.Box)
@@ -207,7 +215,13 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 				}
 				tr := tasks.TrainedRun{Logits: lg, Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta,
 					TrainMS:     runMS(o.Timings, elapsed, len(res), r.CPUSeconds),
-					BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN()}
+					BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN(),
+					CPUSeconds: cpuSeconds(o.Timings, r.CPUSeconds), TrainBatch: int64(spec.Batch), TrainLR: p.LR}
+				// The joint model has no normaliser to hold draws out against: its last
+				// iterate (the rule "last"), its evaluations counted as the 2-D kernel's.
+				last := lastStep(p.Steps, r.Diverged, r.DivergedStep)
+				sel := tasks.Selector{Rule: tasks.SelectLast}
+				sel.Apply(&tr, math.NaN(), last, int64(last)*spec.Spec2D.GradEvalsPerStep())
 				if meth == methods.SGLD {
 					tr.BufferInBox = r.InBox
 					tr.BufferTVTruth, _ = bufferTV(g, ds[i].truth, nil, r.Buffer)
@@ -216,27 +230,27 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			}
 			continue
 		}
-		ref := meth == methods.JEM
-		every := 0
-		if ref {
-			every = refEvery(p)
-		}
-		spec := specAdditive(p, meth, every)
+		ref := meth == methods.JEM || meth == methods.JEMConverged
+		spec := specAdditive(p, meth, o.CheckEvery(p.Steps))
+		perStep := spec.Spec2D.GradEvalsPerStep() * int64(B) // every block's network, one pass each
+		lr := runLR(p, meth)
 		runs := make([]kernel.RunAdditive, len(ds))
-		bests := make([]refBest, len(ds))
+		curves := make([][]tasks.CurvePoint, len(ds))
+		sels := make([]tasks.Selector, len(ds))
 		for i := range ds {
 			d := &ds[i]
 			r := kernel.RunAdditive{Seed: tasks.TrainSeed(seed, d.t, meth), Theta: kernel.InitAdditive(prob.Seed(d.tableSeed, tagInit), hidden, K, B),
-				LR: float32(runLR(p, meth)), X: d.x, Y: d.y}
-			if ref {
-				truth, best := d.truth, &bests[i]
-				r.Observe = func(step int, theta []float32) {
-					lg, err := logits(theta)
-					if err != nil {
-						return
-					}
-					best.observe(step, p.Steps, prob.BlocksJointKL(truth, lg), theta, flatten(lg))
+				LR: float32(lr), X: d.x, Y: d.y}
+			sels[i].Rule = o.Select
+			r.Observe = func(step int, theta []float32) {
+				lg, err := logits(theta)
+				if err != nil {
+					return
 				}
+				nll := heldoutNLL(g, K, lg, d.hx, d.hy)
+				kl := prob.BlocksJointKL(d.truth, lg)
+				curves[i] = append(curves[i], tasks.CurvePoint{Step: step, KLJoint: kl, KLMarginal: math.NaN(), KLConditional: math.NaN(), HeldoutNLL: nll, GradEvals: int64(step) * perStep})
+				sels[i].Observe(step, nll, int64(step)*perStep, theta, flatten(lg))
 			}
 			runs[i] = r
 		}
@@ -253,15 +267,35 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			}
 			tr := tasks.TrainedRun{Logits: flatten(lg), Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta,
 				TrainMS:     runMS(o.Timings, elapsed, len(res), r.CPUSeconds),
-				BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN()}
+				BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN(),
+				CPUSeconds: cpuSeconds(o.Timings, r.CPUSeconds), TrainBatch: int64(spec.Batch), TrainLR: lr}
+			last := lastStep(p.Steps, r.Diverged, r.DivergedStep)
+			nll := heldoutNLL(g, K, lg, ds[i].hx, ds[i].hy)
+			if n := len(curves[i]); n == 0 || curves[i][n-1].Step != last {
+				curves[i] = append(curves[i], tasks.CurvePoint{Step: last, KLJoint: prob.BlocksJointKL(ds[i].truth, lg), KLMarginal: math.NaN(), KLConditional: math.NaN(),
+					HeldoutNLL: nll, GradEvals: int64(last) * perStep})
+			}
+			tr.Curve = curves[i]
+			sels[i].Apply(&tr, nll, last, int64(last)*perStep)
 			if ref {
-				bests[i].apply(&tr, prob.BlocksJointKL(ds[i].truth, lg), p.Steps)
+				tr.RefGap = tasks.CurveGap(curves[i], p.Steps)
 			}
 			if meth == methods.SGLD {
+				sel := split(tr.Logits, B)
 				tr.BufferInBox = r.InBox
-				tr.BufferTVTruth, tr.BufferTVModel = bufferTV(g, ds[i].truth, lg, r.Buffer)
+				tr.BufferTVTruth, tr.BufferTVModel = bufferTV(g, ds[i].truth, sel, r.Buffer)
 			}
 			out.Runs[i*m+j] = tr
+		}
+	}
+	if o.Select != "" {
+		base := slices.Index(p.Methods, methods.Baseline)
+		for i := range ds {
+			runs := make([]*tasks.TrainedRun, m)
+			for j := range m {
+				runs[j] = &out.Runs[i*m+j]
+			}
+			tasks.FlagAgainstBaseline(runs, base)
 		}
 	}
 	s.env.Progressf(ctx, "train: point %d block %d (%s): %d runs in %v", p.ID, b.Index, p.Task, len(out.Runs), time.Since(start).Round(time.Millisecond))
@@ -306,43 +340,43 @@ func split(l []float64, B int) [][]float64 {
 	return out
 }
 
-// refBest follows exact jem's joint KL during training, the plane kind's stopping rule
-// (its best iterate, checked every refEvery steps, and the gap the steps after the
-// first third gained).
-type refBest struct {
-	seen, thirdSeen bool
-	step            int
-	kl, klThird     float64
-	theta           []float32
-	logits          []float64
+// lastStep is the last training step applied: before the one whose guard fired.
+func lastStep(steps int, diverged bool, divergedStep int) int {
+	if diverged {
+		return max(0, divergedStep-1)
+	}
+	return steps
 }
 
-func (b *refBest) observe(step, steps int, kl float64, theta []float32, logits []float64) {
-	if !(kl == kl) {
-		return
+// cpuSeconds is a run's CPU time with timings on (NaN otherwise or unknown).
+func cpuSeconds(timings bool, s float64) float64 {
+	if !timings {
+		return math.NaN()
 	}
-	if 3*step <= steps && (!b.thirdSeen || kl < b.klThird) {
-		b.klThird, b.thirdSeen = kl, true
-	}
-	if !b.seen || kl < b.kl {
-		b.seen, b.step, b.kl = true, step, kl
-		b.theta = append(b.theta[:0], theta...)
-		b.logits = logits
-	}
+	return s
 }
 
-// apply makes tr the best iterate when it beats the final one (of joint KL final), and
-// sets the gap.
-func (b *refBest) apply(tr *tasks.TrainedRun, final float64, steps int) {
-	tr.RefBestStep = int64(steps)
-	if b.seen && (b.kl < final || !(final == final)) {
-		tr.Logits, tr.Theta, tr.RefBestStep = b.logits, b.theta, int64(b.step)
-	} else {
-		b.kl = final
+// heldoutNLL is the mean −log q(x, y) of the held-out draws (x N×2B row-major) under
+// the additive model of block cell logits l[b] ([G²][K]), normalised on the grid per
+// unit volume: log Z − Σ_b l_b(cell_b(x), y) + B·log h² (a coordinate outside the box
+// counts at its nearest cell). NaN with no draws.
+func heldoutNLL(g prob.Grid, k int, l [][]float64, x []float32, y []int32) float64 {
+	if len(y) == 0 {
+		return math.NaN()
 	}
-	if b.thirdSeen {
-		tr.RefGap = max(0, b.klThird-min(b.kl, final))
+	nb := len(l)
+	logZ, _ := prob.BlocksLogZ(l, k)
+	h := g.Step()
+	clamp := func(v float32) float64 { return min(max(float64(v), -g.Box+h/2), g.Box-h/2) }
+	var s float64
+	for i := range y {
+		row := x[i*2*nb : (i+1)*2*nb]
+		for b := range nb {
+			c := g.Cell(clamp(row[2*b]), clamp(row[2*b+1]))
+			s -= l[b][c*k+int(y[i])]
+		}
 	}
+	return logZ + s/float64(len(y)) + float64(nb)*math.Log(h*h)
 }
 
 // Evaluate measures every run: the exact joint KL on the grid, the Monte Carlo
@@ -412,7 +446,7 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 			logits, q, tab.P = nil, nil, nil
 		}
 		lb.Runs[r] = tasks.Learned{RunID: t.Job.RunID, PointID: p.ID, TableID: tab.ID, Ordinal: tab.Ordinal, Method: t.Job.Method,
-			X: p.XValues, K: K, Logits: logits, Q: q, P: tab.P, Task: p.Task}
+			X: p.XValues, K: K, Logits: logits, Q: q, P: tab.P, Task: p.Task, Curve: t.Run.Curve}
 	}
 	return rb, lb, nil
 }
@@ -584,7 +618,7 @@ func newRow(t tasks.Trained, bayes float64) schemas.ResultRow {
 		KLJoint: nan, KLMarginal: nan, KLConditional: nan, KLMarginalSE: nan, KLConditionalSE: nan,
 		LogZ: nan, LogZIS: nan, LogZISSE: nan, ISESS: nan, KLJointIS: nan, KLJointISSE: nan, LogZAIS: nan, LogZAISSE: nan, AISESS: nan,
 		Accuracy: nan, BayesAccuracy: bayes,
-		FinalLoss: t.Loss, TrainMS: t.TrainMS, DivergedStep: t.Run.DivergedStep, RefBestStep: t.Run.RefBestStep,
+		FinalLoss: t.Loss, TrainMS: t.TrainMS, DivergedStep: t.Run.DivergedStep,
 		BestTemperature: nan, KLJointBestTemperature: nan,
 		AUROCPx: nan, AUROCPy: nan, AUROCTruePx: nan, CalibrationErrorTrue: nan,
 		AUROCPxGrad: nan, ECE: nan, AccClean: nan, AccAttacked: nan, AccPurified: nan, AccBayesPurified: nan,
@@ -598,6 +632,7 @@ func newRow(t tasks.Trained, bayes float64) schemas.ResultRow {
 	if t.Run.Logits != nil && !math.IsNaN(t.Run.RefGap) {
 		row.RefGap = t.Run.RefGap
 	}
+	tasks.SetProtocol(&row, t.Run, t.Job.Dataset.Table.Point)
 	return row
 }
 

@@ -114,6 +114,8 @@ func spec2D(p tasks.Point, m string, observe int) kernel.Spec2D {
 		s.Method, s.PxWeight = kernel.Baseline2D, 0
 	case methods.JEM, methods.Oracle:
 		s.Method, s.TrainGrid, s.ShiftGrid = kernel.JEM2D, p.TrainGrid, true
+	case methods.JEMConverged:
+		s.Method, s.TrainGrid, s.ShiftGrid = kernel.JEM2D, p.TrainGrid, true
 		s.Batch = refBatch(p.Samples)
 	case methods.SGLD:
 		s.Method, s.KeepBuffer = kernel.SGLD2D, true
@@ -217,6 +219,8 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 		task      prob.Task2D
 		x0, x1    []float32
 		y         []int32
+		hx0, hx1  []float32 // the held-out draws (protocol.go)
+		hy        []int32
 		truth     []float64
 		tableSeed uint64
 		t         tasks.Table
@@ -229,22 +233,26 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			return out, err
 		}
 		x0, x1, y := draws2D(seed, t, task)
-		ds[i] = data{task: task, x0: x0, x1: x1, y: y, truth: b.P[i*cells : (i+1)*cells], tableSeed: tasks.TableSeed(seed, t), t: t}
+		n := len(y)
+		if o.Select != "" { // the last draws are held out, the same for every method
+			n = o.HoldoutSplit(len(y))
+		}
+		ds[i] = data{task: task, x0: x0[:n], x1: x1[:n], y: y[:n], hx0: x0[n:], hx1: x1[n:], hy: y[n:],
+			truth: b.P[i*cells : (i+1)*cells], tableSeed: tasks.TableSeed(seed, t), t: t}
 	}
+	every := o.CheckEvery(p.Steps)
 	for j, meth := range p.Methods {
 		ref := isReference2D(meth)
-		every := o.EvalEvery
-		if ref {
-			every = refEvery(p, o.EvalEvery)
-		}
 		spec := spec2D(p, meth, every)
+		perStep := spec.GradEvalsPerStep()
 		runs := make([]kernel.Run2D, len(ds))
 		curves := make([][]tasks.CurvePoint, len(ds))
-		bests := make([]refBest, len(ds))
+		sels := make([]tasks.Selector, len(ds))
+		lr := runLR(p, meth)
 		for i := range ds {
 			d := &ds[i]
 			r := kernel.Run2D{Seed: tasks.TrainSeed(seed, d.t, meth), Theta: kernel.InitMLP2D(prob.Seed(d.tableSeed, tagInit), hidden, p.Classes),
-				LR: float32(runLR(p, meth)), X0: d.x0, X1: d.x1, Y: d.y}
+				LR: float32(lr), X0: d.x0, X1: d.x1, Y: d.y}
 			if meth == methods.Oracle {
 				task := d.task
 				r.X0, r.X1, r.Y = nil, nil, nil
@@ -255,21 +263,17 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 					}
 				}
 			}
-			if every > 0 {
-				truth, best := d.truth, &bests[i]
-				r.Observe = func(step int, theta []float32) {
-					lg, err := kernel.CellLogits(hidden, p.Classes, theta, g.G, g.Box)
-					if err != nil {
-						return
-					}
-					kj, km, kc := prob.GridKL(truth, prob.Softmax(lg), p.Classes)
-					if o.EvalEvery > 0 && step%o.EvalEvery == 0 {
-						curves[i] = append(curves[i], tasks.CurvePoint{Step: step, KLJoint: kj, KLMarginal: km, KLConditional: kc})
-					}
-					if ref {
-						best.observe(step, p.Steps, kj, theta, lg)
-					}
+			sels[i].Rule = o.Select
+			truth := d.truth
+			r.Observe = func(step int, theta []float32) {
+				lg, err := kernel.CellLogits(hidden, p.Classes, theta, g.G, g.Box)
+				if err != nil {
+					return
 				}
+				nll := heldoutNLL(g, p.Classes, lg, d.hx0, d.hx1, d.hy)
+				kj, km, kc := prob.GridKL(truth, prob.Softmax(lg), p.Classes)
+				curves[i] = append(curves[i], tasks.CurvePoint{Step: step, KLJoint: kj, KLMarginal: km, KLConditional: kc, HeldoutNLL: nll, GradEvals: int64(step) * perStep})
+				sels[i].Observe(step, nll, int64(step)*perStep, theta, lg)
 			}
 			runs[i] = r
 		}
@@ -288,13 +292,25 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 				return out, fmt.Errorf("train point %d block %d (%s): %w", p.ID, b.Index, meth, err)
 			}
 			ms := perRun // the run's own CPU ms where the kernel measured it, else the call's wall time per run
+			cpu := math.NaN()
 			if o.Timings && !math.IsNaN(r.CPUSeconds) {
-				ms = 1000 * r.CPUSeconds
+				ms, cpu = 1000*r.CPUSeconds, r.CPUSeconds
+			}
+			last := p.Steps // the last step applied: before the one whose guard fired
+			if r.Diverged {
+				last = max(0, r.DivergedStep-1)
+			}
+			nll := heldoutNLL(g, p.Classes, lg, ds[i].hx0, ds[i].hx1, ds[i].hy)
+			if n := len(curves[i]); n == 0 || curves[i][n-1].Step != last {
+				kj, km, kc := prob.GridKL(ds[i].truth, prob.Softmax(lg), p.Classes)
+				curves[i] = append(curves[i], tasks.CurvePoint{Step: last, KLJoint: kj, KLMarginal: km, KLConditional: kc, HeldoutNLL: nll, GradEvals: int64(last) * perStep})
 			}
 			tr := tasks.TrainedRun{Logits: lg, Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta, TrainMS: ms,
-				Curve: curves[i], BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN()}
+				Curve: curves[i], BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN(),
+				CPUSeconds: cpu, TrainBatch: int64(spec.Batch), TrainLR: lr}
+			sels[i].Apply(&tr, nll, last, int64(last)*perStep)
 			if ref {
-				bests[i].apply(&tr, ds[i].truth, p.Classes, p.Steps)
+				tr.RefGap = tasks.CurveGap(curves[i], p.Steps)
 			}
 			if r.Buffer != nil {
 				tr.BufferInBox = r.InBox
@@ -304,94 +320,68 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			out.Runs[i*m+j] = tr
 		}
 	}
+	if o.Select != "" {
+		base := slices.Index(p.Methods, methods.Baseline)
+		for i := range ds {
+			runs := make([]*tasks.TrainedRun, m)
+			for j := range m {
+				runs[j] = &out.Runs[i*m+j]
+			}
+			tasks.FlagAgainstBaseline(runs, base)
+		}
+	}
 	s.env.Progressf(ctx, "train: point %d block %d (%s): %d runs in %v", p.ID, b.Index, p.Task, len(out.Runs), time.Since(start).Round(time.Millisecond))
 	return out, nil
 }
 
-// refBatch is an exact reference's minibatch: all N draws (rounded up to the kernel's
-// multiple of 16) up to RefMaxBatch, so that jem's gradient is the full data's and
-// the oracle's fresh draws as many.
+// refBatch is jem-converged's minibatch: all N draws (rounded up to the kernel's
+// multiple of 16) up to RefMaxBatch, so that its gradient is the full data's.
 func refBatch(samples int) int {
 	return min(RefMaxBatch, (samples+kernel.VW-1)/kernel.VW*kernel.VW)
 }
 
-// RefMaxBatch is the largest minibatch of an exact reference.
+// RefMaxBatch is jem-converged's largest minibatch.
 const RefMaxBatch = 2048
 
-// RefMinLR is the least Adam learning rate of an exact reference: on all N draws a
-// step the gradient is exact, and at the 2-D default of 0.003 exact JEM on circles still
-// improved by 10% from 1,500 to 4,500 steps; at 0.01 by none on any family (README).
+// RefMinLR is jem-converged's least Adam learning rate: on all N draws a step the
+// gradient is exact, and at the 2-D default of 0.003 exact JEM on circles still
+// improved by 10% from 1,500 to 4,500 steps; at 0.01 by none on any family.
 const RefMinLR = 0.01
 
-// runLR is the Adam learning rate of method m's runs: the point's, or for an exact
-// reference at least RefMinLR.
+// runLR is the Adam learning rate of method m's runs: the point's (the protocol: the
+// same for every method), or for jem-converged at least RefMinLR.
 func runLR(p tasks.Point, m string) float64 {
-	if isReference2D(m) {
+	if m == methods.JEMConverged {
 		return max(p.LR, RefMinLR)
 	}
 	return p.LR
 }
 
-// isReference2D says whether method m is one of the exact references of a 2-D point
-// (jem, oracle): trained with a shifted grid and kept at their best iterate.
-func isReference2D(m string) bool { return m == methods.JEM || m == methods.Oracle }
-
-// RefChecks is how many times over its steps a 2-D exact reference's grid KL is
-// taken to choose its best iterate (when --eval_every does not say a finer cadence).
-const RefChecks = 30
-
-// refEvery is the cadence of a reference's grid KL: --eval_every where it is set and
-// finer than Steps/RefChecks, else Steps/RefChecks (at least 1).
-func refEvery(p tasks.Point, evalEvery int) int {
-	e := max(1, p.Steps/RefChecks)
-	if evalEvery > 0 && evalEvery <= e {
-		return evalEvery
-	}
-	return e
+// isReference2D says whether method m is an exact reference of a 2-D point (jem,
+// jem-converged, oracle): its rows carry the curve's convergence gap (ref_gap).
+func isReference2D(m string) bool {
+	return m == methods.JEM || m == methods.JEMConverged || m == methods.Oracle
 }
 
-// refBest follows an exact reference's grid KL during training: the stopping rule of
-// issue 19 (point 3). The reference is its iterate of least exact joint KL on the grid,
-// checked every refEvery steps, and its remaining gap is what the steps after the
-// first third gained: KL(best of the first third) − KL(best). The steps of a longer
-// run begin with the shorter run's (a constant learning rate), so the best iterate of
-// 3× the steps is never worse, and the gap says how much better it could be.
-type refBest struct {
-	seen        bool
-	step        int
-	kl, klThird float64
-	theta       []float32
-	logits      []float64
-	thirdSeen   bool
+// heldoutNLL is the mean −log q(x, y) of the held-out draws under the learned joint
+// normalised on grid g (logits [cell][K]), per unit area: −log softmax(logits)[cell, y]
+// + log h² (a draw outside the box counts at its nearest cell). NaN with no draws.
+func heldoutNLL(g prob.Grid, k int, logits []float64, x0, x1 []float32, y []int32) float64 {
+	if len(y) == 0 {
+		return math.NaN()
+	}
+	lse := prob.LogSumExp(logits)
+	h := g.Step()
+	var s float64
+	for i := range y {
+		c := g.Cell(clampBox(float64(x0[i]), g.Box, h), clampBox(float64(x1[i]), g.Box, h))
+		s += lse - logits[c*k+int(y[i])]
+	}
+	return s/float64(len(y)) + math.Log(h*h)
 }
 
-func (b *refBest) observe(step, steps int, kl float64, theta []float32, logits []float64) {
-	if !(kl == kl) { // NaN: never the best
-		return
-	}
-	if 3*step <= steps && (!b.thirdSeen || kl < b.klThird) {
-		b.klThird, b.thirdSeen = kl, true
-	}
-	if !b.seen || kl < b.kl {
-		b.seen, b.step, b.kl = true, step, kl
-		b.theta = append(b.theta[:0], theta...)
-		b.logits = logits // CellLogits allocates a new slice per call
-	}
-}
-
-// apply makes tr the best iterate when it beats the final one, and sets the gap.
-func (b *refBest) apply(tr *tasks.TrainedRun, truth []float64, k, steps int) {
-	final, _, _ := prob.GridKL(truth, prob.Softmax(tr.Logits), k)
-	tr.RefBestStep = int64(steps)
-	if b.seen && (b.kl < final || !(final == final)) {
-		tr.Logits, tr.Theta, tr.RefBestStep = b.logits, b.theta, int64(b.step)
-	} else {
-		b.kl = final
-	}
-	if b.thirdSeen {
-		tr.RefGap = max(0, b.klThird-min(b.kl, final))
-	}
-}
+// clampBox moves v into the box's cells (half a cell inside its edge).
+func clampBox(v, box, h float64) float64 { return min(max(v, -box+h/2), box-h/2) }
 
 // tvPool is the side of the coarse grid the buffer's distances are taken on: the
 // largest divisor of G up to 16. The TV of n perfect samples is not 0: its expected

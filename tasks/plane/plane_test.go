@@ -211,52 +211,36 @@ func TestCheckTasks(t *testing.T) {
 	}
 }
 
-// TestRefBest: the stopping rule keeps a reference's iterate of least grid KL, and its
-// gap is what the steps after the first third gained; a final iterate better than every
-// checkpoint is kept, and NaN checkpoints are never the best.
-func TestRefBest(t *testing.T) {
-	truth := []float64{0.25, 0.25, 0.25, 0.25} // 2 cells × 2 classes
-	logitsFor := func(kl float64) []float64 {  // a q whose KL against the uniform truth is kl
-		// q = (a, b, b, b) with a chosen by bisection so that KL(truth‖q) = kl
-		lo, hi := 0.0, 20.0
-		for range 200 {
-			m := (lo + hi) / 2
-			q := prob.Softmax([]float64{m, 0, 0, 0})
-			if prob.KL(truth, q) < kl {
-				lo = m
-			} else {
-				hi = m
-			}
-		}
-		return []float64{lo, 0, 0, 0}
-	}
+// TestHeldoutNLL checks the held-out NLL on the grid against a closed form: a model
+// uniform over the cells and classes has q(x, y) = 1/(K·(2b)²) per unit area, whatever
+// the draws (also outside the box, counted at the nearest cell); and a model that puts
+// logit L on one cell and class scores exactly log(G²K − 1 + e^L) − L + log h² there.
+func TestHeldoutNLL(t *testing.T) {
+	g := prob.Grid{G: 4, Box: 2}
+	k := 3
+	h := g.Step()
+	uniform := make([]float64, g.G*g.G*k)
+	peaked := make([]float64, g.G*g.G*k)
+	const L = 3.0
+	c := g.Cell(0.1, -0.3)
+	peaked[c*k+2] = L
 	cases := []struct {
-		name     string
-		kls      []float64 // at steps 10, 20, …, 90
-		final    float64   // the KL of the last iterate (step 90)
-		wantKL   float64
-		wantStep int64
-		wantGap  float64
+		name   string
+		logits []float64
+		x0, x1 []float32
+		y      []int32
+		want   float64
 	}{
-		{"improves-to-the-end", []float64{0.5, 0.4, 0.3, 0.2, 0.15, 0.1, 0.08, 0.06, 0.05}, 0.05, 0.05, 90, 0.25},
-		{"overfits", []float64{0.5, 0.2, 0.1, 0.12, 0.15, 0.2, 0.3, 0.4, 0.5}, 0.5, 0.1, 30, 0},
-		{"nan-checkpoint", []float64{0.5, math.NaN(), 0.3, 0.2, 0.22, 0.22, 0.22, 0.22, 0.25}, 0.25, 0.2, 40, 0.1},
+		{"uniform", uniform, []float32{0.1, -1.9, 1.5}, []float32{0.2, 1.9, -0.7}, []int32{0, 1, 2}, math.Log(float64(k) * 16)},
+		{"uniform-outside-box", uniform, []float32{5, -9}, []float32{0, 0}, []int32{0, 1}, math.Log(float64(k) * 16)},
+		{"peaked", peaked, []float32{0.1}, []float32{-0.3}, []int32{2}, math.Log(float64(g.G*g.G*k)-1+math.Exp(L)) - L + math.Log(h*h)},
+		{"none", uniform, nil, nil, nil, math.NaN()},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var b refBest
-			for i, kl := range tc.kls {
-				lg := []float64{math.NaN()}
-				if !math.IsNaN(kl) {
-					lg = logitsFor(kl)
-				}
-				b.observe(10*(i+1), 90, kl, []float32{float32(i)}, lg)
-			}
-			tr := tasks.TrainedRun{Logits: logitsFor(tc.final), Theta: []float32{-1}, RefGap: math.NaN()}
-			b.apply(&tr, truth, 2, 90)
-			kl, _, _ := prob.GridKL(truth, prob.Softmax(tr.Logits), 2)
-			if math.Abs(kl-tc.wantKL) > 1e-9 || tr.RefBestStep != tc.wantStep || math.Abs(tr.RefGap-tc.wantGap) > 1e-9 {
-				t.Errorf("kept KL %v at step %d with gap %v, want %v at %d with gap %v", kl, tr.RefBestStep, tr.RefGap, tc.wantKL, tc.wantStep, tc.wantGap)
+			got := heldoutNLL(g, k, tc.logits, tc.x0, tc.x1, tc.y)
+			if !(math.Abs(got-tc.want) < 1e-12) && !(math.IsNaN(got) && math.IsNaN(tc.want)) {
+				t.Errorf("heldoutNLL = %v, want %v", got, tc.want)
 			}
 		})
 	}

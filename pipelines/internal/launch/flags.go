@@ -32,7 +32,8 @@ type Flags struct {
 type OptionFlags struct {
 	trainBatch, reportTables, evalEvery, purifySteps *int
 	tablesFrom, tasksFrom, backend, out, ood         *string
-	attackEps, purifyLR                              *float64
+	selectRule                                       *string
+	attackEps, purifyLR, holdout                     *float64
 	margin, maxP, maxExcess                          *float64
 	seed                                             *uint64
 	writeSamples, timings                            *bool
@@ -91,7 +92,10 @@ func RegisterOptionFlags(fs *flag.FlagSet, out string) *OptionFlags {
 		tablesFrom: fs.String("tables_from", "", "read the true tables from this Parquet or CSV file (path or URL) instead of generating them"),
 		tasksFrom: fs.String("tasks_from", "", "read 2-D tasks (Gaussian mixtures: task_id, y, component, weight, mu0, mu1, sd) "+
 			"from this Parquet or CSV file (path or URL); the task is then \"file\""),
-		evalEvery: fs.Int("eval_every", 100, "2-D tasks: the exact KL on the grid every this many training steps, to curves/ (0 = off)"),
+		evalEvery: fs.Int("eval_every", 100, "2-D and block tasks: the held-out NLL (the selection check) and the exact KL every this many training steps, to curves/ (0 = every steps/30)"),
+		selectRule: fs.String("select", tasks.SelectHeldout, "2-D and block tasks: the iterate every method is scored at, chosen without the truth: "+
+			"heldout (least NLL on the held-out draws among the checks) or last (the last step)"),
+		holdout: fs.Float64("holdout", tasks.DefaultHoldout, "2-D and block tasks: share of each task's draws held out from training for the selection (the same split for every method)"),
 		ood: fs.String("ood", tasks.OODUniform, "2-D tasks: the out-of-distribution draws of the OOD scores: uniform (over the box), "+
 			"shifted (the task's draws moved by box/2 along x0) or other-task (draws of another task of the same kind)"),
 		attackEps:    fs.Float64("attack_eps", 0.3, "2-D tasks: radius of the L∞ PGD attack (20 steps) on the held-out draws"),
@@ -120,6 +124,7 @@ func RegisterOptionFlags(fs *flag.FlagSet, out string) *OptionFlags {
 func (f *OptionFlags) Options() stages.Options {
 	return stages.Options{
 		Seed: *f.seed, Out: *f.out, TablesFrom: *f.tablesFrom, TasksFrom: *f.tasksFrom, EvalEvery: *f.evalEvery,
+		Select: *f.selectRule, Holdout: *f.holdout,
 		OOD: *f.ood, AttackEps: *f.attackEps, PurifySteps: *f.purifySteps, PurifyLR: *f.purifyLR,
 		TrainBatch: *f.trainBatch, Backend: *f.backend,
 		WriteSamples: *f.writeSamples, Timings: *f.timings, ReportTables: *f.reportTables,

@@ -1,0 +1,101 @@
+package tasks
+
+import (
+	"math"
+	"testing"
+)
+
+// TestSelector checks the selection rules on scripted held-out NLLs: heldout keeps the
+// check of least NLL (the earlier on a tie, the last step when it is best, never a NaN
+// check), last keeps the last step; a rise of more than UnstableNats from the best is
+// flagged unstable under either rule.
+func TestSelector(t *testing.T) {
+	cases := []struct {
+		name       string
+		rule       string
+		nlls       []float64 // at steps 10, 20, …; the last is the final step's
+		wantStep   int64
+		wantNLL    float64
+		wantUnstab bool
+	}{
+		{"improves-to-the-end", SelectHeldout, []float64{3, 2.5, 2.2, 2.1}, 40, 2.1, false},
+		{"overfits-a-little", SelectHeldout, []float64{3, 2.1, 2.2, 2.3}, 20, 2.1, false},
+		{"collapses", SelectHeldout, []float64{3, 2.1, 2.5, 9}, 20, 2.1, true},
+		{"tie-keeps-earlier", SelectHeldout, []float64{3, 2, 2, 2.1}, 20, 2, false},
+		{"nan-check", SelectHeldout, []float64{3, math.NaN(), 2.5, 2.6}, 30, 2.5, false},
+		{"last", SelectLast, []float64{3, 2.1, 2.2, 2.3}, 40, 2.3, false},
+		{"last-collapses", SelectLast, []float64{3, 2.1, 2.5, 9}, 40, 9, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Selector{Rule: tc.rule}
+			n := len(tc.nlls)
+			for i, v := range tc.nlls[:n-1] {
+				s.Observe(10*(i+1), v, int64(100*(i+1)), []float32{float32(i)}, []float64{float64(i)})
+			}
+			tr := TrainedRun{Logits: []float64{-1}, Theta: []float32{-1}}
+			s.Apply(&tr, tc.nlls[n-1], 10*n, int64(100*n))
+			if tr.SelectedStep != tc.wantStep || !(tr.HeldoutNLL == tc.wantNLL) || tr.Unstable != tc.wantUnstab {
+				t.Errorf("selected step %d (NLL %v, unstable %v), want %d (%v, %v)", tr.SelectedStep, tr.HeldoutNLL, tr.Unstable, tc.wantStep, tc.wantNLL, tc.wantUnstab)
+			}
+			if tr.GradEvalsSelected != 10*tr.SelectedStep || tr.GradEvals != int64(100*n) {
+				t.Errorf("grad evals %d selected, %d in all; want %d, %d", tr.GradEvalsSelected, tr.GradEvals, 10*tr.SelectedStep, 100*n)
+			}
+			wantLogit := float64(tc.wantStep/10 - 1)
+			if tc.wantStep == int64(10*n) {
+				wantLogit = -1
+			}
+			if tr.Logits[0] != wantLogit {
+				t.Errorf("kept the logits of check %v, want %v", tr.Logits[0], wantLogit)
+			}
+		})
+	}
+}
+
+// TestFlagAgainstBaseline: a run whose final held-out NLL ends above the baseline's on
+// the same task is unstable; the baseline itself and runs without a selection are not.
+func TestFlagAgainstBaseline(t *testing.T) {
+	runs := []*TrainedRun{
+		{SelectedStep: 10, HeldoutNLLFinal: 2.0}, // baseline
+		{SelectedStep: 10, HeldoutNLLFinal: 1.5},
+		{SelectedStep: 10, HeldoutNLLFinal: 2.5},
+		{HeldoutNLLFinal: 9},
+	}
+	FlagAgainstBaseline(runs, 0)
+	got := []bool{runs[0].Unstable, runs[1].Unstable, runs[2].Unstable, runs[3].Unstable}
+	want := []bool{false, false, true, false}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Errorf("run %d unstable %v, want %v", i, got[i], want[i])
+		}
+	}
+}
+
+// TestCurveGap: the first third's best minus the overall best, 0 when the first third
+// holds the best, NaN without a check in the first third.
+func TestCurveGap(t *testing.T) {
+	c := func(steps []int, kls []float64) []CurvePoint {
+		out := make([]CurvePoint, len(steps))
+		for i := range steps {
+			out[i] = CurvePoint{Step: steps[i], KLJoint: kls[i]}
+		}
+		return out
+	}
+	cases := []struct {
+		name  string
+		curve []CurvePoint
+		want  float64
+	}{
+		{"improves", c([]int{10, 30, 60, 90}, []float64{0.5, 0.3, 0.2, 0.05}), 0.25},
+		{"overfits", c([]int{10, 30, 60, 90}, []float64{0.5, 0.1, 0.2, 0.4}), 0},
+		{"no-first-third", c([]int{60, 90}, []float64{0.5, 0.1}), math.NaN()},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := CurveGap(tc.curve, 90)
+			if !(math.Abs(got-tc.want) < 1e-12) && !(math.IsNaN(got) && math.IsNaN(tc.want)) {
+				t.Errorf("CurveGap = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
