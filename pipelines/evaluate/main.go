@@ -11,15 +11,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
@@ -32,24 +31,27 @@ import (
 
 // Config is what the evaluate command's flags say.
 type Config struct {
-	From      string // an export's or a finished run's folder (its config.json)
-	Logits    string // the user's logits: a file or a folder of them
-	Command   string // or a command that writes them ({export}, {logits})
-	Methods   string // jemcheck's methods trained beside the user's models
-	Model     string // the name of a model no column names
-	Out       string
-	Overwrite bool
-	Stdout    io.Writer // the command's output (os.Stderr)
+	From    string // an export's or a finished run's folder (its config.json)
+	Logits  string // the user's logits: a file or a folder of them
+	Command string // or a command that writes them ({export}, {logits}; see command.go)
+	// CommandTimeout bounds the command's time (DefaultCommandTimeout when 0).
+	CommandTimeout time.Duration
+	Methods        string // jemcheck's methods trained beside the user's models
+	Model          string // the name of a model no column names
+	Out            string
+	Overwrite      bool
+	Stdout         io.Writer // the command's output (os.Stderr)
 }
 
 var (
-	from      = flag.String("from", "", "an export (pipelines/export) or a finished run's output folder or URL: its config.json gives the tasks (required)")
-	logits    = flag.String("logits", "", "your model's logits: a Parquet or CSV file, or a folder of them, with the columns of the export's points (task_id, cell, y, logit on 2-D tasks; table_id, x, y, logit on tables) and optionally model")
-	command   = flag.String("command", "", "instead of --logits: a shell command that trains or loads your model and writes its logits to {logits} (a .csv path; also $JEMCHECK_LOGITS) from the export {export} (also $JEMCHECK_EXPORT)")
-	compare   = flag.String("methods", "baseline,jem", "jemcheck's methods trained on the same tasks and draws, for the comparison (exact jem gives the excess KL)")
-	model     = flag.String("model", methods.External, "the name of the model whose rows name none (no model, method or run_id column)")
-	out       = flag.String("out", "./evaluated", "output location: a path or a gocloud.dev URL")
-	overwrite = flag.Bool("overwrite", false, "write into a non-empty --out that holds no jemcheck manifest.json, replacing only objects with jemcheck's output names")
+	from           = flag.String("from", "", "an export (pipelines/export) or a finished run's output folder or URL: its config.json gives the tasks (required)")
+	logits         = flag.String("logits", "", "your model's logits: a Parquet or CSV file, or a folder of them, with the columns of the export's points (task_id, cell, y, logit on 2-D tasks; table_id, x, y, logit on tables) and optionally model")
+	command        = flag.String("command", "", "instead of --logits: a shell command (sh -c) that trains or loads your model and writes its logits as CSV to $JEMCHECK_LOGITS from the export $JEMCHECK_EXPORT; the placeholders {logits} and {export} stand for these variables, quoted (the paths are never pasted into the command's text). It runs after --out and its lock are checked, in its own process group")
+	commandTimeout = flag.Duration("command_timeout", DefaultCommandTimeout, "how long --command may run before it is stopped (its process group gets SIGTERM, then SIGKILL)")
+	compare        = flag.String("methods", "baseline,jem", "jemcheck's methods trained on the same tasks and draws, for the comparison (exact jem gives the excess KL)")
+	model          = flag.String("model", methods.External, "the name of the model whose rows name none (no model, method or run_id column)")
+	out            = flag.String("out", "./evaluated", "output location: a path or a gocloud.dev URL")
+	overwrite      = flag.Bool("overwrite", false, "write into a non-empty --out that holds no jemcheck manifest.json, replacing only objects with jemcheck's output names")
 )
 
 func main() {
@@ -60,7 +62,7 @@ func main() {
 	if flag.NArg() > 0 {
 		launch.Exit("evaluate", launch.BadInput("unexpected arguments %q", flag.Args()))
 	}
-	err := run(context.Background(), Config{From: *from, Logits: *logits, Command: *command, Methods: *compare,
+	err := run(context.Background(), Config{From: *from, Logits: *logits, Command: *command, CommandTimeout: *commandTimeout, Methods: *compare,
 		Model: *model, Out: *out, Overwrite: *overwrite, Stdout: os.Stderr}, os.Stdout)
 	launch.Exit("evaluate", err)
 }
@@ -91,15 +93,13 @@ func run(ctx context.Context, c Config, w io.Writer) error {
 	if err != nil {
 		return launch.BadInput("from %s: task %s: %v", c.From, p.Task, err)
 	}
+	var ran *commandRun
 	if c.Command != "" {
-		dir, err := os.MkdirTemp("", "jemcheck-logits-")
-		if err != nil {
-			return fmt.Errorf("command: %w", err)
-		}
-		defer os.RemoveAll(dir)
-		if c.Logits, err = runCommand(ctx, c, filepath.Join(dir, "logits.csv")); err != nil {
+		if ran, err = runCommandChecked(ctx, c, *p, compare); err != nil {
 			return err
 		}
+		defer ran.cleanup()
+		c.Logits = ran.logits
 	}
 	l, err := schemas.ReadLogits(ctx, c.Logits, schemas.LogitColumns{IDColumn: sup.IDColumn, CellColumn: sup.CellColumn})
 	if err != nil {
@@ -126,6 +126,19 @@ func run(ctx context.Context, c Config, w io.Writer) error {
 		cfg.Extra = map[string]any{}
 	}
 	cfg.Extra["from"] = c.From
+	// What the logits were: their files' sha256 (the run can be audited, and a
+	// --command run's temporary file, deleted when evaluate exits, identified), and
+	// the command that wrote them.
+	sums, err := logitsSHA256(ctx, l.Files)
+	if err != nil {
+		return launch.BadInput("logits: %v", err)
+	}
+	cfg.Extra["logits_sha256"] = sums
+	if ran != nil {
+		cfg.Extra["command"] = c.Command
+		cfg.Extra["command_timeout"] = cmp.Or(c.CommandTimeout, DefaultCommandTimeout).String()
+		cfg.Extra["logits_note"] = "written by the command to a temporary file, removed when evaluate ended"
+	}
 	if err := launch.Prepare(ctx, &cfg); err != nil {
 		return err
 	}
@@ -156,9 +169,12 @@ func readConfig(ctx context.Context, from string) (launch.Config, error) {
 		return launch.Config{}, launch.BadInput("from %s: %v", from, err)
 	}
 	defer b.Close()
-	data, err := b.ReadAll(ctx, "config.json")
-	if err != nil {
+	data, err := storage.ReadSmallKey(ctx, b, "config.json", storage.MaxMetadataBytes)
+	if storage.IsNotFound(err) {
 		return launch.Config{}, launch.BadInput("from %s: no config.json: give the folder of an export (pipelines/export) or of a finished run", from)
+	}
+	if err != nil {
+		return launch.Config{}, launch.BadInput("from %s: config.json: %v", from, err)
 	}
 	var cfg launch.Config
 	if err := json.Unmarshal(data, &cfg); err != nil {
@@ -168,27 +184,4 @@ func readConfig(ctx context.Context, from string) (launch.Config, error) {
 		return launch.Config{}, launch.BadInput("from %s: it has %d grid points: evaluate a model on the tasks of one point (export them with pipelines/export)", from, len(cfg.Points))
 	}
 	return cfg, nil
-}
-
-// runCommand runs the user's command, which writes its logits to logits; it returns
-// where they are.
-func runCommand(ctx context.Context, c Config, logits string) (string, error) {
-	export := c.From
-	if dir, ok := storage.LocalDir(c.From); ok {
-		if abs, err := filepath.Abs(dir); err == nil {
-			export = abs
-		}
-	}
-	line := strings.NewReplacer("{export}", export, "{logits}", logits).Replace(c.Command)
-	cmd := exec.CommandContext(ctx, "sh", "-c", line)
-	cmd.Env = append(os.Environ(), "JEMCHECK_EXPORT="+export, "JEMCHECK_LOGITS="+logits)
-	cmd.Stdout, cmd.Stderr = c.Stdout, c.Stdout
-	fmt.Fprintf(c.Stdout, "evaluate: running %s\n", line)
-	if err := cmd.Run(); err != nil {
-		return "", launch.BadInput("command %s failed: %v", methods.Quote(line), err)
-	}
-	if _, err := os.Stat(logits); err != nil {
-		return "", launch.BadInput("command %s wrote no logits to %s ($JEMCHECK_LOGITS)", methods.Quote(line), logits)
-	}
-	return logits, nil
 }

@@ -3,14 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/csv"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
@@ -334,5 +340,237 @@ func TestTruthBlocks(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("%d runs of the truth model, want 2", n)
+	}
+}
+
+// TestShellCommandQuoting: whatever the folder's name and wherever the user puts a
+// placeholder (bare, in double quotes, in single quotes), the command sees the path
+// exactly, and no part of it runs as shell code.
+func TestShellCommandQuoting(t *testing.T) {
+	names := []string{
+		"plain",
+		"x;touch PWNED;",
+		"x $(touch PWNED)",
+		"x `touch PWNED`",
+		`x'q"d`,
+		"x\ntouch PWNED\n",
+		"x\"; touch PWNED; \"",
+		"x'; touch PWNED; '",
+		"x*?[a] ~ $HOME ${IFS} \\",
+		"-n",
+	}
+	templates := map[string]string{
+		"bare":          `printf '%s' {export}`,
+		"double quoted": `printf '%s' "{export}"`,
+		"single quoted": `printf '%s' '{export}'`,
+		"mixed":         `printf '%s' "a{export}b"'c{export}d'{export}`,
+	}
+	want := map[string]func(n string) string{
+		"bare":          func(n string) string { return n },
+		"double quoted": func(n string) string { return n },
+		"single quoted": func(n string) string { return n },
+		"mixed":         func(n string) string { return "a" + n + "bc" + n + "d" + n },
+	}
+	for _, name := range names {
+		for tn, tmpl := range templates {
+			t.Run(fmt.Sprintf("%s/%q", tn, name), func(t *testing.T) {
+				dir := t.TempDir()
+				export := filepath.Join(dir, name)
+				cmd := exec.Command("sh", "-c", shellCommand(tmpl))
+				cmd.Dir = dir
+				cmd.Env = append(os.Environ(), envExport+"="+export, envLogits+"="+filepath.Join(dir, "l.csv"))
+				got, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("%s: %v", shellCommand(tmpl), err)
+				}
+				// Unquoted, a bare placeholder is still one quoted word; the only
+				// difference allowed is none.
+				if string(got) != want[tn](export) {
+					t.Errorf("the command saw %q, want %q (shell text %s)", got, want[tn](export), shellCommand(tmpl))
+				}
+				if _, err := os.Stat(filepath.Join(dir, "PWNED")); err == nil {
+					t.Errorf("the folder name ran as code: PWNED created")
+				}
+			})
+		}
+	}
+}
+
+// copyExport copies the export folder from into a new folder named name.
+func copyExport(t *testing.T, from, name string) string {
+	t.Helper()
+	to := filepath.Join(t.TempDir(), name)
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(from, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(to, "config.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return to
+}
+
+// TestCommandHostileExport: an export folder whose name holds shell syntax is evaluated
+// like any other (the review's D1: `ls {export}` ran `touch PWNED`); config.json
+// records the command's template and the logits' sha256.
+func TestCommandHostileExport(t *testing.T) {
+	base := writeFrom(t, tablePoint())
+	tmp := t.TempDir()
+	rows := truthRows(t, base, "")
+	for i := range rows {
+		rows[i] = rows[i][:4]
+	}
+	logits := writeCSV(t, filepath.Join(tmp, "truth.csv"), []string{"table_id", "x", "y", "logit"}, rows)
+	for _, name := range []string{"exp;touch PWNED1;", "exp $(touch PWNED2)", "exp`touch PWNED3`'\""} {
+		t.Run(name, func(t *testing.T) {
+			from := copyExport(t, base, name)
+			work := t.TempDir()
+			t.Chdir(work)
+			cmd := fmt.Sprintf(`ls {export} >/dev/null && test -f "{export}/config.json" && cp %s {logits}`, logits)
+			out := filepath.Join(tmp, fmt.Sprintf("out%d", len(name)))
+			evaluate(t, Config{From: from, Command: cmd, Out: out, Model: "mine"})
+			if ents, _ := os.ReadDir(work); len(ents) > 0 {
+				t.Errorf("the command created %v in its working folder", ents)
+			}
+			if ents, _ := filepath.Glob(filepath.Join(filepath.Dir(from), "PWNED*")); len(ents) > 0 {
+				t.Errorf("the command created %v", ents)
+			}
+			cfg, err := os.ReadFile(filepath.Join(out, "config.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := sha256.Sum256(mustRead(t, logits))
+			for _, w := range []string{`"command": "ls {export} `, hex.EncodeToString(sum[:]), `"logits_sha256"`} {
+				if !strings.Contains(string(cfg), w) {
+					t.Errorf("config.json does not record %s:\n%s", w, cfg)
+				}
+			}
+		})
+	}
+}
+
+func mustRead(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestCommandChecks: the command runs only after --out is checked (D3: it ran first,
+// then the run was refused), and a command that overruns --command_timeout is stopped,
+// its temporary folder removed and --out's lock released.
+func TestCommandChecks(t *testing.T) {
+	from := writeFrom(t, tablePoint())
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	marker := filepath.Join(tmp, "ran")
+	userDir := filepath.Join(tmp, "user")
+	os.MkdirAll(userDir, 0o755)
+	os.WriteFile(filepath.Join(userDir, "notes.txt"), []byte("mine"), 0o644)
+	cases := []struct {
+		name, cmd, out string
+		timeout        time.Duration
+		want           string
+		ran            bool
+	}{
+		{"--out not empty", "touch " + marker, userDir, 0, "is not empty", false},
+		{"timeout", "touch " + marker + "; sleep 30", filepath.Join(tmp, "o2"), 500 * time.Millisecond, "did not finish within --command_timeout=500ms", true},
+		{"no logits", "true", filepath.Join(tmp, "o3"), 0, "wrote no logits", false},
+		{"fails", "exit 3", filepath.Join(tmp, "o4"), 0, "exit status 3", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			os.Remove(marker)
+			start := time.Now()
+			var buf bytes.Buffer
+			err := run(context.Background(), Config{From: from, Command: c.cmd, Out: c.out, CommandTimeout: c.timeout,
+				Methods: "baseline,jem", Model: "external", Stdout: &buf}, &buf)
+			if err == nil || !errors.Is(err, launch.ErrBadInput) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want bad input with %q\n%s", err, c.want, buf.String())
+			}
+			if _, serr := os.Stat(marker); (serr == nil) != c.ran {
+				t.Errorf("command ran: %v, want %v", serr == nil, c.ran)
+			}
+			if time.Since(start) > 15*time.Second {
+				t.Errorf("took %v", time.Since(start))
+			}
+			if left, _ := filepath.Glob(filepath.Join(tmp, "jemcheck-logits-*")); len(left) > 0 {
+				t.Errorf("temporary folders left: %v", left)
+			}
+			if c.out != userDir {
+				if _, err := os.Stat(c.out); !os.IsNotExist(err) {
+					t.Errorf("%s left behind (lock not released?): %v", c.out, err)
+				}
+			}
+		})
+	}
+}
+
+// TestCommandSignal: SIGTERM or SIGINT while the command runs ends its whole process
+// group (a background child too), removes the temporary folder, releases the lock,
+// prints one line and exits 143 or 130 (D2: no message, orphaned child, leaked folder).
+func TestCommandSignal(t *testing.T) {
+	from := writeFrom(t, tablePoint())
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			tmp := t.TempDir()
+			pidFile := filepath.Join(tmp, "child.pid")
+			script := filepath.Join(tmp, "train.sh")
+			os.WriteFile(script, []byte("#!/bin/sh\nsleep 60 &\necho $! > "+pidFile+"\nwait\n"), 0o755)
+			out := filepath.Join(tmp, "out")
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append(os.Environ(), launchtest.EnvArgs+"=--from="+from+" --command="+script+" --out="+out, "TMPDIR="+tmp)
+			var msg bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &msg, &msg
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var child int
+			for i := 0; i < 200 && child == 0; i++ {
+				time.Sleep(50 * time.Millisecond)
+				if b, err := os.ReadFile(pidFile); err == nil {
+					child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+				}
+			}
+			if child == 0 {
+				cmd.Process.Kill()
+				t.Fatalf("the command did not start\n%s", msg.String())
+			}
+			cmd.Process.Signal(sig)
+			err := cmd.Wait()
+			code := 0
+			if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+				code = ee.ExitCode()
+			}
+			if want := 128 + int(sig); code != want {
+				t.Errorf("exit %d, want %d\n%s", code, want, msg.String())
+			}
+			lines := strings.Split(strings.TrimSpace(msg.String()), "\n")
+			if last := lines[len(lines)-1]; !strings.Contains(last, "interrupted by") {
+				t.Errorf("last line %q, want the interruption\n%s", last, msg.String())
+			}
+			gone := false
+			for i := 0; i < 100 && !gone; i++ {
+				gone = syscall.Kill(child, 0) == syscall.ESRCH
+				if !gone {
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
+			if !gone {
+				syscall.Kill(child, syscall.SIGKILL)
+				t.Errorf("the command's child %d outlived evaluate", child)
+			}
+			if left, _ := filepath.Glob(filepath.Join(tmp, "jemcheck-logits-*")); len(left) > 0 {
+				t.Errorf("temporary folders left: %v", left)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("%s left behind (lock not released?)", out)
+			}
+		})
 	}
 }
