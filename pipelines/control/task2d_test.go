@@ -26,11 +26,12 @@ func tiny2D(out string) launch.Config {
 	p := stages.Point{Grid: schemas.Grid{Samples: 300, Model: "mlp:8", LR: 0.01, Steps: 80, BatchSize: 32, PxWeight: 1,
 		Task: "gmm:2,1", GridCells: 20, Box: 5, TrainGrid: 20, SGLDPreset: "official", SGLDLR: 1, SGLDSteps: 5,
 		BufferSize: 200, ReinitFreq: 0.05},
-		Tables: 4, Methods: []string{"baseline", "jem", "oracle", "sgld"}}
+		Tables: 4, Methods: []string{"baseline", "jem", "jem-converged", "oracle", "sgld"}}
 	return launch.Config{
 		Pipeline: "control", Runner: "prism",
 		Options: stages.Options{Seed: 3, Out: out, TrainBatch: 8, WriteSamples: true, ReportTables: 1, EvalEvery: 40,
-			OOD: tasks.OODUniform, AttackEps: 0.3, PurifySteps: 5, PurifyLR: 0.01, Thresholds: stages.DefaultThresholds()},
+			OOD: tasks.OODUniform, AttackEps: 0.3, PurifySteps: 5, PurifyLR: 0.01, Thresholds: stages.DefaultThresholds(),
+			Select: tasks.SelectHeldout, Holdout: 0.2},
 		Points: []stages.Point{p},
 	}
 }
@@ -49,8 +50,8 @@ func TestControl2D(t *testing.T) {
 	if !strings.Contains(buf.String(), "sgld's joint KL") {
 		t.Errorf("verdict line without the sampler comparison:\n%s", buf.String())
 	}
-	// 8 runs a block over 4 methods: 2 tasks a block.
-	launchtest.ExpectFiles(t, out, "truth.parquet", stages.SamplePath(0, 0), stages.SamplePath(0, 1), stages.ResultsPath(0, 1),
+	// 8 runs a block over 5 methods: 1 task a block.
+	launchtest.ExpectFiles(t, out, "truth.parquet", stages.SamplePath(0, 0), stages.SamplePath(0, 3), stages.ResultsPath(0, 3),
 		stages.LearnedGridPath(0, 0), stages.CurvesPath(0, 1), stages.BuffersPath(0, 0), "summary.json", "report.html",
 		"figures/task2d_p0_t0.svg", "figures/curves_p0.svg")
 	b := launchtest.Bucket(t, out)
@@ -74,15 +75,28 @@ func TestControl2D(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := len(grid), 2*4*400*2; got != want {
+	if got, want := len(grid), 5*400*2; got != want {
 		t.Errorf("learned grid rows of block 0 = %d, want %d", got, want)
 	}
 	curves, err := schemas.ReadParquet[schemas.CurveRow](ctx, b, stages.CurvesPath(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := len(curves), 2*4*2; got != want { // 2 tasks × 4 methods × steps 40, 80
+	if got, want := len(curves), 5*2; got != want { // 1 task × 5 methods × steps 40, 80
 		t.Errorf("curve rows of block 0 = %d, want %d", got, want)
+	}
+	curveAt := map[string]map[int64]schemas.CurveRow{}
+	for b := range int64(4) {
+		cs, err := schemas.ReadParquet[schemas.CurveRow](ctx, launchtest.Bucket(t, out), stages.CurvesPath(0, b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cs {
+			if curveAt[c.RunID] == nil {
+				curveAt[c.RunID] = map[int64]schemas.CurveRow{}
+			}
+			curveAt[c.RunID][c.Step] = c
+		}
 	}
 	bufs, err := schemas.ReadParquet[schemas.BufferRow](ctx, b, stages.BuffersPath(0, 0))
 	if err != nil {
@@ -95,11 +109,11 @@ func TestControl2D(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := len(samples), 2*300; got != want {
+	if got, want := len(samples), 300; got != want {
 		t.Errorf("sample rows of block 0 = %d, want %d", got, want)
 	}
 	rows := launchtest.Results(t, out)
-	if got, want := len(rows), 4*4; got != want {
+	if got, want := len(rows), 4*5; got != want {
 		t.Fatalf("results rows = %d, want %d", got, want)
 	}
 	launchtest.CheckTemperature(t, rows)
@@ -130,9 +144,27 @@ func TestControl2D(t *testing.T) {
 		if r.AUROCTruePx < r.AUROCPx-0.1 {
 			t.Errorf("%s: AUROC %v far above the true density's %v", r.RunID, r.AUROCPx, r.AUROCTruePx)
 		}
-		ref := r.Method == methods.JEM || r.Method == methods.Oracle
-		if ref != !math.IsNaN(r.RefGap) || (ref && (r.RefGap < 0 || r.RefBestStep < 1 || r.RefBestStep > 80)) {
-			t.Errorf("%s: ref_gap %v, ref_best_step %d (reference %v)", r.RunID, r.RefGap, r.RefBestStep, ref)
+		ref := r.Method == methods.JEM || r.Method == methods.JEMConverged || r.Method == methods.Oracle
+		if (!ref && !math.IsNaN(r.RefGap)) || r.RefGap < 0 { // NaN for a reference too: no check in the first third of 80 steps
+			t.Errorf("%s: ref_gap %v (reference %v)", r.RunID, r.RefGap, ref)
+		}
+		// The protocol: every run is scored at its selected step, whose curve point
+		// carries the row's KL and held-out NLL; every method but jem-converged trained
+		// with the point's batch and rate.
+		c, ok := curveAt[r.RunID][r.SelectedStep]
+		if r.SelectedStep != 40 && r.SelectedStep != 80 || !ok {
+			t.Errorf("%s: selected_step %d not on its curve", r.RunID, r.SelectedStep)
+		} else if c.KLJoint != r.KLJoint || c.HeldoutNLL != r.HeldoutNLL || c.GradEvals != r.GradEvalsSelected {
+			t.Errorf("%s: curve at step %d has kl %v nll %v evals %d, row %v %v %d", r.RunID, r.SelectedStep, c.KLJoint, c.HeldoutNLL, c.GradEvals, r.KLJoint, r.HeldoutNLL, r.GradEvalsSelected)
+		}
+		if r.HeldoutNLL > r.HeldoutNLLFinal || r.GradEvals <= 0 || r.GradEvalsSelected > r.GradEvals {
+			t.Errorf("%s: held-out NLL %v (final %v), grad evals %d of %d", r.RunID, r.HeldoutNLL, r.HeldoutNLLFinal, r.GradEvalsSelected, r.GradEvals)
+		}
+		if r.Method != methods.JEMConverged && (r.TrainBatch != 32 || r.TrainLR != 0.01) {
+			t.Errorf("%s: trained with batch %d at lr %v, want the point's 32 at 0.01", r.RunID, r.TrainBatch, r.TrainLR)
+		}
+		if r.Method == methods.JEMConverged && r.TrainBatch != 240 {
+			t.Errorf("%s: jem-converged trained on batches of %d, want all 240 training draws", r.RunID, r.TrainBatch)
 		}
 	}
 	// The truth is each cell's mass: every task's classes carry their weights (a

@@ -232,6 +232,9 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 		}
 		ref := meth == methods.JEM || meth == methods.JEMConverged
 		spec := specAdditive(p, meth, o.CheckEvery(p.Steps))
+		if meth == methods.JEMConverged && len(ds) > 0 { // full batches of the training draws
+			spec.Batch = refBatch(len(ds[0].y))
+		}
 		perStep := spec.Spec2D.GradEvalsPerStep() * int64(B) // every block's network, one pass each
 		lr := runLR(p, meth)
 		runs := make([]kernel.RunAdditive, len(ds))

@@ -244,6 +244,9 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 	for j, meth := range p.Methods {
 		ref := isReference2D(meth)
 		spec := spec2D(p, meth, every)
+		if meth == methods.JEMConverged && len(ds) > 0 { // full batches of the training draws
+			spec.Batch = refBatch(len(ds[0].y))
+		}
 		perStep := spec.GradEvalsPerStep()
 		runs := make([]kernel.Run2D, len(ds))
 		curves := make([][]tasks.CurvePoint, len(ds))
