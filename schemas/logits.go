@@ -20,10 +20,11 @@ import (
 )
 
 // Limits of a logits file (pipelines/evaluate --logits): rows of all its files
-// together, and bytes of each file (read whole).
+// together, bytes of each file (streamed, never held whole), and the models they name.
 const (
-	MaxLogitsRows  = 40_000_000
-	MaxLogitsBytes = 2 << 30
+	MaxLogitsRows   = 40_000_000
+	MaxLogitsBytes  = 2 << 30
+	MaxLogitsModels = 64
 )
 
 var (
@@ -57,6 +58,10 @@ type Logits struct {
 	Files  []string // the files read, in order
 	Models []string // the model names, in order of first appearance ("" where no column names one)
 	Rows   []LogitRow
+
+	models map[string]int32 // index of Models
+	rows   int64            // rows read, in all files
+	visit  func(*Logits, LogitRow) error
 }
 
 // Where names a row's place for messages: "l.csv line 12".
@@ -79,19 +84,37 @@ var modelColumns = []string{"model", "method", "run_id"}
 // Columns besides cols, y, logit and the model's are ignored. Values must be integers
 // and a number; the caller checks them against the tasks.
 func ReadLogits(ctx context.Context, loc string, cols LogitColumns) (Logits, error) {
-	files, err := logitFiles(ctx, loc)
+	l, err := ScanLogits(ctx, loc, cols, func(l *Logits, r LogitRow) error {
+		l.Rows = append(l.Rows, r)
+		return nil
+	})
 	if err != nil {
 		return Logits{}, err
 	}
-	var out Logits
+	return *l, nil
+}
+
+// ScanLogits reads a user's logits as ReadLogits does, but hands each row to visit as
+// it is read (with the Logits so far: its Files and Models name the row's file and
+// model) instead of keeping it: the files are streamed, never held whole, so memory is
+// what visit keeps. visit's first error stops the read and is returned, naming the
+// file. The rows are limited to MaxLogitsRows, the models to MaxLogitsModels.
+func ScanLogits(ctx context.Context, loc string, cols LogitColumns, visit func(*Logits, LogitRow) error) (*Logits, error) {
+	files, err := logitFiles(ctx, loc)
+	if err != nil {
+		return nil, err
+	}
+	out := &Logits{visit: visit, models: map[string]int32{}}
 	for _, f := range files {
-		key, data, err := logitsFile.load(ctx, f)
+		key, o, err := logitsFile.open(ctx, f)
 		if err != nil {
-			return Logits{}, err
+			return nil, err
 		}
 		out.Files = append(out.Files, f)
-		if err := out.parse(key, data, cols); err != nil {
-			return Logits{}, fmt.Errorf("logits file %s: %w", f, err)
+		err = out.parse(key, objectSource(o), cols)
+		o.Close()
+		if err != nil {
+			return nil, fmt.Errorf("logits file %s: %w", f, err)
 		}
 	}
 	return out, nil
@@ -154,27 +177,44 @@ func storageJoin(folder, key string) string {
 	return strings.TrimSuffix(folder, "/") + "/" + key + q
 }
 
-// parse appends the rows of one file.
-func (l *Logits) parse(key string, data []byte, cols LogitColumns) error {
+// parse reads the rows of one file.
+func (l *Logits) parse(key string, src userSource, cols LogitColumns) error {
 	format, err := fileFormat(key)
 	if err != nil {
 		return err
 	}
 	want := []string{cols.IDColumn, cols.CellColumn, "y", "logit"}
 	if format == "csv" {
-		return l.parseCSV(data, want)
+		return l.parseCSV(src.r, want)
 	}
-	return l.parseParquet(data, want)
+	return l.parseParquet(src.ra, src.size, want)
 }
 
-// model returns the index of a model name, adding it when new.
-func (l *Logits) model(name string) int32 {
-	i := slices.Index(l.Models, name)
-	if i < 0 {
-		l.Models = append(l.Models, name)
-		i = len(l.Models) - 1
+// model returns the index of a model name (a map: constant time however many), adding
+// it when new; more than MaxLogitsModels is an error naming the row (unit, at).
+func (l *Logits) model(name, unit string, at int64) (int32, error) {
+	if l.models == nil {
+		l.models = map[string]int32{}
 	}
-	return int32(i)
+	i, ok := l.models[name]
+	if !ok {
+		if len(l.Models) >= MaxLogitsModels {
+			return 0, fmt.Errorf("%s %d: model %s is the %dth: the logits may name at most %d models",
+				unit, at, quoteName(name), len(l.Models)+1, MaxLogitsModels)
+		}
+		l.Models = append(l.Models, name)
+		i = int32(len(l.Models) - 1)
+		l.models[name] = i
+	}
+	return i, nil
+}
+
+// quoteName quotes a model name for a message, cut to 60 bytes.
+func quoteName(s string) string {
+	if len(s) > 60 {
+		s = s[:60] + "..."
+	}
+	return strconv.Quote(s)
 }
 
 // modelName is the model a row's name column gives: the method of a run id.
@@ -189,24 +229,27 @@ func modelName(column, v string) string {
 	return strings.TrimPrefix(v, "external:") // an evaluated run's own outputs fed back
 }
 
-func (l *Logits) add(ints [3]int64, logit float64, model int32, at int64) error {
-	if int64(len(l.Rows)) >= maxLogitsRows {
-		return logitsFile.tooManyRows("row", at)
+func (l *Logits) add(unit string, ints [3]int64, logit float64, model int32, at int64) error {
+	if l.rows >= maxLogitsRows {
+		return logitsFile.tooManyRows(unit, at)
 	}
-	l.Rows = append(l.Rows, LogitRow{ID: ints[0], Cell: ints[1], Y: ints[2], Logit: logit, Model: model, At: at, File: int32(len(l.Files) - 1)})
-	return nil
+	l.rows++
+	r := LogitRow{ID: ints[0], Cell: ints[1], Y: ints[2], Logit: logit, Model: model, At: at, File: int32(len(l.Files) - 1)}
+	if l.visit == nil {
+		l.Rows = append(l.Rows, r)
+		return nil
+	}
+	return l.visit(l, r)
 }
 
-func (l *Logits) parseCSV(data []byte, want []string) error {
-	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
-	r := csv.NewReader(bytes.NewReader(data))
-	r.ReuseRecord = true
+func (l *Logits) parseCSV(src io.Reader, want []string) error {
+	r, ll := csvReader(src)
 	header, err := r.Read()
 	if errors.Is(err, io.EOF) {
 		return fmt.Errorf("empty file: want a header %s and rows", strings.Join(want, ","))
 	}
 	if err != nil {
-		return fmt.Errorf("malformed CSV: %w", err)
+		return csvError(err, ll)
 	}
 	col := map[string]int{}
 	for i, h := range header {
@@ -230,7 +273,9 @@ func (l *Logits) parseCSV(data []byte, want []string) error {
 	}
 	none := int32(-1)
 	if named < 0 {
-		none = l.model("")
+		if none, err = l.model("", "line", 1); err != nil {
+			return err
+		}
 	}
 	var ints [3]int64
 	for {
@@ -239,7 +284,7 @@ func (l *Logits) parseCSV(data []byte, want []string) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("malformed CSV: %w", err)
+			return csvError(err, ll)
 		}
 		line, _ := r.FieldPos(0)
 		for j, name := range want[:3] {
@@ -257,28 +302,27 @@ func (l *Logits) parseCSV(data []byte, want []string) error {
 		}
 		m := none
 		if named >= 0 {
-			m = l.model(modelName(modelCol, rec[named]))
+			if m, err = l.model(modelName(modelCol, rec[named]), "line", int64(line)); err != nil {
+				return err
+			}
 		}
-		if err := l.add(ints, v, m, int64(line)); err != nil {
+		if err := l.add("line", ints, v, m, int64(line)); err != nil {
 			return err
 		}
 	}
 }
 
-func (l *Logits) parseParquet(data []byte, want []string) (err error) {
+func (l *Logits) parseParquet(ra io.ReaderAt, size int64, want []string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("not a readable logits Parquet file: the Parquet reader failed: %v", r)
 		}
 	}()
-	if err := checkParquetFooter(data); err != nil {
-		return fmt.Errorf("not a valid Parquet file: %w", err)
-	}
-	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	pf, err := openUserParquet(ra, size)
 	if err != nil {
-		return fmt.Errorf("not a valid Parquet file: %w", err)
+		return err
 	}
-	if err := logitsFile.checkLayout(data, pf.Metadata()); err != nil {
+	if err := logitsFile.checkLayout(ra, size, pf.Metadata()); err != nil {
 		return err
 	}
 	idx := make([]int, len(want))
@@ -298,7 +342,9 @@ func (l *Logits) parseParquet(data []byte, want []string) (err error) {
 	}
 	none := int32(-1)
 	if named < 0 {
-		none = l.model("")
+		if none, err = l.model("", "row", 1); err != nil {
+			return err
+		}
 	}
 	var at int64
 	var ints [3]int64
@@ -313,7 +359,9 @@ func (l *Logits) parseParquet(data []byte, want []string) (err error) {
 				if v.IsNull() {
 					return fmt.Errorf("row %d: %s is null", at, modelCol)
 				}
-				m = l.model(modelName(modelCol, v.String()))
+				if m, err = l.model(modelName(modelCol, v.String()), "row", at); err != nil {
+					return err
+				}
 				continue
 			}
 			if j < 0 {
@@ -343,7 +391,7 @@ func (l *Logits) parseParquet(data []byte, want []string) (err error) {
 		if seen != len(want) {
 			return fmt.Errorf("row %d: a value of %s is missing", at, strings.Join(want, ", "))
 		}
-		return l.add(ints, logit, m, at)
+		return l.add("row", ints, logit, m, at)
 	})
 }
 

@@ -1,12 +1,16 @@
 package schemas
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestReadLogits: jemcheck's own learned/ (method column) and learned_grid/ (run_id)
@@ -67,5 +71,130 @@ func TestReadLogits(t *testing.T) {
 		if _, err := ReadLogits(ctx, tc.loc, tc.cols); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestUserFilesBounded: every user input (logits, tables, tasks) is checked as the
+// object it names, whatever the URL's query (the review's D21: a query skipped the
+// device, FIFO and size checks: an out-of-memory crash or a hang), and a CSV stream of
+// one endless line is refused without buffering it (D5: a 1.9 GB line took 12 GB).
+func TestUserFilesBounded(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "zero.csv")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.csv"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	long := filepath.Join(dir, "long.csv")
+	if err := os.WriteFile(long, bytes.Repeat([]byte("1"), 3<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	longHeader := filepath.Join(dir, "longrow.csv")
+	if err := os.WriteFile(longHeader, append([]byte("table_id,x,y,logit\n0,0,0,"), bytes.Repeat([]byte("1"), 3<<20)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	readers := map[string]func(loc string) error{
+		"logits": func(loc string) error {
+			_, err := ReadLogits(ctx, loc, LogitColumns{IDColumn: "table_id", CellColumn: "x"})
+			return err
+		},
+		"tables": func(loc string) error { _, err := ReadTables(ctx, loc); return err },
+		"tasks":  func(loc string) error { _, _, err := ReadTasks(ctx, loc); return err },
+	}
+	url := func(name, query string) string { return "file://" + filepath.ToSlash(filepath.Join(dir, name)) + query }
+	cases := []struct {
+		name, loc, want string
+	}{
+		{"device", filepath.Join(dir, "zero.csv"), "is a device, not a regular file"},
+		{"device, file URL", url("zero.csv", ""), "is a device, not a regular file"},
+		{"device, URL with a query", url("zero.csv", "?metadata=skip"), "is a device, not a regular file"},
+		{"fifo, URL with a query", url("fifo.csv", "?metadata=skip"), "is a named pipe (FIFO), not a regular file"},
+		{"fifo, URL with another query", url("fifo.csv", "?metadata=skip&create_dir=true"), "is a named pipe (FIFO), not a regular file"},
+		{"one endless line", long, "line 1 is longer than 1048576 bytes"},
+		{"an endless row", longHeader, "line 2 is longer than 1048576 bytes"},
+	}
+	for kind, read := range readers {
+		for _, c := range cases {
+			t.Run(kind+"/"+c.name, func(t *testing.T) {
+				if kind != "logits" && c.name == "an endless row" {
+					t.Skip("a logits header")
+				}
+				done := make(chan error, 1)
+				go func() { done <- read(c.loc) }()
+				select {
+				case err := <-done:
+					if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), kind+" file") {
+						t.Fatalf("error %v, want one naming the %s file and saying %q", err, kind, c.want)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("hangs")
+				}
+			})
+		}
+	}
+}
+
+// TestLogitsModels: model names are found in a map (the review's D6: a linear scan
+// took 33 s for 80,000 names) and their number is bounded.
+func TestLogitsModels(t *testing.T) {
+	dir := t.TempDir()
+	var b bytes.Buffer
+	b.WriteString("table_id,x,y,logit,model\n")
+	for i := range 80_000 {
+		fmt.Fprintf(&b, "0,0,0,-1.5,m%d\n", i)
+	}
+	name := filepath.Join(dir, "models.csv")
+	if err := os.WriteFile(name, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err := ReadLogits(context.Background(), name, LogitColumns{IDColumn: "table_id", CellColumn: "x"})
+	want := fmt.Sprintf(`line %d: model "m%d" is the %dth: the logits may name at most %d models`, MaxLogitsModels+2, MaxLogitsModels, MaxLogitsModels+1, MaxLogitsModels)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want %q", err, want)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("took %v", d)
+	}
+	// Within the bound, the lookups are a map's: 64 names over 200,000 rows.
+	b.Reset()
+	b.WriteString("table_id,x,y,logit,model\n")
+	for i := range 200_000 {
+		fmt.Fprintf(&b, "%d,0,0,-1.5,m%d\n", i, i%MaxLogitsModels)
+	}
+	if err := os.WriteFile(name, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := ReadLogits(context.Background(), name, LogitColumns{IDColumn: "table_id", CellColumn: "x"})
+	if err != nil || len(l.Models) != MaxLogitsModels || len(l.Rows) != 200_000 || l.Rows[199_999].Model != int32(199_999%MaxLogitsModels) {
+		t.Fatalf("%d models, %d rows, %v", len(l.Models), len(l.Rows), err)
+	}
+}
+
+// TestScanLogitsStops: a row refused by the visitor stops the read there, naming the
+// file: the rest of a huge file is not read.
+func TestScanLogitsStops(t *testing.T) {
+	dir := t.TempDir()
+	var b bytes.Buffer
+	b.WriteString("table_id,x,y,logit\n")
+	for i := range 100_000 {
+		fmt.Fprintf(&b, "%d,0,0,-1.5\n", i)
+	}
+	name := filepath.Join(dir, "l.csv")
+	if err := os.WriteFile(name, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	_, err := ScanLogits(context.Background(), name, LogitColumns{IDColumn: "table_id", CellColumn: "x"}, func(l *Logits, r LogitRow) error {
+		n++
+		if r.ID == 80 {
+			return fmt.Errorf("%s: stop", l.Where(r))
+		}
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "l.csv line 82: stop") || n != 81 {
+		t.Fatalf("%d rows visited, error %v", n, err)
 	}
 }

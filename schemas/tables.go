@@ -1,6 +1,7 @@
 package schemas
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -17,8 +18,6 @@ import (
 	"strconv"
 	"strings"
 
-	"gocloud.dev/blob"
-	"gocloud.dev/gcerrors"
 
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/storage"
@@ -72,10 +71,12 @@ func (f userFile) tooManyRows(unit string, at int64) error {
 		unit, at, *f.maxRows, f.kind, *f.maxRows, f.row, f.row)
 }
 
-// load reads the file at loc (a path or URL) whole, within the byte limit, after
-// checking its extension. It returns the file's key, which names its format; errors
-// name the file.
-func (f userFile) load(ctx context.Context, loc string) (key string, data []byte, err error) {
+// open opens the file at loc (a path or URL) for bounded reading after checking its
+// extension: storage.OpenObject refuses anything but a regular file on a local bucket
+// and a file over the byte limit, for the object loc names whatever its form (a
+// file:// URL with a query too). It returns the file's key, which names its format;
+// errors name the file. The caller closes the object.
+func (f userFile) open(ctx context.Context, loc string) (key string, o *storage.Object, err error) {
 	dir, key, err := storage.SplitObject(loc)
 	if err != nil {
 		return "", nil, fmt.Errorf("%s file %q: %w", f.kind, loc, err)
@@ -91,20 +92,40 @@ func (f userFile) load(ctx context.Context, loc string) (key string, data []byte
 			return "", nil, fmt.Errorf("%s file %s: %w", f.kind, loc, err)
 		}
 	}
-	b, err := storage.OpenExistingBucket(ctx, dir)
-	if err != nil {
-		return "", nil, fmt.Errorf("%s file %s: %w", f.kind, loc, err)
+	o, err = storage.OpenObject(ctx, loc, *f.maxBytes)
+	var tooLarge *storage.TooLargeError
+	var notRegular *storage.NotRegularError
+	switch {
+	case err == nil:
+		return key, o, nil
+	case storage.IsNotFound(err):
+		return "", nil, fmt.Errorf("%s file %s does not exist", f.kind, loc)
+	case errors.As(err, &tooLarge):
+		return "", nil, fmt.Errorf("%s file %s: %w", f.kind, loc, f.tooBig(tooLarge.Size))
+	case errors.As(err, &notRegular):
+		return "", nil, fmt.Errorf("%s file %s: %s", f.kind, loc, strings.TrimPrefix(notRegular.Error(), notRegular.Key+" "))
 	}
-	defer b.Close()
-	data, err = f.readBounded(ctx, b, key)
-	if err != nil {
-		if gcerrors.Code(err) == gcerrors.NotFound {
-			return "", nil, fmt.Errorf("%s file %s does not exist", f.kind, loc)
-		}
-		return "", nil, fmt.Errorf("%s file %s: %w", f.kind, loc, err)
-	}
-	return key, data, nil
+	return "", nil, fmt.Errorf("%s file %s: %w", f.kind, loc, err)
 }
+
+// tooBig is the error for a file of size bytes, over the byte limit.
+func (f userFile) tooBig(size int64) error {
+	return fmt.Errorf("the file has %d bytes, more than the %d a %s file may have", size, *f.maxBytes, f.kind)
+}
+
+// userSource is an opened user file: a stream (CSV) and random access (Parquet).
+type userSource struct {
+	r    io.Reader
+	ra   io.ReaderAt
+	size int64
+}
+
+func bytesSource(data []byte) userSource {
+	br := bytes.NewReader(data)
+	return userSource{r: br, ra: bytes.NewReader(data), size: int64(len(data))}
+}
+
+func objectSource(o *storage.Object) userSource { return userSource{r: o, ra: o, size: o.Size} }
 
 // checkRegular refuses a local file that is not a regular file (after symbolic links)
 // before it is opened: a directory, or a device, FIFO or socket, which may never end
@@ -129,33 +150,69 @@ func checkRegular(name string) error {
 	}
 }
 
-// readBounded reads the object key whole, refusing one over the byte limit before
-// reading it (and while reading, should it grow meanwhile).
-func (f userFile) readBounded(ctx context.Context, b *blob.Bucket, key string) ([]byte, error) {
-	attrs, err := b.Attributes(ctx, key)
-	if err != nil {
-		return nil, err
+// maxCSVLine bounds one line of a user CSV file: its rows are a few numbers, so a
+// longer line is not such a file (a file of one endless line is refused at once,
+// without buffering it).
+const maxCSVLine = 1 << 20
+
+// errLongLine marks a CSV line over maxCSVLine.
+var errLongLine = errors.New("line too long")
+
+// lineLimiter passes a stream through, failing once a line exceeds max bytes.
+type lineLimiter struct {
+	r     io.Reader
+	max   int
+	cur   int   // bytes of the current line so far
+	lines int64 // complete lines so far
+}
+
+func (l *lineLimiter) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	for b := p[:n]; len(b) > 0; {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			l.cur += len(b)
+			break
+		}
+		if l.cur+i > l.max {
+			l.cur += i
+			break
+		}
+		l.cur, l.lines, b = 0, l.lines+1, b[i+1:]
 	}
-	limit := *f.maxBytes
-	tooBig := func(size int64) error {
-		return fmt.Errorf("the file has %d bytes, more than the %d a %s file may have", size, limit, f.kind)
+	if l.cur > l.max {
+		return 0, errLongLine
 	}
-	if attrs.Size > limit {
-		return nil, tooBig(attrs.Size)
+	return n, err
+}
+
+// csvReader reads a user CSV stream: a leading BOM skipped (spreadsheet exports), lines
+// bounded by maxCSVLine. Its errors pass through csvError.
+func csvReader(r io.Reader) (*csv.Reader, *lineLimiter) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	if b, err := br.Peek(3); err == nil && string(b) == "\uFEFF" {
+		br.Discard(3)
 	}
-	r, err := b.NewReader(ctx, key, nil)
-	if err != nil {
-		return nil, err
+	ll := &lineLimiter{r: br, max: maxCSVLine}
+	cr := csv.NewReader(ll)
+	cr.ReuseRecord = true
+	return cr, ll
+}
+
+// csvError describes a read error of csvReader.
+func csvError(err error, ll *lineLimiter) error {
+	var tl *storage.TooLargeError
+	switch {
+	case errors.Is(err, errLongLine):
+		return fmt.Errorf("line %d is longer than %d bytes: not a CSV file of rows of numbers", ll.lines+1, maxCSVLine)
+	case errors.As(err, &tl):
+		return fmt.Errorf("the file grew to more than %d bytes while it was read", tl.Limit)
 	}
-	defer r.Close()
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("malformed CSV: %w", err)
 	}
-	if int64(len(data)) > limit {
-		return nil, tooBig(int64(len(data)))
-	}
-	return data, nil
+	return fmt.Errorf("reading: %w", err)
 }
 
 // fileFormat is "csv" or "parquet", from the extension of a file's name.
@@ -174,16 +231,16 @@ func fileFormat(name string) (string, error) {
 // of name, into rows made by conv (see parseCSVRows and parseParquetRows). unit is
 // what the file's errors call a row's position: "line" (CSV, from 1, the header
 // included) or "row" (Parquet, from 1).
-func parseUserRows[R any](f userFile, name string, data []byte, conv func(ints []int64, floats []float64, at int64) R) (rows []R, unit string, err error) {
+func parseUserRows[R any](f userFile, name string, src userSource, conv func(ints []int64, floats []float64, at int64) R) (rows []R, unit string, err error) {
 	format, err := fileFormat(name)
 	if err != nil {
 		return nil, "", err
 	}
 	if format == "csv" {
-		rows, err = parseCSVRows(f, data, conv)
+		rows, err = parseCSVRows(f, src.r, conv)
 		return rows, "line", err
 	}
-	rows, err = parseParquetRows(f, data, conv)
+	rows, err = parseParquetRows(f, src.ra, src.size, conv)
 	return rows, "row", err
 }
 
@@ -193,16 +250,14 @@ func parseUserRows[R any](f userFile, name string, data []byte, conv func(ints [
 // f.columns' order (integers, then floats: scratch slices, reused), and its line. A
 // value that is not a number is refused here; an out-of-range float comes as ±Inf or
 // 0, for the caller to judge.
-func parseCSVRows[R any](f userFile, data []byte, conv func(ints []int64, floats []float64, at int64) R) ([]R, error) {
-	data = bytes.TrimPrefix(data, []byte("\uFEFF")) // a BOM from spreadsheet exports
-	r := csv.NewReader(bytes.NewReader(data))
-	r.ReuseRecord = true
+func parseCSVRows[R any](f userFile, src io.Reader, conv func(ints []int64, floats []float64, at int64) R) ([]R, error) {
+	r, ll := csvReader(src)
 	header, err := r.Read()
 	if errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("empty file: want a header %s and rows", strings.Join(f.columns, ","))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("malformed CSV: %w", err)
+		return nil, csvError(err, ll)
 	}
 	col := map[string]int{}
 	for i, h := range header {
@@ -229,7 +284,7 @@ func parseCSVRows[R any](f userFile, data []byte, conv func(ints []int64, floats
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("malformed CSV: %w", err)
+			return nil, csvError(err, ll)
 		}
 		line, _ := r.FieldPos(0)
 		if int64(len(rows)) >= *f.maxRows {
@@ -287,11 +342,12 @@ func TableRows(ts []prob.Table) []TableRow {
 // back sorted by id. Errors name the file and the problem (with the CSV line or the
 // Parquet row).
 func ReadTables(ctx context.Context, loc string) ([]prob.Table, error) {
-	key, data, err := tablesFile.load(ctx, loc)
+	key, o, err := tablesFile.open(ctx, loc)
 	if err != nil {
 		return nil, err
 	}
-	ts, err := ParseTables(key, data)
+	defer o.Close()
+	ts, err := parseTables(key, objectSource(o))
 	if err != nil {
 		return nil, fmt.Errorf("tables file %s: %w", loc, err)
 	}
@@ -302,7 +358,13 @@ func ReadTables(ctx context.Context, loc string) ([]prob.Table, error) {
 // extension of name (.csv or .parquet) chooses the format. It never panics, and it
 // allocates in proportion to the rows it really reads, at most MaxTablesFileCells.
 func ParseTables(name string, data []byte) ([]prob.Table, error) {
-	cells, unit, err := parseUserRows(tablesFile, name, data, newCell)
+	return parseTables(name, bytesSource(data))
+}
+
+// parseTables parses the tables file src, streamed (CSV) or read at offsets (Parquet):
+// never held whole.
+func parseTables(name string, src userSource) ([]prob.Table, error) {
+	cells, unit, err := parseUserRows(tablesFile, name, src, newCell)
 	if err != nil {
 		return nil, err
 	}

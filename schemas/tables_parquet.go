@@ -30,31 +30,27 @@ const readBatch = 1024
 // are checked against the file's size and f's limits (checkParquetFooter, then
 // checkLayout); rows are then decoded in batches, never allocated from a declared
 // count, and a panic inside parquet-go becomes an error.
-func parseParquetRows[R any](f userFile, data []byte, conv func(ints []int64, floats []float64, at int64) R) (rows []R, err error) {
+func parseParquetRows[R any](f userFile, ra io.ReaderAt, size int64, conv func(ints []int64, floats []float64, at int64) R) (rows []R, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			rows, err = nil, fmt.Errorf("not a readable %s Parquet file: the Parquet reader failed: %v", f.kind, r)
 		}
 	}()
-	if err := checkParquetFooter(data); err != nil {
-		return nil, fmt.Errorf("not a valid Parquet file: %w", err)
-	}
-	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)),
-		parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	pf, err := openUserParquet(ra, size)
 	if err != nil {
-		return nil, fmt.Errorf("not a valid Parquet file: %w", err)
+		return nil, err
 	}
 	unsigned, err := f.checkSchema(pf.Schema())
 	if err != nil {
 		return nil, err
 	}
-	if err := f.checkLayout(data, pf.Metadata()); err != nil {
+	if err := f.checkLayout(ra, size, pf.Metadata()); err != nil {
 		return nil, err
 	}
 	declared := pf.NumRows() // checked: in [0, *f.maxRows]
 	// A capacity hint only: an honest file rarely stores a row in under a byte, and
 	// when it does (run-length encoding) append grows the slice as rows really decode.
-	rows = make([]R, 0, min(declared, int64(len(data))))
+	rows = make([]R, 0, min(declared, size))
 	d := rowDecoder[R]{f: f, unsigned: unsigned, conv: conv,
 		col: make([]int, len(f.columns)), ints: make([]int64, f.ints), floats: make([]float64, len(f.columns)-f.ints)}
 	for i, name := range f.columns {
@@ -254,7 +250,7 @@ func unsignedBits(kind parquet.Kind, lt *format.LogicalType, ct *deprecated.Conv
 // bounds, and every page header (the sizes and value counts it declares) against its
 // chunk, maxPageBytes and the row limit. A file that passes can make parquet-go
 // allocate at most about maxPageBytes and the row limit's values per page.
-func (f userFile) checkLayout(data []byte, md *format.FileMetaData) error {
+func (f userFile) checkLayout(ra io.ReaderAt, size int64, md *format.FileMetaData) error {
 	bad := func(msg string, args ...any) error {
 		return fmt.Errorf("not a readable %s Parquet file: "+msg, append([]any{f.kind}, args...)...)
 	}
@@ -264,7 +260,6 @@ func (f userFile) checkLayout(data []byte, md *format.FileMetaData) error {
 	if md.NumRows > *f.maxRows {
 		return fmt.Errorf("the file declares %d rows, more than the %d a %s file may hold (one row per %s)", md.NumRows, *f.maxRows, f.kind, f.row)
 	}
-	size := int64(len(data))
 	var rows int64
 	for g, rg := range md.RowGroups {
 		if rg.NumRows < 0 || rg.NumRows > md.NumRows-rows {
@@ -285,7 +280,7 @@ func (f userFile) checkLayout(data []byte, md *format.FileMetaData) error {
 			if m.NumValues < 0 || m.NumValues > *f.maxRows {
 				return bad("row group %d, column %s declares %d values", g, name, m.NumValues)
 			}
-			if err := checkPages(data[start:start+m.TotalCompressedSize], start, m.Codec, *f.maxRows); err != nil {
+			if err := checkPages(ra, start, m.TotalCompressedSize, m.Codec, *f.maxRows); err != nil {
 				return bad("row group %d, column %s: %v", g, name, err)
 			}
 		}
@@ -296,28 +291,69 @@ func (f userFile) checkLayout(data []byte, md *format.FileMetaData) error {
 	return nil
 }
 
-// checkTablesPages checks the pages of a column chunk of a tables file.
+// checkTablesPages checks the pages of a column chunk of a tables file: chunk, which
+// starts at byte offset of the file.
 func checkTablesPages(chunk []byte, offset int64, codec format.CompressionCodec) error {
-	return checkPages(chunk, offset, codec, maxTablesCells)
+	return checkPages(shifted{chunk, offset}, offset, int64(len(chunk)), codec, maxTablesCells)
 }
 
-// checkPages walks the page headers of one column chunk, which starts at byte offset
-// of the file, of a file of at most maxValues rows.
-func checkPages(chunk []byte, offset int64, codec format.CompressionCodec, maxValues int64) error {
-	var values int64
-	for pos := 0; pos < len(chunk); {
-		var h format.PageHeader
-		r := new(thrift.CompactProtocol).NewReaderFromBytes(chunk[pos:])
-		if err := thrift.NewDecoder(r).Decode(&h); err != nil {
-			return fmt.Errorf("page header at byte %d: %v", offset+int64(pos), err)
+// shifted is a ReaderAt of bytes b that start at offset base.
+type shifted struct {
+	b    []byte
+	base int64
+}
+
+func (s shifted) ReadAt(p []byte, off int64) (int, error) {
+	return bytes.NewReader(s.b).ReadAt(p, off-s.base)
+}
+
+// maxPageHeaderBytes bounds the thrift page header of one page (with its statistics).
+const maxPageHeaderBytes = 16 << 20
+
+// readPageHeader decodes the page header at byte off of ra, in at most left bytes: a
+// window of 64 KiB, grown while the header does not fit. It returns the header and its
+// length.
+func readPageHeader(ra io.ReaderAt, off, left int64) (format.PageHeader, int, error) {
+	for window := min(left, 64<<10); ; window = min(left, window*8) {
+		buf := make([]byte, window)
+		n, err := ra.ReadAt(buf, off)
+		if int64(n) < window {
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return format.PageHeader{}, 0, err
 		}
-		at := offset + int64(pos)
-		pos += r.BytesRead()
+		var h format.PageHeader
+		r := new(thrift.CompactProtocol).NewReaderFromBytes(buf)
+		derr := thrift.NewDecoder(r).Decode(&h)
+		if derr == nil {
+			return h, r.BytesRead(), nil
+		}
+		if window == left || window >= maxPageHeaderBytes {
+			return format.PageHeader{}, 0, derr
+		}
+	}
+}
+
+// checkPages walks the page headers of one column chunk, the length bytes at byte
+// offset of the file ra, of a file of at most maxValues rows. It reads one page at a
+// time (a header, then a compressed body of at most about maxPageBytes).
+func checkPages(ra io.ReaderAt, offset, length int64, codec format.CompressionCodec, maxValues int64) error {
+	var values int64
+	for pos := int64(0); pos < length; {
+		at := offset + pos
+		h, hn, err := readPageHeader(ra, at, length-pos)
+		if err != nil {
+			return fmt.Errorf("page header at byte %d: %v", at, err)
+		}
+		pos += int64(hn)
 		switch {
-		case h.CompressedPageSize < 0 || int(h.CompressedPageSize) > len(chunk)-pos:
+		case h.CompressedPageSize < 0 || int64(h.CompressedPageSize) > length-pos:
 			return fmt.Errorf("page at byte %d declares %d bytes, beyond its column chunk", at, h.CompressedPageSize)
 		case h.UncompressedPageSize < 0 || h.UncompressedPageSize > maxPageBytes:
 			return fmt.Errorf("page at byte %d declares %d uncompressed bytes, more than the %d allowed", at, h.UncompressedPageSize, maxPageBytes)
+		case codec != format.Uncompressed && h.CompressedPageSize > maxPageBytes+maxPageBytes/8:
+			return fmt.Errorf("page at byte %d declares %d compressed bytes, more than the %d allowed", at, h.CompressedPageSize, maxPageBytes)
 		}
 		var n int32
 		switch {
@@ -333,24 +369,86 @@ func checkPages(chunk []byte, offset int64, codec format.CompressionCodec, maxVa
 		if n < 0 || int64(n) > maxValues || values > maxValues {
 			return fmt.Errorf("page at byte %d declares %d values", at, n)
 		}
-		body, limit := chunk[pos:pos+int(h.CompressedPageSize)], int64(h.UncompressedPageSize)
-		if v2 := h.DataPageHeaderV2; v2.Valid {
-			// The levels come first, uncompressed; the rest may be compressed.
-			levels := int64(v2.V.RepetitionLevelsByteLength) + int64(v2.V.DefinitionLevelsByteLength)
-			if levels < 0 || levels > int64(len(body)) || levels > limit {
-				return fmt.Errorf("page at byte %d declares %d bytes of levels", at, levels)
-			}
-			body, limit = body[levels:], limit-levels
-			if c := v2.V.IsCompressed; c.Valid && !c.V {
-				body = nil
-			}
-		}
-		if len(body) > 0 {
-			if err := checkPageBody(codec, body, limit); err != nil {
+		if codec != format.Uncompressed && h.CompressedPageSize > 0 {
+			body := make([]byte, h.CompressedPageSize)
+			if _, err := ra.ReadAt(body, offset+pos); err != nil {
 				return fmt.Errorf("page at byte %d: %v", at, err)
 			}
+			limit := int64(h.UncompressedPageSize)
+			if v2 := h.DataPageHeaderV2; v2.Valid {
+				// The levels come first, uncompressed; the rest may be compressed.
+				levels := int64(v2.V.RepetitionLevelsByteLength) + int64(v2.V.DefinitionLevelsByteLength)
+				if levels < 0 || levels > int64(len(body)) || levels > limit {
+					return fmt.Errorf("page at byte %d declares %d bytes of levels", at, levels)
+				}
+				body, limit = body[levels:], limit-levels
+				if c := v2.V.IsCompressed; c.Valid && !c.V {
+					body = nil
+				}
+			}
+			if len(body) > 0 {
+				if err := checkPageBody(codec, body, limit); err != nil {
+					return fmt.Errorf("page at byte %d: %v", at, err)
+				}
+			}
+		} else if v2 := h.DataPageHeaderV2; v2.Valid {
+			levels := int64(v2.V.RepetitionLevelsByteLength) + int64(v2.V.DefinitionLevelsByteLength)
+			if levels < 0 || levels > int64(h.CompressedPageSize) || levels > int64(h.UncompressedPageSize) {
+				return fmt.Errorf("page at byte %d declares %d bytes of levels", at, levels)
+			}
 		}
-		pos += int(h.CompressedPageSize)
+		pos += int64(h.CompressedPageSize)
+	}
+	return nil
+}
+
+// maxFooterBytes bounds the footer of a user Parquet file, read whole to be checked:
+// a footer describes the row groups and columns, kilobytes to a few megabytes.
+const maxFooterBytes = 64 << 20
+
+// openUserParquet checks the frame and footer of the Parquet file ra of size bytes
+// (checkParquetFooter) and opens it, reading at offsets: the file is never held whole.
+func openUserParquet(ra io.ReaderAt, size int64) (*parquet.File, error) {
+	if err := checkParquetFooterAt(ra, size); err != nil {
+		return nil, fmt.Errorf("not a valid Parquet file: %w", err)
+	}
+	pf, err := parquet.OpenFile(ra, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return nil, fmt.Errorf("not a valid Parquet file: %w", err)
+	}
+	return pf, nil
+}
+
+// checkParquetFooterAt is checkParquetFooter of the file ra of size bytes, reading only
+// its ends and its footer (at most maxFooterBytes).
+func checkParquetFooterAt(ra io.ReaderAt, size int64) error {
+	if size < 12 {
+		return errors.New("no PAR1 magic at both ends")
+	}
+	var head, tail [8]byte
+	if _, err := ra.ReadAt(head[:4], 0); err != nil {
+		return err
+	}
+	if _, err := ra.ReadAt(tail[:], size-8); err != nil {
+		return err
+	}
+	if string(head[:4]) != "PAR1" || string(tail[4:]) != "PAR1" {
+		return errors.New("no PAR1 magic at both ends")
+	}
+	n := int64(binary.LittleEndian.Uint32(tail[:4]))
+	if n > size-12 {
+		return fmt.Errorf("the footer declares %d bytes, in a file of %d", n, size)
+	}
+	if n > maxFooterBytes {
+		return fmt.Errorf("the footer declares %d bytes, more than the %d allowed", n, maxFooterBytes)
+	}
+	footer := make([]byte, n)
+	if _, err := ra.ReadAt(footer, size-8-n); err != nil {
+		return err
+	}
+	w := thriftWalker{b: footer}
+	if err := w.structure(0); err != nil {
+		return fmt.Errorf("malformed footer: %w", err)
 	}
 	return nil
 }

@@ -103,11 +103,12 @@ func TaskRows(ids []int64, tasks []prob.Task2D) []TaskRow {
 // ids: ids[i] is the task_id of tasks[i]. Errors name the file and the problem, with
 // the CSV line or the Parquet row, or the task.
 func ReadTasks(ctx context.Context, loc string) (tasks []prob.Task2D, ids []int64, err error) {
-	key, data, err := tasksFile.load(ctx, loc)
+	key, o, err := tasksFile.open(ctx, loc)
 	if err != nil {
 		return nil, nil, err
 	}
-	tasks, ids, err = ParseTasks(key, data)
+	defer o.Close()
+	tasks, ids, err = parseTasks(key, objectSource(o))
 	if err != nil {
 		return nil, nil, fmt.Errorf("tasks file %s: %w", loc, err)
 	}
@@ -118,7 +119,12 @@ func ReadTasks(ctx context.Context, loc string) (tasks []prob.Task2D, ids []int6
 // extension of name (.csv or .parquet) chooses the format. It never panics, and it
 // allocates in proportion to the rows it really reads, at most MaxTasksFileRows.
 func ParseTasks(name string, data []byte) (tasks []prob.Task2D, ids []int64, err error) {
-	rows, unit, err := parseUserRows(tasksFile, name, data, newTaskRow)
+	return parseTasks(name, bytesSource(data))
+}
+
+// parseTasks parses the tasks file src, streamed (CSV) or read at offsets (Parquet).
+func parseTasks(name string, src userSource) (tasks []prob.Task2D, ids []int64, err error) {
+	rows, unit, err := parseUserRows(tasksFile, name, src, newTaskRow)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/jemcheck/jemcheck/methods"
-	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/tasks"
 )
 
@@ -56,19 +55,11 @@ func (f *trainBlockFn) Setup(ctx context.Context) error {
 		if !slices.ContainsFunc(p.Methods, methods.IsExternal) {
 			continue
 		}
-		sup, _, err := tasks.SupportOf(p)
-		if err != nil {
-			return fmt.Errorf("train: point %d: %w", p.ID, err)
-		}
-		l, err := schemas.ReadLogits(ctx, f.Options.Logits, schemas.LogitColumns{IDColumn: sup.IDColumn, CellColumn: sup.CellColumn})
-		if err != nil {
-			return fmt.Errorf("train: %w", err)
-		}
 		ids, err := tasks.TaskIDs(ctx, f.Options, p)
 		if err != nil {
 			return fmt.Errorf("train: point %d: %w", p.ID, err)
 		}
-		e, err := tasks.IndexLogits(l, p, ids, cmp.Or(f.Options.LogitsModel, methods.External), false)
+		e, _, err := tasks.ReadExternal(ctx, f.Options.Logits, p, ids, cmp.Or(f.Options.LogitsModel, methods.External), false)
 		if err != nil {
 			return fmt.Errorf("train: point %d: %w", p.ID, err)
 		}

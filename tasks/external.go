@@ -27,66 +27,129 @@ type External struct {
 // (all of them when all is set). unnamed names the model of rows no column names.
 // Errors name the file, the row and what is wrong, for the user.
 func IndexLogits(l schemas.Logits, p Point, ids []int64, unnamed string, all bool) (*External, error) {
+	x, err := newLogitIndex(p, ids, unnamed, all)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range l.Rows {
+		if err := x.add(&l, r); err != nil {
+			return nil, err
+		}
+	}
+	return x.finish(&l)
+}
+
+// ReadExternal reads the user's logits at loc (schemas.ScanLogits) and indexes them as
+// IndexLogits does, row by row as they are read: a file is never held whole, a bad row
+// is refused when it is read, and memory is the logits the support needs (at most
+// schemas.MaxLogitsRows values), whatever the file's size. It also returns what was
+// read (the files and the model names; no rows).
+func ReadExternal(ctx context.Context, loc string, p Point, ids []int64, unnamed string, all bool) (*External, *schemas.Logits, error) {
+	x, err := newLogitIndex(p, ids, unnamed, all)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := schemas.ScanLogits(ctx, loc, schemas.LogitColumns{IDColumn: x.sup.IDColumn, CellColumn: x.sup.CellColumn}, x.add)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := x.finish(l)
+	return e, l, err
+}
+
+// logitIndex indexes logits row by row.
+type logitIndex struct {
+	sup      Support
+	ids      []int64
+	unnamed  string
+	all      bool
+	k, cells int64
+	ord      map[int64]int
+	names    []string       // the external method of each of the Logits' models so far
+	byName   map[string]int // model index of each name in names
+	rows     int64
+	values   int64 // logits allocated, of all models and tasks
+	e        *External
+}
+
+func newLogitIndex(p Point, ids []int64, unnamed string, all bool) (*logitIndex, error) {
 	sup, _, err := SupportOf(p)
 	if err != nil {
 		return nil, err
 	}
-	if len(l.Rows) == 0 {
-		return nil, fmt.Errorf("logits %s: no rows", strings.Join(l.Files, ", "))
-	}
-	k := int64(p.Classes)
-	cells := int64(sup.Cells)
-	ord := make(map[int64]int, len(ids))
+	x := &logitIndex{sup: sup, ids: ids, unnamed: unnamed, all: all, k: int64(p.Classes), cells: int64(sup.Cells),
+		ord: make(map[int64]int, len(ids)), byName: map[string]int{}, e: &External{logits: map[string]map[int64][]float64{}}}
 	for o, id := range ids {
-		ord[id] = o
+		x.ord[id] = o
 	}
-	names := make([]string, len(l.Models))
-	for i, m := range l.Models {
+	return x, nil
+}
+
+// add checks and indexes one row.
+func (x *logitIndex) add(l *schemas.Logits, r schemas.LogitRow) error {
+	for i := len(x.names); i < len(l.Models); i++ { // models new since the last row
+		m := l.Models[i]
 		if m == "" {
-			m = unnamed
+			m = x.unnamed
 		}
 		if !methods.ValidModelName(m) {
-			return nil, fmt.Errorf("logits %s: model name %s: use 1 to 40 letters, digits, '.', '_' or '-'", l.Files[0], methods.Quote(m))
+			return fmt.Errorf("logits %s: model name %s: use 1 to 40 letters, digits, '.', '_' or '-'", l.Files[0], methods.Quote(m))
 		}
-		names[i] = methods.ExternalMethod(m)
-		if j := slices.Index(names[:i], names[i]); j >= 0 {
-			return nil, fmt.Errorf("logits %s: the models %s and %s have the same name", l.Files[0], methods.Quote(l.Models[j]), methods.Quote(l.Models[i]))
+		name := methods.ExternalMethod(m)
+		if j, dup := x.byName[name]; dup {
+			return fmt.Errorf("logits %s: the models %s and %s have the same name", l.Files[0], methods.Quote(l.Models[j]), methods.Quote(l.Models[i]))
 		}
+		x.byName[name] = i
+		x.names = append(x.names, name)
 	}
-	e := &External{logits: map[string]map[int64][]float64{}}
-	for _, r := range l.Rows {
-		where := l.Where(r)
-		_, ok := ord[r.ID]
-		switch {
-		case !ok:
-			return nil, fmt.Errorf("%s: %s %d is not a task of this point (%s)", where, sup.IDColumn, r.ID, idRange(ids))
-		case r.Cell < 0 || r.Cell >= cells:
-			return nil, fmt.Errorf("%s: %s %d is outside the support: it has %d points, %s 0..%d", where, sup.CellColumn, r.Cell, cells, sup.CellColumn, cells-1)
-		case r.Y < 0 || r.Y >= k:
-			return nil, fmt.Errorf("%s: y %d is not a class: the tasks have %d classes, y 0..%d", where, r.Y, k, k-1)
-		case math.IsNaN(r.Logit) || math.IsInf(r.Logit, 1):
-			return nil, fmt.Errorf("%s: logit %v is not a finite number (−Inf, a cell of zero mass, is the only infinity allowed)", where, r.Logit)
+	x.rows++
+	sup, k, cells, e := x.sup, x.k, x.cells, x.e
+	where := l.Where(r)
+	_, ok := x.ord[r.ID]
+	switch {
+	case !ok:
+		return fmt.Errorf("%s: %s %d is not a task of this point (%s)", where, sup.IDColumn, r.ID, idRange(x.ids))
+	case r.Cell < 0 || r.Cell >= cells:
+		return fmt.Errorf("%s: %s %d is outside the support: it has %d points, %s 0..%d", where, sup.CellColumn, r.Cell, cells, sup.CellColumn, cells-1)
+	case r.Y < 0 || r.Y >= k:
+		return fmt.Errorf("%s: y %d is not a class: the tasks have %d classes, y 0..%d", where, r.Y, k, k-1)
+	case math.IsNaN(r.Logit) || math.IsInf(r.Logit, 1):
+		return fmt.Errorf("%s: logit %v is not a finite number (−Inf, a cell of zero mass, is the only infinity allowed)", where, r.Logit)
+	}
+	m := x.names[r.Model]
+	byID := e.logits[m]
+	if byID == nil {
+		byID = map[int64][]float64{}
+		e.logits[m] = byID
+		e.Methods = append(e.Methods, m)
+	}
+	lg := byID[r.ID]
+	if lg == nil {
+		// Each task a model covers needs all its cells·K logits, a row each: more
+		// than a logits file's rows cannot be complete, so refuse before allocating.
+		if x.values += cells * k; x.values > schemas.MaxLogitsRows {
+			return fmt.Errorf("%s: the logits cover more (model, task) pairs than a file of at most %d rows can complete (%d logits each): "+
+				"this row's model %s and task %d are one too many", where, schemas.MaxLogitsRows, cells*k, m, r.ID)
 		}
-		m := names[r.Model]
-		byID := e.logits[m]
-		if byID == nil {
-			byID = map[int64][]float64{}
-			e.logits[m] = byID
-			e.Methods = append(e.Methods, m)
+		lg = make([]float64, cells*k)
+		for i := range lg {
+			lg[i] = math.NaN()
 		}
-		lg := byID[r.ID]
-		if lg == nil {
-			lg = make([]float64, cells*k)
-			for i := range lg {
-				lg[i] = math.NaN()
-			}
-			byID[r.ID] = lg
-		}
-		at := r.Cell*k + r.Y
-		if !math.IsNaN(lg[at]) {
-			return nil, fmt.Errorf("%s: model %s gives task %d, %s %d, y %d a second logit", where, m, r.ID, sup.CellColumn, r.Cell, r.Y)
-		}
-		lg[at] = r.Logit
+		byID[r.ID] = lg
+	}
+	at := r.Cell*k + r.Y
+	if !math.IsNaN(lg[at]) {
+		return fmt.Errorf("%s: model %s gives task %d, %s %d, y %d a second logit", where, m, r.ID, sup.CellColumn, r.Cell, r.Y)
+	}
+	lg[at] = r.Logit
+	return nil
+}
+
+// finish checks that every model covers the same first tasks completely.
+func (x *logitIndex) finish(l *schemas.Logits) (*External, error) {
+	sup, k, cells, e, ids, all := x.sup, x.k, x.cells, x.e, x.ids, x.all
+	if x.rows == 0 {
+		return nil, fmt.Errorf("logits %s: no rows", strings.Join(l.Files, ", "))
 	}
 	for _, m := range e.Methods {
 		byID := e.logits[m]

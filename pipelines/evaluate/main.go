@@ -24,7 +24,6 @@ import (
 
 	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
-	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/storage"
 	"github.com/jemcheck/jemcheck/tasks"
 )
@@ -89,7 +88,7 @@ func run(ctx context.Context, c Config, w io.Writer) error {
 		return launch.BadInput("methods: %v", err)
 	}
 	p := &cfg.Points[0]
-	sup, _, err := tasks.SupportOf(*p)
+	_, _, err = tasks.SupportOf(*p)
 	if err != nil {
 		return launch.BadInput("from %s: task %s: %v", c.From, p.Task, err)
 	}
@@ -101,16 +100,12 @@ func run(ctx context.Context, c Config, w io.Writer) error {
 		defer ran.cleanup()
 		c.Logits = ran.logits
 	}
-	l, err := schemas.ReadLogits(ctx, c.Logits, schemas.LogitColumns{IDColumn: sup.IDColumn, CellColumn: sup.CellColumn})
-	if err != nil {
-		return launch.BadInput("%v", err)
-	}
 	ids, err := tasks.TaskIDs(ctx, cfg.Options, *p)
 	if err != nil {
 		return launch.BadInput("from %s: %v", c.From, err)
 	}
 	fromFile := cfg.Options.TablesFrom != "" || cfg.Options.TasksFrom != ""
-	ext, err := tasks.IndexLogits(l, *p, ids, c.Model, fromFile)
+	ext, l, err := tasks.ReadExternal(ctx, c.Logits, *p, ids, c.Model, fromFile)
 	if err != nil {
 		return launch.BadInput("%v", err)
 	}
