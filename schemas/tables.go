@@ -18,7 +18,6 @@ import (
 	"strconv"
 	"strings"
 
-
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/storage"
 )
