@@ -113,6 +113,10 @@ func ScanLogits(ctx context.Context, loc string, cols LogitColumns, visit func(*
 		out.Files = append(out.Files, f)
 		err = out.parse(key, objectSource(o), cols)
 		o.Close()
+		var ve visitError
+		if errors.As(err, &ve) {
+			return nil, ve.err // names the file and row itself
+		}
 		if err != nil {
 			return nil, fmt.Errorf("logits file %s: %w", f, err)
 		}
@@ -239,8 +243,16 @@ func (l *Logits) add(unit string, ints [3]int64, logit float64, model int32, at 
 		l.Rows = append(l.Rows, r)
 		return nil
 	}
-	return l.visit(l, r)
+	if err := l.visit(l, r); err != nil {
+		return visitError{err}
+	}
+	return nil
 }
+
+// visitError is an error of ScanLogits' visitor, returned as it is.
+type visitError struct{ err error }
+
+func (e visitError) Error() string { return e.err.Error() }
 
 func (l *Logits) parseCSV(src io.Reader, want []string) error {
 	r, ll := csvReader(src)

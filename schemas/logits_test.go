@@ -194,7 +194,7 @@ func TestScanLogitsStops(t *testing.T) {
 		}
 		return nil
 	})
-	if err == nil || !strings.Contains(err.Error(), "l.csv line 82: stop") || n != 81 {
+	if err == nil || !strings.HasSuffix(err.Error(), "l.csv line 82: stop") || strings.Contains(err.Error(), "logits file") || n != 81 {
 		t.Fatalf("%d rows visited, error %v", n, err)
 	}
 }
