@@ -233,3 +233,24 @@ func (f Family) String() string {
 	}
 	return fmt.Sprintf("scalar-linear (%d of %d dof)", f.Dof(), f.X*f.K-1)
 }
+
+// MaxShapeSigma bounds the noise σ of the moons and circles tasks (moons:σ,
+// circles:σ). Their noise is 2σ box units (up to 10% more with the task's draw), and
+// exact JEM needs a box that holds all but MaxOutsideMass of the mass: about 5 noise
+// widths around the curves. At σ = 50 that is about 560 box units, within the largest
+// --box (1000); a larger σ could never be run, and checking it (a box search and a
+// quadrature per task) took unbounded time (moons:1e9 hung before this bound).
+const MaxShapeSigma = 50
+
+// CheckShapeSigma checks the noise σ of a moons or circles task spec s: finite, > 0
+// and at most MaxShapeSigma.
+func CheckShapeSigma(s string, sigma float64) error {
+	switch {
+	case !(sigma > 0) || math.IsInf(sigma, 0):
+		return fmt.Errorf("task %q: SIGMA must be finite and > 0, got %g", s, sigma)
+	case sigma > MaxShapeSigma:
+		return fmt.Errorf("task %q: SIGMA must be at most %g, got %g (the noise would spread the task beyond the largest box, --box=1000, that exact JEM can normalise on)",
+			s, float64(MaxShapeSigma), sigma)
+	}
+	return nil
+}

@@ -2,7 +2,9 @@ package prob
 
 import (
 	"math"
+	"strings"
 	"testing"
+	"time"
 )
 
 // inFamily builds the scalar linear joint softmax(w_y·x + b_y) on X×K cells.
@@ -256,5 +258,57 @@ func TestNormalRatioCI(t *testing.T) {
 	// mean 2.5, sd 1.29, se 0.645, z 1.96
 	if math.Abs(mlo-(2.5-1.959964*0.6454972)) > 1e-6 || math.Abs(mhi-(2.5+1.959964*0.6454972)) > 1e-6 {
 		t.Fatalf("mean CI [%g, %g]", mlo, mhi)
+	}
+}
+
+// TestShapeSigmaBounded: a moons or circles noise no box could hold is refused when
+// the spec is parsed (the review: --task=moons:1e9 hung in the box check).
+func TestShapeSigmaBounded(t *testing.T) {
+	cases := []struct {
+		spec, want string
+	}{
+		{"moons:1e9", `task "moons:1e9": SIGMA must be at most 50, got 1e+09`},
+		{"circles:50.5", `SIGMA must be at most 50, got 50.5`},
+		{"moons:1e308", `SIGMA must be at most 50`},
+		{"moons:50", ""},
+		{"circles:0.1", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.spec, func(t *testing.T) {
+			_, err := ParseTaskSpec(c.spec)
+			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+				t.Fatalf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestHoldingBoxBisection: the bisection finds the step-by-step search's box, in
+// bounded time at the largest noise allowed.
+func TestHoldingBoxBisection(t *testing.T) {
+	linear := func(t Task2D) float64 {
+		b := 0.5
+		for t.OutsideMass(b) > MaxOutsideMass && b < 1e6 {
+			b += 0.5
+		}
+		return b
+	}
+	for _, s := range []string{"moons:0.1", "circles:0.3", "moons:2", "gmm:3,2", "circles:7"} {
+		spec, err := ParseTaskSpec(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for seed := range uint64(3) {
+			task := spec.Draw(seed)
+			if got, want := task.HoldingBox(), linear(task); got != want {
+				t.Errorf("%s seed %d: HoldingBox %v, want %v", s, seed, got, want)
+			}
+		}
+	}
+	spec, _ := ParseTaskSpec("moons:50")
+	start := time.Now()
+	b := spec.Draw(1).HoldingBox()
+	if d := time.Since(start); d > time.Second || b > 1000 {
+		t.Errorf("moons:50: HoldingBox %v in %v, want at most 1000 within a second", b, d)
 	}
 }
