@@ -143,11 +143,11 @@ func AcquireLock(ctx context.Context, loc string, me LockInfo) (note string, err
 			if err := checkLockIs(ctx, b, data); err != nil {
 				return note, err
 			}
-			sweepClaims(ctx, b)
+			sweepClaims(ctx, b, loc)
 			return note, nil
 		}
-		raw, err := b.ReadAll(ctx, LockKey)
-		if gcerrors.Code(err) == gcerrors.NotFound {
+		raw, err := readLock(ctx, b, LockKey)
+		if IsNotFound(err) {
 			continue // released meanwhile
 		}
 		if err != nil {
@@ -186,7 +186,7 @@ func AcquireLock(ctx context.Context, loc string, me LockInfo) (note string, err
 			if err := checkLockIs(ctx, b, data); err != nil {
 				return note, err
 			}
-			sweepClaims(ctx, b)
+			sweepClaims(ctx, b, loc)
 			return note, nil
 		}
 		// The lock changed before the claim was made (taken over and perhaps released
@@ -197,8 +197,8 @@ func AcquireLock(ctx context.Context, loc string, me LockInfo) (note string, err
 // replaceStale, with the claim on the stale lock raw held, replaces it by data if the
 // lock still holds raw; took reports whether it did.
 func replaceStale(ctx context.Context, b *blob.Bucket, loc string, raw, data []byte) (took bool, err error) {
-	cur, err := b.ReadAll(ctx, LockKey)
-	if gcerrors.Code(err) == gcerrors.NotFound {
+	cur, err := readLock(ctx, b, LockKey)
+	if IsNotFound(err) {
 		return false, nil
 	}
 	if err != nil {
@@ -230,8 +230,8 @@ func claim(ctx context.Context, b *blob.Bucket, loc string, stale, data []byte, 
 	if !held {
 		return []string{k}, nil, nil
 	}
-	raw, err := b.ReadAll(ctx, k)
-	if gcerrors.Code(err) == gcerrors.NotFound {
+	raw, err := readLock(ctx, b, k)
+	if IsNotFound(err) {
 		return nil, &LockInfo{RunID: "(another run, just finished)"}, nil
 	}
 	if err != nil {
@@ -246,7 +246,7 @@ func claim(ctx context.Context, b *blob.Bucket, loc string, stale, data []byte, 
 	if keys == nil {
 		return nil, by, err
 	}
-	if cur, err := b.ReadAll(ctx, k); err != nil || !bytes.Equal(cur, raw) {
+	if cur, err := readLock(ctx, b, k); err != nil || !bytes.Equal(cur, raw) {
 		for _, key := range keys {
 			deleteIfExists(ctx, b, key)
 		}
@@ -259,8 +259,8 @@ func claim(ctx context.Context, b *blob.Bucket, loc string, stale, data []byte, 
 func waitChanged(ctx context.Context, b *blob.Bucket, raw []byte) bool {
 	deadline := time.Now().Add(takeoverWait)
 	for time.Now().Before(deadline) {
-		cur, err := b.ReadAll(ctx, LockKey)
-		if gcerrors.Code(err) == gcerrors.NotFound || err == nil && !bytes.Equal(cur, raw) {
+		cur, err := readLock(ctx, b, LockKey)
+		if IsNotFound(err) || err == nil && !bytes.Equal(cur, raw) {
 			return true
 		}
 		if ctx.Err() != nil {
@@ -273,7 +273,7 @@ func waitChanged(ctx context.Context, b *blob.Bucket, raw []byte) bool {
 
 // checkLockIs reads the lock back and checks it holds data.
 func checkLockIs(ctx context.Context, b *blob.Bucket, data []byte) error {
-	cur, err := b.ReadAll(ctx, LockKey)
+	cur, err := readLock(ctx, b, LockKey)
 	if err != nil {
 		return fmt.Errorf("read back lock %s: %w", LockKey, err)
 	}
@@ -283,18 +283,29 @@ func checkLockIs(ctx context.Context, b *blob.Bucket, data []byte) error {
 	return nil
 }
 
-// sweepClaims removes takeover claims left by runs that died mid-takeover; with the
-// lock held every claim is spent (its stale lock is gone, so its holder backs off).
-func sweepClaims(ctx context.Context, b *blob.Bucket) {
+// sweepClaims removes takeover claims left by runs that died mid-takeover (those
+// jemcheck sealed: its name and a run's LockInfo); with the lock held every claim is spent (its stale lock is gone, so its holder backs off).
+func sweepClaims(ctx context.Context, b *blob.Bucket, loc string) {
 	objs, err := list(ctx, b, &blob.ListOptions{Prefix: claimPrefix, Delimiter: "/"})
 	if err != nil {
 		return
 	}
+	dir, local := exclusiveDir(loc)
 	for _, o := range objs {
-		if !o.IsDir {
+		// Only jemcheck's own claims (see "Seals"): a user's file of a similar name stays.
+		if !o.IsDir && lockHelperSealed(ctx, b, dir, local, o.Key) {
 			deleteIfExists(ctx, b, o.Key)
 		}
 	}
+}
+
+// maxLockBytes bounds a lock or claim read: jemcheck's are a few hundred bytes.
+const maxLockBytes = 64 << 10
+
+// readLock reads the lock or claim key, bounded (a lock that is a directory, a device
+// or huge is an error, not an endless read).
+func readLock(ctx context.Context, b *blob.Bucket, key string) ([]byte, error) {
+	return ReadSmallKey(ctx, b, key, maxLockBytes)
 }
 
 // createExclusive writes key only if it does not exist; held reports that it did.
@@ -350,8 +361,8 @@ func ReleaseLock(ctx context.Context, loc, runID string) error {
 		return err
 	}
 	defer b.Close()
-	raw, err := b.ReadAll(ctx, LockKey)
-	if gcerrors.Code(err) == gcerrors.NotFound {
+	raw, err := readLock(ctx, b, LockKey)
+	if IsNotFound(err) {
 		return nil
 	}
 	if err != nil {

@@ -152,8 +152,23 @@ func (e *OwnershipError) Error() string { return e.Msg }
 //   - an input (inputs are locations the run reads) that sits at an output name the
 //     previous manifest does not list: the run would replace it.
 //
-// Only the root and layout.Dirs are listed, never the whole tree.
+// Only the root and layout.Dirs are listed, never the whole tree. A symbolic link where
+// a run would read, write or delete is refused (see "Symbolic links"), and a folder
+// named like a staging folder, or a file named like a lock helper, that jemcheck did
+// not seal is the user's (see "Seals"): listed, never touched. Listed files are compared
+// by size; VerifyOwnership compares their SHA-256 too.
 func CheckOwnership(ctx context.Context, loc string, layout Layout, inputs []string, overwrite bool) (*Manifest, error) {
+	return checkOwnership(ctx, loc, layout, inputs, overwrite, false)
+}
+
+// VerifyOwnership is CheckOwnership that also hashes every file the previous manifest
+// lists: a hand edit that kept a file's size is found too (call it under the lock,
+// just before the run).
+func VerifyOwnership(ctx context.Context, loc string, layout Layout, inputs []string, overwrite bool) (*Manifest, error) {
+	return checkOwnership(ctx, loc, layout, inputs, overwrite, true)
+}
+
+func checkOwnership(ctx context.Context, loc string, layout Layout, inputs []string, overwrite, hash bool) (*Manifest, error) {
 	if dir, ok := localDir(loc); ok {
 		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
@@ -164,6 +179,10 @@ func CheckOwnership(ctx context.Context, loc string, layout Layout, inputs []str
 		return nil, err
 	}
 	defer b.Close()
+	if err := checkLocalLinks(ctx, b, loc, layout); err != nil {
+		return nil, err
+	}
+	dir, local := exclusiveDir(loc)
 	var prev *Manifest
 	var foreign []string
 	committing := false
@@ -178,9 +197,11 @@ func CheckOwnership(ctx context.Context, loc string, layout Layout, inputs []str
 				return nil, &OwnershipError{fmt.Sprintf("%s holds a %s that is not a jemcheck manifest (%v): "+
 					"it is not a jemcheck output location; choose an empty or new --out", loc, ManifestKey, err)}
 			}
-		case IsLockKey(obj.Key):
-			// jemcheck's own.
-		case strings.HasPrefix(obj.Key, StagingPrefix):
+		case obj.Key == LockKey:
+			// jemcheck's own (a lock that is not a jemcheck lock is refused when taken).
+		case IsLockKey(obj.Key) && !obj.IsDir && lockHelperSealed(ctx, b, dir, local, obj.Key):
+			// jemcheck's own takeover claim or temporary lock file.
+		case strings.HasPrefix(obj.Key, StagingPrefix) && obj.IsDir && sealedFolder(ctx, b, dir, local, obj.Key):
 			// jemcheck's own; one whose commit had begun makes the location jemcheck's
 			// even while no manifest is there (the next run, under the lock, finishes it).
 			if ok, err := b.Exists(ctx, obj.Key+commitKey); err == nil && ok {
@@ -211,7 +232,7 @@ func CheckOwnership(ctx context.Context, loc string, layout Layout, inputs []str
 	for _, in := range inputs {
 		if k, ok := keyInside(loc, in); ok {
 			inKeys[k] = true
-			if layout.Owned(k) && !prev.Has(k) {
+			if layout.Owned(k) || strings.HasPrefix(k, StagingPrefix) {
 				return nil, &OwnershipError{fmt.Sprintf("input %s is inside --out %s at the name of a jemcheck output (%s), "+
 					"which the run would replace; move it out of %s or choose another --out", in, loc, k, loc)}
 			}
@@ -236,20 +257,31 @@ func CheckOwnership(ctx context.Context, loc string, layout Layout, inputs []str
 		return prev, nil
 	}
 	// With a manifest: outputs the manifest does not list, or that changed since.
-	sizes := map[string]int64{}
+	listed := map[string]ManifestFile{}
 	for _, f := range prev.Files {
-		sizes[f.Path] = f.Size
+		listed[f.Path] = f
 	}
 	var problems []string
-	check := func(key string, size int64) {
+	check := func(key string, size int64) error {
 		if inKeys[key] || !layout.Owned(key) {
-			return
+			return nil
 		}
-		if want, ok := sizes[key]; !ok {
+		want, ok := listed[key]
+		switch {
+		case !ok:
 			problems = append(problems, key+" (not written by the last jemcheck run)")
-		} else if want != size {
-			problems = append(problems, fmt.Sprintf("%s (changed since jemcheck wrote it: %d bytes, manifest says %d)", key, size, want))
+		case want.Size != size:
+			problems = append(problems, fmt.Sprintf("%s (changed since jemcheck wrote it: %d bytes, manifest says %d)", key, size, want.Size))
+		case hash:
+			got, err := hashObject(ctx, b, key)
+			if err != nil {
+				return err
+			}
+			if got.SHA256 != want.SHA256 {
+				problems = append(problems, fmt.Sprintf("%s (changed since jemcheck wrote it: sha256 %s, manifest says %s)", key, got.SHA256, want.SHA256))
+			}
 		}
+		return nil
 	}
 	for _, d := range append([]string{""}, layout.Dirs...) {
 		opts := &blob.ListOptions{Prefix: d}
@@ -262,7 +294,9 @@ func CheckOwnership(ctx context.Context, loc string, layout Layout, inputs []str
 		}
 		for _, obj := range objs {
 			if !obj.IsDir {
-				check(obj.Key, obj.Size)
+				if err := check(obj.Key, obj.Size); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
@@ -332,8 +366,15 @@ func keyInside(out, in string) (string, bool) {
 	return strings.TrimPrefix(full, po.prefix), true
 }
 
+// sealedFolder reports whether the staging-named folder key ("<prefix><id>/") is a
+// staging folder jemcheck sealed.
+func sealedFolder(ctx context.Context, b *blob.Bucket, dir string, local bool, key string) bool {
+	ok, _ := stagingSealed(ctx, b, dir, local, strings.TrimSuffix(strings.TrimPrefix(key, StagingPrefix), "/"))
+	return ok
+}
+
 func readManifest(ctx context.Context, b *blob.Bucket, key string) (*Manifest, error) {
-	data, err := b.ReadAll(ctx, key)
+	data, err := ReadSmallKey(ctx, b, key, MaxMetadataBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -440,7 +481,7 @@ func Commit(ctx context.Context, loc string, info CommitInfo) (*Manifest, error)
 	}
 	// 2. Journal the previous manifest (first pass), or read it back (a later pass).
 	var prev *Manifest
-	j, err := b.ReadAll(ctx, st+commitKey)
+	j, err := ReadSmallKey(ctx, b, st+commitKey, MaxMetadataBytes)
 	switch {
 	case err == nil:
 		if !bytes.Equal(bytes.TrimSpace(j), []byte("null")) {
@@ -467,6 +508,11 @@ func Commit(ctx context.Context, loc string, info CommitInfo) (*Manifest, error)
 				return nil, err
 			}
 		}
+		// No link where this commit moves or deletes files (see "Symbolic links"),
+		// checked before the commit begins.
+		if err := checkCommitLinks(ctx, b, loc, m, prev); err != nil {
+			return nil, err
+		}
 		data, _ := json.Marshal(prev) // nil → null
 		if err := b.WriteAll(ctx, st+commitKey, data, nil); err != nil {
 			return nil, fmt.Errorf("write commit journal: %w", err)
@@ -474,12 +520,16 @@ func Commit(ctx context.Context, loc string, info CommitInfo) (*Manifest, error)
 	default:
 		return nil, fmt.Errorf("read commit journal %s: %w", st+commitKey, err)
 	}
+	// A commit finished later is checked again (a link may have appeared meanwhile).
+	if err := checkCommitLinks(ctx, b, loc, m, prev); err != nil {
+		return nil, err
+	}
 	// 3. From here on the location holds no complete run until step 6.
-	if err := deleteIfExists(ctx, b, ManifestKey); err != nil {
+	dir, local := localDir(loc)
+	if err := deleteKey(ctx, b, dir, local, ManifestKey); err != nil {
 		return nil, err
 	}
 	// 4. Move the new files in.
-	dir, local := localDir(loc)
 	for _, f := range m.Files {
 		if err := move(ctx, b, dir, local, st+f.Path, f.Path); err != nil {
 			return nil, err
@@ -491,7 +541,7 @@ func Commit(ctx context.Context, loc string, info CommitInfo) (*Manifest, error)
 			if m.Has(f.Path) {
 				continue
 			}
-			if err := deleteIfExists(ctx, b, f.Path); err != nil {
+			if err := deleteKey(ctx, b, dir, local, f.Path); err != nil {
 				return nil, err
 			}
 			if local {
@@ -518,6 +568,36 @@ func Commit(ctx context.Context, loc string, info CommitInfo) (*Manifest, error)
 		return nil, err
 	}
 	return m, nil
+}
+
+// checkCommitLinks refuses a link where a commit of m over prev moves or deletes files.
+func checkCommitLinks(ctx context.Context, b *blob.Bucket, loc string, m, prev *Manifest) error {
+	dirs := map[string]bool{}
+	for _, mf := range []*Manifest{m, prev} {
+		if mf == nil {
+			continue
+		}
+		for _, f := range mf.Files {
+			if top, _, ok := strings.Cut(f.Path, "/"); ok {
+				dirs[top+"/"] = true
+			}
+		}
+	}
+	layout := Layout{Owned: func(k string) bool { return m.Has(k) || prev.Has(k) }}
+	for d := range dirs {
+		layout.Dirs = append(layout.Dirs, d)
+	}
+	slices.Sort(layout.Dirs)
+	return checkLocalLinks(ctx, b, loc, layout)
+}
+
+// deleteKey deletes key from the location (b, or the local directory dir without
+// following links).
+func deleteKey(ctx context.Context, b *blob.Bucket, dir string, local bool, key string) error {
+	if local {
+		return deleteLocal(dir, key)
+	}
+	return deleteIfExists(ctx, b, key)
 }
 
 // commitHook, set by tests, is called at the named step of a commit.
@@ -623,7 +703,7 @@ func seal(ctx context.Context, b *blob.Bucket, st string, info CommitInfo) (*Man
 	var keys []string
 	for _, obj := range staged {
 		key := strings.TrimPrefix(obj.Key, st)
-		if obj.IsDir || key == commitKey || key == ManifestKey || strings.HasSuffix(key, ".tmp") {
+		if obj.IsDir || stagingBookkeeping(key) || strings.HasSuffix(key, ".tmp") {
 			continue // bookkeeping, or a temporary file of an aborted write
 		}
 		if !validKey(key) {
@@ -651,6 +731,22 @@ func seal(ctx context.Context, b *blob.Bucket, st string, info CommitInfo) (*Man
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
+	}
+	// A file with a hash record (a block's part, see "Seals") must still be what was
+	// written: one changed since (a kept block edited in a resumed run's folder) is not
+	// published.
+	for _, f := range m.Files {
+		want, err := readPartRecord(ctx, b, st+f.Path)
+		if errors.Is(err, ErrPartChanged) {
+			continue // no record: a file written whole at the end (summary, report)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if want.Size != f.Size || want.SHA256 != f.SHA256 {
+			return nil, fmt.Errorf("staged %s has %d bytes sha256 %s, but %d bytes sha256 %s were recorded when it was written: "+
+				"it changed since, nothing published", f.Path, f.Size, f.SHA256, want.Size, want.SHA256)
+		}
 	}
 	slices.SortFunc(m.Files, func(a, b ManifestFile) int { return strings.Compare(a.Path, b.Path) })
 	data, err := encodeManifest(m)
@@ -698,17 +794,7 @@ func checkCollisions(ctx context.Context, b *blob.Bucket, m, prev *Manifest) err
 // folders), else a copy then a delete of src. A src that is gone was moved already.
 func move(ctx context.Context, b *blob.Bucket, dir string, local bool, src, dst string) error {
 	if local {
-		from, to := filepath.Join(dir, filepath.FromSlash(src)), filepath.Join(dir, filepath.FromSlash(dst))
-		if _, err := os.Stat(from); errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-			return fmt.Errorf("publish %s: %w", dst, err)
-		}
-		if err := os.Rename(from, to); err != nil {
-			return fmt.Errorf("publish %s: %w", dst, err)
-		}
-		return nil
+		return moveLocal(dir, src, dst)
 	}
 	if ok, err := b.Exists(ctx, src); err != nil {
 		return fmt.Errorf("publish %s: %w", dst, err)
@@ -731,8 +817,13 @@ func deleteIfExists(ctx context.Context, b *blob.Bucket, key string) error {
 // removeEmptyParents removes the now empty folders of a deleted local file, up to the
 // location's root (a folder with anything left in it stays).
 func removeEmptyParents(dir, key string) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return
+	}
+	defer root.Close()
 	for p := path.Dir(key); p != "." && p != "/"; p = path.Dir(p) {
-		if os.Remove(filepath.Join(dir, filepath.FromSlash(p))) != nil {
+		if isLink(dir, p) || root.Remove(filepath.FromSlash(p)) != nil {
 			return
 		}
 	}
@@ -742,7 +833,7 @@ func removeEmptyParents(dir, key string) {
 func removeStaging(ctx context.Context, b *blob.Bucket, dir string, local bool, runID string) error {
 	st := StagingKey(runID)
 	if local {
-		if err := os.RemoveAll(filepath.Join(dir, strings.TrimSuffix(st, "/"))); err != nil {
+		if err := removeAllLocal(dir, strings.TrimSuffix(st, "/")); err != nil {
 			return fmt.Errorf("remove staging folder %s: %w", st, err)
 		}
 		return nil
@@ -803,7 +894,7 @@ func RecoverStaging(ctx context.Context, loc, self string) ([]string, error) {
 		return nil, err
 	}
 	defer b.Close()
-	var ids []string
+	var ids, lines0 []string
 	objs, err := list(ctx, b, &blob.ListOptions{Delimiter: "/", Prefix: StagingPrefix})
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", loc, err)
@@ -812,11 +903,18 @@ func RecoverStaging(ctx context.Context, loc, self string) ([]string, error) {
 		id := strings.TrimSuffix(strings.TrimPrefix(obj.Key, StagingPrefix), "/")
 		if obj.IsDir && id != self && id != "" {
 			ids = append(ids, id)
+		} else if !obj.IsDir && id != self {
+			lines0 = append(lines0, fmt.Sprintf("left %s alone: it is not a staging folder jemcheck sealed (not a folder)", obj.Key))
 		}
 	}
-	var lines []string
+	lines := lines0
 	dir, local := localDir(loc)
 	for _, id := range ids {
+		if ok, why := stagingSealed(ctx, b, dir, local, id); !ok {
+			// Not jemcheck's (a user's folder with a staging name): left alone.
+			lines = append(lines, fmt.Sprintf("left %s alone: it is not a staging folder jemcheck sealed (%s)", StagingKey(id), why))
+			continue
+		}
 		ok, err := b.Exists(ctx, StagingKey(id)+commitKey)
 		if err != nil {
 			return lines, fmt.Errorf("check commit journal of run %s: %w", id, err)

@@ -66,6 +66,14 @@ func contents(t *testing.T, loc string) map[string]string {
 	return got
 }
 
+// sealStaging seals run id's staging folder in loc, as a run does when it creates it.
+func sealStaging(t *testing.T, loc, id string) {
+	t.Helper()
+	if err := SealStaging(context.Background(), loc, id, "test", strings.Repeat("0", 64)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // stage writes files into run id's staging folder and commits them.
 func stage(t *testing.T, loc, id string, files map[string]string, overwrite bool) (*Manifest, error) {
 	t.Helper()
@@ -73,6 +81,7 @@ func stage(t *testing.T, loc, id string, files map[string]string, overwrite bool
 	for k, v := range files {
 		st[StagingKey(id)+k] = v
 	}
+	sealStaging(t, loc, id)
 	put(t, loc, st)
 	return Commit(context.Background(), loc, CommitInfo{RunID: id, Pipeline: "test", ConfigSHA256: strings.Repeat("0", 64), Overwrite: overwrite})
 }
@@ -101,8 +110,25 @@ func TestCheckOwnership(t *testing.T) {
 			put(t, loc, map[string]string{"tables.parquet": "t"})
 		}, []string{"tables.parquet"}, true, []string{"input", "tables.parquet", "would replace"}, false},
 		{"only jemcheck bookkeeping", func(t *testing.T, loc string) {
-			put(t, loc, map[string]string{LockKey: "{}", StagingKey("old") + "results.parquet": "x"})
+			sealStaging(t, loc, "old")
+			put(t, loc, map[string]string{LockKey: "{}", StagingKey("old") + "results.parquet": "x",
+				claimKey([]byte("x")): `{"run_id": "a", "pipeline": "control", "host": "h", "pid": 1, "started": "2026-01-01T00:00:00Z", "remote": false}`})
 		}, nil, false, nil, false},
+		// D11: a folder of the user's named like a staging folder, and a file named like
+		// a takeover claim, are not jemcheck's: listed, hidden as they are.
+		{"user folder named like a staging folder", func(t *testing.T, loc string) {
+			put(t, loc, map[string]string{StagingKey("mybackup") + "precious.txt": "mine"})
+		}, nil, false, []string{"is not empty", ".jemcheck-staging-mybackup/"}, false},
+		{"user file named like a takeover claim", func(t *testing.T, loc string) {
+			put(t, loc, map[string]string{LockKey + ".takeover.abc": "mine"})
+		}, nil, false, []string{"is not empty", ".jemcheck.lock.takeover.abc"}, false},
+		{"staging seal naming another run", func(t *testing.T, loc string) {
+			sealStaging(t, loc, "other")
+			b, _ := OpenBucket(context.Background(), loc)
+			defer b.Close()
+			data, _ := b.ReadAll(context.Background(), StagingKey("other")+StagingSealKey)
+			put(t, loc, map[string]string{StagingKey("copy") + StagingSealKey: string(data)})
+		}, nil, false, []string{"is not empty", ".jemcheck-staging-copy/"}, false},
 		{"previous run", func(t *testing.T, loc string) {
 			if _, err := stage(t, loc, "r1", run1, false); err != nil {
 				t.Fatal(err)
@@ -113,7 +139,7 @@ func TestCheckOwnership(t *testing.T) {
 			if _, err := stage(t, loc, "r1", map[string]string{"tables.parquet": "t"}, false); err != nil {
 				t.Fatal(err)
 			}
-		}, []string{"tables.parquet"}, false, nil, true},
+		}, []string{"tables.parquet"}, false, []string{"input", "tables.parquet", "would replace"}, false},
 		{"output name the manifest does not list", func(t *testing.T, loc string) {
 			if _, err := stage(t, loc, "r1", run1, false); err != nil {
 				t.Fatal(err)
@@ -303,6 +329,7 @@ func TestCommitResumes(t *testing.T) {
 				for k, v := range next {
 					st[StagingKey("r2")+k] = v
 				}
+				sealStaging(t, loc, "r2")
 				put(t, loc, st)
 				b, err := OpenBucket(ctx, loc)
 				if err != nil {
@@ -379,6 +406,7 @@ func TestAbort(t *testing.T) {
 	ctx := context.Background()
 	for kind, loc := range locations(t) {
 		t.Run(kind, func(t *testing.T) {
+			sealStaging(t, loc, "r1")
 			put(t, loc, map[string]string{StagingKey("r1") + "results.parquet": "x", StagingKey("r1") + "samples/a.parquet.123.tmp": ""})
 			kept, err := Abort(ctx, loc, "r1")
 			if err != nil || kept {

@@ -290,6 +290,7 @@ func TestPublishVerifiesFiles(t *testing.T) {
 				for k, v := range next {
 					st[StagingKey("r2")+k] = v
 				}
+				sealStaging(t, loc, "r2")
 				put(t, loc, st)
 				b, err := OpenBucket(ctx, loc)
 				if err != nil {

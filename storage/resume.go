@@ -14,7 +14,7 @@ import (
 	"gocloud.dev/gcerrors"
 )
 
-// Resumable lists the run ids of the staging folders in loc whose commit has not begun
+// Resumable lists the run ids of the staging folders jemcheck sealed in loc whose commit has not begun
 // (an interrupted or crashed run's, whose completed blocks a --resume run continues),
 // oldest first (run ids start with their UTC start time).
 func Resumable(ctx context.Context, loc string) ([]string, error) {
@@ -34,10 +34,14 @@ func Resumable(ctx context.Context, loc string) ([]string, error) {
 		return nil, fmt.Errorf("list %s: %w", loc, err)
 	}
 	var ids []string
+	dir, local := localDir(loc)
 	for _, obj := range objs {
 		id := strings.TrimSuffix(strings.TrimPrefix(obj.Key, StagingPrefix), "/")
 		if !obj.IsDir || id == "" {
 			continue
+		}
+		if ok, _ := stagingSealed(ctx, b, dir, local, id); !ok {
+			continue // not jemcheck's (see "Seals")
 		}
 		if ok, err := b.Exists(ctx, StagingKey(id)+commitKey); err != nil {
 			return nil, fmt.Errorf("check commit journal of run %s: %w", id, err)
