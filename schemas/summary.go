@@ -73,6 +73,22 @@ type MethodSummary struct {
 	// The temperature diagnostic (see schemas.ResultRow): β* and the joint KL at β*.
 	BestTemperature        Dist `json:"best_temperature"`
 	KLJointBestTemperature Dist `json:"kl_joint_best_temperature"`
+
+	// The protocol (see Summary.Protocol and schemas.ResultRow): Unstable counts the runs
+	// flagged unstable (their held-out NLL collapsed from its best, or ended above the
+	// baseline's). They are never dropped: they stay in every mean and distribution
+	// above, and are counted here. The distributions of each run's selected step, its
+	// gradient evaluations (all steps, and up to the selected step), its CPU seconds and
+	// its held-out NLL (at the selected and the last step) are over the runs that
+	// recorded them (a value ≤ 0 or NaN is "not recorded"); absent from the JSON when
+	// no run did (a table task, or a summary written before they existed).
+	Unstable          int  `json:"unstable"`
+	SelectedStep      Dist `json:"selected_step,omitzero"`
+	GradEvals         Dist `json:"grad_evals,omitzero"`
+	GradEvalsSelected Dist `json:"grad_evals_selected,omitzero"`
+	CPUSeconds        Dist `json:"cpu_seconds,omitzero"`
+	HeldoutNLL        Dist `json:"heldout_nll,omitzero"`
+	HeldoutNLLFinal   Dist `json:"heldout_nll_final,omitzero"`
 }
 
 // Comparison is the paired JEM-vs-baseline comparison of joint KL over the tables
@@ -111,7 +127,23 @@ type SamplerComparison struct {
 	MarginalCIHigh float64 `json:"marginal_excess_ci_high"`
 	WorseShare     float64 `json:"worse_share"` // share of tasks where the sampler's KL is higher
 	WilcoxonP      float64 `json:"wilcoxon_p"`
-	ExcessRatio    float64 `json:"excess_ratio"` // Excess / MeanExact
+	ExcessRatio    float64 `json:"excess_ratio"` // Excess / MeanExact (data only: the verdict and the report speak in nats)
+
+	// The verdict's grade of the excess (verdict.Grade*: matches, within_0.1_nat,
+	// within_1_nat, worse, infinite, none), judged at the upper end of its 95% CI;
+	// MatchesWithin is the upper end of the "matches" band at this point in nats (the
+	// reference's own statistical error times the margin, or verdict.BandClose where
+	// the CI covers 0).
+	Grade         string  `json:"grade,omitempty"`
+	MatchesWithin float64 `json:"matches_within"`
+	// Runs and Unstable are the method's runs at the point and those flagged unstable
+	// (in the pairs like any other run: counted, never dropped).
+	Runs     int `json:"runs"`
+	Unstable int `json:"unstable"`
+	// Reference: an exact reference shown beside the recipes with its own excess
+	// (jem-converged: exact JEM on full batches), graded but never judged: it does not
+	// decide the verdict, and exact jem stays the yardstick.
+	Reference bool `json:"reference,omitempty"`
 }
 
 // PointSummary aggregates one grid point (the whole run in the control pipeline).
@@ -167,20 +199,43 @@ type Check struct {
 // then false and the reason starts with "undecided". Pairs are the baseline/jem pairs
 // of tables the decision rests on, Excluded those left out as diverged (summed over the
 // points for a sweep's overall verdict, which is decided when every point is).
+//
+// Headline is the verdict in one sentence, in nats: whether exact JEM itself holds
+// (and how far it is from the truth beside the baseline), then each recipe's grade,
+// naming those that fail. Exact is exact JEM's own outcome: holds, fails, undecided, or
+// "" where the point does not judge it (a 2-D point without a baseline). Level grades
+// the whole: holds (exact JEM holds or is not judged, and every recipe matches it),
+// short (no failure, but a recipe only within 0.1 or 1 nat), fails (exact JEM fails,
+// or a recipe is worse than 1 nat or infinite), undecided.
 type Verdict struct {
 	Holds    bool    `json:"holds"`
 	Decided  bool    `json:"decided"`
 	Pairs    int     `json:"pairs"`
 	Excluded int     `json:"excluded_pairs"`
 	Reason   string  `json:"reason"`
-	Cause    string  `json:"cause,omitempty"` // when it fails: steps, minibatch, px_weight, model_family, tables, sampler, nonfinite
+	Cause    string  `json:"cause,omitempty"` // when it fails: steps, minibatch, px_weight, model_family, tables, sampler, nonfinite, exact_jem
 	Checks   []Check `json:"checks,omitempty"`
+	Headline string  `json:"headline,omitempty"`
+	Exact    string  `json:"exact,omitempty"`
+	Level    string  `json:"level,omitempty"`
+}
+
+// Protocol is the training protocol a run declares (tasks.Protocol, copied: every
+// method of a point trained alike and scored at an iterate chosen without the truth).
+type Protocol struct {
+	Select       string  `json:"select"`        // heldout or last
+	Holdout      float64 `json:"holdout"`       // share of the draws held out from training
+	Checks       string  `json:"checks"`        // the cadence of the held-out NLL and the curves
+	UnstableNats float64 `json:"unstable_nats"` // the collapse flag's threshold
+	Same         string  `json:"same"`          // what every method shares
+	Exception    string  `json:"exception"`     // the one method trained otherwise
 }
 
 // Summary is summary.json.
 type Summary struct {
 	Pipeline string         `json:"pipeline"`
 	Seed     uint64         `json:"seed"`
+	Protocol *Protocol      `json:"protocol,omitempty"` // absent where no kind of the run selects iterates (tables)
 	Points   []PointSummary `json:"points"`
 	Verdict  Verdict        `json:"verdict"` // over all points
 }
@@ -313,7 +368,35 @@ func (c SamplerComparison) MarshalJSON() ([]byte, error) {
 		WorseShare     Number `json:"worse_share"`
 		WilcoxonP      Number `json:"wilcoxon_p"`
 		ExcessRatio    Number `json:"excess_ratio"`
+		MatchesWithin  Number `json:"matches_within"`
 	}{samplerComparisonJSON(c), Number(c.MeanExact), Number(c.MeanSampler), Number(c.Excess), Number(c.ExcessCILow),
 		Number(c.ExcessCIHigh), Number(c.MarginalExcess), Number(c.MarginalCILow), Number(c.MarginalCIHigh),
-		Number(c.WorseShare), Number(c.WilcoxonP), Number(c.ExcessRatio)})
+		Number(c.WorseShare), Number(c.WilcoxonP), Number(c.ExcessRatio), Number(c.MatchesWithin)})
+}
+
+// UnmarshalJSON reads null fields as NaN.
+func (c *SamplerComparison) UnmarshalJSON(data []byte) error {
+	v := struct {
+		*samplerComparisonJSON
+		MeanExact      Number `json:"mean_kl_joint_exact"`
+		MeanSampler    Number `json:"mean_kl_joint_sampler"`
+		Excess         Number `json:"excess"`
+		ExcessCILow    Number `json:"excess_ci_low"`
+		ExcessCIHigh   Number `json:"excess_ci_high"`
+		MarginalExcess Number `json:"marginal_excess"`
+		MarginalCILow  Number `json:"marginal_excess_ci_low"`
+		MarginalCIHigh Number `json:"marginal_excess_ci_high"`
+		WorseShare     Number `json:"worse_share"`
+		WilcoxonP      Number `json:"wilcoxon_p"`
+		ExcessRatio    Number `json:"excess_ratio"`
+		MatchesWithin  Number `json:"matches_within"`
+	}{samplerComparisonJSON: (*samplerComparisonJSON)(c)}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	c.MeanExact, c.MeanSampler, c.Excess = float64(v.MeanExact), float64(v.MeanSampler), float64(v.Excess)
+	c.ExcessCILow, c.ExcessCIHigh = float64(v.ExcessCILow), float64(v.ExcessCIHigh)
+	c.MarginalExcess, c.MarginalCILow, c.MarginalCIHigh = float64(v.MarginalExcess), float64(v.MarginalCILow), float64(v.MarginalCIHigh)
+	c.WorseShare, c.WilcoxonP, c.ExcessRatio, c.MatchesWithin = float64(v.WorseShare), float64(v.WilcoxonP), float64(v.ExcessRatio), float64(v.MatchesWithin)
+	return nil
 }

@@ -38,7 +38,18 @@ func Aggregate(s beam.Scope, opts Options, points []Point, pipeline string, resu
 	summaries := beam.CombinePerKey(s, &pointCombineFn{Points: points, Seed: opts.Seed, Thresholds: opts.Thresholds},
 		beam.ParDo(s, keyByPointFn, results))
 	all := beam.GroupByKey(s, beam.AddFixedKey(s, beam.DropKey(s, summaries)))
-	return beam.ParDo(s, &summaryFn{Seed: opts.Seed, Pipeline: pipeline}, all)
+	return beam.ParDo(s, &summaryFn{Seed: opts.Seed, Pipeline: pipeline, Protocol: ProtocolOf(opts)}, all)
+}
+
+// ProtocolOf is the training protocol summary.json declares (tasks.Options.ProtocolOf),
+// nil where no kind of the run selects iterates (a table run: Resolve clears --select).
+func ProtocolOf(opts Options) *schemas.Protocol {
+	if opts.Select == "" {
+		return nil
+	}
+	p := opts.ProtocolOf()
+	return &schemas.Protocol{Select: p.Select, Holdout: p.Holdout, Checks: p.Checks, UnstableNats: p.UnstableNats,
+		Same: p.Same, Exception: p.Exception}
 }
 
 func keyByPointFn(b ResultBlock, emit func(int64, ResultBlock)) { emit(b.PointID, b) }
@@ -86,6 +97,7 @@ func SummarizePoint(p Point, a PointAcc, seed uint64, th Thresholds) schemas.Poi
 type summaryFn struct {
 	Seed     uint64
 	Pipeline string
+	Protocol *schemas.Protocol
 }
 
 func (f *summaryFn) ProcessElement(ctx context.Context, _ int, iter func(*schemas.PointSummary) bool, emit func(schemas.Summary)) {
@@ -100,7 +112,7 @@ func (f *summaryFn) ProcessElement(ctx context.Context, _ int, iter func(*schema
 	}
 	slices.SortFunc(points, func(a, b schemas.PointSummary) int { return cmp.Compare(a.PointID, b.PointID) })
 	sum := verdict.SummaryOf(points, f.Seed)
-	sum.Pipeline = f.Pipeline
+	sum.Pipeline, sum.Protocol = f.Pipeline, f.Protocol
 	progress(ctx, "aggregate: %d runs over %d points: %s", runs, len(sum.Points), sum.Verdict.Reason)
 	emit(sum)
 }

@@ -53,6 +53,10 @@ func SummaryOf(points []schemas.PointSummary, seed uint64) schemas.Summary {
 		}
 		out.Verdict = schemas.Verdict{Holds: held == len(out.Points) && held > 0, Decided: undecided == 0 && len(out.Points) > 0,
 			Pairs: pairs, Excluded: excluded, Reason: reason}
+		out.Verdict.Headline, out.Verdict.Exact, out.Verdict.Level = overall(out.Points)
+		if !out.Verdict.Decided && out.Verdict.Level != LevelFails {
+			out.Verdict.Level = LevelUndecided
+		}
 	}
 	return out
 }
@@ -94,20 +98,35 @@ func summarizePoint(g schemas.Grid, rule Rule, rows []schemas.ResultRow, seed ui
 	return ps
 }
 
-// finishPoint adds the sampler comparisons and the verdict to a point's summary:
-// the Samplers rule's verdict, or the Tables rule's (decideTable) with the sampler checks.
+// finishPoint adds the sampler comparisons (graded, jem-converged beside them) and the
+// verdict to a point's summary: the Samplers rule's verdict, or the Tables rule's
+// (decideTable) with the sampler checks; then exact JEM's own outcome, the level and
+// the headline.
 func finishPoint(ps *schemas.PointSummary, g schemas.Grid, rule Rule, pairs []SamplerPairs, seed uint64, th Thresholds, decideTable func() schemas.Verdict) {
 	for _, sp := range pairs {
 		ps.Samplers = append(ps.Samplers, sp.comparisonOf(seed))
 	}
+	*ps = graded(*ps, th)
+	var exact string
 	if rule == Samplers {
 		ps.Verdict = decide2D(*ps, pairs, seed, th)
-		return
+		exact, _ = exact2D(*ps)
+	} else {
+		tv := decideTable()
+		switch {
+		case tv.Decided && tv.Holds:
+			exact = ExactHolds
+		case tv.Decided:
+			exact = ExactFails
+		default:
+			exact = ExactUndecided
+		}
+		ps.Verdict = withSamplers(tv, *ps, pairs, th)
+		if note := familyNote(g); note != "" && ps.Verdict.Decided {
+			ps.Verdict.Reason += "; note: " + note
+		}
 	}
-	ps.Verdict = withSamplers(decideTable(), *ps, pairs, seed, th)
-	if note := familyNote(g); note != "" && ps.Verdict.Decided {
-		ps.Verdict.Reason += "; note: " + note
-	}
+	ps.Verdict = finishVerdict(*ps, exact)
 }
 
 // pointHeader is a point's summary before its statistics: its values, floor (the
@@ -169,6 +188,9 @@ func summarizeMethod(m string, rows []schemas.ResultRow, floor float64) schemas.
 	ok := 0
 	for i := range rows {
 		r := &rows[i]
+		if r.Unstable {
+			ms.Unstable++ // counted, and kept in every statistic below
+		}
 		if r.Diverged {
 			ms.Diverged++
 			continue

@@ -55,6 +55,7 @@ type BlockSums struct {
 type MethodSums struct {
 	Method          string
 	Runs, Diverged  int64
+	Unstable        int64               // runs flagged unstable (in every sum and sketch like the others)
 	Nonfinite       int64               // runs whose KL is not finite, no guard fired (in the sketches, not the sums below)
 	Sum             []float64           // per distField: Σ of the finite values of the converged runs
 	Inf             []int64             // per distField: ±Inf values
@@ -105,6 +106,30 @@ var distFields = []func(r *schemas.ResultRow) float64{
 	func(r *schemas.ResultRow) float64 { return r.RefGap },
 	func(r *schemas.ResultRow) float64 { return r.BestTemperature },
 	func(r *schemas.ResultRow) float64 { return r.KLJointBestTemperature },
+	func(r *schemas.ResultRow) float64 { return recorded(float64(r.SelectedStep)) },
+	func(r *schemas.ResultRow) float64 { return recorded(float64(r.GradEvals)) },
+	func(r *schemas.ResultRow) float64 { return recorded(float64(r.GradEvalsSelected)) },
+	func(r *schemas.ResultRow) float64 { return recorded(r.CPUSeconds) },
+	func(r *schemas.ResultRow) float64 { return selectedOnly(r, r.HeldoutNLL) },
+	func(r *schemas.ResultRow) float64 { return selectedOnly(r, r.HeldoutNLLFinal) },
+}
+
+// recorded is a protocol column's value, NaN (left out of its distribution) where the
+// run did not record it (0 or less: a kind that does not select iterates or count).
+func recorded(v float64) float64 {
+	if !(v > 0) {
+		return math.NaN()
+	}
+	return v
+}
+
+// selectedOnly is a held-out NLL column's value, NaN where the run selected no iterate
+// (no held-out draws: the column is not a measurement).
+func selectedOnly(r *schemas.ResultRow, v float64) float64 {
+	if r.SelectedStep <= 0 {
+		return math.NaN()
+	}
+	return v
 }
 
 // distsOf are a method summary's distributions, in the order of distFields.
@@ -115,7 +140,8 @@ func distsOf(ms *schemas.MethodSummary) []*schemas.Dist {
 		&ms.BufferInBox, &ms.BufferTVTruth, &ms.BufferTVModel,
 		&ms.AUROCPxGrad, &ms.ECE, &ms.AccClean, &ms.AccAttacked, &ms.AccPurified, &ms.AccBayesPurified,
 		&ms.SamplesTVNoise, &ms.SamplesTVBuffer, &ms.TrainMS, &ms.KLJointAveraged, &ms.RefGap,
-		&ms.BestTemperature, &ms.KLJointBestTemperature}
+		&ms.BestTemperature, &ms.KLJointBestTemperature,
+		&ms.SelectedStep, &ms.GradEvals, &ms.GradEvalsSelected, &ms.CPUSeconds, &ms.HeldoutNLL, &ms.HeldoutNLLFinal}
 }
 
 // checkMoments are the verdict's ratios of one converged run, in the order of
@@ -225,6 +251,9 @@ func (a *PointAcc) addFolded(b schemas.ResultBlock) {
 		for i := range mr {
 			r := &mr[i]
 			ms.Runs++
+			if r.Unstable {
+				ms.Unstable++
+			}
 			if r.Diverged {
 				ms.Diverged++
 				continue
@@ -369,6 +398,7 @@ func (a *PointAcc) Summary(g schemas.Grid, rule Rule, seed uint64, th Thresholds
 func (m *MethodSums) add(o MethodSums) {
 	m.Runs += o.Runs
 	m.Diverged += o.Diverged
+	m.Unstable += o.Unstable
 	m.Nonfinite += o.Nonfinite
 	for f := range o.Sum {
 		m.Sum[f] += o.Sum[f]
@@ -387,7 +417,7 @@ func (m *MethodSums) add(o MethodSums) {
 
 // foldedMethod is summarizeMethod from a folded method's sums and sketches.
 func foldedMethod(t MethodSums, sk MethodSketch, floor float64) schemas.MethodSummary {
-	ms := schemas.MethodSummary{Method: t.Method, Runs: int(t.Runs), Diverged: int(t.Diverged), Nonfinite: int(t.Nonfinite)}
+	ms := schemas.MethodSummary{Method: t.Method, Runs: int(t.Runs), Diverged: int(t.Diverged), Nonfinite: int(t.Nonfinite), Unstable: int(t.Unstable)}
 	for f, d := range distsOf(&ms) {
 		s := sk.Dists[f]
 		d.Infinite = int(t.Inf[f])

@@ -68,7 +68,8 @@ func pairSampler(method string, jem, sampler []schemas.ResultRow) SamplerPairs {
 	return sp
 }
 
-// samplerPairsOf pairs every sampler method present in byMethod with jem.
+// samplerPairsOf pairs every sampler method present in byMethod with jem, and
+// jem-converged (a reference shown beside them with its own excess, never judged).
 func samplerPairsOf(byMethod map[string][]schemas.ResultRow) []SamplerPairs {
 	jem, ok := byMethod[methods.JEM]
 	if !ok {
@@ -76,7 +77,7 @@ func samplerPairsOf(byMethod map[string][]schemas.ResultRow) []SamplerPairs {
 	}
 	var out []SamplerPairs
 	for _, m := range methods.Sorted(maps.Keys(byMethod)) {
-		if methods.IsSampler(m) {
+		if methods.IsSampler(m) || m == methods.JEMConverged {
 			out = append(out, pairSampler(m, jem, byMethod[m]))
 		}
 	}
@@ -108,7 +109,8 @@ func appendPairs(a []SamplerPairs, o []SamplerPairs) []SamplerPairs {
 // tasks where the sampler is worse and the Wilcoxon test of the joint differences.
 func (sp SamplerPairs) comparisonOf(seed uint64) schemas.SamplerComparison {
 	n := len(sp.Diffs)
-	c := schemas.SamplerComparison{Method: sp.Method, Pairs: n, Nonfinite: int(sp.Nonfinite), Excluded: int(sp.Tables) - n - int(sp.Nonfinite), WilcoxonP: 1}
+	c := schemas.SamplerComparison{Method: sp.Method, Pairs: n, Nonfinite: int(sp.Nonfinite), Excluded: int(sp.Tables) - n - int(sp.Nonfinite), WilcoxonP: 1,
+		Reference: !methods.IsSampler(sp.Method), MatchesWithin: math.NaN()}
 	if n == 0 {
 		nan := math.NaN()
 		c.MeanExact, c.MeanSampler, c.Excess, c.ExcessCILow, c.ExcessCIHigh = nan, nan, nan, nan, nan
@@ -141,30 +143,43 @@ func (sp SamplerPairs) comparisonOf(seed uint64) schemas.SamplerComparison {
 // CheckSamplerPrefix names a sampler's verdict check: sampler_excess_<method>.
 const CheckSamplerPrefix = "sampler_excess_"
 
-// samplerChecks are the verdict's sampler checks, one per sampler method: the excess
-// joint KL over exact JEM's, as a share of exact JEM's joint KL (deciding, at most the
-// margin at the CI's upper end), over the tasks where both KLs are finite; and, when
-// the sampler's KL is not finite on some tasks where exact JEM's is, their share
-// (deciding, limit 0: the excess there is +Inf).
-func samplerChecks(pairs []SamplerPairs, seed uint64, th Thresholds) []schemas.Check {
+// samplerChecks are the verdict's sampler checks, one per sampler method (not
+// jem-converged, which is shown, never judged), from the point's graded comparisons:
+// the mean excess joint KL over exact JEM's in nats with its 95% CI, against the upper
+// end of the "matches" band (deciding: it passes when the recipe matches exact JEM, see
+// gradeOf); when the sampler's KL is not finite on some tasks where exact JEM's is,
+// their share (deciding, limit 0: the excess there is +Inf); and with
+// th.MaxSamplerExcess, the excess against that gate in nats.
+func samplerChecks(ps schemas.PointSummary, th Thresholds) []schemas.Check {
 	var out []schemas.Check
-	for _, sp := range pairs {
-		if sp.Nonfinite > 0 {
-			n := int64(len(sp.Diffs)) + sp.Nonfinite
-			out = append(out, schemas.Check{Name: CheckNonfinitePrefix + sp.Method, Deciding: true,
-				What:  fmt.Sprintf("share of the tasks where %s's KL is infinite (no guard fired) and exact JEM's is finite: its excess there is +Inf", sp.Method),
-				Value: schemas.Number(float64(sp.Nonfinite) / float64(n)), CILow: schemas.Number(math.NaN()), CIHigh: schemas.Number(math.NaN())})
+	nan := schemas.Number(math.NaN())
+	for _, c := range ps.Samplers {
+		if c.Reference {
+			continue
 		}
-		spec := ratioSpec{name: CheckSamplerPrefix + sp.Method, num: sp.Diffs, den: sp.Exact, limit: th.Margin, deciding: true,
-			what: fmt.Sprintf("%s's excess joint KL over exact JEM's on the same tasks, over exact JEM's joint KL", sp.Method)}
-		out = append(out, ratioChecks(prob.Seed(seed, prob.SeedString("checks"), prob.SeedString(sp.Method)), []ratioSpec{spec})...)
+		if c.Nonfinite > 0 {
+			n := c.Pairs + c.Nonfinite
+			out = append(out, schemas.Check{Name: CheckNonfinitePrefix + c.Method, Deciding: true,
+				What:  fmt.Sprintf("share of the tasks where %s's KL is infinite (no guard fired) and exact JEM's is finite: its excess there is +Inf", c.Method),
+				Value: schemas.Number(float64(c.Nonfinite) / float64(n)), CILow: nan, CIHigh: nan})
+		}
+		ck := schemas.Check{Name: CheckSamplerPrefix + c.Method, Deciding: true, Value: nan, CILow: nan, CIHigh: nan,
+			Limit: schemas.Number(c.MatchesWithin), Pass: c.Grade == GradeMatches || c.Grade == GradeNone,
+			What: fmt.Sprintf("%s's mean excess joint KL over exact JEM's on the same tasks, in nats: it matches exact JEM when its CI's upper end is "+
+				"within the reference's own statistical error (this limit); graded beyond it in bands of %g and %g nat", c.Method, BandClose, BandFar)}
+		if c.Pairs > 0 {
+			ck.Value, ck.CILow, ck.CIHigh = schemas.Number(c.Excess), schemas.Number(c.ExcessCILow), schemas.Number(c.ExcessCIHigh)
+		}
+		out = append(out, ck)
 		if th.MaxSamplerExcess > 0 {
-			c := sp.comparisonOf(seed)
-			ck := schemas.Check{Name: CheckSamplerNatsPrefix + sp.Method, Deciding: true,
-				What:  fmt.Sprintf("%s's mean excess joint KL over exact JEM's in nats (--max_sampler_excess)", sp.Method),
+			ck := schemas.Check{Name: CheckSamplerNatsPrefix + c.Method, Deciding: true,
+				What:  fmt.Sprintf("%s's mean excess joint KL over exact JEM's in nats (--max_sampler_excess)", c.Method),
 				Value: schemas.Number(c.Excess), CILow: schemas.Number(c.ExcessCILow), CIHigh: schemas.Number(c.ExcessCIHigh),
 				Limit: schemas.Number(th.MaxSamplerExcess)}
 			ck.Pass = c.ExcessCIHigh <= th.MaxSamplerExcess
+			if c.Pairs == 0 {
+				ck.Value, ck.CILow, ck.CIHigh, ck.Pass = nan, nan, nan, c.Nonfinite == 0
+			}
 			out = append(out, ck)
 		}
 	}
@@ -176,33 +191,36 @@ func samplerChecks(pairs []SamplerPairs, seed uint64, th Thresholds) []schemas.C
 const CheckSamplerNatsPrefix = "sampler_excess_nats_"
 
 // withSamplers adds the sampler checks to a table point's verdict: a decided verdict
-// holds only when every sampler check passes too.
-func withSamplers(v schemas.Verdict, ps schemas.PointSummary, pairs []SamplerPairs, seed uint64, th Thresholds) schemas.Verdict {
+// holds only when every sampler matches exact JEM too.
+func withSamplers(v schemas.Verdict, ps schemas.PointSummary, pairs []SamplerPairs, th Thresholds) schemas.Verdict {
 	if len(pairs) == 0 || !v.Decided {
 		return v
 	}
-	checks := samplerChecks(pairs, seed, th)
+	checks := samplerChecks(ps, th)
 	v.Checks = append(v.Checks, checks...)
 	desc := samplerWords(ps, checks)
 	if v.Holds && !allPass(checks) {
 		v.Holds = false
 		v.Cause = CauseSampler
-		why := desc
+		why := failingWords(ps)
 		if nf := samplersNonfinite(pairs, "tables"); nf != "" {
 			v.Cause, why = CauseNonfinite, nf
 		}
-		v.Reason = "FAILS (sampler: " + why + "): " + strings.TrimPrefix(v.Reason, "HOLDS: ")
-		if why != desc {
-			v.Reason += "; " + desc
-		}
+		v.Reason = "FAILS (sampler: " + why + "): " + strings.TrimPrefix(v.Reason, "HOLDS: ") + "; " + desc
 		return v
 	}
-	v.Reason += "; " + desc
+	if desc != "" {
+		v.Reason += "; " + desc
+	}
 	return v
 }
 
-// CauseSampler is the verdict's cause when a sampler's excess over exact JEM fails.
+// CauseSampler is the verdict's cause when a sampler does not match exact JEM.
 const CauseSampler = "sampler"
+
+// CauseExact is the verdict's cause at a 2-D point when exact JEM itself fails: its
+// joint KL is not below the baseline's.
+const CauseExact = "exact_jem"
 
 func allPass(cs []schemas.Check) bool {
 	for _, c := range cs {
@@ -213,7 +231,23 @@ func allPass(cs []schemas.Check) bool {
 	return true
 }
 
-// samplerWords describes the sampler comparisons of a point.
+// failingWords names the recipes of a point that do not match exact JEM, with their
+// grades ("sgld worse than 1 nat, ed within 0.1 nat").
+func failingWords(ps schemas.PointSummary) string {
+	var parts []string
+	for _, c := range ps.Samplers {
+		if !c.Reference && c.Grade != GradeMatches && c.Grade != GradeNone {
+			parts = append(parts, c.Method+" "+gradeWords(c.Grade))
+		}
+	}
+	if len(parts) == 0 {
+		return "the --max_sampler_excess gate"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// samplerWords describes the sampler comparisons of a point, in nats, with each
+// recipe's grade (jem-converged as the reference it is).
 func samplerWords(ps schemas.PointSummary, checks []schemas.Check) string {
 	var parts []string
 	for _, c := range ps.Samplers {
@@ -222,16 +256,22 @@ func samplerWords(ps schemas.PointSummary, checks []schemas.Check) string {
 				c.Method, c.Nonfinite, c.Excluded))
 			continue
 		}
-		s := fmt.Sprintf("%s's joint KL %.3g against exact JEM's %.3g: excess %.3g nats [95%% CI %.3g, %.3g], of which q(x) %.3g, "+
-			"worse on %.0f%% of %d tasks (Wilcoxon p %s)", c.Method, c.MeanSampler, c.MeanExact, c.Excess, c.ExcessCILow, c.ExcessCIHigh,
-			c.MarginalExcess, 100*c.WorseShare, c.Pairs, formatP(c.WilcoxonP))
+		s := fmt.Sprintf("%s's joint KL %.3g against exact JEM's %.3g: excess %s nats [95%% CI %s, %s], of which q(x) %s, "+
+			"worse on %.0f%% of %d tasks (Wilcoxon p %s)", c.Method, c.MeanSampler, c.MeanExact, nats(c.Excess, true), nats(c.ExcessCILow, false),
+			nats(c.ExcessCIHigh, false), nats(c.MarginalExcess, true), 100*c.WorseShare, c.Pairs, formatP(c.WilcoxonP))
+		switch {
+		case c.Reference:
+			s += ": a reference (exact JEM on full batches), not judged"
+		case c.Grade != "":
+			s += fmt.Sprintf(": %s (matches within %s nats)", gradeWords(c.Grade), nats(c.MatchesWithin, false))
+		}
 		for _, ck := range checks {
-			switch ck.Name {
-			case CheckSamplerPrefix + c.Method:
-				s += fmt.Sprintf(" = %s of exact JEM's KL (need ≤ %s at the CI's upper end)", pctCI(ck), pct(float64(ck.Limit)))
-			case CheckSamplerNatsPrefix + c.Method:
+			if ck.Name == CheckSamplerNatsPrefix+c.Method {
 				s += fmt.Sprintf(" (need ≤ %g nats at the CI's upper end: %s)", float64(ck.Limit), map[bool]string{true: "passes", false: "fails"}[ck.Pass])
 			}
+		}
+		if c.Unstable > 0 {
+			s += fmt.Sprintf("; %d of %d runs unstable (kept in these means)", c.Unstable, c.Runs)
 		}
 		if c.Nonfinite > 0 {
 			s += fmt.Sprintf("; on %d more tasks its KL is infinite (counted against it: not in these means)", c.Nonfinite)
@@ -244,14 +284,38 @@ func samplerWords(ps schemas.PointSummary, checks []schemas.Check) string {
 	return strings.Join(parts, "; ")
 }
 
+// judged are the pairs the verdict judges: the samplers, not jem-converged.
+func judged(pairs []SamplerPairs) []SamplerPairs {
+	var out []SamplerPairs
+	for _, sp := range pairs {
+		if methods.IsSampler(sp.Method) {
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
 // decide2D takes the verdict at a 2-D point. A continuous task has no exact expected
-// reference for the statistical error, so the table claim's checks do not apply; the
-// question a 2-D point answers is the sampler's: does JEM trained with the paper's
-// sampler learn the joint as well as exact JEM on the same draws? Each sampler's excess
-// over exact JEM, as a share of exact JEM's KL, must be within the margin.
-func decide2D(ps schemas.PointSummary, pairs []SamplerPairs, seed uint64, th Thresholds) schemas.Verdict {
+// reference for the statistical error, so the table claim's checks do not apply; a
+// 2-D point answers two questions. Does exact JEM itself learn the joint (its joint KL
+// below the baseline's on the same tasks, when a baseline ran)? And does JEM trained
+// with each recipe learn it as well as exact JEM on the same draws: each sampler's
+// excess over exact JEM is graded in nats (gradeOf) and must match.
+func decide2D(ps schemas.PointSummary, all []SamplerPairs, _ uint64, th Thresholds) schemas.Verdict {
+	ps = graded(ps, th)
+	pairs := judged(all)
+	exact, exactWhy := exact2D(ps)
 	if len(pairs) == 0 {
-		return schemas.Verdict{Reason: "undecided: this point's verdict compares a sampler with exact JEM; run the method jem and a sampler (sgld or another the task kind trains)"}
+		switch exact {
+		case ExactHolds:
+			return schemas.Verdict{Decided: true, Holds: true, Pairs: ps.Comparison.Pairs, Excluded: ps.Comparison.Excluded,
+				Reason: "HOLDS: on " + ps.Params.Task + ": " + exactWhy}
+		case ExactFails:
+			return schemas.Verdict{Decided: true, Pairs: ps.Comparison.Pairs, Excluded: ps.Comparison.Excluded, Cause: CauseExact,
+				Reason: "FAILS (exact JEM: " + exactWhy + "): on " + ps.Params.Task}
+		}
+		return schemas.Verdict{Reason: "undecided: this point's verdict compares a sampler with exact JEM (and exact JEM with the baseline); " +
+			"run the method jem and a sampler (sgld or another the task kind trains), or baseline and jem on at least 10 tasks"}
 	}
 	total, paired, nonfinite, tasks := 0, 0, 0, 0
 	for _, sp := range pairs {
@@ -267,10 +331,14 @@ func decide2D(ps schemas.PointSummary, pairs []SamplerPairs, seed uint64, th Thr
 		}
 		return schemas.Verdict{Pairs: paired, Excluded: excluded, Reason: why}
 	}
+	exactNote := ""
+	if exact != "" {
+		exactNote = "; exact JEM " + exact + ": " + exactWhy
+	}
 	if nonfinite > 0 {
-		checks := samplerChecks(pairs, seed, th)
+		checks := samplerChecks(ps, th)
 		return schemas.Verdict{Decided: true, Pairs: paired, Excluded: excluded, Checks: checks, Cause: CauseNonfinite,
-			Reason: "FAILS (sampler: " + samplersNonfinite(pairs, "tasks") + "): on " + ps.Params.Task + ": " + samplerWords(ps, checks)}
+			Reason: "FAILS (sampler: " + samplersNonfinite(pairs, "tasks") + "): on " + ps.Params.Task + ": " + samplerWords(ps, checks) + exactNote}
 	}
 	if paired == 0 {
 		return schemas.Verdict{Excluded: excluded, Reason: fmt.Sprintf("undecided: no task has both a converged jem and a converged sampler run (%d left out as diverged); try a smaller --lr or --sgld_lr", excluded)}
@@ -280,15 +348,19 @@ func decide2D(ps schemas.PointSummary, pairs []SamplerPairs, seed uint64, th Thr
 			Reason: fmt.Sprintf("undecided: %d of %d sampler/jem pairs (%.1f%%) diverged, more than the %g%% a verdict allows; try a smaller --lr or --sgld_lr",
 				excluded, total, 100*share, 100*MaxDivergedShare)}
 	}
-	checks := samplerChecks(pairs, seed, th)
-	v := schemas.Verdict{Decided: true, Pairs: paired, Excluded: excluded, Checks: checks, Holds: allPass(checks)}
-	desc := fmt.Sprintf("on %s: %s", ps.Params.Task, samplerWords(ps, checks))
-	if v.Holds {
+	checks := samplerChecks(ps, th)
+	v := schemas.Verdict{Decided: true, Pairs: paired, Excluded: excluded, Checks: checks, Holds: allPass(checks) && exact != ExactFails}
+	desc := fmt.Sprintf("on %s: %s", ps.Params.Task, samplerWords(ps, checks)) + exactNote
+	switch {
+	case v.Holds:
 		v.Reason = "HOLDS: " + desc
-		return v
+	case exact == ExactFails:
+		v.Cause = CauseExact
+		v.Reason = "FAILS (exact JEM: " + exactWhy + "): " + desc
+	default:
+		v.Cause = CauseSampler
+		v.Reason = "FAILS (sampler: " + failingWords(ps) + "): " + desc
 	}
-	v.Cause = CauseSampler
-	v.Reason = "FAILS (sampler: its excess KL over exact JEM is beyond the margin): " + desc
 	return v
 }
 
@@ -296,7 +368,7 @@ func decide2D(ps schemas.PointSummary, pairs []SamplerPairs, seed uint64, th Thr
 // exact JEM's is, or "" when none.
 func samplersNonfinite(pairs []SamplerPairs, what string) string {
 	var parts []string
-	for _, sp := range pairs {
+	for _, sp := range judged(pairs) {
 		if sp.Nonfinite > 0 {
 			parts = append(parts, nonfiniteWords(sp.Method, int(sp.Nonfinite), len(sp.Diffs)+int(sp.Nonfinite), what))
 		}

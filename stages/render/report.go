@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/verdict"
 )
 
 type reportView struct {
@@ -25,6 +26,12 @@ type reportView struct {
 	Decided     bool
 	HasVerdict  bool
 	Reason      string
+	Level       string   // the verdict's level (verdict.Level*): holds, short, fails, undecided
+	Label       string   // the banner's label, naming what fails
+	Headline    string   // the verdict in one sentence, in nats
+	GradeLines  []string // per point: exact JEM and each recipe's graded line
+	Protocol    string   // the training protocol in one line ("" for a run that declares none)
+	Bands       string   // the grading bands in words
 	Varying     string
 	PointRows   []pointRow
 	OpenPoints  bool
@@ -77,6 +84,7 @@ type pointRow struct {
 	Method   string
 	Runs     int
 	Diverged int
+	Unstable int
 	Joint    [4]string // mean, median, p10, p90
 	Marginal [2]string // mean, median
 	Cond     [2]string
@@ -170,6 +178,15 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 		OpenPoints: len(s.Points) <= maxPointTableRows,
 		Single:     len(s.Points) == 1,
 	}
+	v.Level, v.Label = bannerOf(s)
+	v.Headline = s.Verdict.Headline
+	v.Bands = bandsText()
+	if s.Protocol != nil {
+		v.Protocol = verdict.ProtocolLine(*s.Protocol)
+	}
+	for _, ps := range s.Points {
+		v.GradeLines = append(v.GradeLines, verdict.PointLines(ps)...)
+	}
 	v.Figures, v.Figures2D = splitFigures(figs)
 	v.NoFloor = d.raw
 	if v.Title == "" {
@@ -188,7 +205,7 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 			r := pointRow{
 				First: i == 0, Span: len(ps.Methods), PointID: ps.PointID, Params: params, Tables: ps.Tables,
 				Holds: ps.Verdict.Holds, Verdict: verdict,
-				Method: m.Method, Runs: m.Runs, Diverged: m.Diverged,
+				Method: m.Method, Runs: m.Runs, Diverged: m.Diverged, Unstable: m.Unstable,
 				Joint:    [4]string{fmtKL(m.KLJoint.Mean), fmtKL(m.KLJoint.Median), fmtKL(m.KLJoint.P10), fmtKL(m.KLJoint.P90)},
 				Marginal: [2]string{fmtSig(m.KLMarginal.Mean, 3), fmtSig(m.KLMarginal.Median, 3)},
 				Cond:     [2]string{fmtSig(m.KLConditional.Mean, 3), fmtSig(m.KLConditional.Median, 3)},
@@ -413,6 +430,8 @@ func fmtCheck(c schemas.Check) (value, ci, limit string) {
 			limit = "p < " + fmtSig(lim, 3)
 		}
 		return value, fmtRange(lo, hi, fmtP), limit
+	case strings.HasPrefix(c.Name, verdict.CheckSamplerPrefix):
+		f = fmtNats // sampler_excess_<m>, sampler_excess_nats_<m>: an excess in nats
 	case !math.IsNaN(lim) && lim >= 1:
 		f = fmtRatio
 	}
@@ -543,9 +562,11 @@ func causeText(c string) string {
 	case "tables":
 		return "tables (too few tables to decide)"
 	case "sampler":
-		return "sampler (the sampler's excess KL over exact JEM is beyond the margin)"
+		return "sampler (a recipe's excess KL over exact JEM does not match it: graded in nats)"
 	case "nonfinite":
 		return "nonfinite (runs whose KL is infinite though no divergence guard fired: q put zero mass where the truth has mass)"
+	case verdict.CauseExact:
+		return "exact_jem (exact JEM itself: its joint KL is not below the baseline's)"
 	}
 	return c
 }
@@ -656,6 +677,11 @@ h2 { margin-top: 2em; border-bottom: 1px solid #ddd; padding-bottom: 0.2em; }
 .verdict.ok { background: #e6f4ea; border-color: #1e8e3e; color: #0d5223; }
 .verdict.bad { background: #fce8e6; border-color: #c5221f; color: #7a1210; }
 .verdict.undecided { background: #fef7e0; border-color: #b06000; color: #5c3300; }
+.verdict.short { background: #fff4e5; border-color: #e37400; color: #5c3300; }
+.verdict .headline { display: block; margin-top: 0.3em; }
+.verdict details { font-size: 0.75em; margin-top: 0.4em; }
+.verdict ul.grades { font-size: 0.8em; margin: 0.4em 0 0; }
+p.protocol { font-size: 0.9em; color: #333; }
 .verdict .label { font-weight: 700; margin-right: 0.5em; }
 .scroll { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; font-size: 0.76em; margin: 0.6em 0; line-height: 1.3; }
@@ -703,8 +729,12 @@ dl.howto dd { margin: 0 0 0.5em 1.5em; }
 <body>
 <h1>{{.Title}}</h1>
 <p class="meta">pipeline {{if .Pipeline}}{{.Pipeline}}{{else}}—{{end}} · seed {{.Seed}} · {{.NPoints}} grid point(s) · {{.NRuns}} run(s){{if .Varying}} · varying: {{.Varying}}{{end}}</p>
-{{if .HasVerdict}}<div class="verdict {{if .Holds}}ok{{else if .Decided}}bad{{else}}undecided{{end}}"><span class="label">{{if .Holds}}✔ The JEM claim holds.{{else if .Decided}}✘ The JEM claim does not hold.{{else}}? Undecided: no verdict.{{end}}</span>{{.Reason}}</div>
-{{else}}<div class="verdict bad"><span class="label">No verdict:</span>the summary has no grid points.</div>
+{{if .Protocol}}<p class="protocol" id="protocol"><strong>Protocol:</strong> {{.Protocol}}.</p>
+{{end}}{{if .HasVerdict}}<div class="verdict {{.Level}}"><span class="label">{{.Label}}</span>{{if .Headline}}<span class="headline">{{.Headline}}</span>
+{{if .GradeLines}}<ul class="grades">{{range .GradeLines}}<li>{{.}}</li>{{end}}</ul>
+{{end}}<details><summary>the full verdict</summary>{{.Reason}}</details>{{else}}{{.Reason}}{{end}}</div>
+{{if .Headline}}<p class="bands">Grades (excess joint KL over exact JEM, in nats, judged at its 95% CI's upper end): {{.Bands}}</p>
+{{end}}{{else}}<div class="verdict bad"><span class="label">No verdict:</span>the summary has no grid points.</div>
 {{end}}<nav class="toc" id="contents"><strong>Contents:</strong>{{range .TOC}} <a href="#{{.ID}}">{{.Title}}</a>{{end}}</nav>
 <section id="answer">
 {{if .VerdictFig}}<figure id="verdict_figure">
@@ -790,11 +820,11 @@ its expected KL over N-draw datasets is exact for a complete family (binomial su
 <div class="scroll"><table>
 <thead>
 <tr><th class="l key" rowspan="2">point</th><th class="l" rowspan="2">parameters</th><th rowspan="2">tables</th><th class="l" rowspan="2">method</th><th rowspan="2">runs</th><th rowspan="2">diverged</th>
-<th colspan="4">joint KL</th><th colspan="2">marginal KL p(x)</th><th colspan="2">conditional KL p(y|x)</th><th rowspan="2">floor</th><th rowspan="2">mean joint / floor</th><th rowspan="2">accuracy</th><th rowspan="2">Bayes accuracy</th><th rowspan="2">empirical KL (tables without an empty cell)</th><th rowspan="2" title="2-D exact references (jem, oracle), kept at their best iterate on the grid KL: the mean joint KL the steps after the first third gained; near 0 = converged">reference's remaining gap</th></tr>
+<th colspan="4">joint KL</th><th colspan="2">marginal KL p(x)</th><th colspan="2">conditional KL p(y|x)</th><th rowspan="2">floor</th><th rowspan="2">mean joint / floor</th><th rowspan="2">accuracy</th><th rowspan="2">Bayes accuracy</th><th rowspan="2">empirical KL (tables without an empty cell)</th><th rowspan="2" title="2-D exact references (jem, oracle), kept at their best iterate on the grid KL: the mean joint KL the steps after the first third gained; near 0 = converged">reference's remaining gap</th><th rowspan="2" title="runs whose held-out NLL collapsed from its best or ended above the baseline's: kept in every mean, counted here">unstable runs</th></tr>
 <tr><th>mean</th><th>median</th><th>p10</th><th>p90</th><th>mean</th><th>median</th><th>mean</th><th>median</th></tr>
 </thead>
 <tbody>
-{{range .PointRows}}<tr>{{if .First}}<td class="l key" rowspan="{{.Span}}" title="{{.Verdict}}"><span class="{{if .Holds}}ok-cell{{else}}bad-cell{{end}}">{{.PointID}} {{if .Holds}}✔{{else}}✘{{end}}</span></td><td class="params" rowspan="{{.Span}}">{{.Params}}</td><td rowspan="{{.Span}}">{{.Tables}}</td>{{end}}<td class="l"><span class="method-{{.Method}}">{{.Method}}</span></td><td>{{.Runs}}</td><td>{{.Diverged}}</td><td>{{index .Joint 0}}</td><td>{{index .Joint 1}}</td><td>{{index .Joint 2}}</td><td>{{index .Joint 3}}</td><td>{{index .Marginal 0}}</td><td>{{index .Marginal 1}}</td><td>{{index .Cond 0}}</td><td>{{index .Cond 1}}</td><td>{{.Floor}}</td><td>{{.Ratio}}</td><td>{{.Acc}}</td><td>{{.Bayes}}</td><td>{{.Emp}}</td><td>{{.RefGap}}</td></tr>
+{{range .PointRows}}<tr>{{if .First}}<td class="l key" rowspan="{{.Span}}" title="{{.Verdict}}"><span class="{{if .Holds}}ok-cell{{else}}bad-cell{{end}}">{{.PointID}} {{if .Holds}}✔{{else}}✘{{end}}</span></td><td class="params" rowspan="{{.Span}}">{{.Params}}</td><td rowspan="{{.Span}}">{{.Tables}}</td>{{end}}<td class="l"><span class="method-{{.Method}}">{{.Method}}</span></td><td>{{.Runs}}</td><td>{{.Diverged}}</td><td>{{index .Joint 0}}</td><td>{{index .Joint 1}}</td><td>{{index .Joint 2}}</td><td>{{index .Joint 3}}</td><td>{{index .Marginal 0}}</td><td>{{index .Marginal 1}}</td><td>{{index .Cond 0}}</td><td>{{index .Cond 1}}</td><td>{{.Floor}}</td><td>{{.Ratio}}</td><td>{{.Acc}}</td><td>{{.Bayes}}</td><td>{{.Emp}}</td><td>{{.RefGap}}</td><td>{{.Unstable}}</td></tr>
 {{end}}</tbody>
 </table></div></details>
 <p>“mean joint / floor” compares with the first-order (X·K−1)/(2N) only; the exact finite-N reference is in the error split.
@@ -857,4 +887,77 @@ func summaryRuns(s schemas.Summary) int {
 		}
 	}
 	return n
+}
+
+// bannerOf is the verdict banner's level (its CSS class) and label, naming what
+// fails: exact JEM itself, or the recipes worse than verdict.BandFar. A summary
+// written before levels existed gets the old holds / does not hold / undecided.
+func bannerOf(s schemas.Summary) (level, label string) {
+	v := s.Verdict
+	level = v.Level
+	if level == "" {
+		switch {
+		case v.Holds:
+			level = verdict.LevelHolds
+		case v.Decided:
+			level = verdict.LevelFails
+		default:
+			level = verdict.LevelUndecided
+		}
+	}
+	var failing, short []string
+	for _, ps := range s.Points {
+		for _, c := range ps.Samplers {
+			if c.Reference {
+				continue
+			}
+			switch c.Grade {
+			case verdict.GradeWorse, verdict.GradeInfinite:
+				if !slices.Contains(failing, c.Method) {
+					failing = append(failing, c.Method)
+				}
+			case verdict.GradeClose, verdict.GradeShort:
+				if !slices.Contains(short, c.Method) {
+					short = append(short, c.Method)
+				}
+			}
+		}
+	}
+	switch level {
+	case verdict.LevelHolds:
+		return "ok", "✔ The JEM claim holds."
+	case verdict.LevelShort:
+		return "short", "≈ Nothing fails, but " + strings.Join(short, ", ") + " does not match exact JEM."
+	case verdict.LevelUndecided:
+		return "undecided", "? Undecided: no verdict."
+	}
+	switch {
+	case v.Exact == verdict.ExactFails && len(failing) > 0:
+		return "bad", "✘ Exact JEM itself does not hold, and " + strings.Join(failing, ", ") + " fails."
+	case v.Exact == verdict.ExactFails:
+		return "bad", "✘ Exact JEM itself does not hold."
+	case len(failing) > 0 && v.Exact == verdict.ExactHolds:
+		return "bad", "✘ " + strings.Join(failing, ", ") + " fails; exact JEM holds."
+	case len(failing) > 0:
+		return "bad", "✘ " + strings.Join(failing, ", ") + " fails."
+	case v.Level == "":
+		return "bad", "✘ The JEM claim does not hold."
+	}
+	return "bad", "✘ A deciding check fails."
+}
+
+// bandsText states the grading bands (verdict's constants) in words.
+func bandsText() string {
+	return fmt.Sprintf("matches (within the reference's own statistical error: the CI's upper end at most the margin times it, "+
+		"or a CI that covers 0 and ends within %g nat), within %g nat, within %g nat, worse than %g nat (fails), infinite (fails). "+
+		"jem-converged (exact JEM on full batches) is graded beside the recipes as a reference, never judged; exact jem is the yardstick. "+
+		"Unstable runs stay in every mean and are counted.", verdict.BandClose, verdict.BandClose, verdict.BandFar, verdict.BandFar)
+}
+
+// fmtNats prints a KL (difference) in nats; NaN is n/a.
+func fmtNats(v float64) string {
+	if math.IsNaN(v) {
+		return "n/a"
+	}
+	return fmtSig(v, 3) + " nats"
 }

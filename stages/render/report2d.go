@@ -9,26 +9,30 @@ import (
 
 	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/verdict"
 )
 
 // samplerRow is one sampler method at one point in the sampler-against-exact-JEM table.
 type samplerRow struct {
-	First   bool // first sampler of its point: carries the point cells
-	Span    int
-	PointID int64
-	Task    string
-	Method  string
-	Options string // the sampler's options at the point
-	Pairs   string // "pairs (excluded)"
-	Exact   string
-	Sampler string
-	Excess  string
-	CI      string
-	Ratio   string
-	Marg    string
-	MargCI  string
-	Worse   string
-	P       string
+	First    bool // first sampler of its point: carries the point cells
+	Span     int
+	PointID  int64
+	Task     string
+	Method   string
+	Options  string // the sampler's options at the point
+	Pairs    string // "pairs (excluded)"
+	Exact    string
+	Sampler  string
+	Excess   string
+	CI       string
+	Grade    string // the verdict's grade in words (jem-converged: reference)
+	Bad      bool   // the grade fails
+	Good     bool   // the grade matches
+	Unstable string // "unstable of runs"
+	Marg     string
+	MargCI   string
+	Worse    string
+	P        string
 }
 
 // samplerRows are a point's rows of the sampler table, one per sampler method.
@@ -42,16 +46,19 @@ func samplerRows(ps schemas.PointSummary) []samplerRow {
 		out = append(out, samplerRow{
 			First: i == 0, Span: len(ps.Samplers), PointID: ps.PointID, Task: task,
 			Method: c.Method, Options: samplerOptions(ps.Params, c.Method),
-			Pairs:   fmt.Sprintf("%d (%d)", c.Pairs, c.Excluded),
-			Exact:   fmtSig(c.MeanExact, 3),
-			Sampler: fmtSig(c.MeanSampler, 3),
-			Excess:  fmtSig(c.Excess, 3),
-			CI:      fmtRange(c.ExcessCILow, c.ExcessCIHigh, func(v float64) string { return fmtSig(v, 3) }),
-			Ratio:   fmtShare(c.ExcessRatio),
-			Marg:    fmtSig(c.MarginalExcess, 3),
-			MargCI:  fmtRange(c.MarginalCILow, c.MarginalCIHigh, func(v float64) string { return fmtSig(v, 3) }),
-			Worse:   fmtPct(c.WorseShare),
-			P:       fmtP(c.WilcoxonP),
+			Pairs:    fmt.Sprintf("%d (%d)", c.Pairs, c.Excluded),
+			Exact:    fmtSig(c.MeanExact, 3),
+			Sampler:  fmtSig(c.MeanSampler, 3),
+			Excess:   fmtSig(c.Excess, 3),
+			CI:       fmtRange(c.ExcessCILow, c.ExcessCIHigh, func(v float64) string { return fmtSig(v, 3) }),
+			Grade:    gradeText(c),
+			Bad:      !c.Reference && (c.Grade == verdict.GradeWorse || c.Grade == verdict.GradeInfinite),
+			Good:     !c.Reference && c.Grade == verdict.GradeMatches,
+			Unstable: fmt.Sprintf("%d of %d", c.Unstable, c.Runs),
+			Marg:     fmtSig(c.MarginalExcess, 3),
+			MargCI:   fmtRange(c.MarginalCILow, c.MarginalCIHigh, func(v float64) string { return fmtSig(v, 3) }),
+			Worse:    fmtPct(c.WorseShare),
+			P:        fmtP(c.WilcoxonP),
 		})
 	}
 	return out
@@ -117,14 +124,14 @@ func splitFigures(figs []figure) (general, twoD []figure) {
 // The report's sampler table and 2-D tasks section, called from reportTemplate.
 var _ = template.Must(reportTemplate.New("samplers").Parse(`{{if .Samplers}}<section id="samplers"><h2>Sampler against exact JEM</h2>
 <div class="scroll"><table>
-<thead><tr><th class="l key">point</th><th class="l">task</th><th class="l">sampler method</th><th class="l">sampler options</th><th>pairs (excluded)</th><th>mean KL exact JEM</th><th>mean KL sampler</th><th>excess KL (nats)</th><th>95% CI</th><th>excess / exact</th><th>q(x) excess KL (nats)</th><th>95% CI</th><th>share of tasks worse</th><th>Wilcoxon p (two-sided)</th></tr></thead>
+<thead><tr><th class="l key">point</th><th class="l">task</th><th class="l">sampler method</th><th class="l">sampler options</th><th>pairs (excluded)</th><th>mean KL exact JEM</th><th>mean KL sampler</th><th>excess KL (nats)</th><th>95% CI</th><th class="l">grade</th><th>unstable runs</th><th>q(x) excess KL (nats)</th><th>95% CI</th><th>share of tasks worse</th><th>Wilcoxon p (two-sided)</th></tr></thead>
 <tbody>
-{{range .Samplers}}<tr>{{if .First}}<td class="l key" rowspan="{{.Span}}">{{.PointID}}</td><td class="l" rowspan="{{.Span}}">{{.Task}}</td>{{end}}<td class="l"><span class="method-{{.Method}}">{{.Method}}</span></td><td class="params">{{.Options}}</td><td>{{.Pairs}}</td><td>{{.Exact}}</td><td>{{.Sampler}}</td><td>{{.Excess}}</td><td>{{.CI}}</td><td>{{.Ratio}}</td><td>{{.Marg}}</td><td>{{.MargCI}}</td><td>{{.Worse}}</td><td>{{.P}}</td></tr>
+{{range .Samplers}}<tr>{{if .First}}<td class="l key" rowspan="{{.Span}}">{{.PointID}}</td><td class="l" rowspan="{{.Span}}">{{.Task}}</td>{{end}}<td class="l"><span class="method-{{.Method}}">{{.Method}}</span></td><td class="params">{{.Options}}</td><td>{{.Pairs}}</td><td>{{.Exact}}</td><td>{{.Sampler}}</td><td>{{.Excess}}</td><td>{{.CI}}</td><td class="l"><span class="{{if .Bad}}bad-cell{{else if .Good}}ok-cell{{end}}">{{.Grade}}</span></td><td>{{.Unstable}}</td><td>{{.Marg}}</td><td>{{.MargCI}}</td><td>{{.Worse}}</td><td>{{.P}}</td></tr>
 {{end}}</tbody>
 </table></div>
 <p>A sampler method trains the JEM loss with the gradient of log Z estimated from samples (sgld: SGLD chains from a replay buffer; pcd: persistent Markov chains), where exact JEM computes it. Over the tasks (tables) where both its run and exact JEM's converged
 (pairs; excluded: either diverged or is missing): the mean joint KL(p‖q) of each, the sampler's excess KL<sub>sampler</sub> − KL<sub>jem</sub> (positive when the sampler is worse) with its 95% CI,
-that excess over exact JEM's mean KL, the same excess for the marginal KL(p(x)‖q(x)), the share of tasks where the sampler's KL is higher, and the two-sided Wilcoxon signed-rank test of the paired differences.</p></section>
+its grade in nats (see the bands under the verdict; jem-converged, exact JEM on full batches, is a reference shown beside the recipes and never judged), the runs flagged unstable (kept in the means), the same excess for the marginal KL(p(x)‖q(x)), the share of tasks where the sampler's KL is higher, and the two-sided Wilcoxon signed-rank test of the paired differences.</p></section>
 {{end}}`))
 
 var _ = template.Must(reportTemplate.New("tasks2d").Parse(`{{if .Show2D}}<section id="tasks2d"><h2>2-D tasks</h2>
@@ -143,3 +150,27 @@ a sampler (sgld) replaces it by SGLD samples from a replay buffer. The tasks hav
 {{end}}</details>
 {{else}}<p>No 2-D task figures: the run sent no learned grids or curves.</p>
 {{end}}</section>{{end}}`))
+
+// gradeText is a comparison's grade in words for the sampler table.
+func gradeText(c schemas.SamplerComparison) string {
+	if c.Reference {
+		return "reference (not judged)"
+	}
+	switch c.Grade {
+	case "":
+		return "—"
+	case verdict.GradeMatches:
+		return "matches (within " + fmtSig(c.MatchesWithin, 3) + " nats)"
+	case verdict.GradeClose:
+		return fmt.Sprintf("within %g nat", verdict.BandClose)
+	case verdict.GradeShort:
+		return fmt.Sprintf("within %g nat", verdict.BandFar)
+	case verdict.GradeWorse:
+		return fmt.Sprintf("worse than %g nat: fails", verdict.BandFar)
+	case verdict.GradeInfinite:
+		return "infinite KL: fails"
+	case verdict.GradeNone:
+		return "no pair"
+	}
+	return c.Grade
+}

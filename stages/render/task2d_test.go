@@ -119,7 +119,7 @@ func input2D() Input {
 	ps.Comparison = &schemas.Comparison{Pairs: 2, JEMWinShare: 1, MeanDiff: 0.5, DiffCILow: 0.4, DiffCIHigh: 0.6, WilcoxonW: 3, WilcoxonZ: 1.3, WilcoxonP: 0.5, BaselineToJEM: 40}
 	ps.Samplers = []schemas.SamplerComparison{{Method: "sgld", Pairs: 2, Excluded: 1, MeanExact: 0.0123, MeanSampler: 0.0456,
 		Excess: 0.0333, ExcessCILow: 0.0211, ExcessCIHigh: 0.0455, MarginalExcess: 0.0222, MarginalCILow: 0.0101, MarginalCIHigh: 0.0343,
-		WorseShare: 1, WilcoxonP: 0.5, ExcessRatio: 2.71}}
+		WorseShare: 1, WilcoxonP: 0.5, ExcessRatio: 2.71, Grade: "within_0.1_nat", MatchesWithin: 0.00123, Runs: 3, Unstable: 1}}
 	ps.Verdict = schemas.Verdict{Holds: true, Decided: true, Pairs: 2, Reason: "HOLDS: exact JEM fits the grid joint"}
 	in.Summary = schemas.Summary{Pipeline: "control", Seed: 1, Points: []schemas.PointSummary{ps}, Verdict: ps.Verdict}
 	return in
@@ -222,7 +222,7 @@ func TestTask2D(t *testing.T) {
 	samplers, _, _ = strings.Cut(samplers, "<h2>")
 	row := `<td class="l key" rowspan="1">7</td><td class="l" rowspan="1">gmm:2,2</td><td class="l"><span class="method-sgld">sgld</span></td>` +
 		`<td class="params">sgld_preset=official, sgld_lr=1, sgld_std=0.01, sgld_steps=20, sgld_clamp=false, buffer_size=3000, reinit_freq=0.05</td>` +
-		`<td>2 (1)</td><td>0.0123</td><td>0.0456</td><td>0.0333</td><td>[0.0211, 0.0455]</td><td>271%</td><td>0.0222</td><td>[0.0101, 0.0343]</td><td>100.0%</td><td>0.5</td>`
+		`<td>2 (1)</td><td>0.0123</td><td>0.0456</td><td>0.0333</td><td>[0.0211, 0.0455]</td><td class="l"><span class="">within 0.1 nat</span></td><td>1 of 3</td><td>0.0222</td><td>[0.0101, 0.0343]</td><td>100.0%</td><td>0.5</td>`
 	if !strings.Contains(samplers, row) {
 		t.Errorf("sampler table lacks\n%s\nin\n%s", row, samplers)
 	}
