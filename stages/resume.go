@@ -14,6 +14,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/storage"
 	"github.com/jemcheck/jemcheck/tasks"
 )
 
@@ -26,7 +27,10 @@ import (
 // recomputes the truth of every block (cheap, and WriteTables needs all of a point's),
 // trains only the blocks that are not complete, and reads the result rows (and 2-D KL
 // curves) of the others back from their files (Kept), so Aggregate and Report see the
-// same rows as an uninterrupted run. Blocks holding a table the report plots
+// same rows as an uninterrupted run. Every part file's size and SHA-256 are recorded
+// as it is written (sealPart, storage.SealPart); a kept block is reused only if each of
+// its files still matches (VerifyBlock), else it is recomputed, and publishing refuses
+// a staged file that no longer matches. Blocks holding a table the report plots
 // (ordinal < --report_tables) are always recomputed: the report draws their learned
 // joints, true tables, buffers and Langevin frames from the run itself.
 
@@ -99,6 +103,31 @@ func BlockComplete(ctx context.Context, b *blob.Bucket, ref BlockRef, writeSampl
 		}
 	}
 	return true, nil
+}
+
+// sealPart records the size and SHA-256 of a block's part file just written into b
+// (the run's staging folder): a resumed run reuses the block only if it still matches.
+func sealPart(ctx context.Context, b *blob.Bucket, key string) error {
+	return storage.SealPart(ctx, b, key)
+}
+
+// VerifyBlock checks every part file of block ref in b (a run's staging folder)
+// against the hash recorded when it was written; a file that differs or has no record
+// is an error wrapping storage.ErrPartChanged.
+func VerifyBlock(ctx context.Context, b *blob.Bucket, ref BlockRef) error {
+	for _, k := range blockParts(ref.PointID, ref.Index) {
+		ok, err := b.Exists(ctx, k)
+		if err != nil {
+			return fmt.Errorf("check %s: %w", k, err)
+		}
+		if !ok {
+			continue
+		}
+		if err := storage.VerifyPart(ctx, b, k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // CompletedBlocks scans a staging folder b for the blocks of a run with these options

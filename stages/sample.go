@@ -61,6 +61,11 @@ func (f *sampleDatasetsFn) ProcessElement(ctx context.Context, b Block, emit fun
 	if err := src.Sample(ctx, &b, f.bucket, key); err != nil {
 		return fmt.Errorf("sample datasets: point %d block %d: %w", p.ID, b.Index, err)
 	}
+	if f.bucket != nil {
+		if err := sealPart(ctx, f.bucket, key); err != nil {
+			return fmt.Errorf("sample datasets: %w", err)
+		}
+	}
 	n := tasks.SatMul(int64(b.Len()), int64(p.Samples))
 	datasetsSampled.Inc(ctx, int64(b.Len()))
 	samplesDrawn.Inc(ctx, n)

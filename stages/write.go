@@ -102,6 +102,9 @@ func (f *writeResultsFn) ProcessElement(ctx context.Context, b ResultBlock, emit
 		if err := schemas.WriteParquet(ctx, f.bucket, key, b.Rows); err != nil {
 			return fmt.Errorf("write results of point %d block %d: %w", b.PointID, b.Index, err)
 		}
+		if err := sealPart(ctx, f.bucket, key); err != nil {
+			return err
+		}
 		if AfterResultsWritten != nil {
 			AfterResultsWritten(b.PointID, b.Index)
 		}
@@ -162,7 +165,7 @@ func (f *writeLearnedFn) ProcessElement(ctx context.Context, b LearnedBlock, emi
 		if err := schemas.WriteParquet(ctx, f.bucket, key, rows); err != nil {
 			return fmt.Errorf("write learned joints of point %d block %d: %w", b.PointID, b.Index, err)
 		}
-		return nil
+		return sealPart(ctx, f.bucket, key)
 	})
 	if err != nil {
 		return err
@@ -201,12 +204,18 @@ func (f *writeLearnedFn) write2D(ctx context.Context, b LearnedBlock, emit func(
 		if err := schemas.WriteParquet(ctx, f.bucket, key, curves); err != nil {
 			return fmt.Errorf("write curves of point %d block %d: %w", b.PointID, b.Index, err)
 		}
+		if err := sealPart(ctx, f.bucket, key); err != nil {
+			return err
+		}
 		emit(key)
 	}
 	if len(bufs) > 0 {
 		key := BuffersPath(b.PointID, b.Index)
 		if err := schemas.WriteParquet(ctx, f.bucket, key, bufs); err != nil {
 			return fmt.Errorf("write buffers of point %d block %d: %w", b.PointID, b.Index, err)
+		}
+		if err := sealPart(ctx, f.bucket, key); err != nil {
+			return err
 		}
 		emit(key)
 	}
@@ -225,6 +234,9 @@ func (f *writeLearnedFn) write2D(ctx context.Context, b LearnedBlock, emit func(
 	})
 	if err != nil {
 		return fmt.Errorf("write learned grids of point %d block %d: %w", b.PointID, b.Index, err)
+	}
+	if err := sealPart(ctx, f.bucket, key); err != nil {
+		return err
 	}
 	emit(key)
 	return nil
@@ -252,6 +264,9 @@ func (f *writeLearnedFn) writeCurves(ctx context.Context, b LearnedBlock, emit f
 	key := CurvesPath(b.PointID, b.Index)
 	if err := schemas.WriteParquet(ctx, f.bucket, key, curves); err != nil {
 		return fmt.Errorf("write curves of point %d block %d: %w", b.PointID, b.Index, err)
+	}
+	if err := sealPart(ctx, f.bucket, key); err != nil {
+		return err
 	}
 	emit(key)
 	return nil

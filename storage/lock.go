@@ -374,3 +374,32 @@ func ReleaseLock(ctx context.Context, loc, runID string) error {
 	}
 	return deleteIfExists(ctx, b, LockKey)
 }
+
+// CheckLock reports, reading only, whether a live run holds loc's lock: a *LockedError
+// when one does (a stale lock is no obstacle, a run takes it over; a lock that is not
+// jemcheck's is an error). For runs that check without running (a dry run).
+func CheckLock(ctx context.Context, loc, host string) error {
+	if missingDir(loc) {
+		return nil
+	}
+	b, err := OpenExistingBucket(ctx, loc)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	raw, err := readLock(ctx, b, LockKey)
+	if IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read lock %s: %w", LockKey, err)
+	}
+	var other LockInfo
+	if err := json.Unmarshal(raw, &other); err != nil {
+		return fmt.Errorf("%s exists but is not a jemcheck lock (%v): remove it if no jemcheck run is using --out %s", LockKey, err, loc)
+	}
+	if other.stale(time.Now(), host) == "" {
+		return &LockedError{Loc: loc, Other: other}
+	}
+	return nil
+}

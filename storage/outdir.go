@@ -736,8 +736,8 @@ func seal(ctx context.Context, b *blob.Bucket, st string, info CommitInfo) (*Man
 	// written: one changed since (a kept block edited in a resumed run's folder) is not
 	// published.
 	for _, f := range m.Files {
-		want, err := readPartRecord(ctx, b, st+f.Path)
-		if errors.Is(err, ErrPartChanged) {
+		want, err := readPartRecord(ctx, b, st, f.Path)
+		if errors.Is(err, errNoRecord) {
 			continue // no record: a file written whole at the end (summary, report)
 		}
 		if err != nil {

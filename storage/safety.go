@@ -351,3 +351,13 @@ func findFile(m *Manifest, key string) (int, bool) {
 func ReadManifest(ctx context.Context, b *blob.Bucket) (*Manifest, error) {
 	return readManifest(ctx, b, ManifestKey)
 }
+
+// Remote reports whether loc is a location that needs the network (and credentials)
+// to reach: neither local (a path, a file:// URL) nor mem://.
+func Remote(loc string) bool {
+	pl, err := parseLoc(loc)
+	if err != nil {
+		return false
+	}
+	return pl.dir == "" && !strings.HasPrefix(pl.url, "mem://")
+}

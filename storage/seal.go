@@ -147,12 +147,17 @@ func SealPart(ctx context.Context, b *blob.Bucket, key string) error {
 // ErrPartChanged marks a part file that differs from (or has no) hash record.
 var ErrPartChanged = errors.New("part file changed since it was written")
 
-// readPartRecord reads key's hash record in b.
-func readPartRecord(ctx context.Context, b *blob.Bucket, key string) (PartRecord, error) {
-	data, err := ReadSmallKey(ctx, b, partSealKey(key), 64<<10)
+// errNoRecord marks a part file without a hash record.
+var errNoRecord = fmt.Errorf("%w (no record)", ErrPartChanged)
+
+// readPartRecord reads the hash record of the file key of the staging folder at
+// prefix ("" when b is the staging folder itself) in b.
+// A missing record is an error wrapping errNoRecord (and ErrPartChanged).
+func readPartRecord(ctx context.Context, b *blob.Bucket, prefix, key string) (PartRecord, error) {
+	data, err := ReadSmallKey(ctx, b, prefix+partSealKey(key), 64<<10)
 	if err != nil {
 		if IsNotFound(err) {
-			return PartRecord{}, fmt.Errorf("%w: %s has no hash recorded when it was written", ErrPartChanged, key)
+			return PartRecord{}, fmt.Errorf("%w: %s has no hash recorded when it was written", errNoRecord, key)
 		}
 		return PartRecord{}, fmt.Errorf("read the hash record of %s: %w", key, err)
 	}
@@ -168,7 +173,7 @@ func readPartRecord(ctx context.Context, b *blob.Bucket, key string) (PartRecord
 // VerifyPart checks the file key of b (a run's staging folder) against the hash
 // recorded when it was written; a mismatch, or no record, wraps ErrPartChanged.
 func VerifyPart(ctx context.Context, b *blob.Bucket, key string) error {
-	want, err := readPartRecord(ctx, b, key)
+	want, err := readPartRecord(ctx, b, "", key)
 	if err != nil {
 		return err
 	}

@@ -18,9 +18,8 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
-
-	"gocloud.dev/blob"
 
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
 	"github.com/jemcheck/jemcheck/schemas"
@@ -56,6 +55,13 @@ func run(ctx context.Context, runs []string, out string, overwrite bool, w io.Wr
 	if len(runs) < 2 {
 		return launch.BadInput("give two or more finished runs' output folders to compare (got %d)", len(runs))
 	}
+	// compare never writes where it reads, checked before anything is read.
+	for _, loc := range runs {
+		if rel := storage.Overlap(out, loc); rel != "" {
+			return launch.BadInput("out: --out %s %s the run %s, which compare reads: compare never writes into the runs it "+
+				"compares; choose an --out outside them", out, rel, loc)
+		}
+	}
 	var rs []verdict.Run
 	for _, loc := range runs {
 		r, err := readRun(ctx, loc)
@@ -69,7 +75,7 @@ func run(ctx context.Context, runs []string, out string, overwrite bool, w io.Wr
 	if err != nil {
 		return fmt.Errorf("render compare.html: %w", err)
 	}
-	js, err := json.MarshalIndent(c, "", "  ")
+	js, err := finiteJSON(c)
 	if err != nil {
 		return fmt.Errorf("encode compare.json: %w", err)
 	}
@@ -87,42 +93,57 @@ func run(ctx context.Context, runs []string, out string, overwrite bool, w io.Wr
 	return nil
 }
 
-// readRun reads a finished run's summary.json, config.json's seed and result rows.
+// readRun reads a finished run's summary.json and result rows: only files its
+// manifest lists, each checked against the manifest's size and SHA-256 as it is read.
+// A folder without a valid manifest is not a finished run (an interrupted run, a copy
+// put together by hand); a file that does not match is one changed since jemcheck
+// wrote it; neither is compared.
 func readRun(ctx context.Context, loc string) (verdict.Run, error) {
+	r := verdict.Run{Name: loc}
+	if err := storage.CheckNoLinks(loc, "run "+loc); err != nil {
+		return r, err
+	}
 	b, err := storage.OpenExistingBucket(ctx, loc)
 	if err != nil {
-		return verdict.Run{}, fmt.Errorf("run %s: %w", loc, err)
+		return r, fmt.Errorf("run %s: %w", loc, err)
 	}
 	defer b.Close()
-	r := verdict.Run{Name: loc}
-	data, err := b.ReadAll(ctx, "summary.json")
+	m, err := storage.ReadManifest(ctx, b)
+	if storage.IsNotFound(err) {
+		return r, fmt.Errorf("run %s: no %s, so it is not a finished jemcheck run (an interrupted run or a folder put together "+
+			"by hand); give the output folder of a finished run", loc, storage.ManifestKey)
+	}
 	if err != nil {
-		return r, fmt.Errorf("run %s: no summary.json: give the output folder of a finished run", loc)
+		return r, fmt.Errorf("run %s: %s is not a valid jemcheck manifest: %w", loc, storage.ManifestKey, err)
+	}
+	if !m.Has("summary.json") {
+		return r, fmt.Errorf("run %s: no summary.json in its %s (a %s run): give the output folder of a finished control, sweep, "+
+			"regress or evaluate run", loc, storage.ManifestKey, m.Pipeline)
+	}
+	data, err := storage.ReadListed(ctx, b, m, "summary.json")
+	if err != nil {
+		return r, fmt.Errorf("run %s: %w", loc, err)
 	}
 	if err := json.Unmarshal(data, &r.Summary); err != nil {
 		return r, fmt.Errorf("run %s: summary.json: %w", loc, err)
 	}
 	r.Seed = r.Summary.Seed
-	it := b.List(&blob.ListOptions{Prefix: "results/"})
-	for {
-		o, err := it.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
+	for _, f := range m.Files {
+		if !strings.HasPrefix(f.Path, "results/") || path.Ext(f.Path) != ".parquet" {
+			continue
 		}
+		data, err := storage.ReadListed(ctx, b, m, f.Path)
 		if err != nil {
 			return r, fmt.Errorf("run %s: %w", loc, err)
 		}
-		if path.Ext(o.Key) != ".parquet" {
-			continue
-		}
-		rows, err := schemas.ReadParquet[schemas.ResultRow](ctx, b, o.Key)
+		rows, err := schemas.DecodeParquet[schemas.ResultRow](data)
 		if err != nil {
-			return r, fmt.Errorf("run %s: %s: %w", loc, o.Key, err)
+			return r, fmt.Errorf("run %s: %s: %w", loc, f.Path, err)
 		}
 		r.Rows = append(r.Rows, rows...)
 	}
 	if len(r.Rows) == 0 {
-		return r, fmt.Errorf("run %s: no results/*.parquet", loc)
+		return r, fmt.Errorf("run %s: its %s lists no results/*.parquet", loc, storage.ManifestKey)
 	}
 	return r, nil
 }
@@ -136,11 +157,7 @@ func publish(ctx context.Context, out string, overwrite bool, inputs []string, f
 	}
 	layout := storage.Layout{Owned: owned.MatchString}
 	if _, err := storage.CheckOwnership(ctx, out, layout, inputs, overwrite); err != nil {
-		var oe *storage.OwnershipError
-		if errors.As(err, &oe) {
-			return launch.BadInput("%v", err)
-		}
-		return err
+		return ownershipError(err)
 	}
 	runID := storage.NewRunID(time.Now())
 	host, _ := os.Hostname()
@@ -152,6 +169,17 @@ func publish(ctx context.Context, out string, overwrite bool, inputs []string, f
 		return err
 	}
 	defer storage.ReleaseLock(context.WithoutCancel(ctx), out, runID)
+	// Under the lock: the previous compare's files hashed against its manifest, and
+	// the staging folders of compares that died removed (those jemcheck sealed only).
+	if _, err := storage.VerifyOwnership(ctx, out, layout, inputs, overwrite); err != nil {
+		return ownershipError(err)
+	}
+	if _, err := storage.RecoverStaging(ctx, out, runID); err != nil {
+		return fmt.Errorf("clean up earlier compares under %s: %w", out, err)
+	}
+	if err := storage.SealStaging(ctx, out, runID, "compare", ""); err != nil {
+		return err
+	}
 	staging, err := storage.SubLocation(out, storage.StagingKey(runID))
 	if err != nil {
 		return err
@@ -170,7 +198,19 @@ func publish(ctx context.Context, out string, overwrite bool, inputs []string, f
 		return err
 	}
 	if _, err := storage.Commit(ctx, out, storage.CommitInfo{RunID: runID, Pipeline: "compare", Overwrite: overwrite}); err != nil {
-		return fmt.Errorf("publish into %s: %w", out, err)
+		if _, aerr := storage.Abort(context.WithoutCancel(ctx), out, runID); aerr != nil {
+			err = errors.Join(err, aerr)
+		}
+		return ownershipError(fmt.Errorf("publish into %s: %w", out, err))
 	}
 	return nil
+}
+
+// ownershipError makes a refusal to write into --out (an ownership or link refusal)
+// bad input; other errors stay as they are.
+func ownershipError(err error) error {
+	if oe := (*storage.OwnershipError)(nil); errors.As(err, &oe) {
+		return launch.BadInput("%v", err)
+	}
+	return err
 }

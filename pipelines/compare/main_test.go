@@ -17,27 +17,43 @@ import (
 	"github.com/jemcheck/jemcheck/verdict"
 )
 
-// writeRun writes a finished run's summary.json and results into a new folder: one
-// point, jem's joint KL id%4 + shift on 10 tasks.
+// writeRun writes a finished run (summary.json and results, published with a
+// manifest) into a new folder: one point, jem's joint KL id%4 + shift on 10 tasks.
 func writeRun(t *testing.T, seed uint64, shift float64) string {
+	return writeRunMethods(t, seed, shift, "jem")
+}
+
+// writeRunMethods is writeRun with the given methods, each with the same rows.
+func writeRunMethods(t *testing.T, seed uint64, shift float64, methods ...string) string {
 	t.Helper()
+	ctx := context.Background()
 	dir := t.TempDir()
+	const id = "20260101T000000Z-0000000a"
+	if err := storage.SealStaging(ctx, dir, id, "regress", ""); err != nil {
+		t.Fatal(err)
+	}
+	staging, _ := storage.SubLocation(dir, storage.StagingKey(id))
 	sum := schemas.Summary{Pipeline: "regress", Seed: seed, Points: []schemas.PointSummary{{Params: schemas.Grid{XValues: 2, Classes: 2},
 		Verdict: schemas.Verdict{Reason: "HOLDS"}}}}
 	data, _ := json.Marshal(sum)
-	if err := os.WriteFile(filepath.Join(dir, "summary.json"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var rows []schemas.ResultRow
-	for id := range 10 {
-		rows = append(rows, schemas.ResultRow{TableID: int64(id), Method: "jem", KLJoint: float64(id%4) + shift})
-	}
-	b, err := storage.OpenBucket(context.Background(), dir)
+	b, err := storage.OpenBucket(ctx, staging)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if err := schemas.WriteParquet(context.Background(), b, "results/point-0000-part-00000.parquet", rows); err != nil {
+	if err := b.WriteAll(ctx, "summary.json", data, nil); err != nil {
+		t.Fatal(err)
+	}
+	var rows []schemas.ResultRow
+	for _, m := range methods {
+		for id := range 10 {
+			rows = append(rows, schemas.ResultRow{TableID: int64(id), Method: m, KLJoint: float64(id%4) + shift})
+		}
+	}
+	if err := schemas.WriteParquet(ctx, b, "results/point-0000-part-00000.parquet", rows); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := storage.Commit(ctx, dir, storage.CommitInfo{RunID: id, Pipeline: "regress"}); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -78,7 +94,7 @@ func TestCompare(t *testing.T) {
 		want string
 	}{
 		{"one run", []string{a}, "two or more"},
-		{"not a run", []string{a, t.TempDir()}, "no summary.json"},
+		{"not a run", []string{a, t.TempDir()}, "no manifest.json"},
 	} {
 		err := run(context.Background(), tc.runs, filepath.Join(t.TempDir(), "o"), false, &buf)
 		if !errors.Is(err, launch.ErrBadInput) || !strings.Contains(err.Error(), tc.want) {

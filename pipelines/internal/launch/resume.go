@@ -3,6 +3,8 @@ package launch
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,8 +13,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-
-	"gocloud.dev/gcerrors"
 
 	"github.com/jemcheck/jemcheck/stages"
 	"github.com/jemcheck/jemcheck/storage"
@@ -31,6 +31,12 @@ import (
 // id. A folder with another configuration is bad input naming what differs; with none
 // to resume the run starts from the beginning and says so. Without --resume the next
 // run removes such folders, as it removes any unfinished run's (storage.RecoverStaging).
+//
+// Nothing kept is trusted unchecked (storage's "Seals"): only a staging folder jemcheck
+// sealed is resumed, and only if its config.json still has the hash sealed when the
+// folder was made (an edited one is not resumed: the run starts afresh and says so);
+// each kept block's files must match the hashes recorded when they were written (a
+// block that does not is recomputed, and the run says so on stderr).
 
 // resumeState is what Prepare found to resume.
 type resumeState struct {
@@ -38,7 +44,12 @@ type resumeState struct {
 	complete int               // complete blocks in the kept staging folder
 	total    int               // the run's blocks
 	skip     []stages.BlockRef // complete blocks the run does not recompute
+	changed  int               // complete blocks recomputed because their files changed
+	warnings []string          // for stderr: what was found changed and is not trusted
 }
+
+// adopted reports whether the run continues an interrupted run's staging folder.
+func (c *Config) adopted() bool { return c.resume != nil && c.resume.note == "" }
 
 // Skipped returns the blocks a resumed run reads back instead of computing (none for
 // a fresh run).
@@ -58,18 +69,27 @@ func (c *Config) findResume(ctx context.Context) error {
 		return fmt.Errorf("resume: look for an interrupted run in %s: %w", out, err)
 	}
 	want := []byte(c.JSON() + "\n")
-	var differs []string
+	var differs, warnings []string
+	ob, err := storage.OpenExistingBucket(ctx, out)
+	if err != nil {
+		return fmt.Errorf("resume: open %s: %w", out, err)
+	}
+	defer ob.Close()
 	for _, id := range slices.Backward(ids) { // the newest first
 		st, err := storage.SubLocation(out, storage.StagingKey(id))
 		if err != nil {
 			return BadInput("out: %v", err)
 		}
+		seal, err := storage.ReadStagingSeal(ctx, ob, id)
+		if err != nil {
+			continue // not jemcheck's (storage.Resumable lists only sealed folders)
+		}
 		b, err := storage.OpenExistingBucket(ctx, st)
 		if err != nil {
 			return fmt.Errorf("resume: open %s: %w", st, err)
 		}
-		got, err := b.ReadAll(ctx, "config.json")
-		if gcerrors.Code(err) == gcerrors.NotFound {
+		got, err := storage.ReadSmallKey(ctx, b, "config.json", storage.MaxMetadataBytes)
+		if storage.IsNotFound(err) {
 			b.Close()
 			continue // it never started a block
 		}
@@ -77,25 +97,54 @@ func (c *Config) findResume(ctx context.Context) error {
 			b.Close()
 			return fmt.Errorf("resume: read %s: %w", Location(st, "config.json"), err)
 		}
+		if h := sha256.Sum256(got); hex.EncodeToString(h[:]) != seal.ConfigSHA256 {
+			warnings = append(warnings, fmt.Sprintf("resume: %s was changed after jemcheck wrote it (sha256 %s, sealed %s): "+
+				"the interrupted run %s is not trusted and not resumed", Location(st, "config.json"), hex.EncodeToString(h[:]),
+				seal.ConfigSHA256, id))
+			b.Close()
+			continue
+		}
 		if !bytes.Equal(got, want) {
 			differs = append(differs, fmt.Sprintf("run %s: %s", id, configDiff(got, want)))
 			b.Close()
 			continue
 		}
 		complete, skip, total, err := stages.CompletedBlocks(ctx, b, c.Options, c.Points)
-		b.Close()
 		if err != nil {
+			b.Close()
 			return fmt.Errorf("resume: %s: %w", st, err)
 		}
+		// A kept block is reused only if its files are those written (hash records).
+		var kept []stages.BlockRef
+		changed := 0
+		for _, ref := range skip {
+			err := stages.VerifyBlock(ctx, b, ref)
+			if errors.Is(err, storage.ErrPartChanged) {
+				changed++
+				warnings = append(warnings, fmt.Sprintf("resume: block %d of point %d in %s is recomputed: %v", ref.Index, ref.PointID,
+					Location(out, storage.StagingKey(id)), err))
+				continue
+			}
+			if err != nil {
+				b.Close()
+				return fmt.Errorf("resume: %s: block %d of point %d: %w", st, ref.Index, ref.PointID, err)
+			}
+			kept = append(kept, ref)
+		}
+		b.Close()
 		c.RunID, c.Staging = id, st
-		c.resume = &resumeState{complete: len(complete), total: total, skip: skip}
+		c.resume = &resumeState{complete: len(complete), total: total, skip: kept, changed: changed, warnings: warnings}
 		return nil
 	}
 	if len(differs) > 0 {
 		return BadInput("resume: the interrupted run in %s was started with another configuration (%s); "+
 			"rerun with its flags, or without --resume to start afresh (which removes it)", out, strings.Join(differs, "; "))
 	}
-	c.resume = &resumeState{note: fmt.Sprintf("resume: nothing to resume in %s (no interrupted run's staging folder): running from the start", out)}
+	c.resume = &resumeState{note: fmt.Sprintf("resume: nothing to resume in %s (no interrupted run's staging folder): running from the start", out),
+		warnings: warnings}
+	if len(warnings) > 0 {
+		c.resume.note = fmt.Sprintf("resume: nothing trusted to resume in %s: running from the start", out)
+	}
 	return nil
 }
 
@@ -111,7 +160,10 @@ func (c *Config) resumeLines() []string {
 	recomputed := r.total - len(r.skip)
 	line := fmt.Sprintf("resuming run %s: %d of %d blocks complete are kept in %s; computing the other %d", c.RunID,
 		len(r.skip), r.total, Location(c.Options.Out, storage.StagingKey(c.RunID)), recomputed)
-	if n := r.complete - len(r.skip); n > 0 {
+	if r.changed > 0 {
+		line += fmt.Sprintf(" (%d kept block(s) changed since they were written: recomputed)", r.changed)
+	}
+	if n := r.complete - len(r.skip) - r.changed; n > 0 {
 		line += fmt.Sprintf(" (%d complete block(s) hold the report's tables, whose plots need the run itself: recomputed)", n)
 	}
 	return []string{line}
@@ -269,8 +321,13 @@ func (c *Config) keepForResume(ctx context.Context) string {
 // ErrInterrupted marks a run stopped part-way by its context (a signal, or the caller).
 var ErrInterrupted = errors.New("interrupted")
 
-// printResume prints the resume lines.
+// printResume prints the resume lines, and its warnings on stderr.
 func (c *Config) printResume(w io.Writer) {
+	if c.resume != nil {
+		for _, l := range c.resume.warnings {
+			fmt.Fprintf(c.stderr(), "%s: warning: %s\n", c.Pipeline, l)
+		}
+	}
 	for _, l := range c.resumeLines() {
 		fmt.Fprintf(w, "%s: %s\n", c.Pipeline, l)
 	}
