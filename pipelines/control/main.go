@@ -18,6 +18,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
+	"github.com/jemcheck/jemcheck/verdict"
 )
 
 var flags = launch.RegisterFlags(flag.CommandLine, launch.Defaults{Tables: 1000, Methods: "baseline,jem,oracle", Out: "./out"})
@@ -49,7 +50,7 @@ func run(ctx context.Context, cfg launch.Config, w io.Writer) error {
 	if err != nil || sum == nil {
 		return err
 	}
-	fmt.Fprintf(w, "verdict: %s\n", sum.Verdict.Reason)
+	verdict.Print(w, *sum) // the protocol, the headline, the graded lines, then "verdict: " and the reason
 	fmt.Fprintf(w, "report: %s\n", launch.Location(cfg.Options.Out, "report.html"))
 	return nil
 }

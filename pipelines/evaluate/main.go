@@ -26,6 +26,7 @@ import (
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
 	"github.com/jemcheck/jemcheck/storage"
 	"github.com/jemcheck/jemcheck/tasks"
+	"github.com/jemcheck/jemcheck/verdict"
 )
 
 // Config is what the evaluate command's flags say.
@@ -152,7 +153,7 @@ func run(ctx context.Context, c Config, w io.Writer) error {
 			}
 		}
 	}
-	fmt.Fprintf(w, "verdict: %s\n", sum.Verdict.Reason)
+	verdict.Print(w, *sum) // the protocol, the headline, the graded lines, then "verdict: " and the reason
 	fmt.Fprintf(w, "report: %s\n", launch.Location(c.Out, "report.html"))
 	return nil
 }

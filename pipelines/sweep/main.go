@@ -18,6 +18,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
+	"github.com/jemcheck/jemcheck/verdict"
 )
 
 var (
@@ -83,7 +84,7 @@ func runConfig(ctx context.Context, cfg launch.Config, w io.Writer) error {
 			q.XValues, q.Classes, q.Encoding, q.Generator, q.Samples, q.Model, q.LR, q.Steps, q.BatchSize, q.Replicate,
 			ps.Verdict.Reason)
 	}
-	fmt.Fprintf(w, "verdict: %s\n", sum.Verdict.Reason)
+	verdict.Print(w, *sum) // the protocol, the headline, the graded lines, then "verdict: " and the reason
 	fmt.Fprintf(w, "report: %s\n", launch.Location(cfg.Options.Out, "report.html"))
 	return nil
 }
