@@ -73,11 +73,23 @@ type Config struct {
 	// (resume.go): Prepare then takes over its run id and staging folder, and the
 	// pipeline recomputes only the blocks not complete there.
 	Resume bool `json:"-"`
+	// Stderr receives the warnings of a run that goes on (a kept block recomputed
+	// because it changed); nil is os.Stderr.
+	Stderr io.Writer `json:"-"`
 	// createdOut is the local --out directory this run created (to remove again,
 	// if still empty, when the run fails); "" when it existed or is not local.
 	createdOut string
 	resume     *resumeState // what Prepare found to resume (nil without --resume)
 	stop       *stopState   // how a stopped run ended (Execute, for the signal handler)
+	dryNote    string       // what a dry run could not check
+}
+
+// stderr is where warnings go.
+func (c *Config) stderr() io.Writer {
+	if c.Stderr != nil {
+		return c.Stderr
+	}
+	return os.Stderr
 }
 
 // StageOptions are the options the stages run with: the user's, writing to the run's
@@ -101,8 +113,14 @@ func Prepare(ctx context.Context, cfg *Config) error {
 	if !slices.Contains(runners, cfg.Runner) {
 		return BadInput("runner: unknown runner %q (known: %s)", cfg.Runner, strings.Join(runners, ", "))
 	}
+	if err := checkDryRun(cfg.Runner); err != nil {
+		return err
+	}
 	if err := cfg.Options.Validate(); err != nil {
 		return BadInput("%v", err)
+	}
+	if err := cfg.checkOverlap(); err != nil {
+		return err
 	}
 	if len(cfg.Points) == 0 {
 		return BadInput("no grid points")
@@ -165,13 +183,13 @@ func Prepare(ctx context.Context, cfg *Config) error {
 		return BadInput("out: %v", err)
 	}
 	cfg.Staging = staging
-	if boolFlag("dry_run") { // a dry run must work without credentials or network
-		return nil
+	if boolFlag("dry_run") {
+		return cfg.dryRunChecks(ctx)
 	}
 	if err := storage.CheckReachable(ctx, cfg.Options.Out); err != nil {
 		return BadInput("out: %v", err)
 	}
-	if _, err := cfg.checkOwnership(ctx); err != nil {
+	if _, err := cfg.checkOwnership(ctx, false); err != nil {
 		return err
 	}
 	if cfg.Resume {
@@ -180,8 +198,90 @@ func Prepare(ctx context.Context, cfg *Config) error {
 	return nil
 }
 
-// checkOwnership refuses an --out jemcheck may not write into (storage.CheckOwnership).
-func (c *Config) checkOwnership(ctx context.Context) (*storage.Manifest, error) {
+// isDataflow reports whether runner is Beam's Dataflow runner, the only one whose
+// --dry_run describes the job without running it.
+func isDataflow(runner string) bool {
+	return strings.EqualFold(runner, "dataflow") || runner == "DataflowRunner"
+}
+
+// checkDryRun refuses --dry_run on a runner that has none: every runner but Dataflow
+// ignores the flag and runs the whole job (prism and direct in this process).
+func checkDryRun(runner string) error {
+	if boolFlag("dry_run") && !isDataflow(runner) {
+		return BadInput("dry_run: the %s runner cannot describe a job without running it (only --runner=dataflow has a dry run, "+
+			"which prints the job and submits nothing); drop --dry_run to run the job", runner)
+	}
+	return nil
+}
+
+// dryRunChecks are the checks of a (Dataflow) dry run: every check a run makes before
+// it starts, reading only (the ownership of --out and its lock; nothing is taken or
+// written). A cloud --out needs credentials that a dry run need not have: its checks are
+// made when it can be reached, and said to be left to the real run otherwise.
+func (c *Config) dryRunChecks(ctx context.Context) error {
+	if storage.Remote(c.Options.Out) {
+		if err := storage.CheckReachable(ctx, c.Options.Out); err != nil {
+			c.dryNote = fmt.Sprintf("--out %s could not be checked (%v): the real run checks its ownership and lock before it starts", c.Options.Out, err)
+			return nil
+		}
+	}
+	if _, err := c.checkOwnership(ctx, false); err != nil {
+		return err
+	}
+	host, _ := os.Hostname()
+	err := storage.CheckLock(ctx, c.Options.Out, host)
+	if le := (*storage.LockedError)(nil); errors.As(err, &le) {
+		return BadInput("%v", err)
+	}
+	if err != nil {
+		return fmt.Errorf("check the lock of --out %s: %w", c.Options.Out, err)
+	}
+	return nil
+}
+
+// checkOverlap refuses a run whose --out overlaps what it reads, before anything runs:
+// --out equal to, inside or containing an input folder (evaluate's --from, any input
+// that is a local folder), or a --tables_from/--tasks_from file inside --out; and an
+// input folder that holds a symbolic link (see storage's "Symbolic links").
+func (c *Config) checkOverlap() error {
+	out := c.Options.Out
+	type input struct{ flag, loc string }
+	var folders []input
+	from, _ := c.Extra["from"].(string)
+	if from != "" {
+		folders = append(folders, input{"--from", from})
+	}
+	for _, in := range c.Inputs {
+		if in == from || in == "" {
+			continue
+		}
+		if dir, ok := storage.LocalDir(in); ok {
+			if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+				folders = append(folders, input{"input folder", in})
+			}
+		}
+	}
+	for _, f := range folders {
+		if rel := storage.Overlap(out, f.loc); rel != "" {
+			return BadInput("out: --out %s %s %s %s, which this run reads: a run never writes where it reads (it would replace "+
+				"or delete its own input); choose an --out outside it", out, rel, f.flag, f.loc)
+		}
+		if err := storage.CheckNoLinks(f.loc, f.flag+" "+f.loc); err != nil {
+			return BadInput("%v", err)
+		}
+	}
+	for _, f := range []input{{"--tables_from", c.Options.TablesFrom}, {"--tasks_from", c.Options.TasksFrom}} {
+		if f.loc != "" && storage.FileInside(out, f.loc) {
+			return BadInput("out: %s %s is inside --out %s: a run never reads from the folder it writes (it may replace what it "+
+				"reads); copy the file out of %s or choose another --out", f.flag, f.loc, out, out)
+		}
+	}
+	return nil
+}
+
+// checkOwnership refuses an --out jemcheck may not write into (storage.CheckOwnership;
+// with hash, storage.VerifyOwnership: the previous run's files are hashed too).
+func (c *Config) checkOwnership(ctx context.Context, hash bool) (*storage.Manifest, error) {
 	inputs := slices.Clone(c.Inputs)
 	if c.Options.TasksFrom != "" {
 		inputs = append(inputs, c.Options.TasksFrom)
@@ -189,7 +289,11 @@ func (c *Config) checkOwnership(ctx context.Context) (*storage.Manifest, error) 
 	if c.Options.TablesFrom != "" {
 		inputs = append(inputs, c.Options.TablesFrom)
 	}
-	prev, err := storage.CheckOwnership(ctx, c.Options.Out, stages.OutputLayout(), inputs, c.Overwrite)
+	check := storage.CheckOwnership
+	if hash {
+		check = storage.VerifyOwnership
+	}
+	prev, err := check(ctx, c.Options.Out, stages.OutputLayout(), inputs, c.Overwrite)
 	if oe := (*storage.OwnershipError)(nil); errors.As(err, &oe) {
 		return nil, BadInput("%v", err)
 	}
@@ -249,7 +353,14 @@ func Source(s beam.Scope, blocks []stages.BlockRef) beam.PCollection {
 // such as a Dataflow dry run or --async).
 func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*schemas.Summary, error) {
 	if boolFlag("dry_run") {
-		// A Dataflow dry run prints the job and touches neither the cloud nor --out.
+		// A Dataflow dry run prints the job and touches neither the cloud nor --out;
+		// Prepare refused it on any other runner, which would run the job.
+		if err := checkDryRun(cfg.Runner); err != nil {
+			return nil, err
+		}
+		if cfg.dryNote != "" {
+			fmt.Fprintf(w, "%s: dry run: %s\n", cfg.Pipeline, cfg.dryNote)
+		}
 		if _, err := beamx.RunWithMetrics(ctx, p); err != nil {
 			return nil, fmt.Errorf("dry run %s pipeline: %w", cfg.Pipeline, err)
 		}
@@ -268,6 +379,13 @@ func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*
 		return nil, cfg.abort(ctx, w, fmt.Errorf("open staging folder %s: %w", cfg.Staging, err))
 	}
 	defer st.Close()
+	if !cfg.adopted() {
+		// The seal first: it makes the folder jemcheck's (removable by a later run) and
+		// records config.json's hash (a resumed run trusts no other config).
+		if err := storage.SealStaging(ctx, out, cfg.RunID, cfg.Pipeline, cfg.configSHA256()); err != nil {
+			return nil, cfg.abort(ctx, w, err)
+		}
+	}
 	if err := st.WriteAll(ctx, "config.json", []byte(cfg.JSON()+"\n"), nil); err != nil {
 		return nil, cfg.abort(ctx, w, fmt.Errorf("write config.json: %w", err))
 	}
@@ -308,7 +426,7 @@ func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*
 	}
 	defer b.Close()
 	var sum schemas.Summary
-	r, err := b.ReadAll(ctx, "summary.json")
+	r, err := storage.ReadSmallKey(ctx, b, "summary.json", storage.MaxMetadataBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read summary.json: %w", err)
 	}
@@ -350,7 +468,7 @@ func (c *Config) lock(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return c.abort(ctx, w, fmt.Errorf("clean up earlier runs under %s: %w", c.Options.Out, err))
 	}
-	prev, err := c.checkOwnership(ctx)
+	prev, err := c.checkOwnership(ctx, true)
 	if err != nil {
 		return c.abort(ctx, w, err)
 	}
