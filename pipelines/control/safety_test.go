@@ -138,7 +138,7 @@ func TestUserFilesUntouched(t *testing.T) {
 
 // TestRerunReplacesOwnOutputs: a second run replaces the first run's files, removes
 // those it does not rewrite (sample shards), keeps the user's, and reruns on its own
-// tables inside --out.
+// tables (copied out of --out: inside it they are refused).
 func TestRerunReplacesOwnOutputs(t *testing.T) {
 	ctx := context.Background()
 	out := t.TempDir()
@@ -152,9 +152,24 @@ func TestRerunReplacesOwnOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Its own tables inside --out as the input: refused (inputs and outputs never
+	// overlap), nothing touched; a copy outside --out is fine.
 	cfg := small(out)
 	cfg.Options.TablesFrom = filepath.Join(out, "tables.parquet")
 	cfg.Options.WriteSamples = false
+	before := snapshot(t, out)
+	if err := run(ctx, cfg, &bytes.Buffer{}); !errors.Is(err, launch.ErrBadInput) || !strings.Contains(err.Error(), "is inside --out") {
+		t.Fatalf("rerun on its own tables inside --out: %v, want bad input: is inside --out", err)
+	}
+	sameSnapshot(t, "refused rerun", before, snapshot(t, out))
+	data, err := os.ReadFile(filepath.Join(out, "tables.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Options.TablesFrom = filepath.Join(t.TempDir(), "tables.parquet")
+	if err := os.WriteFile(cfg.Options.TablesFrom, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var buf bytes.Buffer
 	if err := run(ctx, cfg, &buf); err != nil {
 		t.Fatalf("rerun on its own tables: %v\n%s", err, buf.String())
