@@ -82,7 +82,7 @@ var AxisDefs = []AxisDef{
 	{Field: FieldOf(3, func(g *Grid) *int { return &g.Components }),
 		Doc: "binary tasks (bits:D,K): product-Bernoulli components per class of the truth", Label: "components per class"},
 	{Field: FieldOf("official", func(g *Grid) *string { return &g.SGLDPreset }),
-		Doc: "sgld: official (noise std 0.01) or langevin (std √(2·sgld_lr))", Label: "SGLD preset"},
+		Doc: "sgld: official (noise std 0.01), langevin (std √(2·sgld_lr)) or noisefree (std 0, as SADA-JEM)", Label: "SGLD preset"},
 	{Field: FieldOf(1, func(g *Grid) *float64 { return &g.SGLDLR }), Doc: "sgld: step size on ∇x logsumexp f(x)", Label: "SGLD step size"},
 	{Field: FieldOf(0, func(g *Grid) *float64 { return &g.SGLDStd }), Doc: "sgld: noise standard deviation (0 = the preset's)",
 		Label: "SGLD noise std", Value: func(g *Grid) AxisValue { return numValue(g.SGLDNoise()) }},

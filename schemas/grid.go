@@ -36,7 +36,7 @@ type Grid struct {
 	Components int `json:"components"`
 
 	// The sampler methods' options (sgld on 2-D tasks, pcd on tables).
-	SGLDPreset string  `json:"sgld_preset"` // "official" (std 0.01) or "langevin" (std √(2·lr))
+	SGLDPreset string  `json:"sgld_preset"` // "official" (std 0.01), "langevin" (std √(2·lr)) or "noisefree" (std 0, as SADA-JEM runs it)
 	SGLDLR     float64 `json:"sgld_lr"`     // SGLD step size on ∇x LSE_y f(x)
 	SGLDStd    float64 `json:"sgld_std"`    // SGLD noise standard deviation (0: the preset's)
 	SGLDSteps  int     `json:"sgld_steps"`  // SGLD steps per training step
@@ -75,6 +75,8 @@ func (g Grid) SGLDNoise() float64 {
 		return g.SGLDStd
 	case g.SGLDPreset == "langevin":
 		return math.Sqrt(2 * g.SGLDLR)
+	case g.SGLDPreset == "noisefree":
+		return 0
 	}
 	return 0.01
 }

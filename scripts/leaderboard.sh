@@ -1,26 +1,35 @@
 #!/usr/bin/env bash
-# The leaderboard of JEM recipes (issue 21): tune every 2-D recipe on the same budget
-# (sweeps/leaderboard/tune-*.yaml: three values of its own key option, 4 tasks per family,
-# run seed 1), pick each one's best value (scripts/leaderboard-pick.py), then run the
-# leaderboard spec with the picks on other tasks (run seed 2, 10 tasks per family):
+# The leaderboard of JEM recipes under the protocol (tasks/protocol.go), tuning included:
 #
-#   scripts/leaderboard.sh [OUT]          (default out/leaderboard; ~20 minutes on 2 cores)
+#   scripts/leaderboard.sh [OUT]          (default out/leaderboard; ~30 minutes on 2 cores)
 #
-# The leaderboard's report is OUT/board/report.html (section "Leaderboard"), its rows
-# OUT/board/results/*.parquet; OUT/picks.txt is the tuning table.
+# 1. tune: every recipe's six settings on tuning tasks (sweeps/leaderboard/tune-*.yaml, run
+#    seed 101) and exact jem on the same tasks;
+# 2. pick: each recipe's setting of least mean excess over exact jem (OUT/picks/picks.json,
+#    the table in OUT/picks/picks.md, a tuned spec per recipe);
+# 3. board: sweeps/leaderboard.yaml (run seed 2, 3 replicates × 10 tasks per family) at the
+#    defaults, and each recipe at its pick on the same tasks;
+# 4. report: rank groups, the budget-matched view and the frontier per family and pooled
+#    (OUT/leaderboard.md, OUT/leaderboard.json).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-out/leaderboard}
 export GOEXPERIMENT="${GOEXPERIMENT-simd}"
-go build -o bin/ ./pipelines/sweep
-for m in sgld mala jarzynski ed shortrun; do
-  bin/sweep --spec="sweeps/leaderboard/tune-$m.yaml" --seed=1 --eval_every=0 --timings --out="$out/tune-$m"
+go build -o bin/ ./pipelines/sweep ./pipelines/leaderboard
+mkdir -p "$out"
+sweep() { bin/sweep --timings --overwrite --report_tables=0 "$@" >"$out/$(basename "${@: -1}").log" 2>&1 || { tail -5 "$out/$(basename "${@: -1}").log" >&2; return 1; }; }
+tune=()
+for m in jem sgld mala jarzynski ed shortrun; do
+	sweep --spec="sweeps/leaderboard/tune-$m.yaml" --seed=101 --out="$out/tune-$m"
+	tune+=("$out/tune-$m")
 done
-/usr/bin/python3 scripts/leaderboard-pick.py "$out" > "$out/pick.out"
-sed '/^---spec---$/,$d' "$out/pick.out" | tee "$out/picks.txt"
-sed '1,/^---spec---$/d' "$out/pick.out" > "$out/leaderboard.yaml"
-if ! cmp -s "$out/leaderboard.yaml" sweeps/leaderboard.yaml; then
-  echo "leaderboard: the picks differ from sweeps/leaderboard.yaml (running the new ones):" >&2
-  diff sweeps/leaderboard.yaml "$out/leaderboard.yaml" >&2 || true
-fi
-bin/sweep --spec="$out/leaderboard.yaml" --seed=2 --eval_every=0 --timings --out="$out/board"
+mkdir -p "$out/picks"
+(IFS=,; bin/leaderboard pick --tune="${tune[*]}" --out="$out/picks") | tee "$out/picks/picks.md"
+sweep --spec=sweeps/leaderboard.yaml --seed=2 --out="$out/board"
+tuned=()
+for f in "$out"/picks/tuned-*.yaml; do
+	m=$(basename "$f" .yaml)
+	sweep --spec="$f" --seed=2 --out="$out/$m"
+	tuned+=("$out/$m")
+done
+(IFS=,; bin/leaderboard report --board="$out/board" --tuned="${tuned[*]}" --picks="$out/picks/picks.json" --out="$out")

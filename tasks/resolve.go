@@ -92,8 +92,8 @@ func (p Point) validateSampler() error {
 		switch m {
 		case methods.SGLD:
 			switch {
-			case p.SGLDPreset != "official" && p.SGLDPreset != "langevin":
-				return fmt.Errorf("sgld_preset: unknown preset %s (known: official, langevin)", quote(p.SGLDPreset))
+			case p.SGLDPreset != "official" && p.SGLDPreset != "langevin" && p.SGLDPreset != "noisefree":
+				return fmt.Errorf("sgld_preset: unknown preset %s (known: official, langevin, noisefree)", quote(p.SGLDPreset))
 			case !(p.SGLDLR > 0) || math.IsInf(p.SGLDLR, 0):
 				return fmt.Errorf("sgld_lr must be a finite number > 0, got %v", p.SGLDLR)
 			case !(p.SGLDStd >= 0) || math.IsInf(p.SGLDStd, 0):

@@ -100,8 +100,10 @@ func SGLDPreset(name string, lr float32) (SGLDOptions, error) {
 	case "official":
 	case "langevin":
 		o.Std = float32(math.Sqrt(2 * float64(lr)))
+	case "noisefree": // gradient descent on the energy from the buffer, no noise (SADA-JEM)
+		o.Std = 0
 	default:
-		return o, fmt.Errorf("unknown sgld preset %q: want official or langevin", name)
+		return o, fmt.Errorf("unknown sgld preset %q: want official, langevin or noisefree", name)
 	}
 	return o, nil
 }

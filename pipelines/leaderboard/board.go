@@ -1,0 +1,277 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/jemcheck/jemcheck/methods"
+	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/verdict"
+)
+
+// entry is one row of a leaderboard: a recipe at its defaults or its tuned options,
+// or a reference (jem-converged, baseline).
+type entry struct {
+	Name    string            // "sgld", "sgld tuned"
+	Method  string            // the method
+	Tuned   map[string]string // the tuned options' values (nil at the defaults)
+	Sampler bool              // a recipe ranked on the board (not a reference)
+	runs    map[unit]run
+}
+
+// Row is an entry's line on one family's board.
+type Row struct {
+	Rank   int     `json:"rank"` // competition rank of its group (0: a reference, not ranked)
+	Group  int     `json:"group"`
+	Entry  string  `json:"entry"`
+	Tuned  string  `json:"tuned,omitempty"`
+	Units  int     `json:"units"`     // tasks × run seeds paired with exact jem
+	KL     float64 `json:"kl_joint"`  // mean joint KL at the selected iterate
+	Excess float64 `json:"excess"`    // mean paired excess over exact jem, nats
+	Lo     float64 `json:"excess_lo"` // bootstrap 95% CI of the mean
+	Hi     float64 `json:"excess_hi"`
+	// Budget-matched: each run's iterate of least held-out NLL among its curve's
+	// checks within the family's budget (Board.Budget gradient evaluations), less exact
+	// jem's KL (NaN when no check fits the budget).
+	BudgetExcess float64 `json:"budget_excess"`
+	Unstable     int     `json:"unstable"`      // runs flagged unstable (collapse)
+	Diverged     int     `json:"diverged"`      // runs whose divergence guard fired
+	GradEvals    float64 `json:"grad_evals"`    // mean per run, all steps
+	CPUSeconds   float64 `json:"cpu_seconds"`   // mean per run (NaN without --timings)
+	SelectedStep float64 `json:"selected_step"` // mean
+	Frontier     bool    `json:"frontier"`      // no other recipe has both less excess and fewer evaluations
+}
+
+// Board is one family's leaderboard (or all families pooled: Family "all").
+type Board struct {
+	Family string             `json:"family"`
+	JEMKL  float64            `json:"jem_kl_joint"` // exact jem's mean joint KL (the yardstick)
+	Budget float64            `json:"budget"`       // the budget-matched view's gradient evaluations per run
+	Rows   []Row              `json:"rows"`
+	Pairs  []verdict.PairTest `json:"pairs"`
+}
+
+// bootstrapReps is the bootstrap's resamples for a mean's 95% CI.
+const bootstrapReps = 2000
+
+// boards builds the leaderboard of every family and of all families pooled: entries'
+// excess over exact jem (jem's rows among the runs) paired by unit.
+func boards(entries []*entry, jem map[unit]run, seed uint64) []Board {
+	fams := map[string]bool{}
+	for u := range jem {
+		fams[u.Task] = true
+	}
+	var names []string
+	for f := range fams {
+		names = append(names, f)
+	}
+	slices.Sort(names)
+	var out []Board
+	for _, f := range names {
+		out = append(out, board(f, entries, jem, func(u unit) bool { return u.Task == f }, seed))
+	}
+	if len(names) > 1 {
+		out = append(out, board("all", entries, jem, func(unit) bool { return true }, seed))
+	}
+	return out
+}
+
+// board is the leaderboard over the units keep selects.
+func board(family string, entries []*entry, jem map[unit]run, keep func(unit) bool, seed uint64) Board {
+	var units []unit
+	for u := range jem {
+		if keep(u) {
+			units = append(units, u)
+		}
+	}
+	slices.SortFunc(units, func(a, b unit) int {
+		return cmp.Or(cmp.Compare(a.Task, b.Task), cmp.Compare(a.Replicate, b.Replicate), cmp.Compare(a.TableID, b.TableID))
+	})
+	b := Board{Family: family, Budget: math.Inf(1)}
+	var jkl []float64
+	for _, u := range units {
+		jkl = append(jkl, jem[u].KLJoint)
+	}
+	b.JEMKL = prob.Mean(jkl)
+	// The budget: the least mean gradient evaluations per run of any ranked recipe.
+	for _, e := range entries {
+		if e.Sampler {
+			var ev []float64
+			for _, u := range units {
+				if r, ok := e.runs[u]; ok {
+					ev = append(ev, float64(r.GradEvals))
+				}
+			}
+			if len(ev) > 0 {
+				b.Budget = math.Min(b.Budget, prob.Mean(ev))
+			}
+		}
+	}
+	var ranked []string
+	var xs [][]float64
+	rng := prob.NewRand(seed)
+	for _, e := range entries {
+		row := Row{Entry: e.Name, Tuned: tunedText(e.Tuned)}
+		var ex, kls, bex, ev, cpu, sel []float64
+		x := make([]float64, len(units))
+		for i, u := range units {
+			x[i] = math.NaN()
+			r, ok := e.runs[u]
+			if !ok {
+				continue
+			}
+			row.Units++
+			if r.Unstable {
+				row.Unstable++
+			}
+			if r.Diverged {
+				row.Diverged++
+			}
+			d := r.KLJoint - jem[u].KLJoint
+			x[i] = d
+			ex, kls = append(ex, d), append(kls, r.KLJoint)
+			ev, sel = append(ev, float64(r.GradEvals)), append(sel, float64(r.SelectedStep))
+			if r.CPUSeconds > 0 {
+				cpu = append(cpu, r.CPUSeconds)
+			}
+			bex = append(bex, atBudget(r, b.Budget)-jem[u].KLJoint)
+		}
+		row.KL, row.Excess, row.GradEvals, row.SelectedStep = prob.Mean(kls), prob.Mean(ex), prob.Mean(ev), prob.Mean(sel)
+		row.CPUSeconds, row.BudgetExcess = nanMean(cpu), nanMean(bex)
+		row.Lo, row.Hi = math.NaN(), math.NaN()
+		if len(ex) > 1 && allFinite(ex) {
+			row.Lo, row.Hi = prob.BootstrapMeanCI(rng, ex, bootstrapReps, 0.95)
+		}
+		if e.Sampler {
+			ranked = append(ranked, e.Name)
+			xs = append(xs, x)
+		}
+		b.Rows = append(b.Rows, row)
+	}
+	groups, pairs := verdict.RankGroups(ranked, xs, verdict.GroupAlpha)
+	b.Pairs = pairs
+	byName := map[string]verdict.Ranked{}
+	for _, g := range groups {
+		byName[g.Name] = g
+	}
+	for i := range b.Rows {
+		if g, ok := byName[b.Rows[i].Entry]; ok {
+			b.Rows[i].Rank, b.Rows[i].Group = g.Rank, g.Group
+		}
+	}
+	// The frontier: ranked recipes no other ranked recipe beats on both excess and cost.
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		if r.Rank == 0 || math.IsNaN(r.Excess) {
+			continue
+		}
+		r.Frontier = true
+		for _, o := range b.Rows {
+			if o.Rank > 0 && o.Entry != r.Entry && o.Excess <= r.Excess && o.GradEvals <= r.GradEvals && (o.Excess < r.Excess || o.GradEvals < r.GradEvals) {
+				r.Frontier = false
+			}
+		}
+	}
+	slices.SortStableFunc(b.Rows, func(a, c Row) int {
+		ra, rc := a.Rank, c.Rank
+		if ra == 0 {
+			ra = math.MaxInt
+		}
+		if rc == 0 {
+			rc = math.MaxInt
+		}
+		return cmp.Or(cmp.Compare(ra, rc), cmp.Compare(a.Excess, c.Excess))
+	})
+	return b
+}
+
+// atBudget is a run's joint KL at its iterate of least held-out NLL among the curve's
+// checks within budget gradient evaluations (NaN when none fits).
+func atBudget(r run, budget float64) float64 {
+	kl, best := math.NaN(), math.Inf(1)
+	for _, c := range r.Curve {
+		if float64(c.GradEvals) <= budget && c.HeldoutNLL < best {
+			kl, best = c.KLJoint, c.HeldoutNLL
+		}
+	}
+	return kl
+}
+
+func nanMean(xs []float64) float64 {
+	var s float64
+	n := 0
+	for _, x := range xs {
+		if !math.IsNaN(x) {
+			s += x
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return s / float64(n)
+}
+
+func allFinite(xs []float64) bool {
+	for _, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// tunedText is "key=value, …" in key order.
+func tunedText(m map[string]string) string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, k+"="+m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// entriesOf groups runs into entries: the default folder's methods under their names
+// (jem apart: the yardstick), each tuned folder's under "<method> tuned" with the
+// tuned options' values (keys: the picked options of that method).
+func entriesOf(def []run, tuned []run, picks map[string]map[string]string) (entries []*entry, jem map[unit]run, err error) {
+	jem = map[unit]run{}
+	byName := map[string]*entry{}
+	add := func(name, method string, t map[string]string, r run) {
+		e, ok := byName[name]
+		if !ok {
+			m, _ := methods.Lookup(method)
+			e = &entry{Name: name, Method: method, Tuned: t, Sampler: m.Sampler && !m.External || m.External, runs: map[unit]run{}}
+			byName[name] = e
+			entries = append(entries, e)
+		}
+		e.runs[r.unit()] = r
+	}
+	for _, r := range def {
+		if r.Method == methods.JEM {
+			jem[r.unit()] = r
+			continue
+		}
+		add(r.Method, r.Method, nil, r)
+	}
+	for _, r := range tuned {
+		if r.Method == methods.JEM {
+			continue
+		}
+		add(r.Method+" tuned", r.Method, picks[r.Method], r)
+	}
+	if len(jem) == 0 {
+		return nil, nil, fmt.Errorf("no exact jem runs in the default board: the excess needs them (methods must include jem)")
+	}
+	slices.SortStableFunc(entries, func(a, b *entry) int {
+		return cmp.Or(cmp.Compare(methods.Order(a.Method), methods.Order(b.Method)), cmp.Compare(a.Name, b.Name))
+	})
+	return entries, jem, nil
+}

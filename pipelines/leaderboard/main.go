@@ -1,0 +1,164 @@
+// Command leaderboard judges JEM recipes against exact JEM under the protocol
+// (tasks/protocol.go): it picks each recipe's tuned options from its tuning runs, and
+// ranks the recipes of board runs by their paired excess joint KL over exact jem,
+// in rank groups, with the budget-matched view and the cost frontier.
+//
+//	leaderboard pick   --tune=DIR,DIR,… --out=DIR [--tasks=… --tables=10 --replicates=3]
+//	leaderboard report --board=DIR [--tuned=DIR,…] [--picks=DIR/picks.json] --out=DIR
+//
+// scripts/leaderboard.sh runs the whole leaderboard: the tuning sweeps, pick, the board
+// at the defaults and at the picks, and report.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
+)
+
+// config is a leaderboard command's settings.
+type config struct {
+	Verb               string
+	Tune, Board, Tuned []string
+	Picks, Out         string
+	Tasks              []string
+	Tables, Replicates int
+	Seed               uint64
+}
+
+func main() {
+	if len(os.Args) < 2 || (os.Args[1] != "pick" && os.Args[1] != "report") {
+		fmt.Fprintln(os.Stderr, "usage: leaderboard pick --tune=DIR,… --out=DIR | leaderboard report --board=DIR [--tuned=DIR,…] [--picks=FILE] --out=DIR")
+		os.Exit(2)
+	}
+	fs := flag.NewFlagSet("leaderboard "+os.Args[1], flag.ExitOnError)
+	tune := fs.String("tune", "", "pick: the tuning runs' folders (comma-separated; exact jem's among them)")
+	board := fs.String("board", "", "report: the board's run folder at the recipes' defaults (with exact jem)")
+	tuned := fs.String("tuned", "", "report: the tuned boards' run folders (comma-separated)")
+	picks := fs.String("picks", "", "report: the picks file (pick's picks.json)")
+	out := fs.String("out", "", "folder for picks.json and the tuned specs (pick), leaderboard.md and leaderboard.json (report)")
+	tasksFlag := fs.String("tasks", "gmm:3,2,moons:0.1,circles:0.1", "pick: the board's tasks (families) for the tuned specs, ';'- or ','-separated task specs")
+	tables := fs.Int("tables", 10, "pick: tasks per family on the board")
+	replicates := fs.Int("replicates", 3, "pick: run seeds (replicates) on the board")
+	seed := fs.Uint64("seed", 1, "report: the bootstrap's seed")
+	_ = fs.Parse(os.Args[2:])
+	cfg := config{Verb: os.Args[1], Tune: list(*tune), Board: list(*board), Tuned: list(*tuned), Picks: *picks, Out: *out,
+		Tasks: taskList(*tasksFlag), Tables: *tables, Replicates: *replicates, Seed: *seed}
+	launch.Exit("leaderboard", runCmd(context.Background(), cfg, os.Stdout))
+}
+
+// list splits a comma-separated flag.
+func list(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// taskList splits task specs, which hold commas themselves ("gmm:3,2"): a new task
+// starts at an element with a colon.
+func taskList(s string) []string {
+	var out []string
+	for _, p := range strings.FieldsFunc(s, func(r rune) bool { return r == ';' || r == ',' }) {
+		if strings.Contains(p, ":") || len(out) == 0 {
+			out = append(out, p)
+		} else {
+			out[len(out)-1] += "," + p
+		}
+	}
+	return out
+}
+
+func runCmd(ctx context.Context, cfg config, w io.Writer) error {
+	if cfg.Out == "" {
+		return launch.BadInput("out: no output folder given")
+	}
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return fmt.Errorf("leaderboard: %w", err)
+	}
+	switch cfg.Verb {
+	case "pick":
+		if len(cfg.Tune) == 0 {
+			return launch.BadInput("tune: no tuning runs given")
+		}
+		runs, err := readRuns(ctx, cfg.Tune)
+		if err != nil {
+			return err
+		}
+		scores, picks, err := pick(runs)
+		if err != nil {
+			return err
+		}
+		writeScores(w, scores, picks)
+		f, err := json.MarshalIndent(map[string]any{"picks": picks, "scores": scores}, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(cfg.Out, "picks.json"), f, 0o644); err != nil {
+			return err
+		}
+		for m, v := range picks {
+			spec := tunedSpec(m, v, cfg.Tasks, cfg.Tables, cfg.Replicates)
+			if err := os.WriteFile(filepath.Join(cfg.Out, "tuned-"+m+".yaml"), []byte(spec), 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "report":
+		if len(cfg.Board) != 1 {
+			return launch.BadInput("board: give the one board run folder at the defaults")
+		}
+		def, err := readRuns(ctx, cfg.Board)
+		if err != nil {
+			return err
+		}
+		var tuned []run
+		if len(cfg.Tuned) > 0 {
+			if tuned, err = readRuns(ctx, cfg.Tuned); err != nil {
+				return err
+			}
+		}
+		picks := map[string]map[string]string{}
+		if cfg.Picks != "" {
+			raw, err := os.ReadFile(cfg.Picks)
+			if err != nil {
+				return launch.BadInput("picks: %v", err)
+			}
+			var p struct {
+				Picks map[string]map[string]string `json:"picks"`
+			}
+			if err := json.Unmarshal(raw, &p); err != nil {
+				return launch.BadInput("picks %s: %v", cfg.Picks, err)
+			}
+			picks = p.Picks
+		}
+		entries, jem, err := entriesOf(def, tuned, picks)
+		if err != nil {
+			return err
+		}
+		bs := boards(entries, jem, cfg.Seed)
+		var md strings.Builder
+		writeBoards(&md, bs)
+		fmt.Fprint(w, md.String())
+		if err := os.WriteFile(filepath.Join(cfg.Out, "leaderboard.md"), []byte(md.String()), 0o644); err != nil {
+			return err
+		}
+		raw, err := json.MarshalIndent(jsonSafe(bs), "", "  ")
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(cfg.Out, "leaderboard.json"), raw, 0o644)
+	}
+	return errors.New("unknown verb")
+}
