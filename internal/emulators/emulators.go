@@ -27,6 +27,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,6 +51,88 @@ type Server struct {
 	Buckets []string
 
 	close func()
+	log   *requestLog
+}
+
+// Request is one request the server answered: what the tests read to see which
+// preconditions a driver sent and what the server said.
+type Request struct {
+	Method string
+	URL    string // path and query
+	// IfNoneMatch is the If-None-Match header (S3's create-if-absent: "*").
+	IfNoneMatch string
+	Status      int
+}
+
+// Conditional reports whether the request is a write that asks the store to create
+// the object only if it is absent: GCS's ifGenerationMatch=0, S3's If-None-Match: *.
+func (r Request) Conditional() bool {
+	if r.Method != http.MethodPost && r.Method != http.MethodPut {
+		return false
+	}
+	u, err := url.Parse(r.URL)
+	return r.IfNoneMatch == "*" || err == nil && u.Query().Get("ifGenerationMatch") == "0"
+}
+
+// requestLog keeps the last maxRequests requests.
+type requestLog struct {
+	mu   sync.Mutex
+	reqs []Request
+}
+
+const maxRequests = 1 << 16
+
+func (l *requestLog) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		h.ServeHTTP(sw, r)
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if len(l.reqs) == maxRequests {
+			l.reqs = l.reqs[maxRequests/2:]
+		}
+		l.reqs = append(l.reqs, Request{Method: r.Method, URL: r.URL.RequestURI(), IfNoneMatch: r.Header.Get("If-None-Match"), Status: sw.status})
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Requests returns the requests answered since the last call (at most the last
+// 65,536), and forgets them.
+func (s *Server) Requests() []Request {
+	s.log.mu.Lock()
+	defer s.log.mu.Unlock()
+	r := s.log.reqs
+	s.log.reqs = nil
+	return r
+}
+
+// Conditional counts the create-if-absent writes among reqs and those the server
+// refused (412 Precondition Failed).
+func Conditional(reqs []Request) (writes, refused int) {
+	for _, r := range reqs {
+		if r.Conditional() {
+			writes++
+			if r.Status == http.StatusPreconditionFailed {
+				refused++
+			}
+		}
+	}
+	return writes, refused
 }
 
 // Loc returns the location of the folder dir (slash-separated, may be empty) in
@@ -115,9 +198,11 @@ func StartGCS(buckets ...string) (*Server, error) {
 	for _, b := range buckets {
 		srv.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: b})
 	}
-	hs := &http.Server{Handler: srv.HTTPHandler(), ReadHeaderTimeout: time.Minute}
+	log := &requestLog{}
+	hs := &http.Server{Handler: log.wrap(srv.HTTPHandler()), ReadHeaderTimeout: time.Minute}
 	go hs.Serve(l)
 	s := &Server{
+		log:     log,
 		Scheme:  "gs",
 		Addr:    addr,
 		Env:     map[string]string{"STORAGE_EMULATOR_HOST": addr},
@@ -146,13 +231,15 @@ func StartS3(buckets ...string) (*Server, error) {
 	}
 	addr := l.Addr().String()
 	fake := gofakes3.New(be, gofakes3.WithLogger(gofakes3.DiscardLog()))
-	hs := &http.Server{Handler: fake.Server(), ReadHeaderTimeout: time.Minute}
+	log := &requestLog{}
+	hs := &http.Server{Handler: log.wrap(fake.Server()), ReadHeaderTimeout: time.Minute}
 	go hs.Serve(l)
 	q := url.Values{}
 	q.Set("region", "us-east-1")
 	q.Set("use_path_style", "true")
 	q.Set("endpoint", "http://"+addr)
 	s := &Server{
+		log:    log,
 		Scheme: "s3",
 		Addr:   addr,
 		Env: map[string]string{

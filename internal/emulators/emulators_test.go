@@ -16,6 +16,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"github.com/jemcheck/jemcheck/internal/emulators"
+	"github.com/jemcheck/jemcheck/internal/testenv"
 	"github.com/jemcheck/jemcheck/storage"
 )
 
@@ -30,6 +31,7 @@ import (
 //   - a write is visible at once to Exists, ReadAll and List (read-after-write);
 //   - Delete of a missing key is NotFound (storage's deleteIfExists relies on it).
 func TestDriverGuarantees(t *testing.T) {
+	testenv.Slow(t, "hundreds of requests and 20 MiB objects against emulators")
 	for _, s := range emulators.Both(t) {
 		t.Run(s.Scheme, func(t *testing.T) {
 			ctx := context.Background()
@@ -42,6 +44,7 @@ func TestDriverGuarantees(t *testing.T) {
 
 			// Exclusive create, small objects (the lock and its takeover claims).
 			const racers, rounds = 16, 10
+			s.Requests()
 			for round := range rounds {
 				key := fmt.Sprintf("lock-%d", round)
 				winners, data := race(ctx, t, b, key, racers, 64)
@@ -51,6 +54,14 @@ func TestDriverGuarantees(t *testing.T) {
 				if got, err := b.ReadAll(ctx, key); err != nil || !bytes.Equal(got, data[winners[0]]) {
 					t.Fatalf("round %d: %s holds %d bytes (%v), not the winner's", round, key, len(got), err)
 				}
+			}
+			// On the wire: each create carried the store's precondition
+			// (ifGenerationMatch=0, If-None-Match: *) and every loser's was refused
+			// by the server (412), not by the client.
+			if w, r := emulators.Conditional(s.Requests()); w != racers*rounds || r != (racers-1)*rounds {
+				t.Errorf("%d conditional writes, %d refused with 412; want %d and %d", w, r, racers*rounds, (racers-1)*rounds)
+			} else {
+				t.Logf("%s: %d create-if-absent requests on the wire, %d refused by the server with 412", s.Scheme, w, r)
 			}
 
 			// Exclusive create, an object past the single-request upload size

@@ -61,24 +61,6 @@ func timed(t *testing.T, what string, cfg launch.Config) string {
 	return buf.String()
 }
 
-// upload copies the local file src to the object at loc (a bucket URL whose path is
-// the key).
-func upload(t *testing.T, src, loc string) {
-	t.Helper()
-	data, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, key, err := storage.SplitObject(loc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := launchtest.Bucket(t, dir)
-	if err := b.WriteAll(context.Background(), key, data, nil); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func localPath(loc string) string { return strings.TrimPrefix(loc, "file://") }
 
 // TestCloudControl: control with --out on gs:// and on s3:// publishes what it
@@ -118,7 +100,7 @@ func TestCloudControl(t *testing.T) {
 			t.Logf("--out=%s://: %d files byte-identical to file://, config.json and manifest.json the same by structure", s.Scheme, n)
 
 			tables := s.Object("jc-test", "inputs/tables.parquet")
-			upload(t, tablesFile, tables)
+			outputs.CopyFile(t, tablesFile, tables)
 			from := outputs.Run{Out: s.Loc("jc-test", "control/from")}
 			from.Locs = map[string]string{"out": from.Out, "tables_from": tables}
 			cfg := cloudConfig(from.Out)
@@ -287,6 +269,13 @@ func staleLock(t *testing.T, out string, round int, deadPID int) {
 	}
 }
 
+func staleKind(round int) string {
+	if round%2 == 1 {
+		return "a gone process of this host"
+	}
+	return "a day-old lock of another host"
+}
+
 // goneProcess returns the id of a process of this host that has exited.
 func goneProcess(t *testing.T) int {
 	t.Helper()
@@ -312,7 +301,7 @@ func TestCloudStaleLockRace(t *testing.T) {
 	ref.Locs = map[string]string{"out": ref.Out}
 	timed(t, "file:// reference", raceConfig(ref.Out))
 	dead := goneProcess(t)
-	const rounds, racers = 2, 4
+	const rounds, racers, procs = 6, 8, 5
 	for _, s := range servers {
 		t.Run(s.Scheme+"/goroutines", func(t *testing.T) {
 			out := outputs.Run{Out: s.Loc("jc-test", "control/race-goroutines")}
@@ -320,6 +309,7 @@ func TestCloudStaleLockRace(t *testing.T) {
 			for round := range rounds {
 				start := time.Now()
 				staleLock(t, out.Out, round, dead)
+				s.Requests()
 				var mu sync.Mutex
 				var done sync.WaitGroup
 				finished := 0
@@ -358,7 +348,11 @@ func TestCloudStaleLockRace(t *testing.T) {
 				done.Wait()
 				stages.AfterResultsWritten = nil
 				var winners []string
+				takingOver := 0
 				for i, r := range results {
+					if r.err != nil && strings.Contains(r.err.Error(), "is taking over the stale lock") {
+						takingOver++
+					}
 					switch {
 					case r.err == nil:
 						m := runIDLine.FindStringSubmatch(r.printed)
@@ -377,7 +371,9 @@ func TestCloudStaleLockRace(t *testing.T) {
 					t.Fatalf("round %d: manifest %+v, %v; want run %s's", round, m, err, winners[0])
 				}
 				outputs.Same(t, ref, out)
-				t.Logf("round %d: %d racers, run %s won and published; %v", round, racers, winners[0], time.Since(start).Round(time.Millisecond))
+				w, refused := emulators.Conditional(s.Requests())
+				t.Logf("round %d (%s): %d racers, run %s won and published; %d losers met its claim mid-takeover; %d create-if-absent requests, %d refused by the server (412); %v",
+					round, staleKind(round), racers, winners[0], takingOver, w, refused, time.Since(start).Round(time.Millisecond))
 			}
 		})
 		t.Run(s.Scheme+"/processes", func(t *testing.T) {
@@ -386,7 +382,8 @@ func TestCloudStaleLockRace(t *testing.T) {
 			for round := range rounds {
 				start := time.Now()
 				staleLock(t, out.Out, round, dead)
-				winners := raceProcesses(t, out.Out, racers)
+				s.Requests()
+				winners := raceProcesses(t, out.Out, procs)
 				if len(winners) != 1 {
 					t.Fatalf("round %d: %d processes took the stale lock over (%v), want exactly 1", round, len(winners), winners)
 				}
@@ -394,7 +391,9 @@ func TestCloudStaleLockRace(t *testing.T) {
 					t.Fatalf("round %d: manifest %+v, %v; want run %s's", round, m, err, winners[0])
 				}
 				outputs.Same(t, ref, out)
-				t.Logf("round %d: %d processes, run %s won and published; %v", round, racers, winners[0], time.Since(start).Round(time.Millisecond))
+				w, refused := emulators.Conditional(s.Requests())
+				t.Logf("round %d (%s): %d processes, run %s won and published; %d create-if-absent requests, %d refused by the server (412); %v",
+					round, staleKind(round), procs, winners[0], w, refused, time.Since(start).Round(time.Millisecond))
 			}
 		})
 	}
@@ -414,7 +413,7 @@ const (
 func raceProcesses(t *testing.T, out string, n int) []string {
 	t.Helper()
 	release := filepath.Join(t.TempDir(), "release")
-	at := time.Now().Add(1500 * time.Millisecond).UnixNano()
+	at := time.Now().Add(time.Second).UnixNano()
 	outs := make([]bytes.Buffer, n)
 	exited := make(chan int, n)
 	for i := range n {

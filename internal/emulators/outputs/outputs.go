@@ -26,6 +26,9 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -219,8 +222,8 @@ func roles(l map[string]string) []string {
 	return r
 }
 
-// normalize decodes a JSON document and replaces every string equal to one of locs'
-// locations by "<role>".
+// normalize decodes a JSON document and replaces every string (value or object key)
+// equal to one of locs' locations by "<role>".
 func normalize(data []byte, locs map[string]string) (any, error) {
 	var v any
 	if err := json.Unmarshal(data, &v); err != nil {
@@ -242,9 +245,14 @@ func normalize(data []byte, locs map[string]string) (any, error) {
 				x[i] = walk(x[i])
 			}
 		case map[string]any:
-			for k := range x {
-				x[k] = walk(x[k])
+			y := make(map[string]any, len(x))
+			for k, e := range x {
+				if r, ok := byLoc[k]; ok {
+					k = r // a map keyed by location (evaluate's logits_sha256)
+				}
+				y[k] = walk(e)
 			}
+			return y
 		}
 		return v
 	}
@@ -270,5 +278,57 @@ func Keys(ctx context.Context, loc string) ([]string, error) {
 			return nil, err
 		}
 		ks = append(ks, o.Key)
+	}
+}
+
+// CopyFile copies the local file src to the object loc names (a file path or a bucket
+// URL whose path is the key): an input given to a run on another store.
+func CopyFile(t testing.TB, src, loc string) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, key, err := storage.SplitObject(loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, dir, map[string][]byte{key: data})
+}
+
+// CopyDir copies every file under the local folder src into the folder loc.
+func CopyDir(t testing.TB, src, loc string) {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		files[filepath.ToSlash(rel)] = data
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, loc, files)
+}
+
+func put(t testing.TB, loc string, files map[string][]byte) {
+	t.Helper()
+	ctx := context.Background()
+	b, err := storage.OpenBucket(ctx, loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for k, data := range files {
+		if err := b.WriteAll(ctx, k, data, nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
