@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -360,5 +361,151 @@ func failMidRun(t *testing.T, out string) {
 	var buf bytes.Buffer
 	if _, err := launch.Execute(ctx, &cfg, p, &buf); err == nil {
 		t.Fatalf("run without its tables file succeeded:\n%s", buf.String())
+	}
+}
+
+// TestLinkedOutputFolderRefused (D9, D10): results/ or figures/ of a published run
+// replaced by a link to a user's folder: the next run is refused naming the link (with
+// --overwrite too), and every file behind it keeps its bytes.
+func TestLinkedOutputFolderRefused(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name, folder string
+		overwrite    bool
+	}{
+		{"results linked (D9)", "results", false},
+		{"figures linked (D10)", "figures", false},
+		{"results linked, overwrite", "results", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			out, outside := filepath.Join(root, "out"), filepath.Join(root, "outside")
+			if err := run(ctx, small(out), &bytes.Buffer{}); err != nil {
+				t.Fatal(err)
+			}
+			// The user's folder holds files at the very names the run writes.
+			if err := os.Rename(filepath.Join(out, c.folder), outside); err != nil {
+				t.Fatal(err)
+			}
+			entries, _ := os.ReadDir(outside)
+			for _, e := range entries {
+				os.WriteFile(filepath.Join(outside, e.Name()), []byte("MY PRECIOUS DATA, not jemcheck's"), 0o644)
+			}
+			before, beforeOut := snapshot(t, outside), snapshot(t, out)
+			if err := os.Symlink(outside, filepath.Join(out, c.folder)); err != nil {
+				t.Fatal(err)
+			}
+			cfg := small(out)
+			cfg.Options.Seed, cfg.Overwrite = 2, c.overwrite
+			err := run(ctx, cfg, &bytes.Buffer{})
+			if !errors.Is(err, launch.ErrBadInput) || !strings.Contains(err.Error(), "symbolic link") ||
+				!strings.Contains(err.Error(), filepath.Join(out, c.folder)+" -> "+outside) {
+				t.Fatalf("run = %v, want bad input naming the link %s", err, c.folder)
+			}
+			sameSnapshot(t, "the user's folder behind the link", before, snapshot(t, outside))
+			if fi, err := os.Lstat(filepath.Join(out, c.folder)); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+				t.Fatalf("the link was removed or replaced (%v)", err)
+			}
+			os.Remove(filepath.Join(out, c.folder))
+			sameSnapshot(t, "--out", beforeOut, snapshot(t, out))
+			expectNoBookkeeping(t, out)
+		})
+	}
+}
+
+// TestUserStagingFolderSurvives (D11): a user's folder named .jemcheck-staging-* (and a
+// file named like a takeover claim) is never removed: beside a published run, and in a
+// user's folder under --overwrite; without --overwrite the refusal lists it.
+func TestUserStagingFolderSurvives(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name      string
+		published bool
+		overwrite bool
+		refused   bool
+	}{
+		{"beside a published run", true, false, false},
+		{"in a user folder", false, false, true},
+		{"in a user folder, overwrite", false, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := t.TempDir()
+			if c.published {
+				if err := run(ctx, small(out), &bytes.Buffer{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mine := map[string]string{storage.StagingPrefix + "userdir/precious.txt": "precious",
+				storage.StagingPrefix + "mybackup/.commit.json": "null", storage.LockKey + ".takeover.abc": "mine"}
+			for k, v := range mine {
+				p := filepath.Join(out, filepath.FromSlash(k))
+				os.MkdirAll(filepath.Dir(p), 0o755)
+				os.WriteFile(p, []byte(v), 0o644)
+			}
+			cfg := small(out)
+			cfg.Options.Seed, cfg.Overwrite = 2, c.overwrite
+			var buf bytes.Buffer
+			err := run(ctx, cfg, &buf)
+			if c.refused {
+				if !errors.Is(err, launch.ErrBadInput) || !strings.Contains(err.Error(), storage.StagingPrefix+"userdir/") {
+					t.Errorf("run = %v, want a refusal listing the hidden folder", err)
+				}
+			} else if err != nil {
+				t.Fatalf("run: %v\n%s", err, buf.String())
+			} else {
+				expectComplete2(t, out)
+			}
+			for k, v := range mine {
+				if got, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(k))); err != nil || string(got) != v {
+					t.Errorf("user's %s: %q, %v", k, got, err)
+				}
+			}
+		})
+	}
+}
+
+// expectComplete2 checks the run in out is complete (user entries with jemcheck-like
+// names may remain beside it).
+func expectComplete2(t *testing.T, out string) {
+	t.Helper()
+	if _, err := storage.VerifyManifest(context.Background(), out); err != nil {
+		t.Fatalf("run under %s is not complete: %v", out, err)
+	}
+	if _, err := os.Stat(filepath.Join(out, storage.LockKey)); !os.IsNotExist(err) {
+		t.Errorf("lock left behind")
+	}
+}
+
+// TestDryRunWritesNothing (issue 33, item 7): --dry_run on the local runner is refused
+// before anything runs: a new --out is not created, a published run is untouched, and
+// the lock of a live run is not skipped.
+func TestDryRunWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	f := flag.Lookup("dry_run")
+	if f == nil {
+		t.Fatal("--dry_run is not registered")
+	}
+	defer f.Value.Set(f.Value.String())
+	published := t.TempDir()
+	if err := run(ctx, small(published), &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	f.Value.Set("true")
+	for _, c := range []struct{ name, out string }{
+		{"new --out", filepath.Join(t.TempDir(), "new")},
+		{"--out holding a run", published},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := snapshot(t, c.out)
+			var buf bytes.Buffer
+			err := run(ctx, small(c.out), &buf)
+			if !errors.Is(err, launch.ErrBadInput) || !strings.Contains(err.Error(), "dry_run") {
+				t.Errorf("dry run = %v, want bad input about --dry_run\n%s", err, buf.String())
+			}
+			sameSnapshot(t, "dry run", before, snapshot(t, c.out))
+			if _, err := os.Stat(c.out); c.name == "new --out" && !os.IsNotExist(err) {
+				t.Errorf("a dry run created %s", c.out)
+			}
+		})
 	}
 }
