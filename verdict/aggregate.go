@@ -126,6 +126,9 @@ func finishPoint(ps *schemas.PointSummary, g schemas.Grid, rule Rule, pairs []Sa
 			ps.Verdict.Reason += "; note: " + note
 		}
 	}
+	if !ps.Verdict.Decided {
+		*ps = ungraded(*ps)
+	}
 	ps.Verdict = finishVerdict(*ps, exact)
 }
 

@@ -163,6 +163,16 @@ func graded(ps schemas.PointSummary, th Thresholds) schemas.PointSummary {
 	return ps
 }
 
+// ungraded is ps with its comparisons' grades cleared: an undecided point grades no
+// recipe (its CIs over too few tasks, or too many diverged, are not to be trusted).
+func ungraded(ps schemas.PointSummary) schemas.PointSummary {
+	ps.Samplers = slices.Clone(ps.Samplers)
+	for i := range ps.Samplers {
+		ps.Samplers[i].Grade = ""
+	}
+	return ps
+}
+
 // exact2D is exact JEM's own outcome at a point without the table checks: it holds when
 // its joint KL is below the baseline's on the same tasks (the 95% CI of baseline − jem
 // above 0), fails when not; "" when no baseline ran (not judged), undecided on fewer
@@ -285,17 +295,18 @@ func exactSentence(ps schemas.PointSummary, v schemas.Verdict) string {
 // recipeSentence is one recipe's grade with its excess in nats.
 func recipeSentence(c schemas.SamplerComparison, grades bool) string {
 	num := fmt.Sprintf("%s nats [%s, %s]", nats(c.Excess, true), nats(c.ExcessCILow, false), nats(c.ExcessCIHigh, false))
-	unstable := ""
+	unstable, aside := "", ""
 	if c.Unstable > 0 {
 		unstable = fmt.Sprintf("; %d of %d runs unstable", c.Unstable, c.Runs)
+		aside = fmt.Sprintf(" (%d of %d runs unstable)", c.Unstable, c.Runs)
 	}
 	switch {
 	case c.Pairs == 0 && c.Nonfinite == 0:
 		return c.Method + ": no task to compare with exact JEM"
 	case c.Reference:
-		return fmt.Sprintf("%s (reference, not judged): %s over exact JEM%s", c.Method, num, unstable)
+		return fmt.Sprintf("%s (reference, not judged): %s over exact JEM%s", c.Method, num, aside)
 	case !grades:
-		return fmt.Sprintf("%s %s over exact JEM%s", c.Method, num, unstable)
+		return fmt.Sprintf("%s %s over exact JEM%s", c.Method, num, aside)
 	}
 	switch c.Grade {
 	case GradeMatches:
@@ -472,7 +483,9 @@ func PointLines(ps schemas.PointSummary) []string {
 		return nil
 	}
 	out := []string{fmt.Sprintf("%s: %s", pointName(ps), exactSentence(ps, ps.Verdict))}
-	for _, c := range ps.Samplers {
+	comps := slices.Clone(ps.Samplers) // worst first, the reference last, as the headline
+	slices.SortStableFunc(comps, func(a, b schemas.SamplerComparison) int { return gradeRank(a) - gradeRank(b) })
+	for _, c := range comps {
 		grade := gradeWords(c.Grade)
 		switch {
 		case c.Reference:
@@ -494,7 +507,7 @@ func ProtocolLine(p schemas.Protocol) string {
 	if p.Select == "last" {
 		rule = "the last iterate"
 	}
-	return fmt.Sprintf("every method scored at %s (never the truth); %g of the draws held out; checks %s; a run is unstable when its held-out NLL "+
+	return fmt.Sprintf("every method scored at %s (never the truth); %g%% of the draws held out; checks %s; a run is unstable when its held-out NLL "+
 		"ends more than %g nats above its best or above the baseline's; same for all: %s; exception: %s",
-		rule, p.Holdout, p.Checks, p.UnstableNats, p.Same, p.Exception)
+		rule, 100*p.Holdout, p.Checks, p.UnstableNats, p.Same, p.Exception)
 }

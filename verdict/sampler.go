@@ -327,7 +327,7 @@ func decide2D(ps schemas.PointSummary, all []SamplerPairs, _ uint64, th Threshol
 	excluded := total - paired - nonfinite
 	if why := tooFewTables(tasks, "tasks"); why != "" {
 		if paired > 0 {
-			why += "; so far on " + ps.Params.Task + ": " + samplerWords(ps, nil)
+			why += "; so far on " + ps.Params.Task + ": " + samplerWords(ungraded(ps), nil)
 		}
 		return schemas.Verdict{Pairs: paired, Excluded: excluded, Reason: why}
 	}

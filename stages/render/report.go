@@ -779,7 +779,7 @@ The “floor” (X·K−1)/(2N) is only the first-order asymptotic expected KL, 
 {{if .Single}}{{range .CauseLines}}<p class="cause"><strong>Cause:</strong> {{.}}</p>
 {{end}}{{end}}<p>A share is a ratio of sums over the point's converged JEM runs (the part of their error named, over their statistical error), with its table-bootstrap 95% CI;
 a check passes when the CI's upper end is within its limit, and the claim holds at a point when every deciding check passes.
-The paired line (JEM's excess KL over the family's best, against that of the add-½ estimate on the same counts) and the Wilcoxon baseline-vs-JEM line (a p-value) are reported, not deciding. n/a: the number does not exist (no statistical error to compare with, no CI for a p-value).</p>
+The paired line (JEM's excess KL over the family's best, against that of the add-½ estimate on the same counts) and the Wilcoxon baseline-vs-JEM line (a p-value) are reported, not deciding. A sampler check (sampler_excess_…) is in nats: the recipe's mean excess joint KL over exact JEM with its 95% CI, against the upper end of the “matches” band (the grades are stated under the verdict). n/a: the number does not exist (no statistical error to compare with, no CI for a p-value).</p>
 {{else}}<p>No verdict checks: the summary has none (an undecided point takes none).</p>
 {{end}}</section>
 <details class="section" id="figures"><summary><h2>Figures</h2> {{len .Figures}} more figure(s) over the grid points and tables</summary>
@@ -927,19 +927,23 @@ func bannerOf(s schemas.Summary) (level, label string) {
 	case verdict.LevelHolds:
 		return "ok", "✔ The JEM claim holds."
 	case verdict.LevelShort:
-		return "short", "≈ Nothing fails, but " + strings.Join(short, ", ") + " does not match exact JEM."
+		verb := " does not match exact JEM."
+		if len(short) > 1 {
+			verb = " do not match exact JEM."
+		}
+		return "short", "≈ Nothing fails, but " + strings.Join(short, ", ") + verb
 	case verdict.LevelUndecided:
 		return "undecided", "? Undecided: no verdict."
 	}
 	switch {
 	case v.Exact == verdict.ExactFails && len(failing) > 0:
-		return "bad", "✘ Exact JEM itself does not hold, and " + strings.Join(failing, ", ") + " fails."
+		return "bad", "✘ Exact JEM itself does not hold, and " + strings.Join(failing, ", ") + plural(failing, " fails.", " fail.")
 	case v.Exact == verdict.ExactFails:
 		return "bad", "✘ Exact JEM itself does not hold."
 	case len(failing) > 0 && v.Exact == verdict.ExactHolds:
-		return "bad", "✘ " + strings.Join(failing, ", ") + " fails; exact JEM holds."
+		return "bad", "✘ " + strings.Join(failing, ", ") + plural(failing, " fails", " fail") + "; exact JEM holds."
 	case len(failing) > 0:
-		return "bad", "✘ " + strings.Join(failing, ", ") + " fails."
+		return "bad", "✘ " + strings.Join(failing, ", ") + plural(failing, " fails.", " fail.")
 	case v.Level == "":
 		return "bad", "✘ The JEM claim does not hold."
 	}
@@ -960,4 +964,12 @@ func fmtNats(v float64) string {
 		return "n/a"
 	}
 	return fmtSig(v, 3) + " nats"
+}
+
+// plural is one when xs has one element, else many.
+func plural(xs []string, one, many string) string {
+	if len(xs) == 1 {
+		return one
+	}
+	return many
 }
