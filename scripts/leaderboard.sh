@@ -17,19 +17,25 @@ out=${1:-out/leaderboard}
 export GOEXPERIMENT="${GOEXPERIMENT-simd}"
 go build -o bin/ ./pipelines/sweep ./pipelines/leaderboard
 mkdir -p "$out"
-sweep() { bin/sweep --timings --overwrite --report_tables=0 "$@" >"$out/$(basename "${@: -1}").log" 2>&1 || { tail -5 "$out/$(basename "${@: -1}").log" >&2; return 1; }; }
+# sweep NAME SPEC: runs SPEC into OUT/NAME (its log OUT/NAME.log), on the board's seed unless SEED is set.
+sweep() {
+	local name=$1 spec=$2 log="$out/$1.log"
+	echo "leaderboard: $name ($spec)" >&2
+	bin/sweep --timings --overwrite --report_tables=0 --seed="${SEED:-2}" --spec="$spec" --out="$out/$name" >"$log" 2>&1 ||
+		{ tail -5 "$log" >&2; return 1; }
+}
 tune=()
 for m in jem sgld mala jarzynski ed shortrun; do
-	sweep --spec="sweeps/leaderboard/tune-$m.yaml" --seed=101 --out="$out/tune-$m"
+	SEED=101 sweep "tune-$m" "sweeps/leaderboard/tune-$m.yaml"
 	tune+=("$out/tune-$m")
 done
 mkdir -p "$out/picks"
 (IFS=,; bin/leaderboard pick --tune="${tune[*]}" --out="$out/picks") | tee "$out/picks/picks.md"
-sweep --spec=sweeps/leaderboard.yaml --seed=2 --out="$out/board"
+sweep board sweeps/leaderboard.yaml
 tuned=()
 for f in "$out"/picks/tuned-*.yaml; do
 	m=$(basename "$f" .yaml)
-	sweep --spec="$f" --seed=2 --out="$out/$m"
+	sweep "$m" "$f"
 	tuned+=("$out/$m")
 done
 (IFS=,; bin/leaderboard report --board="$out/board" --tuned="${tuned[*]}" --picks="$out/picks/picks.json" --out="$out")
