@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jemcheck/jemcheck/internal/testenv"
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
 	"github.com/jemcheck/jemcheck/stages"
 	"github.com/jemcheck/jemcheck/storage"
@@ -184,4 +186,133 @@ func sameOutputs(t *testing.T, a, b string) {
 		}
 	}
 	t.Logf("%d files compared: all identical but manifest.json's run id", len(fa))
+}
+
+// copyTree copies the folder src to dst (files and folders only).
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestResumeVerifiesKept (D15): a kept block swapped with another, or with bytes
+// flipped, is recomputed (and the run says so on stderr), so the resumed run publishes
+// what an uninterrupted run does; an edited staging config.json is not trusted.
+func TestResumeVerifiesKept(t *testing.T) {
+	testenv.Slow(t, "four pipeline runs")
+	ctx := context.Background()
+	root := t.TempDir()
+	ref, out, saved := filepath.Join(root, "ref"), filepath.Join(root, "out"), filepath.Join(root, "saved")
+	if err := run(ctx, resumeConfig(out), &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(out, ref); err != nil {
+		t.Fatal(err)
+	}
+	// Stopped with at least 2 kept blocks that the resumed run would not recompute.
+	runCtx, cancel := context.WithCancel(ctx)
+	var once sync.Once
+	stages.AfterResultsWritten = func(_, _ int64) {
+		time.Sleep(100 * time.Millisecond)
+		if skippable(t, out) >= 2 {
+			once.Do(cancel)
+		}
+	}
+	err := run(runCtx, resumeConfig(out), &bytes.Buffer{})
+	cancel()
+	if !errors.Is(err, launch.ErrInterrupted) {
+		t.Fatalf("stopped run: %v, want it interrupted", err)
+	}
+	waitSettled(t, out)
+	stages.AfterResultsWritten = nil
+	copyTree(t, out, saved)
+	dirs, _ := filepath.Glob(filepath.Join(saved, storage.StagingPrefix+"*"))
+	if len(dirs) != 1 {
+		t.Fatalf("staging folders kept: %v", dirs)
+	}
+	stName := filepath.Base(dirs[0])
+	b, err := storage.OpenExistingBucket(ctx, dirs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := resumeConfig(out)
+	c.Options.ReportTables = 2
+	_, skip, _, err := stages.CompletedBlocks(ctx, b, c.Options, c.Points)
+	b.Close()
+	if err != nil || len(skip) < 2 {
+		t.Fatalf("kept blocks %v, %v; want 2 or more", skip, err)
+	}
+	b1, b2 := skip[0], skip[1]
+	cases := []struct {
+		name   string
+		tamper func(t *testing.T, st string)
+		want   []string // on stderr
+		same   bool     // the published files are the uninterrupted run's
+	}{
+		{"block swapped with another", func(t *testing.T, st string) {
+			for _, k := range []string{stages.ResultsPath(0, b2.Index), stages.LearnedPath(0, b2.Index)} {
+				data, err := os.ReadFile(filepath.Join(st, filepath.FromSlash(k)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				k1 := strings.Replace(k, fmt.Sprintf("part-%05d", b2.Index), fmt.Sprintf("part-%05d", b1.Index), 1)
+				os.WriteFile(filepath.Join(st, filepath.FromSlash(k1)), data, 0o644)
+			}
+		}, []string{fmt.Sprintf("block %d of point 0", b1.Index), "is recomputed", "were recorded when it was written"}, true},
+		{"bytes flipped in a kept results file", func(t *testing.T, st string) {
+			p := filepath.Join(st, filepath.FromSlash(stages.ResultsPath(0, b1.Index)))
+			data, _ := os.ReadFile(p)
+			for i := len(data) / 2; i < len(data)/2+16 && i < len(data)-8; i++ {
+				data[i] ^= 0xff
+			}
+			os.WriteFile(p, data, 0o644)
+		}, []string{fmt.Sprintf("block %d of point 0", b1.Index), "is recomputed"}, true},
+		{"staging config.json edited", func(t *testing.T, st string) {
+			p := filepath.Join(st, "config.json")
+			data, _ := os.ReadFile(p)
+			edited := strings.Replace(string(data), `"steps": 300`, `"steps": 301`, 1)
+			if edited == string(data) {
+				t.Fatalf("config.json has no steps 300:\n%s", data)
+			}
+			os.WriteFile(p, []byte(edited), 0o644)
+		}, []string{"config.json was changed after jemcheck wrote it", "not resumed"}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			os.RemoveAll(out)
+			copyTree(t, saved, out)
+			tc.tamper(t, filepath.Join(out, stName))
+			cfg := resumeConfig(out)
+			cfg.Resume = true
+			var buf, errBuf bytes.Buffer
+			cfg.Stderr = &errBuf
+			if err := run(ctx, cfg, &buf); err != nil {
+				t.Fatalf("resumed run: %v\n%s", err, buf.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(errBuf.String(), w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errBuf.String())
+				}
+			}
+			t.Logf("stderr: %s", strings.TrimSpace(errBuf.String()))
+			if tc.same {
+				sameOutputs(t, ref, out)
+			}
+		})
+	}
 }

@@ -70,17 +70,12 @@ func (c *Config) findResume(ctx context.Context) error {
 	}
 	want := []byte(c.JSON() + "\n")
 	var differs, warnings []string
-	ob, err := storage.OpenExistingBucket(ctx, out)
-	if err != nil {
-		return fmt.Errorf("resume: open %s: %w", out, err)
-	}
-	defer ob.Close()
 	for _, id := range slices.Backward(ids) { // the newest first
 		st, err := storage.SubLocation(out, storage.StagingKey(id))
 		if err != nil {
 			return BadInput("out: %v", err)
 		}
-		seal, err := storage.ReadStagingSeal(ctx, ob, id)
+		seal, err := readSeal(ctx, out, id)
 		if err != nil {
 			continue // not jemcheck's (storage.Resumable lists only sealed folders)
 		}
@@ -146,6 +141,16 @@ func (c *Config) findResume(ctx context.Context) error {
 		c.resume.note = fmt.Sprintf("resume: nothing trusted to resume in %s: running from the start", out)
 	}
 	return nil
+}
+
+// readSeal reads the seal of run id's staging folder in out.
+func readSeal(ctx context.Context, out, id string) (*storage.StagingSeal, error) {
+	b, err := storage.OpenExistingBucket(ctx, out)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	return storage.ReadStagingSeal(ctx, b, id)
 }
 
 // resumeLines are what the run says, under the lock, of what it resumes.
