@@ -34,7 +34,7 @@ cases=(
   "steps 100|--steps=100"
   "steps 150|--steps=150"
 )
-printf '%s\n' "case|verdict|cause|JEM KL / exact ref|opt gap / stat err [95% CI]|q(x) gap|approx|empty-cell tables|JEM KL = approx + opt + est"
+printf '%s\n' "case|verdict|cause|JEM KL / exact ref|opt gap / stat err [95% CI]|q(x) gap|approx|empty-cell tables|JEM KL = approx + opt + est|headline"
 for c in "${cases[@]}"; do
   name=${c%%|*}
   flags=${c#*|}
@@ -56,6 +56,7 @@ word = "HOLDS" if v["holds"] else ("FAILS" if v["decided"] else "undecided")
 print("|".join([name, word, v.get("cause", ""), f'{j["reference_ratio"]:.3g}',
     pc(ck["optimisation_gap"]), pc(ck["marginal_gap"]), pc(ck["approximation"]),
     f'{100*p["empty_cell_share"]:.3g}%',
-    f'{j["kl_joint"]["mean"]:.3g} = {j["kl_approximation"]["mean"]:.3g} + {j["kl_optimisation_gap"]["mean"]:.3g} + {j["kl_estimation"]["mean"]:.3g}']))
+    f'{j["kl_joint"]["mean"]:.3g} = {j["kl_approximation"]["mean"]:.3g} + {j["kl_optimisation_gap"]["mean"]:.3g} + {j["kl_estimation"]["mean"]:.3g}',
+    v.get("headline", "")]))
 PY
 done
