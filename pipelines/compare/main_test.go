@@ -102,3 +102,128 @@ func TestCompare(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareVerifies (D12, D13, D14): compare reads only what a verified manifest
+// lists, refuses a folder without a valid manifest or with a changed file, puts runs
+// with different method sets side by side (absent, not NaN), and refuses an --out that
+// is one of its runs with its own message.
+func TestCompareVerifies(t *testing.T) {
+	ctx := context.Background()
+	a := writeRun(t, 1, 0)
+	copyRun := func(t *testing.T, src string) string {
+		dst := t.TempDir()
+		entries := []string{"manifest.json", "summary.json", "results/point-0000-part-00000.parquet"}
+		for _, e := range entries {
+			data, err := os.ReadFile(filepath.Join(src, filepath.FromSlash(e)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.MkdirAll(filepath.Dir(filepath.Join(dst, filepath.FromSlash(e))), 0o755)
+			os.WriteFile(filepath.Join(dst, filepath.FromSlash(e)), data, 0o644)
+		}
+		return dst
+	}
+	cases := []struct {
+		name  string
+		other func(t *testing.T) string
+		out   func(other string) string
+		want  string // "" = compared
+		check func(t *testing.T, c map[string]any)
+	}{
+		{"no manifest", func(t *testing.T) string {
+			d := copyRun(t, a)
+			os.Remove(filepath.Join(d, "manifest.json"))
+			return d
+		}, nil, "no manifest.json", nil},
+		{"summary edited, same size", func(t *testing.T) string {
+			d := copyRun(t, a)
+			p := filepath.Join(d, "summary.json")
+			data, _ := os.ReadFile(p)
+			os.WriteFile(p, bytes.Replace(data, []byte("HOLDS"), []byte("FAILS"), 1), 0o644)
+			return d
+		}, nil, "changed since jemcheck wrote it", nil},
+		{"unlisted results file (D12)", func(t *testing.T) string {
+			d := copyRun(t, a)
+			b := writeRun(t, 1, 5)
+			data, _ := os.ReadFile(filepath.Join(b, "results", "point-0000-part-00000.parquet"))
+			os.WriteFile(filepath.Join(d, "results", "point-0000-part-00099.parquet"), data, 0o644)
+			return d
+		}, nil, "", func(t *testing.T, c map[string]any) {
+			d := c["points"].([]any)[0].(map[string]any)["methods"].([]any)[0].(map[string]any)["diffs"].([]any)[0].(map[string]any)
+			if d["mean"] != 0.0 || d["n"] != 10.0 {
+				t.Errorf("a run against its copy with an unlisted file: difference %v, want 0 over 10 tasks", d)
+			}
+		}},
+		{"different method sets (D13)", func(t *testing.T) string {
+			return writeRunMethods(t, 1, 0, "baseline", "jem")
+		}, nil, "", func(t *testing.T, c map[string]any) {
+			ms := c["points"].([]any)[0].(map[string]any)["methods"].([]any)
+			if len(ms) != 2 {
+				t.Fatalf("methods %v, want baseline and jem side by side", ms)
+			}
+			for _, m := range ms {
+				m := m.(map[string]any)
+				if m["method"] != "baseline" {
+					continue
+				}
+				first := m["runs"].([]any)[0].(map[string]any)
+				if first["n"] != 0.0 {
+					t.Errorf("baseline in the run without it: %v, want n 0", first)
+				}
+				if _, ok := first["mean_kl_joint"]; ok {
+					t.Errorf("baseline's mean in the run without it is %v, want it absent", first["mean_kl_joint"])
+				}
+			}
+		}},
+		{"--out is an input run (D14)", func(t *testing.T) string { return copyRun(t, a) },
+			func(other string) string { return other }, "which compare reads", nil},
+		{"--out inside an input run", func(t *testing.T) string { return copyRun(t, a) },
+			func(other string) string { return filepath.Join(other, "cmp") }, "is inside the run", nil},
+		{"a link in an input run", func(t *testing.T) string {
+			d := copyRun(t, a)
+			os.Symlink("/etc/passwd", filepath.Join(d, "results", "x.parquet"))
+			return d
+		}, nil, "symbolic link", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			other := c.other(t)
+			out := filepath.Join(t.TempDir(), "cmp")
+			if c.out != nil {
+				out = c.out(other)
+			}
+			before, _ := os.ReadFile(filepath.Join(other, "manifest.json"))
+			var buf bytes.Buffer
+			err := run(ctx, []string{a, other}, out, false, &buf)
+			if c.want != "" {
+				if !errors.Is(err, launch.ErrBadInput) || !strings.Contains(err.Error(), c.want) {
+					t.Fatalf("compare = %v, want bad input with %q", err, c.want)
+				}
+				if after, _ := os.ReadFile(filepath.Join(other, "manifest.json")); !bytes.Equal(before, after) {
+					t.Errorf("the input run's manifest changed")
+				}
+				if c.out == nil {
+					if _, err := os.Stat(out); !os.IsNotExist(err) {
+						t.Errorf("a refused compare wrote %s", out)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("compare: %v", err)
+			}
+			data, err := os.ReadFile(filepath.Join(out, "compare.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(data, []byte("NaN")) {
+				t.Errorf("compare.json holds NaN")
+			}
+			var got map[string]any
+			if err := json.Unmarshal(data, &got); err != nil {
+				t.Fatalf("compare.json: %v", err)
+			}
+			c.check(t, got)
+		})
+	}
+}
