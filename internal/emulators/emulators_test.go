@@ -65,7 +65,7 @@ func TestDriverGuarantees(t *testing.T) {
 			}
 
 			// Exclusive create, an object past the single-request upload size
-			// (GCS: resumable upload over 16 MiB; S3: multipart over 8 MiB parts).
+			// (GCS: a resumable upload over 16 MiB; S3: a multipart upload over 16 MiB, in 8 MiB parts).
 			// gofakes3 ignores If-None-Match on CompleteMultipartUpload (AWS S3
 			// honours it), so there every writer "wins" and the last one stays:
 			// logged, not failed. jemcheck's exclusive creates (the lock, the
