@@ -42,7 +42,9 @@ const (
 	// taken when --eval_every does not set the cadence.
 	Checks = 30
 	// UnstableNats: a run whose held-out NLL ends more than this above its best check
-	// is flagged unstable (a collapse), as is one that ends above the baseline's.
+	// is flagged unstable (a collapse), as is one that ends above the baseline's. The
+	// baseline itself (no log q(x) term: its joint NLL is not what it trains) is not
+	// flagged.
 	UnstableNats = 0.25
 )
 

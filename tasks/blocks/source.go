@@ -232,6 +232,8 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 		}
 		ref := meth == methods.JEM || meth == methods.JEMConverged
 		spec := specAdditive(p, meth, o.CheckEvery(p.Steps))
+		mt, _ := methods.Lookup(meth)
+		noPx := mt.NoPx
 		if meth == methods.JEMConverged && len(ds) > 0 { // full batches of the training draws
 			spec.Batch = refBatch(len(ds[0].y))
 		}
@@ -280,6 +282,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			}
 			tr.Curve = curves[i]
 			sels[i].Apply(&tr, nll, last, int64(last)*perStep)
+			tr.Unstable = tr.Unstable && !noPx // a method without log q(x) is not judged on the joint's held-out NLL
 			if ref {
 				tr.RefGap = tasks.CurveGap(curves[i], p.Steps)
 			}

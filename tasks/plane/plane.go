@@ -244,6 +244,8 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 	for j, meth := range p.Methods {
 		ref := isReference2D(meth)
 		spec := spec2D(p, meth, every)
+		mt, _ := methods.Lookup(meth)
+		noPx := mt.NoPx
 		if meth == methods.JEMConverged && len(ds) > 0 { // full batches of the training draws
 			spec.Batch = refBatch(len(ds[0].y))
 		}
@@ -312,6 +314,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 				Curve: curves[i], BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN(),
 				CPUSeconds: cpu, TrainBatch: int64(spec.Batch), TrainLR: lr}
 			sels[i].Apply(&tr, nll, last, int64(last)*perStep)
+			tr.Unstable = tr.Unstable && !noPx // a method without log q(x) is not judged on the joint's held-out NLL
 			if ref {
 				tr.RefGap = tasks.CurveGap(curves[i], p.Steps)
 			}
