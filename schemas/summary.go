@@ -110,8 +110,12 @@ type Comparison struct {
 // (both converged): the sampler's excess joint KL over exact JEM, per task, with its
 // 95% CI and a Wilcoxon signed-rank test, and the same for q(x) alone.
 type SamplerComparison struct {
-	Method   string `json:"method"`
-	Pairs    int    `json:"pairs"`
+	Method string `json:"method"`
+	// Rank is the recipe's rank group among the point's recipes (verdict.RankGroups:
+	// Holm-corrected paired Wilcoxon tests of their excesses over the same tasks;
+	// recipes that are not distinguishable share a rank); 0 for a reference.
+	Rank     int `json:"rank"`
+	Pairs    int `json:"pairs"`
 	Excluded int    `json:"excluded_pairs"` // tasks left out: a run diverged (or is missing), or exact jem's KL is not finite
 	// Nonfinite are the tasks where the sampler's KL is not finite (no guard fired) and
 	// exact jem's is: its excess there is +Inf, so they count against the sampler (the

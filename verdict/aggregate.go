@@ -106,6 +106,7 @@ func finishPoint(ps *schemas.PointSummary, g schemas.Grid, rule Rule, pairs []Sa
 	for _, sp := range pairs {
 		ps.Samplers = append(ps.Samplers, sp.comparisonOf(seed))
 	}
+	rankSamplers(ps.Samplers, pairs)
 	*ps = graded(*ps, th)
 	var exact string
 	if rule == Samplers {

@@ -4,7 +4,9 @@ import (
 	"math"
 	"slices"
 
+	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/schemas"
 )
 
 // # Rank groups
@@ -159,4 +161,46 @@ func cmpNaNLast(a, b float64) int {
 		return 1
 	}
 	return 0
+}
+
+// rankSamplers sets the rank group of each recipe of a point (cs[i] the comparison of
+// pairs[i]): their paired excesses over exact jem aligned by table; references
+// (jem-converged) are not ranked.
+func rankSamplers(cs []schemas.SamplerComparison, pairs []SamplerPairs) {
+	col := map[int64]int{}
+	for _, sp := range pairs {
+		if len(sp.IDs) != len(sp.Diffs) {
+			return // pairs pooled over points: no common tasks to rank on
+		}
+	}
+	for _, sp := range pairs {
+		for _, id := range sp.IDs {
+			if _, ok := col[id]; !ok {
+				col[id] = len(col)
+			}
+		}
+	}
+	var names []string
+	var xs [][]float64
+	for _, sp := range pairs {
+		if !methods.IsSampler(sp.Method) {
+			continue
+		}
+		x := make([]float64, len(col))
+		for i := range x {
+			x[i] = math.NaN()
+		}
+		for k, id := range sp.IDs {
+			x[col[id]] = sp.Diffs[k]
+		}
+		names, xs = append(names, sp.Method), append(xs, x)
+	}
+	ranked, _ := RankGroups(names, xs, GroupAlpha)
+	for _, r := range ranked {
+		for i := range cs {
+			if cs[i].Method == r.Name {
+				cs[i].Rank = r.Rank
+			}
+		}
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/jemcheck/jemcheck/schemas"
 )
 
 // TestHolm checks the Holm adjustment against hand-computed values.
@@ -78,5 +80,38 @@ func TestRankGroups(t *testing.T) {
 				t.Errorf("%d pair tests", len(tests))
 			}
 		})
+	}
+}
+
+// TestRankSamplers: a point's recipes are ranked on their excesses aligned by table
+// (the pairs' orders differ), references are not ranked, and pairs pooled over points
+// (no table per pair) are left unranked.
+func TestRankSamplers(t *testing.T) {
+	ids := make([]int64, 12)
+	a, b, c := make([]float64, 12), make([]float64, 12), make([]float64, 12)
+	for k := range ids {
+		ids[k] = int64(k)
+		a[k] = 0.05 + 0.01*math.Sin(float64(k))
+		c[k] = 2 + 0.01*math.Sin(float64(k))
+	}
+	// b: a's values, in reverse table order
+	rev := make([]int64, 12)
+	for k := range ids {
+		rev[k] = int64(11 - k)
+		b[k] = a[11-k]
+	}
+	pairs := []SamplerPairs{{Method: "ed", Diffs: a, IDs: ids}, {Method: "mala", Diffs: b, IDs: rev}, {Method: "sgld", Diffs: c, IDs: ids},
+		{Method: "jem-converged", Diffs: c, IDs: ids}}
+	cs := []schemas.SamplerComparison{{Method: "ed"}, {Method: "mala"}, {Method: "sgld"}, {Method: "jem-converged"}}
+	rankSamplers(cs, pairs)
+	got := []int{cs[0].Rank, cs[1].Rank, cs[2].Rank, cs[3].Rank}
+	if !slices.Equal(got, []int{1, 1, 3, 0}) {
+		t.Errorf("ranks %v, want [1 1 3 0]", got)
+	}
+	pooled := []SamplerPairs{{Method: "ed", Diffs: a}, {Method: "sgld", Diffs: c}}
+	cs = []schemas.SamplerComparison{{Method: "ed"}, {Method: "sgld"}}
+	rankSamplers(cs, pooled)
+	if cs[0].Rank != 0 || cs[1].Rank != 0 {
+		t.Errorf("pooled pairs ranked: %+v", cs)
 	}
 }

@@ -32,6 +32,7 @@ type SamplerPairs struct {
 	Method        string
 	Diffs, MDiffs []float64
 	Exact, ExactM []float64
+	IDs           []int64 // the table of each pair (within one point)
 	Tables        int64
 	Nonfinite     int64
 }
@@ -60,6 +61,7 @@ func pairSampler(method string, jem, sampler []schemas.ResultRow) SamplerPairs {
 			continue
 		}
 		sp.Diffs = append(sp.Diffs, s.KLJoint-j.KLJoint)
+		sp.IDs = append(sp.IDs, s.TableID)
 		sp.MDiffs = append(sp.MDiffs, s.KLMarginal-j.KLMarginal)
 		sp.Exact = append(sp.Exact, j.KLJoint)
 		sp.ExactM = append(sp.ExactM, j.KLMarginal)

@@ -41,6 +41,7 @@ type leaderRow struct {
 	cpu      float64
 	excessLo float64
 	excessHi float64
+	rank     int // the recipe's rank group (0: not ranked)
 }
 
 // leaderRows are a point's leaderboard rows: every method that ran there, the
@@ -70,7 +71,7 @@ func leaderRows(ps schemas.PointSummary) []leaderRow {
 		}
 		for _, c := range ps.Samplers {
 			if c.Method == ms.Method {
-				r.excess, r.excessLo, r.excessHi = c.Excess, c.ExcessCILow, c.ExcessCIHigh
+				r.excess, r.excessLo, r.excessHi, r.rank = c.Excess, c.ExcessCILow, c.ExcessCIHigh, c.Rank
 				r.Excess = fmtSig(c.Excess, 3)
 				r.CI = fmtRange(c.ExcessCILow, c.ExcessCIHigh, func(v float64) string { return fmtSig(v, 3) })
 				r.Marg = fmtSig(c.MarginalExcess, 3)
@@ -78,8 +79,19 @@ func leaderRows(ps schemas.PointSummary) []leaderRow {
 		}
 		rows = append(rows, r)
 	}
-	// Ranked: the methods with an excess by it, then the rest (baseline, oracle) in the table's order.
+	// Ranked: the recipes by rank group, then the others with an excess (exact jem,
+	// jem-converged) by it, then the rest (baseline, oracle) in the table's order.
 	slices.SortStableFunc(rows, func(a, b leaderRow) int {
+		if a.rank > 0 || b.rank > 0 {
+			switch {
+			case a.rank == 0:
+				return 1
+			case b.rank == 0:
+				return -1
+			case a.rank != b.rank:
+				return cmp.Compare(a.rank, b.rank)
+			}
+		}
 		an, bn := math.IsNaN(a.excess), math.IsNaN(b.excess)
 		if an || bn {
 			switch {
@@ -92,12 +104,12 @@ func leaderRows(ps schemas.PointSummary) []leaderRow {
 		}
 		return cmp.Compare(a.excess, b.excess)
 	})
-	rank := 0
 	for i := range rows {
 		rows[i].First, rows[i].Span = i == 0, len(rows)
-		if !math.IsNaN(rows[i].excess) {
-			rank++
-			rows[i].Rank = fmt.Sprint(rank)
+		if rows[i].rank > 0 {
+			rows[i].Rank = fmt.Sprint(rows[i].rank)
+		} else if !math.IsNaN(rows[i].excess) {
+			rows[i].Rank = "ref."
 		}
 	}
 	return rows
@@ -179,7 +191,7 @@ var _ = template.Must(reportTemplate.New("leaderboard").Parse(`{{if .Leaderboard
 {{range .Leaderboard}}<tr>{{if .First}}<td class="l key" rowspan="{{.Span}}">{{.PointID}}</td><td class="l" rowspan="{{.Span}}">{{.Task}}</td>{{end}}<td>{{.Rank}}</td><td class="l"><span class="method-{{.Method}}">{{.Method}}</span></td><td class="params">{{.Options}}</td><td>{{.Excess}}</td><td>{{.CI}}</td><td>{{.Marg}}</td><td>{{.KLJoint}}</td><td>{{.KLCond}}</td><td>{{.Acc}}</td><td>{{.ECE}}</td><td>{{.AUROC}}</td><td>{{.Beta}}</td><td>{{.KLBeta}}</td><td>{{.CPU}}</td></tr>
 {{end}}</tbody>
 </table></div>
-<p>Per point (a task family), every method on the same tasks, draws and initial parameters, ranked by its mean excess joint KL(p‖q) over exact JEM on the same tasks (95% CI over the tasks; q(x)'s part beside it).
+<p>Per point (a task family), every method on the same tasks, draws and initial parameters, ranked in groups by its excess joint KL(p‖q) over exact JEM on the same tasks (95% CI over the tasks; q(x)'s part beside it): recipes whose paired differences are not significant (Holm-corrected paired Wilcoxon tests, α = 0.05) share a rank; exact JEM and jem-converged are references (ref.).
 The other columns are the method's own means over its converged runs: the joint KL, the conditional KL, accuracy against the Bayes classifier's, the expected calibration error, the OOD AUROC of log q(x) against the true density's (the ceiling),
 the temperature diagnostic β* = argmin<sub>β</sub> KL(p‖q<sup>β</sup>/Z<sub>β</sub>) (1 for a correct fit; below 1: q too cold, above: too hot) with the joint KL at β* (what is left when the temperature is corrected), and the run's own CPU seconds of training (--timings; — without).</p>
 {{if .Frontier}}<figure id="frontier">{{.Frontier}}<figcaption><strong>Excess KL against CPU cost.</strong> Each approximate method's mean excess joint KL over exact JEM (bar: 95% CI) against its mean CPU seconds per run; lower and further left is better.</figcaption></figure>{{end}}
