@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"gocloud.dev/blob"
+
 	"github.com/jemcheck/jemcheck/internal/emulators"
 	"github.com/jemcheck/jemcheck/internal/testenv"
 	"github.com/jemcheck/jemcheck/storage"
@@ -224,4 +226,66 @@ func gone(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return cmd.Process.Pid
+}
+
+// TestOwnershipWhileClaimsCome: while other runs take a stale lock over (their
+// takeover claims appear and are deleted again), the ownership check of a run
+// starting into the same --out never takes a claim for the user's file: one that
+// vanished between the listing and the read is nothing of the user's. (Found by
+// TestCloudStaleLockRace: a racer was refused with "--out ... is not empty
+// (.jemcheck.lock.takeover.…) and holds no jemcheck manifest.json".)
+func TestOwnershipWhileClaimsCome(t *testing.T) {
+	testenv.Slow(t, "emulators")
+	ctx := context.Background()
+	host, _ := os.Hostname()
+	layout := storage.Layout{Owned: func(string) bool { return false }}
+	for _, s := range emulators.Both(t) {
+		t.Run(s.Scheme, func(t *testing.T) {
+			loc := s.Loc("jc-test", "ownership-claims")
+			b, err := storage.OpenBucket(ctx, loc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() { // a run taking stale locks over, again and again
+				defer wg.Done()
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					data, _ := json.MarshalIndent(storage.LockInfo{RunID: fmt.Sprintf("taker-%d", i), Host: host, PID: os.Getpid(), Started: time.Now()}, "", "  ")
+					k := claimKey([]byte(fmt.Sprint(i)))
+					if err := b.WriteAll(ctx, k, data, &blob.WriterOptions{IfNotExist: true}); err != nil {
+						t.Error(err)
+						return
+					}
+					if err := b.Delete(ctx, k); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+			checks, refused := 0, 0
+			for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); checks++ {
+				if _, err := storage.CheckOwnership(ctx, loc, layout, nil, false); err != nil {
+					refused++
+					if refused == 1 {
+						t.Errorf("CheckOwnership while claims come and go: %v", err)
+					}
+				}
+			}
+			close(stop)
+			wg.Wait()
+			if refused > 0 {
+				t.Errorf("%d of %d ownership checks refused a --out that held only claims", refused, checks)
+			} else {
+				t.Logf("%d ownership checks while claims came and went: none refused", checks)
+			}
+		})
+	}
 }
