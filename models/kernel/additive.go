@@ -393,7 +393,7 @@ func (t *trainerAdd) lossGrad() float32 {
 	case SGLD2D:
 		for p := range P {
 			lse := lse32(f, p, K, P)
-			scale := w * invB
+			var scale float32
 			if p < B {
 				sumD += lse
 				scale = (1 - w) * invB

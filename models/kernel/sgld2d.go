@@ -635,7 +635,7 @@ func (t *trainer2D) lossGrad() float32 {
 		}
 		for p := range P {
 			lse := lse32(f, p, K, P)
-			scale := w * invB
+			var scale float32
 			if p < B {
 				sumD += lse
 				scale = (1 - w) * invB
