@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -842,12 +843,25 @@ func removeStaging(ctx context.Context, b *blob.Bucket, dir string, local bool, 
 	if err != nil {
 		return fmt.Errorf("list staging folder %s: %w", st, err)
 	}
+	// The seal goes last: while any of the folder's objects is left, it still shows
+	// as jemcheck's to a run checking ownership meanwhile.
+	slices.SortStableFunc(objs, func(a, c *blob.ListObject) int {
+		return cmp.Compare(boolInt(a.Key == st+StagingSealKey), boolInt(c.Key == st+StagingSealKey))
+	})
 	for _, obj := range objs {
 		if err := deleteIfExists(ctx, b, obj.Key); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// boolInt is 1 for true.
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Abort discards an unfinished run's staging folder, unless its commit has begun (then
