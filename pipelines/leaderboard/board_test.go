@@ -86,9 +86,11 @@ func TestPick(t *testing.T) {
 			runs = append(runs, run{ResultRow: j})
 			for _, c := range []struct {
 				t, kl float64
-			}{{0.25, 0.2}, {1, 0.07}, {4, 0.09}} {
+			}{{0.25, 0.2}, {1, 0.07}, {4, 0.09}, {8, 0.01}} {
 				r := u
 				r.Method, r.EDT, r.EDNegatives, r.KLJoint = "ed", c.t, 4, c.kl
+				r.Unstable = c.t == 8 // the best score, but it collapses: not picked
+				r.KLMarginal = math.NaN() // a NaN column (e.g. a block task's) must not hide the options
 				runs = append(runs, run{ResultRow: r})
 			}
 		}
@@ -100,7 +102,12 @@ func TestPick(t *testing.T) {
 	if got := tunedText(picks["ed"]); got != "ed_t=1" {
 		t.Errorf("pick %q, want ed_t=1 (scores %+v)", got, scores)
 	}
-	if len(scores) != 3 || math.Abs(scores[0].Score-0.02) > 1e-12 {
+	for _, sc := range scores {
+		if sc.Values["ed_t"] == "" {
+			t.Errorf("a setting without its ed_t: %+v", sc)
+		}
+	}
+	if len(scores) != 4 || math.Abs(scores[1].Score-0.02) > 1e-12 {
 		t.Errorf("scores %+v", scores)
 	}
 }

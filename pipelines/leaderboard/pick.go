@@ -20,7 +20,12 @@ import (
 // trained under the same protocol and budget of steps as on the board. A setting's
 // score is its mean excess joint KL over exact jem on the same tuning tasks, averaged
 // over the families (the truth of the tuning tasks is used to choose, never that of
-// a task the board reports). The setting of least score is the recipe's pick.
+// a task the board reports). The setting of least score is the recipe's pick, among
+// the settings whose runs collapsed (unstable) at most MaxUnstableShare of the time.
+
+// MaxUnstableShare is the largest share of unstable (collapsed) tuning runs a setting
+// may have and still be picked, while some setting of the recipe has no more.
+const MaxUnstableShare = 0.25
 
 // Scored is a setting's tuning score.
 type Scored struct {
@@ -92,8 +97,20 @@ func pick(runs []run) ([]Scored, map[string]map[string]string, error) {
 			scored = append(scored, *s)
 		}
 		slices.SortFunc(scored, func(a, b Scored) int { return cmpNaNLast(a.Score, b.Score) })
-		if len(scored) > 0 && !math.IsNaN(scored[0].Score) {
-			picks[m] = scored[0].Values
+		// A collapse counts against a setting: the pick is the best of the settings
+		// with at most MaxUnstableShare of their runs unstable (of all, when none is).
+		best := -1
+		for i, s := range scored {
+			if !math.IsNaN(s.Score) && float64(s.Unstable) <= MaxUnstableShare*float64(s.Runs) {
+				best = i
+				break
+			}
+		}
+		if best < 0 && len(scored) > 0 && !math.IsNaN(scored[0].Score) {
+			best = 0
+		}
+		if best >= 0 {
+			picks[m] = scored[best].Values
 		}
 		out = append(out, scored...)
 	}

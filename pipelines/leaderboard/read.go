@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -94,15 +94,30 @@ func readAll[T any](ctx context.Context, b *blob.Bucket, prefix string) ([]T, er
 	return out, nil
 }
 
-// optionValues are a row's values of the named axes (its JSON columns), as text.
+// optionValues are a row's values of the named axes (its columns, by JSON name, the
+// embedded structs' included), as text.
 func optionValues(r schemas.ResultRow, keys []string) map[string]string {
-	raw, _ := json.Marshal(r)
-	var m map[string]any
-	_ = json.Unmarshal(raw, &m)
+	all := map[string]string{}
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if f.Anonymous && f.Type.Kind() == reflect.Struct {
+				walk(v.Field(i))
+				continue
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name != "" && name != "-" {
+				all[name] = fmt.Sprint(v.Field(i).Interface())
+			}
+		}
+	}
+	walk(reflect.ValueOf(r))
 	out := map[string]string{}
 	for _, k := range keys {
-		if v, ok := m[k]; ok {
-			out[k] = fmt.Sprint(v)
+		if v, ok := all[k]; ok {
+			out[k] = v
 		}
 	}
 	return out
