@@ -37,7 +37,7 @@ type Row struct {
 	// checks within the family's budget (Board.Budget gradient evaluations), less exact
 	// jem's KL (NaN when no check fits the budget).
 	BudgetExcess float64 `json:"budget_excess"`
-	Unstable     int     `json:"unstable"`      // runs flagged unstable (collapse)
+	Unstable     int     `json:"unstable"`      // runs flagged unstable (collapse); -1 where the rule does not apply (no log q(x): baseline)
 	Diverged     int     `json:"diverged"`      // runs whose divergence guard fired
 	GradEvals    float64 `json:"grad_evals"`    // mean per run, all steps
 	CPUSeconds   float64 `json:"cpu_seconds"`   // mean per run (NaN without --timings)
@@ -115,6 +115,7 @@ func board(family string, entries []*entry, jem map[unit]run, keep func(unit) bo
 	rng := prob.NewRand(seed)
 	for _, e := range entries {
 		row := Row{Entry: e.Name, Tuned: tunedText(e.Tuned)}
+		mt, _ := methods.Lookup(e.Method)
 		var ex, kls, bex, ev, cpu, sel []float64
 		x := make([]float64, len(units))
 		for i, u := range units {
@@ -138,6 +139,9 @@ func board(family string, entries []*entry, jem map[unit]run, keep func(unit) bo
 				cpu = append(cpu, r.CPUSeconds)
 			}
 			bex = append(bex, atBudget(r, b.Budget)-jem[u].KLJoint)
+		}
+		if mt.NoPx { // its joint's held-out NLL is not what it trains: never judged unstable
+			row.Unstable = -1
 		}
 		row.KL, row.Excess, row.GradEvals, row.SelectedStep = prob.Mean(kls), prob.Mean(ex), prob.Mean(ev), prob.Mean(sel)
 		row.CPUSeconds, row.BudgetExcess = nanMean(cpu), nanMean(bex)

@@ -43,8 +43,12 @@ func writeBoards(w io.Writer, bs []Board) {
 			if r.Frontier {
 				name += " ◆"
 			}
-			fmt.Fprintf(w, "| %s | %s | %s [%s, %s] | %s | %d | %s | %s | %d |\n", rank, name, fmtSigned(r.Excess), fmtSigned(r.Lo), fmtSigned(r.Hi),
-				fmtSigned(r.BudgetExcess), r.Unstable, fmtNum(r.GradEvals), fmtNum(r.CPUSeconds), r.Units)
+			unstable := fmt.Sprint(r.Unstable)
+			if r.Unstable < 0 {
+				unstable = "n/a"
+			}
+			fmt.Fprintf(w, "| %s | %s | %s [%s, %s] | %s | %s | %s | %s | %d |\n", rank, name, fmtSigned(r.Excess), fmtSigned(r.Lo), fmtSigned(r.Hi),
+				fmtSigned(r.BudgetExcess), unstable, fmtNum(r.GradEvals), fmtNum(r.CPUSeconds), r.Units)
 		}
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, groupSentence(b))
