@@ -63,7 +63,7 @@ func TestCheck(t *testing.T) {
 		{"jem on tables", JEM, KindTable, ""},
 		{"sgld on 2-D", SGLD, KindPlane, ""},
 		{"sgld on tables", SGLD, KindTable, "method sgld trains on 2-D tasks (--task=gmm:K,C"},
-		{"pcd on 2-D", PCDExact, KindPlane, "method pcd-exact trains on tables, not on task gmm:3,2 (methods for it: baseline, jem, oracle, sgld, mala, jarzynski, ed, shortrun)"},
+		{"pcd on 2-D", PCDExact, KindPlane, "method pcd-exact trains on tables, not on task gmm:3,2 (methods for it: baseline, jem, jem-converged, oracle, sgld, mala, jarzynski, ed, shortrun)"},
 		{"unknown", "ebm", KindTable, `unknown method "ebm"`},
 	}
 	for _, tt := range tests {
@@ -106,7 +106,7 @@ func TestOptions(t *testing.T) {
 	if got := Samplers(); !slices.Equal(got, []string{SGLD, PCD, PCDExact, MALA, Jarzynski, ED, ShortRun, External}) {
 		t.Errorf("Samplers() = %v", got)
 	}
-	if got := For(KindPlane); !slices.Equal(got, []string{Baseline, JEM, Oracle, SGLD, MALA, Jarzynski, ED, ShortRun}) {
+	if got := For(KindPlane); !slices.Equal(got, []string{Baseline, JEM, JEMConverged, Oracle, SGLD, MALA, Jarzynski, ED, ShortRun}) {
 		t.Errorf("For(plane) = %v", got)
 	}
 }
