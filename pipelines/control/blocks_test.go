@@ -137,7 +137,6 @@ func TestBlocksRefused(t *testing.T) {
 		{"unknown block task", "--task=blocks:2,spiral:1", `unknown task "spiral:1"`},
 		{"too many cells", "--task=blocks:32,gmm:3,2 --grid=64", "cells per task, over the limit"},
 		{"box too small for a block", "--task=blocks:2,gmm:3,2 --box=2.5", "outside the box"},
-		{"curves on block tasks", "--task=blocks:2,gmm:3,2 --eval_every=10", "eval_every applies to 2-D tasks only"},
 		{"pcd on block tasks", "--task=blocks:2,gmm:3,2 --methods=jem,pcd", "method pcd trains on"},
 	} {
 		expectRefused(t, tt.name, tt.args, tt.want)
