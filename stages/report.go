@@ -74,14 +74,21 @@ func (f *figureRowsFn) ProcessElement(b ResultBlock, emit func(schemas.ResultRow
 }
 
 // firstTablesFn keeps the learned joints of the first N tables of each point: the
-// tables with ordinals 0..N-1 (the N lowest ids), whatever the ids are; and of 2-D
-// runs with a KL curve, the curve alone (no joint) for the first Curves tasks.
+// tables with ordinals 0..N-1 (the N lowest ids), whatever the ids are, their cells
+// only where a triple plot draws them (render.MaxTripleCells); and of 2-D runs with a
+// KL curve, the curve alone (no joint) for the first Curves tasks.
 type firstTablesFn struct{ N, Curves int64 }
 
 func (f *firstTablesFn) ProcessElement(b LearnedBlock, emit func(Learned)) {
 	for _, l := range b.Runs {
 		switch {
 		case l.Ordinal >= 0 && l.Ordinal < f.N:
+			if l.G == 0 && l.X*l.K > render.MaxTripleCells {
+				// no triple plot is drawn for it (the report counts it): its joints,
+				// 2^21 cells a run for a D = 20 binary task, are not carried to the
+				// report, which would hold them until every block is done
+				l.Logits, l.Q, l.P = nil, nil, nil
+			}
 			emit(l)
 		case len(l.Curve) > 0 && l.Ordinal >= 0 && l.Ordinal < f.Curves:
 			emit(Learned{RunID: l.RunID, PointID: l.PointID, TableID: l.TableID, Ordinal: -1 - l.Ordinal, Method: l.Method, G: l.G, Curve: l.Curve})
@@ -182,6 +189,9 @@ func triples(iter func(*Learned) bool) ([]render.Triple, []render.Task2D, []rend
 			t = &render.Triple{TableID: l.TableID, Ordinal: l.Ordinal, PointID: l.PointID, X: l.X, K: l.K, True: l.P,
 				Learned: map[string][]float64{}}
 			byKey[k] = t
+		}
+		if t.True == nil { // a binary task's truth rides with one of its runs only
+			t.True = l.P
 		}
 		t.Learned[l.Method] = l.Q
 	}

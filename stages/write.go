@@ -149,20 +149,11 @@ func (f *writeLearnedFn) ProcessElement(ctx context.Context, b LearnedBlock, emi
 	if err := f.writeCurves(ctx, b, emit); err != nil { // block tasks' curves, before their learned joints (BlockComplete)
 		return err
 	}
-	n := 0
-	for _, l := range b.Runs {
-		n += len(l.Logits)
-	}
-	rows := make([]schemas.LearnedRow, 0, n)
-	for _, l := range b.Runs { // in run-id order (Evaluate sorts them)
-		for c := range l.Logits {
-			rows = append(rows, schemas.LearnedRow{RunID: l.RunID, TableID: l.TableID, Method: l.Method,
-				PointID: l.PointID, X: int64(c / l.K), Y: int64(c % l.K), Logit: l.Logits[c], Q: l.Q[c]})
-		}
-	}
 	key := LearnedPath(b.PointID, b.Index)
 	err := f.async.start(func() error {
-		if err := schemas.WriteParquet(ctx, f.bucket, key, rows); err != nil {
+		if err := schemas.WriteParquetStream(ctx, f.bucket, key, func(write func([]schemas.LearnedRow) error) error {
+			return learnedRows(b, write)
+		}); err != nil {
 			return fmt.Errorf("write learned joints of point %d block %d: %w", b.PointID, b.Index, err)
 		}
 		return sealPart(ctx, f.bucket, key)
@@ -172,6 +163,23 @@ func (f *writeLearnedFn) ProcessElement(ctx context.Context, b LearnedBlock, emi
 	}
 	emit(key)
 	return nil
+}
+
+// learnedRows hands a (non-2-D) block's learned rows to write, schemas.StreamChunk at a
+// time: a D = 20 task's runs have 2^21 cells each, and rows built for the whole block
+// took GBs. The file's bytes are those of one write of every row (schemas.Chunker).
+func learnedRows(b LearnedBlock, write func([]schemas.LearnedRow) error) error {
+	c := schemas.NewChunker(write)
+	for _, l := range b.Runs { // in run-id order (Evaluate sorts them)
+		for i, lg := range l.Logits {
+			r := schemas.LearnedRow{RunID: l.RunID, TableID: l.TableID, Method: l.Method,
+				PointID: l.PointID, X: int64(i / l.K), Y: int64(i % l.K), Logit: lg, Q: l.Q[i]}
+			if err := c.Add(r); err != nil {
+				return err
+			}
+		}
+	}
+	return c.Flush()
 }
 
 // Paths of a 2-D block's learned grids, curves and sampler buffers.

@@ -158,6 +158,10 @@ func FigureNames(in Input) []string {
 // cell and method): a larger joint (a block task's B·G² x values) is left out.
 const maxTripleCells = 4096
 
+// MaxTripleCells is maxTripleCells, for the stage that gathers the triples: a larger
+// table's joints are left out of its Triple (only its count is reported).
+const MaxTripleCells = maxTripleCells
+
 // plottableTriples are the triples with at most maxTripleCells cells, and how many
 // were left out.
 func plottableTriples(ts []Triple) ([]Triple, int) {

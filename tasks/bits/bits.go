@@ -323,7 +323,15 @@ func (s *source) WriteTruth(ctx context.Context, bucket *blob.Bucket, blocks []t
 				if !s.keepCells(t.Ordinal) {
 					continue
 				}
-				if err := write(schemas.TableRows([]prob.Table{{ID: t.ID, X: p.XValues, K: p.Classes, P: s.truthOf(t)}})); err != nil {
+				// schemas.TableRows of the table, a chunk at a time (one chunker a
+				// table: the bytes of one write a table, as before)
+				c := schemas.NewChunker(write)
+				for i, pr := range s.truthOf(t) {
+					if err := c.Add(schemas.TableRow{TableID: t.ID, X: int64(i / p.Classes), Y: int64(i % p.Classes), P: pr}); err != nil {
+						return err
+					}
+				}
+				if err := c.Flush(); err != nil {
 					return err
 				}
 			}
@@ -429,8 +437,14 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 		}
 		row, l := tasks.EvaluateRun(t, refs)
 		tasks.NoSplit(&row)
-		if !s.keepCells(t.Job.Dataset.Table.Ordinal) {
+		switch {
+		case !s.keepCells(t.Job.Dataset.Table.Ordinal):
 			l.Logits, l.Q, l.P = nil, nil, nil
+		case r%len(p.Methods) != 0:
+			// the task's truth rides with its first method's run only: the runs share
+			// it here, but each element carried to the writer and the report would
+			// copy it (2^21 cells at D = 20); the report takes it from that run
+			l.P = nil
 		}
 		rb.Rows[r], lb.Runs[r] = row, l
 	}
