@@ -28,7 +28,7 @@ func (r RefFlag) Alias() bool { return r.Flag != "" && r.Flag != r.Name }
 // RefFlags is the one table of the reference implementation's flags: the aliases the
 // control and regress commands accept (and the sweep spec's keys), the flags whose
 // names are already jemcheck's, and the hint for each flag jemcheck does not take.
-// README.md's alias table is ReferenceFlagsMarkdown (a test checks it).
+// docs/flags.md's alias table is ReferenceFlagsMarkdown (a test checks it).
 var RefFlags = []RefFlag{
 	{"n_steps", "sgld_steps", "SGLD steps per training step (also the sampler steps of mala, jarzynski and shortrun)"},
 	{"p_x_weight", "jem_px_weight", "weight of the log p(x) term (jemcheck: of jem, oracle and the samplers)"},
@@ -89,7 +89,7 @@ func Aliases() []RefFlag {
 	return as
 }
 
-// ReferenceFlagsMarkdown is RefFlags as the Markdown table of README.md.
+// ReferenceFlagsMarkdown is RefFlags as the Markdown table of docs/flags.md.
 func ReferenceFlagsMarkdown() string {
 	var b strings.Builder
 	b.WriteString("| reference flag | jemcheck | note |\n|---|---|---|\n")

@@ -13,7 +13,6 @@ import (
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages"
 	"github.com/jemcheck/jemcheck/tasks"
-	"github.com/jemcheck/jemcheck/tasks/plane"
 )
 
 // Flags are the experiment flags the control and regress commands share. Mains
@@ -55,9 +54,8 @@ func RegisterFlags(fs *flag.FlagSet, d Defaults) *Flags {
 		OptionFlags: RegisterOptionFlags(fs, d.Out),
 		fs:          fs,
 		defaults:    d,
-		tables:      fs.Int("tables", d.Tables, fmt.Sprintf("number of random joint tables, or of 2-D tasks (default %d for a 2-D task)", plane.DefaultTasks)),
-		methods: fs.String("methods", "", fmt.Sprintf("comma-separated methods: baseline, jem, oracle; the samplers pcd, pcd-exact (tables) "+
-			"and sgld (2-D tasks) (default %q, plus sgld for a 2-D task)", d.Methods)),
+		tables:      fs.Int("tables", d.Tables, tablesHelp(d.Tables)),
+		methods:     fs.String("methods", "", methodsHelp(d.Methods)),
 	}
 	for _, a := range schemas.AxisDefs {
 		if name := a.FlagName(); name != "" {
@@ -115,7 +113,7 @@ func RegisterOptionFlags(fs *flag.FlagSet, out string) *OptionFlags {
 		margin: fs.Float64("margin", th.Margin, "verdict: JEM's optimisation gap (joint and q(x)) and the family's approximation error "+
 			"must each be ≤ this share of the statistical error (upper end of a bootstrap 95% CI)"),
 		maxP: fs.Float64("max_p", th.MaxP, "secondary verdict line (reported, not deciding): the paired Wilcoxon p-value of baseline vs JEM must be < this"),
-		maxExcess: fs.Float64("max_sampler_excess", 0, "verdict: a sampler method (sgld, pcd, pcd-exact) must also keep its mean excess joint KL "+
+		maxExcess: fs.Float64("max_sampler_excess", 0, "verdict: every sampler method (sgld, mala, jarzynski, ed, shortrun, pcd, pcd-exact) must also keep its mean excess joint KL "+
 			"over exact jem within this many nats (upper end of the 95% CI); 0 = no such gate"),
 	}
 }
@@ -227,7 +225,8 @@ func checkGiven(given map[string]bool, p stages.Point, tablesFrom, tasksFrom str
 // ShortUsage makes a parse error on fs print one line, "NAME: error: MESSAGE (run with
 // -help for the flags)", where an unknown flag's MESSAGE ends in a hint (see hint: the
 // reference implementation's flags, "did you mean --X?"), instead of the error followed
-// by the usage of every flag (Beam's included); -help and -h still print them all.
+// by the usage of every flag (Beam's included); -help and -h print them all (printUsage:
+// a usage line, examples, jemcheck's flags in groups, Beam's runner flags last).
 // RegisterOptionFlags calls it; a command that defines its flags itself calls it before
 // parsing, after setting fs's output if at all. The flag package writes an
 // error to fs.Output() and then calls fs.Usage, while -help calls fs.Usage alone, so
@@ -251,8 +250,7 @@ func ShortUsage(fs *flag.FlagSet) {
 		}
 		out.direct = true
 		defer func() { out.direct = false }()
-		fmt.Fprintf(out.w, "Usage of %s:\n", name)
-		fs.PrintDefaults()
+		printUsage(out.w, fs)
 	}
 }
 

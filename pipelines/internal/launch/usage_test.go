@@ -1,0 +1,93 @@
+package launch
+
+import (
+	"bytes"
+	"flag"
+	"strings"
+	"testing"
+
+	"github.com/jemcheck/jemcheck/methods"
+)
+
+// TestHelp: -help starts with a usage line and three examples, lists every method
+// jemcheck trains (methods.Table) in the -methods help, states each default once, and
+// puts Beam's runner flags last, under their own heading.
+func TestHelp(t *testing.T) {
+	for _, cmd := range []string{"control", "regress"} {
+		t.Run(cmd, func(t *testing.T) {
+			fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+			var out bytes.Buffer
+			fs.SetOutput(&out)
+			RegisterFlags(fs, Defaults{Tables: 1000, Methods: "baseline,jem,oracle", Out: "./out"})
+			fs.String("runner", "", "a Beam runner flag") // as Beam defines it on flag.CommandLine
+			if err := fs.Parse([]string{"-help"}); err != flag.ErrHelp {
+				t.Fatalf("Parse(-help) = %v", err)
+			}
+			help := out.String()
+			lines := strings.Split(help, "\n")
+			if !strings.HasPrefix(lines[0], "Usage: "+cmd+" ") {
+				t.Errorf("first line %q is not a usage line", lines[0])
+			}
+			ex := strings.Index(help, "\nExamples")
+			if ex < 0 {
+				t.Fatal("no examples")
+			}
+			n := 0
+			for _, l := range strings.Split(help[ex:], "\n")[2:] {
+				if !strings.HasPrefix(l, "  "+cmd) {
+					break
+				}
+				n++
+			}
+			if n != 3 {
+				t.Errorf("%d examples, want 3", n)
+			}
+			_, methodsHelp, _ := strings.Cut(help, "\n  -methods string\n")
+			methodsHelp, _, _ = strings.Cut(methodsHelp, "\n  -")
+			for _, m := range methods.Table {
+				if !m.External && !strings.Contains(methodsHelp, "\n    \t  "+m.Name+" ") {
+					t.Errorf("-methods help does not list %s:\n%s", m.Name, methodsHelp)
+				}
+			}
+			for _, m := range []string{"mala", "jarzynski", "ed", "shortrun", "jem-converged"} {
+				if !strings.Contains(methodsHelp, "  "+m+" ") {
+					t.Errorf("-methods help does not list %s", m)
+				}
+			}
+			for _, l := range lines {
+				if strings.Count(l, "(default") > 1 {
+					t.Errorf("a default stated twice: %q", l)
+				}
+			}
+			if !strings.Contains(help, "(default 1000; 2-D tasks 100") {
+				t.Errorf("-tables help does not give the per-kind defaults:\n%s", help)
+			}
+			runner := strings.Index(help, "\n"+runnerTitle+":\n")
+			if runner < 0 || !strings.Contains(help[runner:], "\n  -runner string\n") {
+				t.Fatalf("the runner flag is not under %q", runnerTitle)
+			}
+			for _, own := range []string{"-tables int", "-methods string", "-out string", "-sgld_lr float", "-p_x_weight value"} {
+				if i := strings.Index(help, "\n  "+own+"\n"); i < 0 || i > runner {
+					t.Errorf("%s is not listed before the runner flags", own)
+				}
+			}
+		})
+	}
+}
+
+// TestRunnerFlags: the flags the imported packages define on flag.CommandLine are
+// Beam's runner flags, and none of jemcheck's.
+func TestRunnerFlags(t *testing.T) {
+	for _, name := range []string{"runner", "project", "region", "staging_location", "endpoint", "environment_type"} {
+		if !runnerFlags[name] {
+			t.Errorf("--%s is not among the runner flags", name)
+		}
+	}
+	fs := flag.NewFlagSet("control", flag.ContinueOnError)
+	RegisterFlags(fs, Defaults{Tables: 1, Methods: "jem", Out: "x"})
+	fs.VisitAll(func(f *flag.Flag) {
+		if runnerFlags[f.Name] {
+			t.Errorf("jemcheck's --%s is also a runner flag", f.Name)
+		}
+	})
+}
