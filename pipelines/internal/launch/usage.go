@@ -33,7 +33,7 @@ type commandUsage struct {
 // usages are the commands' usage texts, by command name (the FlagSet's base name).
 var usages = map[string]commandUsage{
 	"control": {"control [flags]",
-		"Trains each method on one grid point's tasks, measures every model against the exact truth, and writes results, summary.json and report.html under --out; the last line is the verdict.",
+		"Trains each method on one grid point's tasks, measures every model against the exact truth, writes results, summary.json and report.html under --out, and prints the headline and the verdict.",
 		[]string{
 			"control                                                    # 1,000 random 2x2 tables x {baseline, jem, oracle} -> ./out",
 			"control --task=gmm:3,2 --tables=10 --methods=jem,ed --out=out/ed   # a recipe against exact JEM on a 2-D task",
