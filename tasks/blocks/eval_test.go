@@ -70,12 +70,20 @@ func TestEvalPoints(t *testing.T) {
 			t.Fatalf("coordinate %v outside the box", v)
 		}
 	}
-	// r = ½·p + ½·u: at a uniform draw, check against the truth's density directly.
-	lt := trueLogits(s, truth, 0)
-	for j := s.NT; j < s.NT+50; j++ {
-		i := s.M + j
-		logP := prob.LogSumExp(lt[i*3 : i*3+3])
-		want := math.Log(0.5*math.Exp(logP) + 0.5/math.Pow(2*p.Box, 4))
+	// r = ½·p_ε + ½·u, p_ε the block-defensive truth: at every proposal draw, check
+	// against the truth's grid density directly.
+	eps, h2, A := prob.BlockDefensiveShare(2), g.CellArea(), math.Pow(2*p.Box, 2)
+	for j := range s.N {
+		x := s.X[(s.M+j)*4 : (s.M+j+1)*4]
+		pe := 0.0
+		for y := range 3 {
+			v := truth.Prior[y]
+			for b := range 2 {
+				v *= (1-eps)*truth.Cond[b][g.Cell(x[2*b], x[2*b+1])*3+y]/h2 + eps/A
+			}
+			pe += v
+		}
+		want := math.Log(0.5*pe + 0.5/(A*A))
 		if math.Abs(s.LogR[j]-want) > 1e-9 {
 			t.Fatalf("proposal draw %d: log r %v, want %v", j, s.LogR[j], want)
 		}
