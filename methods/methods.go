@@ -6,8 +6,9 @@
 // all read this table; the kinds (package tasks and its subpackages) say how each
 // method trains on their tasks.
 //
-// Adding a method is an entry here (and its trainer in the kind that runs it); nothing
-// else lists methods.
+// Adding a method is an entry here, its trainer in the kind that runs it, and, for a
+// recipe with options, their checks (tasks/resolve.go) and the kernel's method enum
+// (models/kernel's Method2D or MethodBits).
 package methods
 
 import (
@@ -210,9 +211,6 @@ func Samplers() []string {
 
 // IsSampler reports whether the named method is a sampler.
 func IsSampler(name string) bool { m, ok := Lookup(name); return ok && m.Sampler }
-
-// IsReference reports whether the named method is an exact reference.
-func IsReference(name string) bool { m, ok := Lookup(name); return ok && m.Reference }
 
 // Uses reports whether any of the named methods reads the grid axis.
 func Uses(names []string, axis string) bool {

@@ -3,6 +3,7 @@ package models
 import (
 	"math"
 
+	//lint:ignore ST1001 GoMLX graph-building style.
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX graph-building style.
 )
 

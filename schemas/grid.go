@@ -22,8 +22,9 @@ type Grid struct {
 	Replicate int     `json:"replicate"`     // replicate index, part of every seed
 	PxWeight  float64 `json:"jem_px_weight"` // weight of log p(x) in the jem, oracle and sampler losses
 
-	// The task: "table" (random joint tables, the fields above), or a continuous 2-D
-	// task "gmm:K,C", "moons:SIGMA", "circles:SIGMA", or "file" (--tasks_from). A 2-D
+	// The task: "table" (random joint tables, the fields above), a continuous 2-D
+	// task "gmm:K,C", "moons:SIGMA", "circles:SIGMA", or "file" (--tasks_from), a
+	// binary table "bits:D,K" or a block task "blocks:…" (tasks.Of names them all). A 2-D
 	// task is evaluated on a Grid×Grid grid over the box [−Box, Box]²: its points have
 	// XValues = Grid² (the grid cells) and Classes = K, so every table metric applies
 	// to the grid joint.
@@ -35,7 +36,8 @@ type Grid struct {
 	// Binary tasks "bits:D,K": the truth's product-Bernoulli components per class.
 	Components int `json:"components"`
 
-	// The sampler methods' options (sgld on 2-D tasks, pcd on tables).
+	// The sampler methods' options (sgld on 2-D and block tasks, pcd on tables and
+	// binary tables).
 	SGLDPreset string  `json:"sgld_preset"` // "official" (std 0.01), "langevin" (std √(2·lr)) or "noisefree" (std 0, as SADA-JEM runs it)
 	SGLDLR     float64 `json:"sgld_lr"`     // SGLD step size on ∇x LSE_y f(x)
 	SGLDStd    float64 `json:"sgld_std"`    // SGLD noise standard deviation (0: the preset's)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"path"
 	"slices"
 	"strconv"
@@ -494,6 +493,3 @@ func csvValue(v parquet.Value) string {
 	}
 	return v.String()
 }
-
-// Finite reports whether v is a finite number (a logit must be).
-func Finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -13,8 +13,8 @@
 // Elements are blocks of tables of one grid point (see Block): the grid points are
 // the DoFns' configuration, held in exported fields, and elements carry only a point id
 // and table ordinals. Every random draw derives from the run seed and the identity of
-// the table (its ordinal), the run's method or the point (see the seed helpers in
-// types.go), never from a batch-mate. The verdict's statistics live in aggregate.go; the
-// pure maths (tables, KL, the model families' projections, exact references, tests)
-// in models/prob.
+// the table (its ordinal), the run's method or the point (see the seed helpers
+// tasks.TableSeed and tasks.SampleSeed), never from a batch-mate. The verdict's
+// statistics live in package verdict; the pure maths (tables, KL, the model families'
+// projections, exact references, tests) in models/prob.
 package stages

@@ -20,27 +20,13 @@ type External struct {
 	logits  map[string]map[int64][]float64
 }
 
-// IndexLogits checks a user's logits against point p (ids: its tasks' ids in ordinal
-// order) and indexes them. Every model must give exactly one finite logit (−Inf, a
-// cell of zero mass, is allowed) for every cell and class of each task it covers;
-// the models must cover the same tasks, and these must be the point's first n tasks
-// (all of them when all is set). unnamed names the model of rows no column names.
-// Errors name the file, the row and what is wrong, for the user.
-func IndexLogits(l schemas.Logits, p Point, ids []int64, unnamed string, all bool) (*External, error) {
-	x, err := newLogitIndex(p, ids, unnamed, all)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range l.Rows {
-		if err := x.add(&l, r); err != nil {
-			return nil, err
-		}
-	}
-	return x.finish(&l)
-}
-
-// ReadExternal reads the user's logits at loc (schemas.ScanLogits) and indexes them as
-// IndexLogits does, row by row as they are read: a file is never held whole, a bad row
+// ReadExternal reads the user's logits at loc (schemas.ScanLogits), checks them against
+// point p (ids: its tasks' ids in ordinal order) and indexes them. Every model must
+// give exactly one finite logit (−Inf, a cell of zero mass, is allowed) for every cell
+// and class of each task it covers; the models must cover the same tasks, and these
+// must be the point's first n tasks (all of them when all is set). unnamed names the
+// model of rows no column names. Errors name the file, the row and what is wrong, for
+// the user. It indexes row by row as it reads: a file is never held whole, a bad row
 // is refused when it is read, and memory is the logits the support needs (at most
 // schemas.MaxLogitsRows values), whatever the file's size. It also returns what was
 // read (the files and the model names; no rows).

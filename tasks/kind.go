@@ -1,10 +1,11 @@
 // Package tasks is the task-kind interface and what every kind works with: a run's
 // Options, its grid Points, the elements that flow between the stages (blocks of
 // tasks, their trained runs) and the exact evaluation of a learned joint on an
-// enumerated support. One kind is one subpackage (tasks/table: random joint tables;
-// tasks/plane: continuous 2-D densities on a grid) registered here by name; the stages,
-// the verdict and the report call the Kind and Source interfaces and never ask which
-// kind they hold. The package is Beam-free: the stages are thin wrappers over it.
+// enumerated support. One kind is one subpackage registered here by name (tasks/table:
+// random joint tables; tasks/bits: binary tables in D dimensions; tasks/plane:
+// continuous 2-D densities on a grid; tasks/blocks: block tasks in D = 2B dimensions;
+// tasks/all imports them all); the stages, the verdict and the report call the Kind and
+// Source interfaces and never ask which kind they hold. The package is Beam-free: the stages are thin wrappers over it.
 package tasks
 
 import (
@@ -159,9 +160,6 @@ func Kinds() []Kind {
 	defer mu.RUnlock()
 	return slices.Clone(kinds)
 }
-
-// RuleOf is the verdict rule of a point with values g (verdict.Summarize's ruleOf).
-func RuleOf(task string) verdict.Rule { return MustOf(task).Rule() }
 
 // Sources opens the source of every point (a stage's Setup).
 func Sources(ctx context.Context, env Env, points []Point) (map[int64]Source, error) {

@@ -71,7 +71,7 @@ func (p Point) Validate() error {
 	if err := p.validateRecipe(); err != nil {
 		return err
 	}
-	return k.Validate(p.WithoutExternal()) // a kind validates what it trains; a user's model is checked by tasks.IndexLogits
+	return k.Validate(p.WithoutExternal()) // a kind validates what it trains; a user's model is checked by tasks.ReadExternal
 }
 
 // Validate checks the run-wide options.

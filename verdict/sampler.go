@@ -297,9 +297,9 @@ func judged(pairs []SamplerPairs) []SamplerPairs {
 	return out
 }
 
-// decide2D takes the verdict at a 2-D point. A continuous task has no exact expected
-// reference for the statistical error, so the table claim's checks do not apply; a
-// 2-D point answers two questions. Does exact JEM itself learn the joint (its joint KL
+// decide2D takes the verdict at a point of the Samplers rule (2-D, binary-table and
+// block tasks). Such a task has no exact expected reference for the statistical error,
+// so the table claim's checks do not apply; the point answers two questions. Does exact JEM itself learn the joint (its joint KL
 // below the baseline's on the same tasks, when a baseline ran)? And does JEM trained
 // with each recipe learn it as well as exact JEM on the same draws: each sampler's
 // excess over exact JEM is graded in nats (gradeOf) and must match.

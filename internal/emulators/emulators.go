@@ -25,7 +25,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -151,16 +150,6 @@ func (s *Server) Loc(bucket, dir string) string {
 // Object returns the location of one object key in bucket (for flags that name a
 // file: --logits, --tables_from, --spec).
 func (s *Server) Object(bucket, key string) string { return s.Loc(bucket, key) }
-
-// EnvList is Env as KEY=VALUE strings, sorted, to append to a child's environment.
-func (s *Server) EnvList() []string {
-	var l []string
-	for k, v := range s.Env {
-		l = append(l, k+"="+v)
-	}
-	slices.Sort(l)
-	return l
-}
 
 // Close stops the server; what it held is gone.
 func (s *Server) Close() {

@@ -56,13 +56,6 @@ func gTanh(dst, a []float32) {
 	}
 }
 
-func gLog(dst, a []float32) {
-	a = a[:len(dst)]
-	for i := range dst {
-		dst[i] = Log32(a[i])
-	}
-}
-
 // gSoftmax: for every lane l < L, dst[g*L+l] = softmax over g < G of src[g*L+l]
 // (max-stabilised: exp(src - max) / sum). dst may be src.
 func gSoftmax(dst, src []float32, G, L int) {

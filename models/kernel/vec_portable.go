@@ -14,7 +14,6 @@ func vMul(dst, a, b []float32)                           { gMul(dst, a, b) }
 func vScaleAdd(dst, a []float32, s float32, b []float32) { gScaleAdd(dst, a, s, b) }
 func vExp(dst, a []float32)                              { gExp(dst, a) }
 func vTanh(dst, a []float32)                             { gTanh(dst, a) }
-func vLog(dst, a []float32)                              { gLog(dst, a) }
 func vSoftmax(dst, src []float32, G, L int)              { gSoftmax(dst, src, G, L) }
 func vRowSum(dst, src []float32, G, L int)               { gRowSum(dst, src, G, L) }
 func vGradCE(dst, s, c, rw []float32, K, L int)          { gGradCE(dst, s, c, rw, K, L) }

@@ -163,9 +163,6 @@ func vTanh(dst, a []float32) {
 	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
 
-// vLog is the portable loop in both builds: it only serves the once-per-run loss.
-func vLog(dst, a []float32) { gLog(dst, a) }
-
 func vSoftmax(dst, src []float32, G, L int) {
 	if !SIMD {
 		gSoftmax(dst, src, G, L)

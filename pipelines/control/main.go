@@ -1,8 +1,10 @@
-// Command control runs the seed control experiment of the JEM claim: random joint
-// tables p(x,y), N samples each, a softmax model trained with cross-entropy
-// (baseline), with the exact JEM joint likelihood (jem) and with the JEM loss on the
-// true table (oracle), then KL(p‖q) of joint, marginal and conditional against the
-// statistical floor, aggregated into summary.json and report.html.
+// Command control runs the control experiment of the JEM claim on one task kind
+// (random joint tables, binary tables, continuous 2-D densities or block tasks): N
+// draws of each task, a model trained with cross-entropy (baseline), with the exact
+// JEM joint likelihood (jem), with the JEM loss on the truth (oracle) and with each
+// sampler recipe given in --methods, then KL(p‖q) of joint, marginal and conditional
+// (against the statistical floor on tables), aggregated into summary.json, the verdict
+// and report.html.
 //
 //	go run ./pipelines/control                      # prism in-process, ./out, pure-Go GoMLX
 //	go run ./pipelines/control --tables=10000 --out=gs://bucket/run1 --runner=dataflow ...
