@@ -1,11 +1,13 @@
 package schemas
 
-// ExportFormat names the layout of an export (pipelines/export) in export.json.
+// ExportFormat names the layout of an export (pipelines/export) in export.json. Fields
+// are only ever added within a format: a reader of an older export.json of the same
+// format finds every field it knew.
 const ExportFormat = "jemcheck-export/1"
 
 // Export is export.json: what an export holds, for a user's own training code and for
 // pipelines/evaluate. Every file is named relative to the export's folder; with --csv
-// each Parquet file has a .csv sibling of the same columns.
+// each Parquet file has a .csv sibling of the same columns, named in Files.
 type Export struct {
 	Format string        `json:"format"`
 	Config string        `json:"config"` // config.json: the run's full configuration (seed, task, model, steps…)
@@ -24,20 +26,64 @@ type ExportPoint struct {
 	IDs       []int64 `json:"ids"` // the tasks' ids, in order
 	// The support: every task is evaluated on Support points, numbered in
 	// SupportColumn; a logits file names the task by IDColumn.
-	IDColumn      string      `json:"id_column"`
-	SupportColumn string      `json:"support_column"`
-	Support       int         `json:"support"`
-	Columns       []string    `json:"columns,omitempty"` // the support file's coordinate columns
-	About         string      `json:"about"`
-	Grid          int         `json:"grid,omitempty"` // 2-D tasks: G cells a side over [−box, box]²
-	Box           float64     `json:"box,omitempty"`
-	Model         string      `json:"model"` // jemcheck's model of the point (its own runs' network)
-	Files         ExportFiles `json:"files"`
+	IDColumn      string   `json:"id_column"`
+	SupportColumn string   `json:"support_column"`
+	Support       int      `json:"support"`
+	Columns       []string `json:"columns,omitempty"` // the support file's coordinate columns
+	About         string   `json:"about"`
+	Grid          int      `json:"grid,omitempty"` // 2-D tasks: G cells a side over [−box, box]²
+	Box           float64  `json:"box,omitempty"`  // continuous tasks: the half-width b of Bounds
+	// Bounds are the box of a continuous task, [−b, b] on each of its Dimension axes
+	// (absent for tables and binary tables).
+	Bounds [][2]float64 `json:"bounds,omitempty"`
+	// LabelColumn is the class column of the draws and of the truth (0..Classes−1).
+	LabelColumn string       `json:"label_column"`
+	Logits      ExportLogits `json:"logits"` // the logits file evaluate takes for the point
+	Model       string       `json:"model"`  // jemcheck's model of the point (its own runs' network)
+	Files       ExportFiles  `json:"files"`
 }
 
-// ExportFiles are a point's files.
+// ExportLogits describes the logits file of a point (pipelines/evaluate --logits).
+type ExportLogits struct {
+	// Columns every file has, in order: IDColumn, SupportColumn, ClassColumn, LogitColumn.
+	Columns     []string `json:"columns"`
+	ClassColumn string   `json:"class_column"`
+	LogitColumn string   `json:"logit_column"`
+	// ModelColumn, optional, names each row's model (several models in one file are
+	// evaluated side by side).
+	ModelColumn string `json:"model_column"`
+}
+
+// ExportFiles are a point's files and their columns.
 type ExportFiles struct {
 	Samples []string `json:"samples"` // the training draws, one file per block of tasks
 	Points  string   `json:"points"`  // the support
 	Truth   string   `json:"truth"`   // the true joint on the support
+	// The files' columns, as in the files.
+	SamplesColumns []string `json:"samples_columns,omitempty"`
+	PointsColumns  []string `json:"points_columns,omitempty"`
+	TruthColumns   []string `json:"truth_columns,omitempty"`
+	// With --csv, the CSV siblings of Samples, Points and Truth.
+	SamplesCSV []string `json:"samples_csv,omitempty"`
+	PointsCSV  string   `json:"points_csv,omitempty"`
+	TruthCSV   string   `json:"truth_csv,omitempty"`
+}
+
+// ExportLogitsOf is the logits file of a point whose logits name the task by idColumn
+// and the point of its support by supportColumn.
+func ExportLogitsOf(idColumn, supportColumn string) ExportLogits {
+	return ExportLogits{Columns: LogitColumns{IDColumn: idColumn, CellColumn: supportColumn}.Required(),
+		ClassColumn: LogitClassColumn, LogitColumn: LogitValueColumn, ModelColumn: LogitModelColumn}
+}
+
+// BoxBounds are the bounds [−box, box] on each of d axes (nil without a box).
+func BoxBounds(box float64, d int) [][2]float64 {
+	if box <= 0 || d <= 0 {
+		return nil
+	}
+	out := make([][2]float64, d)
+	for i := range out {
+		out[i] = [2]float64{-box, box}
+	}
+	return out
 }

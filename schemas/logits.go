@@ -42,6 +42,19 @@ type LogitColumns struct {
 	IDColumn, CellColumn string
 }
 
+// The class and logit columns of a logits file, and the column that names its model.
+const (
+	LogitClassColumn = "y"
+	LogitValueColumn = "logit"
+	LogitModelColumn = "model"
+)
+
+// Required are the columns every logits file has, in this order: the task, the point
+// of its support, the class and the logit.
+func (c LogitColumns) Required() []string {
+	return []string{c.IDColumn, c.CellColumn, LogitClassColumn, LogitValueColumn}
+}
+
 // LogitRow is one row of a logits file: model Model (an index into Logits.Models) gives
 // task ID, at point Cell of its support and class Y, the logit Logit.
 type LogitRow struct {
@@ -75,7 +88,7 @@ func (l Logits) Where(r LogitRow) string {
 // The columns that may name a row's model, in order of precedence: a model column, a
 // method column (jemcheck's own learned/ files) or a run id (learned_grid/ files:
 // p0000-t0000003-jem names the method jem).
-var modelColumns = []string{"model", "method", "run_id"}
+var modelColumns = []string{LogitModelColumn, "method", "run_id"}
 
 // ReadLogits reads a user's logits: loc is one file (.parquet or .csv, a path or a
 // URL) or a folder of them (a path ending in / or an existing local directory: every
@@ -186,7 +199,7 @@ func (l *Logits) parse(key string, src userSource, cols LogitColumns) error {
 	if err != nil {
 		return err
 	}
-	want := []string{cols.IDColumn, cols.CellColumn, "y", "logit"}
+	want := cols.Required()
 	if format == "csv" {
 		return l.parseCSV(src.r, want)
 	}
@@ -475,6 +488,44 @@ func ParquetToCSV(ctx context.Context, b *blob.Bucket, key, out string) (err err
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// ParquetColumns are the columns of the Parquet file at key, read from its footer (the
+// rows are not read).
+func ParquetColumns(ctx context.Context, b *blob.Bucket, key string) ([]string, error) {
+	attrs, err := b.Attributes(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	pf, err := parquet.OpenFile(rangeReader{ctx, b, key}, attrs.Size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	var cols []string
+	for _, p := range pf.Schema().Columns() {
+		cols = append(cols, strings.Join(p, "."))
+	}
+	return cols, nil
+}
+
+// rangeReader reads an object by ranges (an io.ReaderAt).
+type rangeReader struct {
+	ctx context.Context
+	b   *blob.Bucket
+	key string
+}
+
+func (r rangeReader) ReadAt(p []byte, off int64) (int, error) {
+	rr, err := r.b.NewRangeReader(r.ctx, r.key, off, int64(len(p)), nil)
+	if err != nil {
+		return 0, err
+	}
+	defer rr.Close()
+	n, err := io.ReadFull(rr, p)
+	if err == io.ErrUnexpectedEOF {
+		err = io.EOF
+	}
+	return n, err
 }
 
 // csvValue formats a Parquet value for CSV.

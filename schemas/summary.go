@@ -116,7 +116,7 @@ type SamplerComparison struct {
 	// recipes that are not distinguishable share a rank); 0 for a reference.
 	Rank     int `json:"rank"`
 	Pairs    int `json:"pairs"`
-	Excluded int    `json:"excluded_pairs"` // tasks left out: a run diverged (or is missing), or exact jem's KL is not finite
+	Excluded int `json:"excluded_pairs"` // tasks left out: a run diverged (or is missing), or exact jem's KL is not finite
 	// Nonfinite are the tasks where the sampler's KL is not finite (no guard fired) and
 	// exact jem's is: its excess there is +Inf, so they count against the sampler (the
 	// excess statistics are over the Pairs with finite KLs).

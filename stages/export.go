@@ -82,9 +82,12 @@ func (f *writeExportFn) ProcessElement(ctx context.Context, _ []byte, truthKeys 
 		ps := byPoint[p.ID]
 		slices.SortFunc(ps, func(a, b exportPart) int { return cmp.Compare(a.First, b.First) })
 		k := tasks.MustOf(p.Task)
-		ep := schemas.ExportPoint{PointID: p.ID, Kind: k.Name(), Task: p.Task, Classes: p.Classes, Dimension: k.Dimension(p),
+		d := k.Dimension(p)
+		ep := schemas.ExportPoint{PointID: p.ID, Kind: k.Name(), Task: p.Task, Classes: p.Classes, Dimension: d,
 			Samples: p.Samples, Tasks: p.Tables, IDs: []int64{}, IDColumn: sup.IDColumn, SupportColumn: sup.CellColumn,
-			Support: sup.Cells, Columns: sup.Columns, About: sup.About, Grid: p.GridCells, Box: p.Box, Model: p.Model,
+			Support: sup.Cells, Columns: sup.Columns, About: sup.About, Grid: p.GridCells, Box: p.Box,
+			Bounds: schemas.BoxBounds(p.Box, d), LabelColumn: schemas.LogitClassColumn,
+			Logits: schemas.ExportLogitsOf(sup.IDColumn, sup.CellColumn), Model: p.Model,
 			Files: schemas.ExportFiles{Points: key}}
 		for _, part := range ps {
 			ep.IDs = append(ep.IDs, part.IDs...)
@@ -92,6 +95,9 @@ func (f *writeExportFn) ProcessElement(ctx context.Context, _ []byte, truthKeys 
 		}
 		if len(truths) == len(f.Points) {
 			ep.Files.Truth = truths[i]
+		}
+		if err := f.describeFiles(ctx, &ep.Files); err != nil {
+			return fmt.Errorf("export point %d: %w", p.ID, err)
 		}
 		ex.Points = append(ex.Points, ep)
 		parquetKeys = append(parquetKeys, key)
@@ -104,7 +110,7 @@ func (f *writeExportFn) ProcessElement(ctx context.Context, _ []byte, truthKeys 
 	emit(ExportKey)
 	if f.CSV {
 		for _, key := range parquetKeys {
-			out := strings.TrimSuffix(key, ".parquet") + ".csv"
+			out := csvSibling(key)
 			if err := schemas.ParquetToCSV(ctx, f.bucket, key, out); err != nil {
 				return fmt.Errorf("export: %s as CSV: %w", key, err)
 			}
@@ -112,5 +118,40 @@ func (f *writeExportFn) ProcessElement(ctx context.Context, _ []byte, truthKeys 
 		}
 	}
 	progress(ctx, "export: %d point(s) -> %s", len(f.Points), ExportKey)
+	return nil
+}
+
+// csvSibling is the CSV copy of the Parquet file key.
+func csvSibling(key string) string { return strings.TrimSuffix(key, ".parquet") + ".csv" }
+
+// describeFiles names the columns of a point's files (from the files themselves) and,
+// with CSV, their CSV siblings.
+func (f *writeExportFn) describeFiles(ctx context.Context, files *schemas.ExportFiles) error {
+	var err error
+	cols := func(key string) []string {
+		if key == "" || err != nil {
+			return nil
+		}
+		var c []string
+		c, err = schemas.ParquetColumns(ctx, f.bucket, key)
+		return c
+	}
+	if len(files.Samples) > 0 {
+		files.SamplesColumns = cols(files.Samples[0])
+	}
+	files.PointsColumns = cols(files.Points)
+	files.TruthColumns = cols(files.Truth)
+	if err != nil {
+		return err
+	}
+	if f.CSV {
+		for _, k := range files.Samples {
+			files.SamplesCSV = append(files.SamplesCSV, csvSibling(k))
+		}
+		files.PointsCSV = csvSibling(files.Points)
+		if files.Truth != "" {
+			files.TruthCSV = csvSibling(files.Truth)
+		}
+	}
 	return nil
 }

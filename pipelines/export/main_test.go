@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,9 +64,27 @@ func TestExport(t *testing.T) {
 			if ep.Support != tc.support || len(ep.IDs) != tc.tables || ep.Tasks != tc.tables || ep.Files.Truth == "" || len(ep.Files.Samples) == 0 {
 				t.Errorf("export.json point: %+v", ep)
 			}
-			header, rows := readCSV(t, filepath.Join(out, strings.TrimSuffix(ep.Files.Points, ".parquet")+".csv"))
+			header, rows := readCSV(t, filepath.Join(out, ep.Files.PointsCSV))
 			if strings.Join(header, ",") != strings.Join(tc.columns, ",") || len(rows) != tc.support {
 				t.Errorf("support: columns %v, %d rows; want %v, %d", header, len(rows), tc.columns, tc.support)
+			}
+			// export.json names every file's columns and CSV sibling, the logits file's
+			// columns and the box per axis.
+			if !slices.Equal(ep.Files.PointsColumns, header) {
+				t.Errorf("points_columns %v, the file has %v", ep.Files.PointsColumns, header)
+			}
+			if h, _ := readCSV(t, filepath.Join(out, ep.Files.SamplesCSV[0])); !slices.Equal(ep.Files.SamplesColumns, h) || !slices.Contains(h, ep.LabelColumn) {
+				t.Errorf("samples_columns %v, label %q; the file has %v", ep.Files.SamplesColumns, ep.LabelColumn, h)
+			}
+			if h, _ := readCSV(t, filepath.Join(out, ep.Files.TruthCSV)); !slices.Equal(ep.Files.TruthColumns, h) {
+				t.Errorf("truth_columns %v, the file has %v", ep.Files.TruthColumns, h)
+			}
+			if want := []string{ep.IDColumn, ep.SupportColumn, "y", "logit"}; !slices.Equal(ep.Logits.Columns, want) || ep.Logits.LogitColumn != "logit" || ep.Logits.ModelColumn != "model" {
+				t.Errorf("logits %+v, want columns %v", ep.Logits, want)
+			}
+			if wantBounds := tc.grid.Box > 0 && tc.name == "2-D"; wantBounds != (len(ep.Bounds) == ep.Dimension && len(ep.Bounds) > 0) ||
+				wantBounds && ep.Bounds[1] != [2]float64{-tc.grid.Box, tc.grid.Box} {
+				t.Errorf("bounds %v (dimension %d, box %v)", ep.Bounds, ep.Dimension, tc.grid.Box)
 			}
 			draws := 0
 			for _, key := range ep.Files.Samples {
