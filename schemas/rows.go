@@ -67,10 +67,14 @@ type ResultRow struct {
 	KLConditionalSE float64 `parquet:"kl_conditional_se" json:"kl_conditional_se"`
 
 	// Block tasks: the model's log Z over the box, exact (the grids' quadrature, per unit
-	// volume) and estimated by importance sampling from a defensive mixture of the truth
-	// and the uniform on the box (prob.ImportanceLogZ), with its standard error and
+	// volume) and estimated by importance sampling from the truth with each block
+	// replaced by a uniform draw on its box with a small probability (prob.ImportanceLogZ),
+	// with its standard error (with an allowance for the weights' unseen tail) and
 	// effective sample size; kl_joint_is is kl_joint with the estimated log Z, and
-	// kl_joint_is_se its standard error (NaN where the estimate is refused, ESS < 100).
+	// kl_joint_is_se its standard error. An estimate is refused (is_refused says why:
+	// ESS < 100, or the weights' Pareto k̂ > 0.5, whose variance is infinite) with
+	// kl_joint_is and the SEs NaN and log_z_is kept as a stochastic lower bound; is_khat
+	// is k̂ (NaN where it is not fitted).
 	// On a joint point (--model=joint:…) every run is measured from its logits at the
 	// task's evaluation points (tasks/blocks.EvaluateLogits): kl_joint_is is the Monte
 	// Carlo mean of log p − f plus log Ẑ, kl_joint_is_se combines both SEs, and log_z is
@@ -81,6 +85,8 @@ type ResultRow struct {
 	ISESS       float64 `parquet:"is_ess" json:"is_ess"`
 	KLJointIS   float64 `parquet:"kl_joint_is" json:"kl_joint_is"`
 	KLJointISSE float64 `parquet:"kl_joint_is_se" json:"kl_joint_is_se"`
+	ISKHat      float64 `parquet:"is_khat" json:"is_khat"`
+	ISRefused   string  `parquet:"is_refused" json:"is_refused"`
 	// Block tasks, the report's tasks (--report_tables): log Z by annealed importance
 	// sampling (prob.AISLogZ: 512 chains, 200 temperatures) as a cross-check, with the SE
 	// and ESS of its chains' weights; NaN otherwise.

@@ -40,7 +40,7 @@ func EvaluateRun(t Trained, refs *Refs) (schemas.ResultRow, Learned) {
 		BufferInBox:   math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(),
 		RefGap:       math.NaN(),
 		KLMarginalSE: math.NaN(), KLConditionalSE: math.NaN(), // exact KLs
-		LogZ: math.NaN(), LogZIS: math.NaN(), LogZISSE: math.NaN(), ISESS: math.NaN(), KLJointIS: math.NaN(), KLJointISSE: math.NaN(),
+		LogZ: math.NaN(), LogZIS: math.NaN(), LogZISSE: math.NaN(), ISESS: math.NaN(), ISKHat: math.NaN(), KLJointIS: math.NaN(), KLJointISSE: math.NaN(),
 		LogZAIS: math.NaN(), LogZAISSE: math.NaN(), AISESS: math.NaN(),
 	}
 	row.BestTemperature, row.KLJointBestTemperature = math.NaN(), math.NaN()

@@ -503,7 +503,7 @@ func (s *source) importance(row *schemas.ResultRow, t tasks.Trained, task prob.B
 	if lseErr != nil {
 		return
 	}
-	row.LogZIS, row.LogZISSE, row.ISESS = e.LogZ, e.SE, e.ESS
+	row.LogZIS, row.LogZISSE, row.ISESS, row.ISKHat, row.ISRefused = e.LogZ, e.SE, e.ESS, e.K, e.Reason
 	if !e.Refused() {
 		row.KLJointIS = row.KLJoint - row.LogZ + e.LogZ
 		row.KLJointISSE = e.SE
@@ -547,7 +547,7 @@ func (s *source) evaluateReference(row *schemas.ResultRow, t tasks.Trained, trut
 	model, _ := parseModel(p.Model)
 	l := split(t.Logits, B)
 	nan := math.NaN()
-	row.KLJointIS, row.KLJointISSE, row.LogZIS, row.LogZISSE, row.ISESS = nan, nan, nan, nan, nan
+	row.KLJointIS, row.KLJointISSE, row.LogZIS, row.LogZISSE, row.ISESS, row.ISKHat = nan, nan, nan, nan, nan, nan
 	if l == nil || t.Run.Theta == nil {
 		return
 	}
@@ -567,7 +567,7 @@ func (s *source) evaluateReference(row *schemas.ResultRow, t tasks.Trained, trut
 	row.KLJoint = kl
 	row.KLMarginal, row.KLMarginalSE = ex.KLMarginal, ex.KLMarginalSE
 	row.KLConditional, row.KLConditionalSE, row.Accuracy = e.MC.Conditional, e.MC.ConditionalSE, e.MC.Accuracy
-	row.LogZIS, row.LogZISSE, row.ISESS = e.IS.LogZ, e.IS.SE, e.IS.ESS
+	row.LogZIS, row.LogZISSE, row.ISESS, row.ISKHat, row.ISRefused = e.IS.LogZ, e.IS.SE, e.IS.ESS, e.IS.K, e.IS.Reason
 	if !e.Refused() {
 		row.KLJointIS, row.KLJointISSE = e.KLJoint, e.KLJointSE
 	}
@@ -605,7 +605,7 @@ func evaluatePoints(t tasks.Trained, ev EvalSet, bayes float64) schemas.ResultRo
 		row.KLJoint, row.KLJointIS, row.KLJointISSE = e.KLJoint, e.KLJoint, e.KLJointSE
 		row.KLMarginal, row.KLMarginalSE = e.KLMarginal, e.KLMarginalSE
 		row.KLConditional, row.KLConditionalSE, row.Accuracy = e.MC.Conditional, e.MC.ConditionalSE, e.MC.Accuracy
-		row.LogZIS, row.LogZISSE, row.ISESS = e.IS.LogZ, e.IS.SE, e.IS.ESS
+		row.LogZIS, row.LogZISSE, row.ISESS, row.ISKHat, row.ISRefused = e.IS.LogZ, e.IS.SE, e.IS.ESS, e.IS.K, e.IS.Reason
 	}
 	kls := []float64{row.KLConditional}
 	if err != nil || !e.Refused() {
@@ -622,7 +622,7 @@ func newRow(t tasks.Trained, bayes float64) schemas.ResultRow {
 	nan := math.NaN()
 	row := schemas.ResultRow{RunID: t.Job.RunID, TableID: d.Table.ID, Method: t.Job.Method, PointID: p.ID,
 		KLJoint: nan, KLMarginal: nan, KLConditional: nan, KLMarginalSE: nan, KLConditionalSE: nan,
-		LogZ: nan, LogZIS: nan, LogZISSE: nan, ISESS: nan, KLJointIS: nan, KLJointISSE: nan, LogZAIS: nan, LogZAISSE: nan, AISESS: nan,
+		LogZ: nan, LogZIS: nan, LogZISSE: nan, ISESS: nan, ISKHat: nan, KLJointIS: nan, KLJointISSE: nan, LogZAIS: nan, LogZAISSE: nan, AISESS: nan,
 		Accuracy: nan, BayesAccuracy: bayes,
 		FinalLoss: t.Loss, TrainMS: t.TrainMS, DivergedStep: t.Run.DivergedStep,
 		BestTemperature: nan, KLJointBestTemperature: nan,
