@@ -474,6 +474,53 @@ func Print(w io.Writer, sum schemas.Summary) {
 		}
 	}
 	fmt.Fprintf(w, "verdict: %s\n", sum.Verdict.Reason)
+	if len(sum.Points) == 1 {
+		for _, l := range MethodTable(sum.Points[0]) {
+			fmt.Fprintln(w, l)
+		}
+	}
+}
+
+// MethodTable is a point's plain table for the terminal: one sentence of what was
+// compared, then per method its mean joint KL from the truth (10th–90th percentile
+// over the tasks), its excess over exact JEM with the 95% CI, its grade and its rank
+// group.
+func MethodTable(ps schemas.PointSummary) []string {
+	if len(ps.Methods) == 0 {
+		return nil
+	}
+	tasks := 0
+	for _, m := range ps.Methods {
+		tasks = max(tasks, m.Runs)
+	}
+	out := []string{fmt.Sprintf("compared on %d tasks of %s: each method's joint KL(p‖q) from the exact truth, in nats; each recipe's excess over exact JEM trained the same way on the same tasks", tasks, ps.Params.Task),
+		fmt.Sprintf("  %-14s %-26s %-34s %-16s %s", "method", "joint KL [p10, p90]", "excess over exact JEM [95% CI]", "grade", "rank")}
+	for _, m := range ps.Methods {
+		kl := fmt.Sprintf("%s [%s, %s]", nats(m.KLJoint.Mean, false), nats(m.KLJoint.P10, false), nats(m.KLJoint.P90, false))
+		excess, grade, rank := "—", "—", ""
+		if m.Method == methods.JEM {
+			excess, grade = "0 (the yardstick)", "—"
+		}
+		for _, c := range ps.Samplers {
+			if c.Method != m.Method {
+				continue
+			}
+			excess = fmt.Sprintf("%s [%s, %s]", nats(c.Excess, true), nats(c.ExcessCILow, false), nats(c.ExcessCIHigh, false))
+			switch {
+			case c.Reference:
+				grade = "reference"
+			case !ps.Verdict.Decided:
+				grade = "undecided"
+			default:
+				grade = gradeWords(c.Grade)
+			}
+			if c.Rank > 0 {
+				rank = fmt.Sprint(c.Rank)
+			}
+		}
+		out = append(out, fmt.Sprintf("  %-14s %-26s %-34s %-16s %s", m.Method, kl, excess, grade, rank))
+	}
+	return out
 }
 
 // PointLines are a point's graded lines: exact JEM against the truth and the baseline,
