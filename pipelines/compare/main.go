@@ -89,6 +89,9 @@ func run(ctx context.Context, runs []string, out string, overwrite bool, w io.Wr
 		}
 	}
 	fmt.Fprintf(w, "compare: %d runs, %d grid point(s), %d in every run\n", len(runs), len(c.Points), shared)
+	for _, line := range render.CompareAnswer(c) {
+		fmt.Fprintf(w, "answer: %s\n", line)
+	}
 	fmt.Fprintf(w, "report: %s\n", launch.Location(out, "compare.html"))
 	return nil
 }

@@ -68,6 +68,12 @@ func TestCompare(t *testing.T) {
 	if err := run(context.Background(), []string{a, b}, out, false, &buf); err != nil {
 		t.Fatalf("compare: %v\n%s", err, buf.String())
 	}
+	// The terminal gets the answer, not only the page.
+	for _, want := range []string{"answer: 1 of 1 method comparison(s) changed their mean joint KL", "answer: Largest: jem +0.25 nats [+0.25, +0.25] (paired, n 10)."} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("terminal lacks %q:\n%s", want, buf.String())
+		}
+	}
 	var c verdict.Comparison
 	data, err := os.ReadFile(filepath.Join(out, "compare.json"))
 	if err != nil {
@@ -82,7 +88,7 @@ func TestCompare(t *testing.T) {
 	}
 	raw, _ := os.ReadFile(filepath.Join(out, "compare.html"))
 	page := html.UnescapeString(string(raw))
-	if !strings.Contains(page, "1 method(s) changed") || !strings.Contains(page, "+0.25 [+0.25, +0.25] paired, n 10") {
+	if !strings.Contains(page, "1 of 1 method comparison(s) changed") || !strings.Contains(page, "+0.25 [+0.25, +0.25] paired, n 10") {
 		t.Errorf("compare.html does not state the change:\n%s", page)
 	}
 	if _, err := storage.VerifyManifest(context.Background(), out); err != nil {

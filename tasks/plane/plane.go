@@ -325,6 +325,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			}
 			out.Runs[i*m+j] = tr
 		}
+		s.env.Progressf(ctx, "train: point %d block %d: %s %d runs in %v (%d of %d methods)", p.ID, b.Index, meth, len(runs), time.Since(start).Round(100*time.Millisecond), j+1, m)
 	}
 	if o.Select != "" {
 		base := slices.Index(p.Methods, methods.Baseline)
