@@ -17,11 +17,13 @@ import (
 )
 
 // The figures that carry the verdict mark it: ✓ where every grid point drawn there
-// holds, ✗ where every one fails, ✓k/n when k of n hold; a heat map cell's outline is
-// green, red or amber (undecided) the same way.
+// holds, ✗ where every one fails, "undecided" where none is decided, ✓k/n when k of n
+// hold (with "?u" when u of them are undecided); a heat map cell's outline is green,
+// red or amber (undecided or mixed) the same way. Undecided is never marked as a pass.
 const (
-	markPass = "✓"
-	markFail = "✗"
+	markPass      = "✓"
+	markFail      = "✗"
+	markUndecided = "undecided"
 )
 
 var (
@@ -37,7 +39,8 @@ const verdictMarkLegend = markPass + " holds / " + markFail + " fails at the poi
 // (a cell, a value of an axis) pool grid points.
 func verdictMarkCaption(unit string, outlines bool) string {
 	out := fmt.Sprintf("%s marks a %s where the claim holds at every grid point drawn there, %s one where it fails at every one, "+
-		"%sk/n one where it holds at k of n", markPass, unit, markFail, markPass)
+		"%s one where no point is decided (too few tables), %sk/n one where it holds at k of n (?u: u of them undecided)",
+		markPass, unit, markFail, markUndecided, markPass)
 	if outlines {
 		return out + "; the cell's outline is green, red or amber (undecided or mixed) alike."
 	}
@@ -69,6 +72,10 @@ func (t verdictTally) mark() string {
 		return markPass
 	case t.fails == n:
 		return markFail
+	case t.undecided == n:
+		return markUndecided
+	case t.undecided > 0:
+		return fmt.Sprintf("%s%d/%d ?%d", markPass, t.holds, n, t.undecided)
 	default:
 		return fmt.Sprintf("%s%d/%d", markPass, t.holds, n)
 	}
@@ -352,7 +359,7 @@ func tableOfContents(v *reportView) []tocEntry {
 	add(true, "checks", "verdict checks")
 	add(true, "figures", "figures")
 	add(v.Show2D, "tasks2d", "2-D tasks")
-	add(true, "split", "error split")
+	add(!v.NoSplit, "split", "error split")
 	add(true, "summary", "summary table")
 	add(len(v.PromiseRows) > 0, "promises", "OOD and calibration")
 	add(len(v.RobustRows) > 0, "robust", "2-D robustness")

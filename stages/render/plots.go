@@ -380,16 +380,32 @@ func cellLabels(cols, rows int, text func(k int) string, colour func(k int) colo
 
 // legendBox draws a legend into the given area (entries from the top).
 func legendBox(c draw.Canvas, entries []legendEntry) {
+	l := newLegend()
+	for _, e := range entries {
+		l.Add(e.name, e.thumbs...)
+	}
+	l.Draw(c)
+}
+
+func newLegend() plot.Legend {
 	l := plot.NewLegend()
 	l.Top = true
 	l.Left = true
 	l.TextStyle.Font.Size = 10
 	l.Padding = 3
 	l.ThumbnailWidth = vg.Points(22)
+	return l
+}
+
+// legendSpan is the width legendBox takes for entries: the thumbnail, a space and the
+// longest text.
+func legendSpan(entries []legendEntry) vg.Length {
+	l := newLegend()
+	w := vg.Length(0)
 	for _, e := range entries {
-		l.Add(e.name, e.thumbs...)
+		w = max(w, l.TextStyle.Width(e.name))
 	}
-	l.Draw(c)
+	return l.ThumbnailWidth + l.TextStyle.Width(" ") + w + 2
 }
 
 type legendEntry struct {
@@ -432,8 +448,10 @@ func toSVG(w, h vg.Length, drawFn func(c draw.Canvas)) ([]byte, error) {
 	return bytes.ReplaceAll(out, []byte("<image "), []byte(`<image preserveAspectRatio="none" `)), nil
 }
 
-// withLegend splits c into a plot area and a legend column of width lw on the right.
+// withLegend splits c into a plot area and a legend column of width lw on the right,
+// wider where an entry's text needs it (no legend text runs off the figure).
 func withLegend(c draw.Canvas, lw vg.Length, entries []legendEntry) draw.Canvas {
+	lw = max(lw, legendSpan(entries)+8+4)
 	lc := draw.Crop(c, c.Size().X-lw+8, 0, 0, -8)
 	legendBox(lc, entries)
 	return draw.Crop(c, 0, -lw, 0, -6)

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -21,6 +22,7 @@ const (
 	figOODPrefix         = "ood_scores_"
 	reliabilityBins      = 15 // equal-width confidence bins on [0, 1], as the ECE of the summary
 	oodHistBins          = 30
+	oodLowMass           = 0.005 // the share of a method's score mass the shared axis may leave below its start
 )
 
 // promiseGroup is the Task2D entries of one 2-D point, in the order of in.Tasks2D.
@@ -262,13 +264,19 @@ func oodScores(t *Task2D, method string) (score, in, out []float64, ok bool) {
 func (d *data) oodFigure(g promiseGroup, ms []string, ps schemas.PointSummary) ([]byte, string, error) {
 	colours := d.colourSet(ms)
 	aurocs := tableCells(promiseRows(ps), func(r promiseRow) (string, string) { return r.Method, r.AUROCPx })
-	var panels []*plot.Plot
-	var legend []legendEntry
-	leftOut := 0
+	type taskScores struct{ score, in, out []float64 }
+	type methodScores struct {
+		m  string
+		ts []taskScores
+	}
+	// The panels share their axes, so that the methods compare by eye: the bins span
+	// every method's scores from the lowest that holds mass (oodLowMass of the mass in
+	// or out of distribution below it: scores lower still, where q(x) is all but 0,
+	// are counted in the first bin) to the highest.
+	var all []methodScores
+	hi := math.Inf(-1)
 	for _, m := range ms {
-		type taskScores struct{ score, in, out []float64 }
 		var ts []taskScores
-		lo, hi := math.Inf(1), math.Inf(-1)
 		for _, t := range g.tasks {
 			s, in, out, ok := oodScores(t, m)
 			if !ok {
@@ -277,32 +285,66 @@ func (d *data) oodFigure(g promiseGroup, ms []string, ps schemas.PointSummary) (
 			ts = append(ts, taskScores{s, in, out})
 			for _, v := range s {
 				if finite(v) {
-					lo, hi = math.Min(lo, v), math.Max(hi, v)
+					hi = math.Max(hi, v)
 				}
 			}
 		}
-		if len(ts) == 0 || !(lo <= hi) {
-			continue
+		if len(ts) > 0 {
+			all = append(all, methodScores{m, ts})
 		}
-		if hi-lo < 1e-12 {
-			lo, hi = lo-0.5, hi+0.5
+	}
+	if len(all) == 0 {
+		return nil, "", nil
+	}
+	lo := math.Inf(1)
+	for _, ms := range all { // the lowest of the methods' oodLowMass quantiles
+		var mv, mw []float64
+		for _, t := range ms.ts {
+			for c, v := range t.score {
+				if finite(v) {
+					mv, mw = append(mv, v), append(mw, t.in[c]+t.out[c])
+				}
+			}
 		}
-		width := (hi - lo) / oodHistBins
-		hIn, hOut, xs := make([]float64, oodHistBins), make([]float64, oodHistBins), make([]float64, oodHistBins)
-		for i := range xs {
-			xs[i] = lo + (float64(i)+0.5)*width
+		if len(mv) > 0 {
+			lo = math.Min(lo, weightedQuantile(mv, mw, oodLowMass))
 		}
-		n := float64(len(ts))
-		for _, t := range ts {
+	}
+	if !(lo <= hi) {
+		return nil, "", nil
+	}
+	if hi-lo < 1e-12 {
+		lo, hi = lo-0.5, hi+0.5
+	}
+	width := (hi - lo) / oodHistBins
+	xs := make([]float64, oodHistBins)
+	for i := range xs {
+		xs[i] = lo + (float64(i)+0.5)*width
+	}
+	var panels []*plot.Plot
+	var legend []legendEntry
+	leftOut, below := 0, 0
+	ymax := 0.0
+	for _, ms := range all {
+		m := ms.m
+		hIn, hOut := make([]float64, oodHistBins), make([]float64, oodHistBins)
+		n := float64(len(ms.ts))
+		for _, t := range ms.ts {
 			for c, v := range t.score {
 				if !finite(v) {
 					leftOut++
 					continue
 				}
+				if v < lo {
+					below++
+				}
 				b := min(oodHistBins-1, max(0, int((v-lo)/width)))
 				hIn[b] += t.in[c] / n
 				hOut[b] += t.out[c] / n
 			}
+		}
+		for i := range hIn {
+			ymax = math.Max(ymax, math.Max(hIn[i], hOut[i]))
 		}
 		col := methodColor(colours, m)
 		title := m
@@ -313,32 +355,39 @@ func (d *data) oodFigure(g promiseGroup, ms []string, ps schemas.PointSummary) (
 		bOut := &bars{xs: xs, vs: hOut, w: width, fill: withAlpha(colTrue, 110)}
 		bIn := &bars{xs: xs, vs: hIn, w: width, fill: withAlpha(col, 140)}
 		p.Add(bOut, bIn)
-		p.Y.Min = 0
 		panels = append(panels, p)
 		legend = append(legend, legendEntry{m + ": x ~ p(x)", []plot.Thumbnailer{bIn}})
 		if len(legend) == 1 {
 			legend = append([]legendEntry{{"x ~ uniform over the box", []plot.Thumbnailer{bOut}}}, legend...)
 		}
 	}
-	if len(panels) == 0 {
-		return nil, "", nil
+	for _, p := range panels {
+		p.X.Min, p.X.Max = lo, hi
+		p.Y.Min, p.Y.Max = 0, ymax*1.05
 	}
-	pw := 3.9 * vg.Inch
-	w := pw*vg.Length(len(panels)) + legendWidth
-	svg, err := toSVG(w, 3.8*vg.Inch, func(c draw.Canvas) {
+	// Two panels a row: the figure is shown at its own size in a 1280 px window.
+	pw, ph := 3.9*vg.Inch, 3.1*vg.Inch
+	cols := min(2, len(panels))
+	rows := (len(panels) + cols - 1) / cols
+	w := pw*vg.Length(cols) + legendWidth
+	svg, err := toSVG(w, ph*vg.Length(rows), func(c draw.Canvas) {
 		body := withLegend(c, legendWidth, legend)
-		step := body.Size().X / vg.Length(len(panels))
+		cw, rh := body.Size().X/vg.Length(cols), body.Size().Y/vg.Length(rows)
 		for i, p := range panels {
-			left := step * vg.Length(i)
-			p.Draw(draw.Crop(body, left, -(body.Size().X - left - step), 0, 0))
+			col, row := vg.Length(i%cols), vg.Length(i/cols)
+			p.Draw(draw.Crop(body, cw*col, -(body.Size().X - cw*(col+1)), body.Size().Y-rh*(row+1), -rh*row))
 		}
 	})
-	note := ""
+	note := " The panels share their axes."
+	if below > 0 {
+		note += fmt.Sprintf(" The axis starts where all but %s of a method's mass lies above it: %d cell(s) scoring lower (q(x) all but 0 there) are counted in the first bin.",
+			fmtNum(100*oodLowMass)+"%", below)
+	}
 	if leftOut > 0 {
-		note = fmt.Sprintf(" %d cell(s) where q(x) is 0 (score −∞) are left out of the histograms (not of the AUROC).", leftOut)
+		note += fmt.Sprintf(" %d cell(s) where q(x) is 0 (score −∞) are left out of the histograms (not of the AUROC).", leftOut)
 	}
 	caption := fmt.Sprintf("Out-of-distribution detection at grid point %d with the paper's density score log q(x) = log Σ_y exp f(x)[y] (up to the constant log Z), "+
-		"exact on the evaluation grid over the point's first %d task(s): per method, the histogram (%d bins over the range of its scores) of the score's "+
+		"exact on the evaluation grid over the point's first %d task(s): per method, the histogram (%d bins over the range of the scores) of the score's "+
 		"distribution in distribution (cells weighted by p(x)) and out of it (uniform over the box, the default OOD distribution).%s",
 		g.point, len(g.tasks), oodHistBins, note)
 	if len(aurocs) > 0 {
@@ -420,4 +469,24 @@ func claimLines(ps schemas.PointSummary) []claimLine {
 	add("Samples", "the paper draws samples of p(x) from SGLD chains started at noise",
 		labelled("total variation of noise-started samples from the truth on the grid", pick(func(m *schemas.MethodSummary) schemas.Dist { return m.SamplesTVNoise }, fmtNA)))
 	return out
+}
+
+// weightedQuantile is the lowest value v of vs with at least q of the total weight at
+// or below it.
+func weightedQuantile(vs, ws []float64, q float64) float64 {
+	idx := make([]int, len(vs))
+	total := 0.0
+	for i := range idx {
+		idx[i] = i
+		total += ws[i]
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(vs[a], vs[b]) })
+	acc := 0.0
+	for _, i := range idx {
+		acc += ws[i]
+		if acc >= q*total {
+			return vs[i]
+		}
+	}
+	return vs[idx[len(idx)-1]]
 }

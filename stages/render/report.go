@@ -56,6 +56,7 @@ type reportView struct {
 	Show2D      bool           // the 2-D tasks section: there are 2-D task figures or claims
 	Figures2D   []figure       // the 2-D task figures, shown in that section
 	Split2D     bool           // some point has no add-½ reference (a 2-D task): the error split leaves it out
+	NoSplit     bool           // no point has an error split (every point is a 2-D task): the section is left out
 	NoFloor     bool           // no point has a floor (2-D tasks): no figure draws one
 	Claims      []claimLine    // per 2-D point, the paper's promises against the measurements
 
@@ -80,7 +81,8 @@ type pointRow struct {
 	Params   string
 	Tables   int
 	Holds    bool
-	Verdict  string
+	Mark     pointMark
+	Verdict  string // the point's verdict word and where its full verdict is (a hover title)
 	Method   string
 	Runs     int
 	Diverged int
@@ -122,8 +124,9 @@ type checkRow struct {
 	First    bool // first check of its point: carries the point cell
 	Span     int
 	PointID  int64
-	Verdict  string
+	Verdict  string // the point's verdict word and where its full verdict is (a hover title)
 	Holds    bool
+	Mark     pointMark
 	Name     string
 	What     string
 	Value    string
@@ -140,6 +143,7 @@ type verdictRow struct {
 	Word     string // holds, fails or undecided
 	Holds    bool
 	Decided  bool
+	Mark     pointMark
 	Cause    string
 	GapRatio string // JEM's optimisation gap / statistical error
 	Empty    string // share of tables with an empty cell
@@ -156,7 +160,9 @@ type comparisonRow struct {
 	W, Z, P  string
 	Ratio    string
 	Holds    bool
-	Verdict  string
+	Mark     pointMark
+	Verdict  string // the point's verdict word
+	Link     string // the anchor of its full verdict: the banner, or its row of the per-point verdict table
 }
 
 func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, error) {
@@ -201,10 +207,19 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 	for _, ps := range s.Points {
 		params := fmtParams(ps.Params)
 		verdict := verdictText(ps.Verdict)
+		// The full verdict sentence is shown once: in the banner (one point) or as the
+		// title of the point's row in the per-point verdict table; elsewhere the point's
+		// word refers to it.
+		mark, link := markOf(ps.Verdict), "#verdict"
+		ref := mark.Word + ": the full verdict is in the banner at the top"
+		if !v.Single {
+			link = fmt.Sprintf("#verdict-point-%d", ps.PointID)
+			ref = fmt.Sprintf("%s: the full verdict is on point %d's row of the verdict table", mark.Word, ps.PointID)
+		}
 		for i, m := range ps.Methods {
 			r := pointRow{
 				First: i == 0, Span: len(ps.Methods), PointID: ps.PointID, Params: params, Tables: ps.Tables,
-				Holds: ps.Verdict.Holds, Verdict: verdict,
+				Holds: ps.Verdict.Holds, Mark: mark, Verdict: ref,
 				Method: m.Method, Runs: m.Runs, Diverged: m.Diverged, Unstable: m.Unstable,
 				Joint:    [4]string{fmtKL(m.KLJoint.Mean), fmtKL(m.KLJoint.Median), fmtKL(m.KLJoint.P10), fmtKL(m.KLJoint.P90)},
 				Marginal: [2]string{fmtSig(m.KLMarginal.Mean, 3), fmtSig(m.KLMarginal.Median, 3)},
@@ -226,7 +241,7 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 		}
 		if len(ps.Methods) == 0 {
 			v.PointRows = append(v.PointRows, pointRow{First: true, Span: 1, PointID: ps.PointID, Params: params,
-				Tables: ps.Tables, Holds: ps.Verdict.Holds, Verdict: verdict, Method: "—"})
+				Tables: ps.Tables, Holds: ps.Verdict.Holds, Mark: mark, Verdict: ref, Method: "—"})
 		}
 		if ps.ReferenceExpected > 0 {
 			v.SplitRows = append(v.SplitRows, splitRows(ps)...)
@@ -239,14 +254,14 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 		v.Claims = append(v.Claims, claimLines(ps)...)
 		v.PromiseRows = append(v.PromiseRows, promiseRows(ps)...)
 		v.RobustRows = append(v.RobustRows, robustRows(ps)...)
-		v.CheckRows = append(v.CheckRows, checkRows(ps, verdict)...)
+		v.CheckRows = append(v.CheckRows, checkRows(ps, ref)...)
 		v.Samplers = append(v.Samplers, samplerRows(ps)...)
 		v.Leaderboard = append(v.Leaderboard, leaderRows(ps)...)
 		if ps.Verdict.Cause != "" {
 			v.CauseLines = append(v.CauseLines, fmt.Sprintf("Point %d: the claim fails for %s.", ps.PointID, causeText(ps.Verdict.Cause)))
 		}
 		v.VerdictRows = append(v.VerdictRows, verdictRow{PointID: ps.PointID, Params: params, Word: verdictWord(ps.Verdict),
-			Holds: ps.Verdict.Holds, Decided: ps.Verdict.Decided, Cause: causeText(ps.Verdict.Cause),
+			Holds: ps.Verdict.Holds, Decided: ps.Verdict.Decided, Mark: mark, Cause: causeText(ps.Verdict.Cause),
 			GapRatio: jemGapRatio(ps), Empty: fmtShare(ps.EmptyCellShare), Reason: verdict})
 		if c := ps.Comparison; c != nil {
 			v.Comparisons = append(v.Comparisons, comparisonRow{
@@ -261,7 +276,9 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 				P:        fmtP(c.WilcoxonP),
 				Ratio:    fmtSig(c.BaselineToJEM, 3) + "×",
 				Holds:    ps.Verdict.Holds,
-				Verdict:  verdict,
+				Mark:     mark,
+				Verdict:  mark.Word,
+				Link:     link,
 			})
 		}
 	}
@@ -273,6 +290,7 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 	v.Ladder, ladderWarnings = ladderFamilies(s, d.methods)
 	v.Warnings = append(v.Warnings, ladderWarnings...)
 	v.Show2D = len(v.Figures2D) > 0 || len(v.Claims) > 0
+	v.NoSplit = len(v.SplitRows) == 0 && v.Split2D
 	v.FewPoints = len(s.Points) <= maxOpenVerdictRows
 	for _, ps := range s.Points {
 		v.Tables = v.Tables || ps.Params.GridCells == 0
@@ -405,7 +423,7 @@ func checkRows(ps schemas.PointSummary, verdict string) []checkRow {
 	for i, c := range ps.Verdict.Checks {
 		value, ci, limit := fmtCheck(c)
 		out = append(out, checkRow{First: i == 0, Span: len(ps.Verdict.Checks), PointID: ps.PointID,
-			Verdict: verdict, Holds: ps.Verdict.Holds,
+			Verdict: verdict, Holds: ps.Verdict.Holds, Mark: markOf(ps.Verdict),
 			Name: c.Name, What: c.What, Value: value, CI: ci, Limit: limit, Pass: c.Pass, Deciding: c.Deciding})
 	}
 	return out
@@ -544,6 +562,20 @@ func verdictWord(v schemas.Verdict) string {
 		return "fails"
 	}
 	return "undecided"
+}
+
+// pointMark is a point's verdict in a table cell: its word, a glyph (✔ holds, ✘
+// fails, ? undecided: undecided is never marked as a pass or a fail) and its class.
+type pointMark struct{ Word, Glyph, Class string }
+
+func markOf(v schemas.Verdict) pointMark {
+	switch {
+	case v.Holds:
+		return pointMark{"holds", "✔", "ok-cell"}
+	case v.Decided:
+		return pointMark{"fails", "✘", "bad-cell"}
+	}
+	return pointMark{"undecided", "?", "undecided-cell"}
 }
 
 // causeText describes a verdict's cause (schemas.Verdict.Cause, as stages names them).
@@ -705,6 +737,7 @@ td.what { white-space: normal; min-width: 18em; max-width: 30em; text-align: lef
 }
 .ok-cell { color: #1e8e3e; font-weight: 600; }
 .bad-cell { color: #c5221f; font-weight: 600; }
+.undecided-cell { color: #b06000; font-weight: 600; }
 .method-baseline { color: #d62728; font-weight: 600; }
 .method-jem { color: #1f77b4; font-weight: 600; }
 .method-oracle { color: #2ca02c; font-weight: 600; }
@@ -722,7 +755,7 @@ details.section > summary h2 { display: inline; border: none; margin: 0; font-si
 details.section > summary strong { font-size: 1.2em; }
 #answer figure { margin: 0.8em 0 1.2em; }
 svg.verdict-figure { max-width: 1000px; display: block; }
-figure img { max-height: 80vh; }
+#answer figure img { max-height: 80vh; } /* the answer fits the first screen; other figures keep their size, so their text stays legible */
 dl.howto dd { margin: 0 0 0.5em 1.5em; }
 </style>
 </head>
@@ -730,7 +763,7 @@ dl.howto dd { margin: 0 0 0.5em 1.5em; }
 <h1>{{.Title}}</h1>
 <p class="meta">pipeline {{if .Pipeline}}{{.Pipeline}}{{else}}—{{end}} · seed {{.Seed}} · {{.NPoints}} grid point(s) · {{.NRuns}} run(s){{if .Varying}} · varying: {{.Varying}}{{end}}</p>
 {{if .Protocol}}<p class="protocol" id="protocol"><strong>Protocol:</strong> {{.Protocol}}.</p>
-{{end}}{{if .HasVerdict}}<div class="verdict {{.Level}}"><span class="label">{{.Label}}</span>{{if .Headline}}<span class="headline">{{.Headline}}</span>
+{{end}}{{if .HasVerdict}}<div class="verdict {{.Level}}" id="verdict"><span class="label">{{.Label}}</span>{{if .Headline}}<span class="headline">{{.Headline}}</span>
 {{if .GradeLines}}<ul class="grades">{{range .GradeLines}}<li>{{.}}</li>{{end}}</ul>
 {{end}}<details><summary>the full verdict</summary>{{.Reason}}</details>{{else}}{{.Reason}}{{end}}</div>
 {{if .Headline}}<p class="bands">Grades (excess joint KL over exact JEM, in nats, judged at its 95% CI's upper end): {{.Bands}}</p>
@@ -766,14 +799,14 @@ The “floor” (X·K−1)/(2N) is only the first-order asymptotic expected KL, 
 {{if not .Single}}{{if .VerdictRows}}<details{{if .FewPoints}} open{{end}}><summary>the verdict at each of the {{len .VerdictRows}} grid points</summary><div class="scroll"><table>
 <thead><tr><th class="l key">point</th><th class="l">parameters</th><th class="l">verdict</th><th class="l">cause</th><th>JEM optimisation gap / statistical error</th><th>tables with an empty cell</th></tr></thead>
 <tbody>
-{{range .VerdictRows}}<tr><td class="l key">{{.PointID}}</td><td class="params">{{.Params}}</td><td class="l" title="{{.Reason}}"><span class="{{if .Holds}}ok-cell{{else}}bad-cell{{end}}">{{.Word}}</span></td><td class="l">{{.Cause}}</td><td>{{.GapRatio}}</td><td>{{.Empty}}</td></tr>
+{{range .VerdictRows}}<tr><td class="l key" id="verdict-point-{{.PointID}}">{{.PointID}}</td><td class="params">{{.Params}}</td><td class="l" title="{{.Reason}}"><span class="{{.Mark.Class}}">{{.Word}}</span></td><td class="l">{{.Cause}}</td><td>{{.GapRatio}}</td><td>{{.Empty}}</td></tr>
 {{end}}</tbody>
 </table></div></details>
 {{end}}{{end}}{{if .CheckRows}}<details{{if .Single}} open{{end}}><summary>{{len .CheckRows}} check(s){{if not .Single}} over the grid points{{end}}</summary>
 <div class="scroll"><table>
 <thead><tr><th class="l key">point</th><th class="l">check</th><th class="l">what it measures</th><th>value</th><th>95% CI</th><th>limit</th><th>result</th><th class="l">role</th></tr></thead>
 <tbody>
-{{range .CheckRows}}<tr>{{if .First}}<td class="l key" rowspan="{{.Span}}" title="{{.Verdict}}"><span class="{{if .Holds}}ok-cell{{else}}bad-cell{{end}}">{{.PointID}} {{if .Holds}}✔{{else}}✘{{end}}</span></td>{{end}}<td class="l">{{.Name}}</td><td class="what">{{.What}}</td><td>{{.Value}}</td><td>{{.CI}}</td><td>{{.Limit}}</td><td><span class="{{if .Pass}}ok-cell{{else}}bad-cell{{end}}">{{if .Pass}}pass{{else}}fail{{end}}</span></td><td class="l">{{if .Deciding}}deciding{{else}}reported{{end}}</td></tr>
+{{range .CheckRows}}<tr>{{if .First}}<td class="l key" rowspan="{{.Span}}" title="{{.Verdict}}"><span class="{{.Mark.Class}}">{{.PointID}} {{.Mark.Glyph}}</span></td>{{end}}<td class="l">{{.Name}}</td><td class="what">{{.What}}</td><td>{{.Value}}</td><td>{{.CI}}</td><td>{{.Limit}}</td><td><span class="{{if .Pass}}ok-cell{{else}}bad-cell{{end}}">{{if .Pass}}pass{{else}}fail{{end}}</span></td><td class="l">{{if .Deciding}}deciding{{else}}reported{{end}}</td></tr>
 {{end}}</tbody>
 </table></div></details>
 {{if .Single}}{{range .CauseLines}}<p class="cause"><strong>Cause:</strong> {{.}}</p>
@@ -795,7 +828,7 @@ the verdict compares with the exact finite-N reference of the error split, not w
 {{end}}</details>
 {{template "tasks2d" .}}<h2 id="detail-heading">Detail</h2>
 <p>Every table below is collapsed: open one to read it.</p>
-<details class="section" id="split"><summary><h2>Error split per grid point and method</h2></summary>
+{{if not .NoSplit}}<details class="section" id="split"><summary><h2>Error split per grid point and method</h2></summary>
 {{if .Single}}{{range .PointLines}}<p>{{.}}</p>
 {{end}}{{end}}{{if .SplitRows}}<details{{if .OpenPoints}} open{{end}}><summary>{{len .SplitRows}} row(s); means in nats over converged runs</summary>
 <div class="scroll"><table>
@@ -813,8 +846,9 @@ the optimisation gap is KL(p̂‖q) − min over the family of KL(p̂‖·) on t
 The statistical error is the expected reference less the approximation error. The reference is the add-½ estimate (n+½)/(N+C/2) of the same counts (fitted by the family when it is restricted);
 its expected KL over N-draw datasets is exact for a complete family (binomial sums, finite even when a cell can be empty) and first order for a restricted one.</p>
 {{if .Split2D}}<p>The 2-D grid points have no add-½ reference: they are not in the error split.</p>
-{{end}}{{else}}<p>No error split: {{if .Split2D}}it applies to tables only, and every grid point is a 2-D task{{else}}the summary has no methods{{end}}.</p>
+{{end}}{{else}}<p>No error split: the summary has no methods.</p>
 {{end}}</details>
+{{end}}
 <details class="section" id="summary"><summary><h2>Summary per grid point and method</h2></summary>
 <details{{if .OpenPoints}} open{{end}}><summary>{{len .PointRows}} row(s); KL values in nats over converged runs</summary>
 <div class="scroll"><table>
@@ -824,7 +858,7 @@ its expected KL over N-draw datasets is exact for a complete family (binomial su
 <tr><th>mean</th><th>median</th><th>p10</th><th>p90</th><th>mean</th><th>median</th><th>mean</th><th>median</th></tr>
 </thead>
 <tbody>
-{{range .PointRows}}<tr>{{if .First}}<td class="l key" rowspan="{{.Span}}" title="{{.Verdict}}"><span class="{{if .Holds}}ok-cell{{else}}bad-cell{{end}}">{{.PointID}} {{if .Holds}}✔{{else}}✘{{end}}</span></td><td class="params" rowspan="{{.Span}}">{{.Params}}</td><td rowspan="{{.Span}}">{{.Tables}}</td>{{end}}<td class="l"><span class="method-{{.Method}}">{{.Method}}</span></td><td>{{.Runs}}</td><td>{{.Diverged}}</td><td>{{index .Joint 0}}</td><td>{{index .Joint 1}}</td><td>{{index .Joint 2}}</td><td>{{index .Joint 3}}</td><td>{{index .Marginal 0}}</td><td>{{index .Marginal 1}}</td><td>{{index .Cond 0}}</td><td>{{index .Cond 1}}</td><td>{{.Floor}}</td><td>{{.Ratio}}</td><td>{{.Acc}}</td><td>{{.Bayes}}</td><td>{{.Emp}}</td><td>{{.RefGap}}</td><td>{{.Unstable}}</td></tr>
+{{range .PointRows}}<tr>{{if .First}}<td class="l key" rowspan="{{.Span}}" title="{{.Verdict}}"><span class="{{.Mark.Class}}">{{.PointID}} {{.Mark.Glyph}}</span></td><td class="params" rowspan="{{.Span}}">{{.Params}}</td><td rowspan="{{.Span}}">{{.Tables}}</td>{{end}}<td class="l"><span class="method-{{.Method}}">{{.Method}}</span></td><td>{{.Runs}}</td><td>{{.Diverged}}</td><td>{{index .Joint 0}}</td><td>{{index .Joint 1}}</td><td>{{index .Joint 2}}</td><td>{{index .Joint 3}}</td><td>{{index .Marginal 0}}</td><td>{{index .Marginal 1}}</td><td>{{index .Cond 0}}</td><td>{{index .Cond 1}}</td><td>{{.Floor}}</td><td>{{.Ratio}}</td><td>{{.Acc}}</td><td>{{.Bayes}}</td><td>{{.Emp}}</td><td>{{.RefGap}}</td><td>{{.Unstable}}</td></tr>
 {{end}}</tbody>
 </table></div></details>
 <p>“mean joint / floor” compares with the first-order (X·K−1)/(2N) only; the exact finite-N reference is in the error split.
@@ -854,7 +888,7 @@ Accuracy is the learned classifier's; Bayes accuracy is that of the Bayes classi
 {{if .Comparisons}}<div class="scroll"><table>
 <thead><tr><th class="l key">point</th><th class="l">parameters</th><th>pairs</th><th>JEM win share</th><th>mean KL<sub>baseline</sub> − KL<sub>jem</sub></th><th>95% bootstrap CI</th><th>Wilcoxon W<sup>+</sup></th><th>z</th><th>p (two-sided)</th><th>baseline / JEM</th><th class="l">verdict</th></tr></thead>
 <tbody>
-{{range .Comparisons}}<tr><td class="l key">{{.PointID}}</td><td class="params">{{.Params}}</td><td>{{.Pairs}}</td><td>{{.WinShare}}</td><td>{{.MeanDiff}}</td><td>{{.CI}}</td><td>{{.W}}</td><td>{{.Z}}</td><td>{{.P}}</td><td>{{.Ratio}}</td><td class="verdict-text"><span class="{{if .Holds}}ok-cell{{else}}bad-cell{{end}}">{{.Verdict}}</span></td></tr>
+{{range .Comparisons}}<tr><td class="l key">{{.PointID}}</td><td class="params">{{.Params}}</td><td>{{.Pairs}}</td><td>{{.WinShare}}</td><td>{{.MeanDiff}}</td><td>{{.CI}}</td><td>{{.W}}</td><td>{{.Z}}</td><td>{{.P}}</td><td>{{.Ratio}}</td><td class="l"><span class="{{.Mark.Class}}">{{.Verdict}}</span> (<a href="{{.Link}}">the verdict</a>)</td></tr>
 {{end}}</tbody>
 </table></div>
 <p>Over the tables where both runs converged: the win share is the share of tables where JEM's joint KL is lower; the mean difference is positive when JEM is better, with a 95% bootstrap confidence interval;

@@ -461,7 +461,11 @@ func (d *data) task2DFigure(t *Task2D, order []string, runs map[runKey]*schemas.
 	return svg, task2DCaption(t, ms, skipped, kls, bufNotes, saturated), err
 }
 
-// drawPanels2D lays the panels out in a row with the colour bar and legend on the right.
+// panels2DPerRow is the most panels a row of a 2-D task figure holds.
+const panels2DPerRow = 3
+
+// drawPanels2D lays the panels out in rows of at most panels2DPerRow, with the colour
+// bar and legend on the right of the first.
 func drawPanels2D(t *Task2D, panels []panel2D, top float64, legend []legendEntry) ([]byte, error) {
 	var plots []*plot.Plot
 	for _, pn := range panels {
@@ -469,14 +473,20 @@ func drawPanels2D(t *Task2D, panels []panel2D, top float64, legend []legendEntry
 	}
 	cb := colourBar(viridis(0, top), "density per unit area")
 
-	pw, right := 3.1*vg.Inch, 2.2*vg.Inch
-	w := pw*vg.Length(len(plots)) + right
-	return toSVG(w, 3.7*vg.Inch, func(c draw.Canvas) {
+	// At most panels2DPerRow panels a row: the figure stays narrow enough to be shown
+	// at its own size in a 1280 px window, so its text is legible (≥ 11 px).
+	pw, ph, right := 3.1*vg.Inch, 3.45*vg.Inch, 2.2*vg.Inch
+	cols := min(panels2DPerRow, len(plots))
+	rows := (len(plots) + cols - 1) / cols
+	w := pw*vg.Length(cols) + right
+	return toSVG(w, ph*vg.Length(rows)+0.25*vg.Inch, func(c draw.Canvas) {
 		c = figureTitle(c, fmt.Sprintf("Task %d (%s), point %d  (%d×%d grid over [−%s, %s]²)", t.TaskID, t.Task, t.PointID, t.G, t.G, fmtNum(t.Box), fmtNum(t.Box)))
+		rh := c.Size().Y / vg.Length(rows)
 		for k, p := range plots {
-			p.Draw(draw.Crop(c, pw*vg.Length(k), -(w - pw*vg.Length(k+1)), 0, 0))
+			col, row := vg.Length(k%cols), vg.Length(k/cols)
+			p.Draw(draw.Crop(c, pw*col, -(w - pw*(col+1)), c.Size().Y-rh*(row+1), -rh*row))
 		}
-		rc := draw.Crop(c, w-right, 0, 0, 0)
+		rc := draw.Crop(c, w-right, 0, c.Size().Y-rh, 0) // beside the first row
 		half := rc.Size().Y * 0.5
 		cb.Draw(draw.Crop(rc, 0.15*vg.Inch, -(right - 0.95*vg.Inch), half+0.1*vg.Inch, -0.1*vg.Inch))
 		legendBox(draw.Crop(rc, 0.05*vg.Inch, 0, 0, -half), legend)
