@@ -37,7 +37,7 @@ func TestSweepSmoke(t *testing.T) {
 		t.Fatalf("run: %v\n%s", err, buf.String())
 	}
 	rs := launchtest.Results(t, out)
-	if got, want := len(rs), 4*3*3; got != want { // points × tables × methods
+	if got, want := len(rs), 4*10*3; got != want { // points × tables × methods
 		t.Fatalf("%d result rows, want %d", got, want)
 	}
 	grid := map[[3]int64]bool{}

@@ -107,7 +107,7 @@ func TestExampleSpecContents(t *testing.T) {
 	}
 	b, _ = os.ReadFile("../../sweeps/smoke.yaml")
 	s = mustParse(t, string(b))
-	if s.TotalTables() > 20 || *s.Defaults.Steps > 50 {
+	if s.TotalTables() > 40 || *s.Defaults.Steps > 200 {
 		t.Errorf("smoke spec is not small: %d tables, steps %v", s.TotalTables(), *s.Defaults.Steps)
 	}
 }
