@@ -9,7 +9,8 @@
 //
 // The models are tanh MLPs 2-H…-K on the coordinates, trained by the fused 2-D kernels
 // (kernel.Train2D): baseline (cross-entropy), jem (exact JEM, Z on the
-// TrainGrid×TrainGrid training grid), oracle (exact JEM on fresh draws of the truth
+// TrainGrid×TrainGrid training grid), jem-converged (the same on full batches at lr ≥
+// 0.01, a reference beside the others), oracle (exact JEM on fresh draws of the truth
 // every step) and the sampler recipes (sgld, the paper's persistent SGLD, and the
 // others methods lists for this kind), whose log q(x) gradient comes from samples.
 // A cell's logit is the log of the model's mean of exp f(x)[y] over the cell, by the

@@ -17,18 +17,8 @@ import (
 	"github.com/jemcheck/jemcheck/tasks"
 )
 
-// # The 2-D kind
-//
-// A point's task is a continuous 2-D task: "gmm:K,C",
-// "moons:SIGMA", "circles:SIGMA", or "file" (--tasks_from). A 2-D task's truth is
-// evaluated on the Grid×Grid grid over [−Box, Box]² (prob.Grid): the point has
-// XValues = Grid² (the cells) and Classes = K, its blocks carry each task's grid joint
-// in tasks.Block.P, and every table metric (KLs, accuracies, OOD, calibration) applies to
-// the grid joint unchanged. Its models are tanh MLPs 2-H…-K on the coordinates,
-// trained by the fused 2-D kernels (kernel.Train2D): baseline (cross-entropy), jem
-// (exact JEM, Z on the TrainGrid×TrainGrid training grid), oracle (exact JEM on fresh
-// draws from the truth every step) and sgld (JEM whose log q(x) gradient uses a
-// persistent replay buffer refined by SGLD, the paper's sampler).
+// The kind is described in doc.go; how its methods are trained and scored alike, in
+// tasks/protocol.go.
 
 // The 2-D defaults: the values a 2-D point takes for the axes the user did not set
 // (the table defaults — a linear model, 300 steps of lr 0.05 on full batches — do
