@@ -39,3 +39,4 @@ for f in "$out"/picks/tuned-*.yaml; do
 	tuned+=("$out/$m")
 done
 (IFS=,; bin/leaderboard report --board="$out/board" --tuned="${tuned[*]}" --picks="$out/picks/picks.json" --out="$out")
+scripts/leaderboard-page.sh "$out" > "$out/leaderboard-page.md"

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Writes docs/leaderboard.md's text from a finished leaderboard (scripts/leaderboard.sh OUT):
+#
+#   scripts/leaderboard-page.sh out/leaderboard > docs/leaderboard.md
+set -euo pipefail
+out=${1:-out/leaderboard}
+for f in "$out/picks/picks.md" "$out/leaderboard.md"; do
+	[ -f "$f" ] || { echo "leaderboard-page: $f is missing: run scripts/leaderboard.sh $out first" >&2; exit 2; }
+done
+cat <<'HEAD'
+# The leaderboard of JEM recipes
+
+Every 2-D recipe beside exact JEM under one protocol ([protocol.md](protocol.md) where present;
+`tasks/protocol.go`): the same draws (20% held out), initial parameters, model (MLP 2-32-32-K,
+tanh), Adam lr 0.003, 1,500 steps and batch 64 for every method, exact jem included; every run
+scored at its iterate of least held-out NLL, never by the truth. The yardstick is exact jem
+trained that way; `jem-converged` (full batch, lr 0.01) is shown beside it as a reference.
+
+Made by one command (about 30 minutes on 2 cores shared with other work; this page by
+`scripts/leaderboard-page.sh out/leaderboard > docs/leaderboard.md`):
+
+    scripts/leaderboard.sh out/leaderboard
+
+It tunes every recipe (six settings of its key options each, `sweeps/leaderboard/tune-*.yaml`,
+4 tasks per family on run seed 101), picks each recipe's setting of least mean excess over exact
+jem among those that collapsed on at most a quarter of their tuning runs
+(`out/leaderboard/picks/picks.md`), runs `sweeps/leaderboard.yaml` (run seed 2, 10 tasks × 3
+replicates per family: tasks the tuning never saw) at the defaults and at the picks, and ranks
+them (`bin/leaderboard report`, `out/leaderboard/leaderboard.md`).
+
+How to read it: *excess* is the mean over the 30 tasks × seeds of (recipe's joint KL − exact
+jem's on the same task), in nats, with a bootstrap 95% CI; *rank* is the recipe's rank group —
+recipes that share a rank are not distinguishable (Holm-corrected paired Wilcoxon tests over all
+pairs, α = 0.05); *budget-matched excess* takes each run at its iterate of least held-out NLL among
+the checks within the cheapest recipe's gradient evaluations (ed's 4.8·10⁵); *unstable* counts
+runs whose held-out NLL ended 0.25 nats above its best or above the baseline's (n/a for the
+baseline, which does not train q(x)); ◆ marks the frontier (no other recipe has both less excess
+and fewer gradient evaluations).
+
+## Tuning (tuning tasks, run seed 101)
+
+HEAD
+cat "$out/picks/picks.md"
+echo
+echo "## The board (run seed 2, 3 replicates × 10 tasks per family)"
+cat "$out/leaderboard.md"
