@@ -116,7 +116,7 @@ func RankGroups(names []string, x [][]float64, alpha float64) ([]Ranked, []PairT
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmpNaNLast(rs[a].Mean, rs[b].Mean) })
+	slices.SortStableFunc(order, func(a, b int) int { return CompareNaNLast(rs[a].Mean, rs[b].Mean) })
 	differ := func(i, j int) bool { return tests[pairIdx[[2]int{i, j}]].PHolm < alpha }
 	group, rank := 0, 1
 	for start := 0; start < n; group++ {
@@ -146,8 +146,8 @@ func RankGroups(names []string, x [][]float64, alpha float64) ([]Ranked, []PairT
 	return out, tests
 }
 
-// cmpNaNLast orders numbers ascending with NaN last.
-func cmpNaNLast(a, b float64) int {
+// CompareNaNLast orders numbers ascending with NaN last (a slices.SortFunc comparison).
+func CompareNaNLast(a, b float64) int {
 	switch {
 	case math.IsNaN(a) && math.IsNaN(b):
 		return 0

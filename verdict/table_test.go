@@ -13,7 +13,7 @@ import (
 func TestMethodTable(t *testing.T) {
 	d := func(m float64) schemas.Dist { return schemas.Dist{Count: 10, Mean: m, P10: m / 2, P90: 2 * m} }
 	ps := schemas.PointSummary{Params: schemas.Grid{Task: "gmm:3,2"}, Verdict: schemas.Verdict{Decided: true},
-		Methods: []schemas.MethodSummary{{Method: "baseline", Runs: 10, KLJoint: d(3)}, {Method: "jem", Runs: 10, KLJoint: d(0.1)}, {Method: "sgld", Runs: 10, KLJoint: d(1.7)}},
+		Methods:  []schemas.MethodSummary{{Method: "baseline", Runs: 10, KLJoint: d(3)}, {Method: "jem", Runs: 10, KLJoint: d(0.1)}, {Method: "sgld", Runs: 10, KLJoint: d(1.7)}},
 		Samplers: []schemas.SamplerComparison{{Method: "sgld", Rank: 1, Excess: 1.6, ExcessCILow: 1.5, ExcessCIHigh: 1.7, Grade: GradeWorse}}}
 	cases := []struct {
 		name    string

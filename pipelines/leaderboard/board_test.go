@@ -89,7 +89,7 @@ func TestPick(t *testing.T) {
 			}{{0.25, 0.2}, {1, 0.07}, {4, 0.09}, {8, 0.01}} {
 				r := u
 				r.Method, r.EDT, r.EDNegatives, r.KLJoint = "ed", c.t, 4, c.kl
-				r.Unstable = c.t == 8 // the best score, but it collapses: not picked
+				r.Unstable = c.t == 8     // the best score, but it collapses: not picked
 				r.KLMarginal = math.NaN() // a NaN column (e.g. a block task's) must not hide the options
 				runs = append(runs, run{ResultRow: r})
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/verdict"
 )
 
 // # Tuning
@@ -96,7 +97,7 @@ func pick(runs []run) ([]Scored, map[string]map[string]string, error) {
 			}
 			scored = append(scored, *s)
 		}
-		slices.SortFunc(scored, func(a, b Scored) int { return cmpNaNLast(a.Score, b.Score) })
+		slices.SortFunc(scored, func(a, b Scored) int { return verdict.CompareNaNLast(a.Score, b.Score) })
 		// A collapse counts against a setting: the pick is the best of the settings
 		// with at most MaxUnstableShare of their runs unstable (of all, when none is).
 		best := -1
@@ -132,22 +133,6 @@ func variedOptions(m string, rs []run) []string {
 		}
 	}
 	return keys
-}
-
-func cmpNaNLast(a, b float64) int {
-	switch {
-	case math.IsNaN(a) && math.IsNaN(b):
-		return 0
-	case math.IsNaN(a):
-		return 1
-	case math.IsNaN(b):
-		return -1
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // writeScores prints the tuning table.
