@@ -107,7 +107,9 @@ func (Kind) About() string {
 }
 
 // Axes only the grid kinds read (shared with the plane kind).
-func (Kind) Axes() []string { return []string{"grid", "box", "train_grid", "eval_every", "select", "holdout"} }
+func (Kind) Axes() []string {
+	return []string{"grid", "box", "train_grid", "eval_every", "select", "holdout"}
+}
 
 // Defaults of a block point (the plane kind's, but for the model, the grid, the box and
 // the number of tasks).
