@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
+	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/schemas"
 )
 
@@ -202,4 +204,49 @@ func CurveGap(curve []CurvePoint, steps int) float64 {
 		return math.NaN()
 	}
 	return max(0, third-best)
+}
+
+// LastStep is the last training step a run applied: before the one whose divergence
+// guard fired.
+func LastStep(steps int, diverged bool, divergedStep int) int {
+	if diverged {
+		return max(0, divergedStep-1)
+	}
+	return steps
+}
+
+// EndCurve is a run's curve ending at its last step: the curve as it is when its last
+// check was that step, else with the point at (computed only then) appended.
+func EndCurve(curve []CurvePoint, last int, at func() CurvePoint) []CurvePoint {
+	if n := len(curve); n > 0 && curve[n-1].Step == last {
+		return curve
+	}
+	return append(curve, at())
+}
+
+// Finish sets a trained run's selection from its curve, whose last point is its last
+// step (EndCurve): Apply, with a method that does not train log q(x) never judged
+// unstable on the joint's held-out NLL, and an exact reference's convergence gap.
+func (s *Selector) Finish(tr *TrainedRun, method string, steps int) {
+	end := tr.Curve[len(tr.Curve)-1]
+	s.Apply(tr, end.HeldoutNLL, end.Step, end.GradEvals)
+	m, _ := methods.Lookup(method)
+	tr.Unstable = tr.Unstable && !m.NoPx
+	if m.Reference {
+		tr.RefGap = CurveGap(tr.Curve, steps)
+	}
+}
+
+// FlagBlockAgainstBaseline flags, task by task, the runs of a trained block (run i·M+j
+// is task i with method ms[j]) whose held-out NLL ends above the baseline's
+// (FlagAgainstBaseline).
+func FlagBlockAgainstBaseline(runs []TrainedRun, ms []string) {
+	base, m := slices.Index(ms, methods.Baseline), len(ms)
+	for i := 0; i+m <= len(runs); i += m {
+		task := make([]*TrainedRun, m)
+		for j := range m {
+			task[j] = &runs[i+j]
+		}
+		FlagAgainstBaseline(task, base)
+	}
 }

@@ -99,3 +99,45 @@ func TestCurveGap(t *testing.T) {
 		})
 	}
 }
+
+// TestFinish: the selection is read off the curve's end (EndCurve appends the last
+// step only when no check fell on it); the baseline is never unstable; a reference
+// gets its curve's gap; a block's runs are flagged against their own task's baseline.
+func TestFinish(t *testing.T) {
+	curve := []CurvePoint{{Step: 10, HeldoutNLL: 2, KLJoint: 0.5, GradEvals: 100}, {Step: 20, HeldoutNLL: 3, KLJoint: 0.2, GradEvals: 200}}
+	calls := 0
+	at := func() CurvePoint { calls++; return CurvePoint{Step: 30, HeldoutNLL: 9, KLJoint: 0.1, GradEvals: 300} }
+	if got := EndCurve(curve[:2], 20, at); len(got) != 2 || calls != 0 {
+		t.Errorf("EndCurve appended to a curve ending at the last step (%d points, %d calls)", len(got), calls)
+	}
+	full := EndCurve(curve[:2:2], 30, at)
+	cases := []struct {
+		name         string
+		method       string
+		wantUnstable bool
+		wantGap      bool
+	}{
+		{"sampler", "sgld", true, false},
+		{"baseline", "baseline", false, false},
+		{"reference", "jem", true, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Selector{Rule: SelectHeldout}
+			for _, c := range full[:2] {
+				s.Observe(c.Step, c.HeldoutNLL, c.GradEvals, []float32{float32(c.Step)}, []float64{c.KLJoint})
+			}
+			tr := TrainedRun{Curve: full, Logits: []float64{0.1}, RefGap: math.NaN()}
+			s.Finish(&tr, tc.method, 30)
+			if tr.SelectedStep != 10 || tr.HeldoutNLLFinal != 9 || tr.GradEvals != 300 || tr.Unstable != tc.wantUnstable || math.IsNaN(tr.RefGap) == tc.wantGap {
+				t.Errorf("%+v", tr)
+			}
+		})
+	}
+	runs := []TrainedRun{{SelectedStep: 1, HeldoutNLLFinal: 2}, {SelectedStep: 1, HeldoutNLLFinal: 3}, // task 0: baseline, ed
+		{SelectedStep: 1, HeldoutNLLFinal: 5}, {SelectedStep: 1, HeldoutNLLFinal: 3}} // task 1
+	FlagBlockAgainstBaseline(runs, []string{"baseline", "ed"})
+	if !runs[1].Unstable || runs[3].Unstable || runs[0].Unstable || runs[2].Unstable {
+		t.Errorf("flags %v %v %v %v, want only task 0's ed", runs[0].Unstable, runs[1].Unstable, runs[2].Unstable, runs[3].Unstable)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	"gocloud.dev/blob"
@@ -219,7 +218,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 					CPUSeconds: cpuSeconds(o.Timings, r.CPUSeconds), TrainBatch: int64(spec.Batch), TrainLR: p.LR}
 				// The joint model has no normaliser to hold draws out against: its last
 				// iterate (the rule "last"), its evaluations counted as the 2-D kernel's.
-				last := lastStep(p.Steps, r.Diverged, r.DivergedStep)
+				last := tasks.LastStep(p.Steps, r.Diverged, r.DivergedStep)
 				sel := tasks.Selector{Rule: tasks.SelectLast}
 				sel.Apply(&tr, math.NaN(), last, int64(last)*spec.Spec2D.GradEvalsPerStep())
 				if meth == methods.SGLD {
@@ -230,10 +229,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			}
 			continue
 		}
-		ref := meth == methods.JEM || meth == methods.JEMConverged
 		spec := specAdditive(p, meth, o.CheckEvery(p.Steps))
-		mt, _ := methods.Lookup(meth)
-		noPx := mt.NoPx
 		if meth == methods.JEMConverged && len(ds) > 0 { // full batches of the training draws
 			spec.Batch = refBatch(len(ds[0].y))
 		}
@@ -274,18 +270,12 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 				TrainMS:     runMS(o.Timings, elapsed, len(res), r.CPUSeconds),
 				BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN(),
 				CPUSeconds: cpuSeconds(o.Timings, r.CPUSeconds), TrainBatch: int64(spec.Batch), TrainLR: lr}
-			last := lastStep(p.Steps, r.Diverged, r.DivergedStep)
-			nll := heldoutNLL(g, K, lg, ds[i].hx, ds[i].hy)
-			if n := len(curves[i]); n == 0 || curves[i][n-1].Step != last {
-				curves[i] = append(curves[i], tasks.CurvePoint{Step: last, KLJoint: prob.BlocksJointKL(ds[i].truth, lg), KLMarginal: math.NaN(), KLConditional: math.NaN(),
-					HeldoutNLL: nll, GradEvals: int64(last) * perStep})
-			}
-			tr.Curve = curves[i]
-			sels[i].Apply(&tr, nll, last, int64(last)*perStep)
-			tr.Unstable = tr.Unstable && !noPx // a method without log q(x) is not judged on the joint's held-out NLL
-			if ref {
-				tr.RefGap = tasks.CurveGap(curves[i], p.Steps)
-			}
+			last := tasks.LastStep(p.Steps, r.Diverged, r.DivergedStep)
+			tr.Curve = tasks.EndCurve(curves[i], last, func() tasks.CurvePoint {
+				return tasks.CurvePoint{Step: last, KLJoint: prob.BlocksJointKL(ds[i].truth, lg), KLMarginal: math.NaN(), KLConditional: math.NaN(),
+					HeldoutNLL: heldoutNLL(g, K, lg, ds[i].hx, ds[i].hy), GradEvals: int64(last) * perStep}
+			})
+			sels[i].Finish(&tr, meth, p.Steps)
 			if meth == methods.SGLD {
 				sel := split(tr.Logits, B)
 				tr.BufferInBox = r.InBox
@@ -295,14 +285,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 		}
 	}
 	if o.Select != "" {
-		base := slices.Index(p.Methods, methods.Baseline)
-		for i := range ds {
-			runs := make([]*tasks.TrainedRun, m)
-			for j := range m {
-				runs[j] = &out.Runs[i*m+j]
-			}
-			tasks.FlagAgainstBaseline(runs, base)
-		}
+		tasks.FlagBlockAgainstBaseline(out.Runs, p.Methods)
 	}
 	s.env.Progressf(ctx, "train: point %d block %d (%s): %d runs in %v", p.ID, b.Index, p.Task, len(out.Runs), time.Since(start).Round(time.Millisecond))
 	return out, nil
@@ -344,14 +327,6 @@ func split(l []float64, B int) [][]float64 {
 		out[b] = l[b*n : (b+1)*n]
 	}
 	return out
-}
-
-// lastStep is the last training step applied: before the one whose guard fired.
-func lastStep(steps int, diverged bool, divergedStep int) int {
-	if diverged {
-		return max(0, divergedStep-1)
-	}
-	return steps
 }
 
 // cpuSeconds is a run's CPU time with timings on (NaN otherwise or unknown).

@@ -232,10 +232,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 	}
 	every := o.CheckEvery(p.Steps)
 	for j, meth := range p.Methods {
-		ref := isReference2D(meth)
 		spec := spec2D(p, meth, every)
-		mt, _ := methods.Lookup(meth)
-		noPx := mt.NoPx
 		if meth == methods.JEMConverged && len(ds) > 0 { // full batches of the training draws
 			spec.Batch = refBatch(len(ds[0].y))
 		}
@@ -291,23 +288,16 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			if o.Timings && !math.IsNaN(r.CPUSeconds) {
 				ms, cpu = 1000*r.CPUSeconds, r.CPUSeconds
 			}
-			last := p.Steps // the last step applied: before the one whose guard fired
-			if r.Diverged {
-				last = max(0, r.DivergedStep-1)
-			}
-			nll := heldoutNLL(g, p.Classes, lg, ds[i].hx0, ds[i].hx1, ds[i].hy)
-			if n := len(curves[i]); n == 0 || curves[i][n-1].Step != last {
+			last := tasks.LastStep(p.Steps, r.Diverged, r.DivergedStep)
+			curve := tasks.EndCurve(curves[i], last, func() tasks.CurvePoint {
 				kj, km, kc := prob.GridKL(ds[i].truth, prob.Softmax(lg), p.Classes)
-				curves[i] = append(curves[i], tasks.CurvePoint{Step: last, KLJoint: kj, KLMarginal: km, KLConditional: kc, HeldoutNLL: nll, GradEvals: int64(last) * perStep})
-			}
+				return tasks.CurvePoint{Step: last, KLJoint: kj, KLMarginal: km, KLConditional: kc,
+					HeldoutNLL: heldoutNLL(g, p.Classes, lg, ds[i].hx0, ds[i].hx1, ds[i].hy), GradEvals: int64(last) * perStep}
+			})
 			tr := tasks.TrainedRun{Logits: lg, Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta, TrainMS: ms,
-				Curve: curves[i], BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN(),
+				Curve: curve, BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN(),
 				CPUSeconds: cpu, TrainBatch: int64(spec.Batch), TrainLR: lr}
-			sels[i].Apply(&tr, nll, last, int64(last)*perStep)
-			tr.Unstable = tr.Unstable && !noPx // a method without log q(x) is not judged on the joint's held-out NLL
-			if ref {
-				tr.RefGap = tasks.CurveGap(curves[i], p.Steps)
-			}
+			sels[i].Finish(&tr, meth, p.Steps)
 			if r.Buffer != nil {
 				tr.BufferInBox = r.InBox
 				tr.BufferTVTruth, tr.BufferTVModel = bufferTV2D(g, p.Classes, r.Buffer, ds[i].truth, lg)
@@ -318,14 +308,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 		s.env.Progressf(ctx, "train: point %d block %d: %s %d runs in %v (%d of %d methods)", p.ID, b.Index, meth, len(runs), time.Since(start).Round(100*time.Millisecond), j+1, m)
 	}
 	if o.Select != "" {
-		base := slices.Index(p.Methods, methods.Baseline)
-		for i := range ds {
-			runs := make([]*tasks.TrainedRun, m)
-			for j := range m {
-				runs[j] = &out.Runs[i*m+j]
-			}
-			tasks.FlagAgainstBaseline(runs, base)
-		}
+		tasks.FlagBlockAgainstBaseline(out.Runs, p.Methods)
 	}
 	s.env.Progressf(ctx, "train: point %d block %d (%s): %d runs in %v", p.ID, b.Index, p.Task, len(out.Runs), time.Since(start).Round(time.Millisecond))
 	return out, nil
