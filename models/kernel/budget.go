@@ -15,6 +15,10 @@ package kernel
 // (jarzynski's rare restarts from uniform noise, one energy pass, are not counted).
 func (s Spec2D) GradEvalsPerStep() int64 {
 	B := int64(s.Batch)
+	if s.Objective != nil {
+		o := s.Objective()
+		return int64(o.Lanes(s.Batch)) + o.GradEvals(s.Batch)
+	}
 	switch s.Method {
 	case Baseline2D:
 		return B

@@ -113,21 +113,24 @@ const DefaultMaxEnergy = 1e3
 
 // Spec2D is the model, loss and schedule shared by the runs of a Train2D call.
 type Spec2D struct {
-	Hidden       []int // tanh hidden widths (0 to 4 layers of 1 to 256)
-	K            int   // classes
-	Method       Method2D
-	Steps        int     // Adam steps
-	Batch        int     // data points per step, and negatives per step for SGLD: a positive multiple of 16
-	PxWeight     float32 // weight of the log q(x) term (JEM, SGLD)
-	Box          float32 // the box [−Box, Box]²: exact JEM's grid, SGLD's restarts and clamp
-	TrainGrid    int     // exact JEM: training grid cells per side, a multiple of 4 (0: 64)
-	ShiftGrid    bool    // exact JEM: shift the training grid by a uniform random offset per step
-	SGLD         SGLDOptions
-	Langevin     LangevinOptions // mala, jarzynski, shortrun
-	ED           EDOptions       // ed
-	MaxEnergy    float32         // divergence threshold (0: DefaultMaxEnergy)
-	KeepBuffer   bool            // SGLD: return each run's final replay buffer
-	ObserveEvery int             // call Run2D.Observe every this many steps (0: never)
+	Hidden    []int // tanh hidden widths (0 to 4 layers of 1 to 256)
+	K         int   // classes
+	Method    Method2D
+	Steps     int     // Adam steps
+	Batch     int     // data points per step, and negatives per step for SGLD: a positive multiple of 16
+	PxWeight  float32 // weight of the log q(x) term (JEM, SGLD)
+	Box       float32 // the box [−Box, Box]²: exact JEM's grid, SGLD's restarts and clamp
+	TrainGrid int     // exact JEM: training grid cells per side, a multiple of 4 (0: 64)
+	ShiftGrid bool    // exact JEM: shift the training grid by a uniform random offset per step
+	SGLD      SGLDOptions
+	Langevin  LangevinOptions // mala, jarzynski, shortrun
+	ED        EDOptions       // ed
+	// Objective makes the objective of a method that lives in its own package (one per
+	// goroutine); when set, Method is ignored.
+	Objective    func() Objective2D
+	MaxEnergy    float32 // divergence threshold (0: DefaultMaxEnergy)
+	KeepBuffer   bool    // SGLD: return each run's final replay buffer
+	ObserveEvery int     // call Run2D.Observe every this many steps (0: never)
 	// Decay is the share of the steps, at the end, over which the Adam learning rate
 	// falls linearly to 0 (0: a constant rate; 0.5: constant for the first half, then
 	// linear to 0 at the last step). The exact references train with it so that their
@@ -177,6 +180,10 @@ type Result2D struct {
 	// CPUSeconds is the run's own CPU time (its thread's, where the OS tells: Linux;
 	// NaN elsewhere), observation callbacks included.
 	CPUSeconds float64
+	// Extra are an Objective2D's own parameters at the end, Stats its diagnostics
+	// (e.g. a learned log Z), by name.
+	Extra []float32
+	Stats map[string]float64
 }
 
 // layers2D returns the (in, out) shapes of the MLP 2-hidden…-K.
@@ -282,6 +289,9 @@ func (s Spec2D) validate() error {
 	}
 	if !(s.MaxEnergy >= 0) {
 		return fmt.Errorf("kernel: MaxEnergy must be >= 0, got %g", s.MaxEnergy)
+	}
+	if s.Objective != nil {
+		return s.validateObjective()
 	}
 	switch s.Method {
 	case Baseline2D:
@@ -480,11 +490,40 @@ type trainer2D struct {
 	coef     []float32 // ed: dL/dE per lane
 	en       Energy    // the model's energy at the current parameters
 	resample int
+
+	obj    Objective2D // Spec2D.Objective's
+	st     Step2D
+	lse    []float32
+	xm, xv []float32 // Adam's moments of the objective's parameters
 }
 
 func newTrainer2D(spec Spec2D) *trainer2D {
 	B, K := spec.Batch, spec.K
 	t := &trainer2D{spec: spec, B: B, K: K}
+	if spec.Objective != nil {
+		t.obj = spec.Objective()
+		t.P = t.obj.Lanes(B)
+		t.coef, t.lse = make([]float32, t.P), make([]float32, t.P)
+		n := t.obj.Params()
+		t.st.Extra, t.st.ExtraGrad, t.xm, t.xv = make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+	} else {
+		t.newMethod()
+	}
+	t.net = newMLP2D(spec.Hidden, K, t.P)
+	np := t.net.np
+	t.x = make([]float32, 2*t.P)
+	t.yd = make([]int32, B)
+	t.delta = make([]float32, K*t.P)
+	t.tmp = make([]float32, K*t.P)
+	t.theta, t.m, t.v, t.snap = make([]float32, np), make([]float32, np), make([]float32, np), make([]float32, 3*np)
+	t.fx0, t.fx1 = make([]float32, B), make([]float32, B)
+	t.en = t.energy
+	return t
+}
+
+// newMethod sets up the scratch of the methods the kernel names (Spec2D.Method).
+func (t *trainer2D) newMethod() {
+	spec, B := t.spec, t.B
 	switch spec.Method {
 	case Baseline2D:
 		t.P = B
@@ -518,16 +557,6 @@ func newTrainer2D(spec Spec2D) *trainer2D {
 			t.a, t.eOld, t.wneg = make([]float64, B), make([]float32, B), make([]float32, B)
 		}
 	}
-	t.net = newMLP2D(spec.Hidden, K, t.P)
-	np := t.net.np
-	t.x = make([]float32, 2*t.P)
-	t.yd = make([]int32, B)
-	t.delta = make([]float32, K*t.P)
-	t.tmp = make([]float32, K*t.P)
-	t.theta, t.m, t.v, t.snap = make([]float32, np), make([]float32, np), make([]float32, np), make([]float32, 3*np)
-	t.fx0, t.fx1 = make([]float32, B), make([]float32, B)
-	t.en = t.energy
-	return t
 }
 
 // Seed tags of a run's random streams.
@@ -761,41 +790,59 @@ func (t *trainer2D) train(r *Run2D) Result2D {
 		t.lv.rng = t.noiseRng
 		t.eta, t.acc, t.resample = spec.Langevin.Step, 0, 0
 	}
-	if spec.Method == Jarzynski2D {
+	if spec.Method == Jarzynski2D && t.obj == nil {
 		t.walkersUniform()
+	}
+	if t.obj != nil {
+		t.st = Step2D{B: t.B, P: t.P, Box: spec.Box, X: t.x, Y: t.yd, Rng: t.bufRng, Noise: t.noiseRng,
+			Extra: t.st.Extra, ExtraGrad: t.st.ExtraGrad, LSE: t.en, Data0: r.X0, Data1: r.X1}
+		clear(t.st.Extra)
+		clear(t.xm)
+		clear(t.xv)
+		t.obj.Begin(&t.st)
 	}
 	res := Result2D{}
 	maxE := spec.maxEnergy()
 	for step := 1; step <= spec.Steps; step++ {
 		t.batch(r)
-		switch spec.Method {
-		case SGLD2D:
+		if t.obj != nil {
+			t.st.Step = step
+			t.obj.Fill(&t.st)
+		}
+		switch {
+		case t.obj != nil:
+		case spec.Method == SGLD2D:
 			t.negatives()
 			t.sgld()
 			t.store()
 			B, P := t.B, t.P
 			copy(t.x[B:P], t.xn[:B])
 			copy(t.x[P+B:2*P], t.xn[B:])
-		case MALA2D:
+		case spec.Method == MALA2D:
 			t.negatives()
 			t.en(t.lv.x, t.B, t.lv.e, t.lv.g)
 			acc := t.lv.mala(t.en, spec.Langevin.Steps, t.eta, spec.Box)
 			t.adapt(acc)
 			t.store()
 			t.negLanes(t.xn)
-		case Jarzynski2D:
+		case spec.Method == Jarzynski2D:
 			t.jarzynskiStep(step)
 			t.negLanes(t.lv.x)
-		case ShortRun2D:
+		case spec.Method == ShortRun2D:
 			t.shortRun()
 			t.negLanes(t.lv.x)
-		case ED2D:
+		case spec.Method == ED2D:
 			edPerturb(t.bufRng, t.x, t.B, t.P, spec.ED)
-		case JEM2D:
+		case spec.Method == JEM2D:
 			t.gridNodes()
 		}
 		t.net.forward(t.theta, t.x, t.P)
-		loss := t.lossGrad()
+		var loss float32
+		if t.obj != nil {
+			loss = t.objLoss()
+		} else {
+			loss = t.lossGrad()
+		}
 		if !finite32(loss) || abs32(loss) > maxE || abs32(t.lseD) > maxE || abs32(t.lseNeg) > maxE {
 			res.Diverged, res.DivergedStep = true, step
 			break
@@ -806,6 +853,9 @@ func (t *trainer2D) train(r *Run2D) Result2D {
 		copy(t.snap[2*np:], t.v)
 		lrScale, epsT := AdamScalars(step)
 		vAdamFlat(t.theta, t.m, t.v, t.net.g, r.LR*float32(lrScale*spec.decayScale(step)), float32(epsT))
+		if t.obj != nil {
+			t.adamExtra(r.LR*float32(lrScale*spec.decayScale(step)), float32(epsT))
+		}
 		if !allFinite(t.theta) || !allFinite(t.m) || !allFinite(t.v) {
 			copy(t.theta, t.snap[:np])
 			copy(t.m, t.snap[np:2*np])
@@ -819,6 +869,10 @@ func (t *trainer2D) train(r *Run2D) Result2D {
 		}
 	}
 	res.Theta = append([]float32(nil), t.theta[:len(r.Theta)]...)
+	if t.obj != nil {
+		t.obj.End(&t.st, &res)
+		res.Extra = append([]float32(nil), t.st.Extra...)
+	}
 	if t.lv != nil {
 		res.StepSize, res.Resamples = float64(t.eta), t.resample
 		if spec.Steps > 0 {
