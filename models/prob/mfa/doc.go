@@ -42,7 +42,7 @@
 // factor 0.15 (s_b − s_a); class a's copy has mean (0.6 s_a + 0.4 s_b), class b's
 // (0.4 s_a + 0.6 s_b). These carry mass Spec.Ambiguity of each class (split between its
 // two pairs) and hold all the Bayes error: accuracy ≈ 1 − Ambiguity Φ(−0.1/0.15) ≈ 0.92 at
-// the default 0.3, nearly independent of S and K (measured 0.918–0.924 for S = 8, 16, 28
+// the default 0.3, nearly independent of S and K (measured 0.90–0.93 for S = 8, 16, 28
 // and K = 2–10). Ambiguity 0 removes them.
 //
 // # Exact evaluation

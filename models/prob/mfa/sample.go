@@ -41,10 +41,17 @@ func (t *Truth) SampleComponent(rng *rand.Rand, y, c int, x []float64) {
 // y ~ π, c ~ w_y, then SampleComponent.
 func (t *Truth) SampleOne(rng *rand.Rand, x []float64) int {
 	y := categorical(rng, func(i int) float64 { return t.params.Pi[i] }, t.k)
+	t.SampleClass(rng, y, x)
+	return y
+}
+
+// SampleClass writes an exact draw from p(x | y) into x (length D) and returns its
+// component: c ~ w_y, then SampleComponent.
+func (t *Truth) SampleClass(rng *rand.Rand, y int, x []float64) int {
 	cs := t.params.Classes[y].Components
 	c := categorical(rng, func(i int) float64 { return cs[i].Weight }, len(cs))
 	t.SampleComponent(rng, y, c, x)
-	return y
+	return c
 }
 
 // Sample draws n exact labelled pairs: x is n×D row-major, y their classes.
