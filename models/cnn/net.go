@@ -43,8 +43,10 @@ type acts struct {
 	patches []*Node // per conv layer: [HW, 9, N, Cin]
 	z       []*Node // per conv layer: pre-activation [HW, N, Cout]
 	a       []*Node // per conv layer: activation [HW, N, Cout] (tanh' uses it)
+	s       []*Node // per conv layer: σ(z) (swish' uses it)
 	h       *Node   // pooled output of the last conv layer, [P, N, C]
 	z1, a1  *Node   // dense hidden layer pre-activation and activation [N, H] (if any)
+	s1      *Node   // σ(z1) (swish)
 }
 
 // convIndices returns the im2col gather indices of a 3×3 same convolution on a side×side
@@ -95,20 +97,22 @@ func convTIndices(side int) [][]int32 {
 	return idx
 }
 
-func (n *net) act(z *Node) *Node {
+// act returns act(z) and, for swish, σ(z) (kept for the backward pass: SimpleGo's
+// Logistic costs an exp per element).
+func (n *net) act(z *Node) (a, s *Node) {
 	if n.sp.Act == ActTanh {
-		return Tanh(z)
+		return Tanh(z), nil
 	}
-	return Mul(z, Sigmoid(z))
+	s = Sigmoid(z)
+	return Mul(z, s), s
 }
 
-// actGrad is d act/dz times d, given z and a = act(z).
-func (n *net) actGrad(z, a, d *Node) *Node {
+// actGrad is d act/dz times d, given z, a = act(z) and s = σ(z) (swish).
+func (n *net) actGrad(z, a, s, d *Node) *Node {
 	if n.sp.Act == ActTanh {
 		return Mul(d, OneMinus(Mul(a, a)))
 	}
-	s := Sigmoid(z)
-	return Mul(d, Mul(s, OnePlus(Mul(z, OneMinus(s)))))
+	return Mul(d, Add(s, Mul(a, OneMinus(s)))) // σ + zσ(1−σ)
 }
 
 func addBias(z, b *Node) *Node {
@@ -134,17 +138,18 @@ func (n *net) forward(p []*Node, x *Node) (*Node, *acts) {
 		hz := Concatenate([]*Node{h, Zeros(g, shapes.Make(dtypes.Float32, 1, N, cin))}, 0)
 		patches := Reshape(Gather(hz, Const(g, convIndices(side))), hw, 9, N, cin)
 		z := addBias(DotGeneral(patches, []int{1, 3}, nil, p[2*l], []int{0, 1}, nil), p[2*l+1]) // [HW, N, Cout]
-		a := n.act(z)
+		a, sg := n.act(z)
 		pooled := MulScalar(ReduceSum(Reshape(a, side/2, 2, side/2, 2, N, cout), 1, 3), 0.25)
 		h = Reshape(pooled, hw/4, N, cout)
 		ac.patches, ac.z, ac.a = append(ac.patches, patches), append(ac.z, z), append(ac.a, a)
+		ac.s = append(ac.s, sg)
 		cin = cout
 	}
 	ac.h = h
 	j := 2 * len(n.sp.Convs)
 	if n.sp.Dense > 0 {
 		ac.z1 = addBias(DotGeneral(h, []int{0, 2}, nil, p[j], []int{0, 1}, nil), p[j+1]) // [N, H]
-		ac.a1 = n.act(ac.z1)
+		ac.a1, ac.s1 = n.act(ac.z1)
 		return addBias(Dot(ac.a1, p[j+2]), p[j+3]), ac
 	}
 	return addBias(DotGeneral(h, []int{0, 2}, nil, p[j], []int{0, 1}, nil), p[j+1]), ac
@@ -160,7 +165,7 @@ func (n *net) backward(p []*Node, ac *acts, dlogits *Node, wantParams, wantX boo
 	var dh *Node // [P, N, C]
 	if n.sp.Dense > 0 {
 		da1 := DotGeneral(dlogits, []int{1}, nil, p[j+2], []int{1}, nil) // [N, H]
-		dz1 := n.actGrad(ac.z1, ac.a1, da1)
+		dz1 := n.actGrad(ac.z1, ac.a1, ac.s1, da1)
 		if wantParams {
 			grads[j+2] = DotGeneral(ac.a1, []int{0}, nil, dlogits, []int{0}, nil)
 			grads[j+3] = ReduceSum(dlogits, 0)
@@ -183,7 +188,7 @@ func (n *net) backward(p []*Node, ac *acts, dlogits *Node, wantParams, wantX boo
 			cin = n.sp.Convs[l-1]
 		}
 		da := Reshape(BroadcastToDims(Reshape(MulScalar(dh, 0.25), side/2, 1, side/2, 1, N, cout), side/2, 2, side/2, 2, N, cout), hw, N, cout)
-		dz := n.actGrad(ac.z[l], ac.a[l], da)
+		dz := n.actGrad(ac.z[l], ac.a[l], ac.s[l], da)
 		if wantParams {
 			grads[2*l] = DotGeneral(ac.patches[l], []int{0, 2}, nil, dz, []int{0, 1}, nil) // [9, Cin, Cout]
 			grads[2*l+1] = ReduceSum(dz, 0, 1)
