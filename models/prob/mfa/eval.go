@@ -23,49 +23,10 @@ func (e *Evaluator) checkX(x []float64) {
 	}
 }
 
-// dot is Σ a[i]·b[i] with four accumulators.
-func dot(a, b []float64) float64 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
 // logN is log N(x; μ, Σ) of component k: by Woodbury, (x−μ)ᵀ Σ⁻¹ (x−μ) = rᵀΨ⁻¹r − ‖A r‖²
-// with A = L⁻¹ Λᵀ Ψ⁻¹, in O(D·d).
+// with A = L⁻¹ Λᵀ Ψ⁻¹, in O(D·d) (the kernel is in kernel.go).
 func (e *Evaluator) logN(k *component, x []float64) float64 {
-	r := e.r
-	mu, ip := k.mean[:len(x)], k.invPsi[:len(x)]
-	var q0, q1 float64
-	i := 0
-	for ; i+2 <= len(x); i += 2 {
-		a := x[i] - mu[i]
-		b := x[i+1] - mu[i+1]
-		r[i], r[i+1] = a, b
-		q0 += a * a * ip[i]
-		q1 += b * b * ip[i+1]
-	}
-	for ; i < len(x); i++ {
-		a := x[i] - mu[i]
-		r[i] = a
-		q0 += a * a * ip[i]
-	}
-	q := q0 + q1
-	D := len(x)
-	for j := range k.d {
-		u := dot(k.a[j*D:(j+1)*D], r)
-		q -= u * u
-	}
-	return k.logNorm - 0.5*q
+	return k.logNorm - 0.5*quad(x, k.mean, k.invPsi, k.a, k.d, e.r)
 }
 
 // LogComponent is log N(x; μ_yc, Λ_yc Λ_ycᵀ + diag ψ_yc), without the weights π_y w_yc.
