@@ -81,6 +81,8 @@ require (
 	github.com/gobwas/ws v1.4.0 // indirect
 	github.com/golang-cz/devslog v0.0.17 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
+	github.com/gomlx/exceptions v0.0.3 // indirect
+	github.com/gomlx/onnx-gomlx v0.3.4
 	github.com/google/pprof v0.0.0-20260507013755-92041b743c96 // indirect
 	github.com/google/renameio/v2 v2.0.0 // indirect
 	github.com/google/s2a-go v0.1.9 // indirect

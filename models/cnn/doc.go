@@ -58,6 +58,15 @@
 // element, and the fixed per-call overhead (tens of µs) is small against a training step
 // (milliseconds, see the benchmark), so stacking could save only a few percent on CPU.
 //
+// # ONNX
+//
+// LoadONNX reads an ONNX classifier with github.com/gomlx/onnx-gomlx v0.3.4 (which builds
+// on GoMLX v0.26.0) and ONNXModel.Logits runs it on DefaultBackend. On SimpleGo that
+// version cannot run a PyTorch CNN as exported: it has no Sigmoid op (so no SiLU/swish),
+// and both "same"-padded convolutions and torch 1.13's avg_pool2d export use Pad, which
+// SimpleGo lacks; the test model (testdata/make_tiny_onnx.py) is a valid conv, tanh,
+// reshape-mean pooling and a dense head, and matches torch to 3e-8.
+//
 // # Costs
 //
 // See scripts/bench-cnn.sh (Go vs PyTorch, one thread, batch 64, S=16, cnn:16,32). A
