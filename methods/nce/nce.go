@@ -124,7 +124,11 @@ func (n *Noise) Draw(rng *rand.Rand) (a, b float64) {
 	if n.Uniform {
 		return (2*rng.Float64() - 1) * n.Box, (2*rng.Float64() - 1) * n.Box
 	}
-	z0, z1 := rng.NormFloat64(), rng.NormFloat64()
+	return n.Sample(rng.NormFloat64(), rng.NormFloat64())
+}
+
+// Sample is the Gaussian's point of the standard normal pair (z0, z1): mean + L·z.
+func (n *Noise) Sample(z0, z1 float64) (a, b float64) {
 	return n.Mean[0] + n.l[0]*z0, n.Mean[1] + n.l[1]*z0 + n.l[2]*z1
 }
 

@@ -1,0 +1,239 @@
+package tre
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/jemcheck/jemcheck/methods"
+	"github.com/jemcheck/jemcheck/methods/nce"
+	"github.com/jemcheck/jemcheck/models/kernel"
+	"github.com/jemcheck/jemcheck/schemas"
+)
+
+// Name is the method's name.
+const Name = "tre"
+
+// Options are tre's settings (grid axes tre_m, tre_noise, tre_inflate).
+type Options struct {
+	M       int     `opt:"tre_m" doc:"bridges between data and noise (waymarks 0..m; lanes per step = batch × (m + 1))" label:"TRE bridges m" range:"[1,32]"`
+	Noise   string  `opt:"tre_noise" doc:"noise distribution, the last waymark: gaussian (mean and covariance of the run's training draws, times tre_inflate) or uniform (on the task's box)" label:"TRE noise" enum:"gaussian,uniform"`
+	Inflate float64 `opt:"tre_inflate" doc:"factor on the fitted Gaussian noise's covariance (tre_noise=gaussian)" label:"TRE noise inflation" range:"(0,100]"`
+}
+
+// Defaults are tre's defaults: 4 bridges, the Gaussian of the data's mean and
+// covariance (doc.go).
+var Defaults = Options{M: 4, Noise: nce.NoiseGaussian, Inflate: 1}
+
+func init() {
+	methods.Register(methods.Method{Name: Name, Order: 21, Sampler: true, KernelOnly: true,
+		Source:   "Rhodes, Xu & Gutmann, NeurIPS 2020",
+		Doc:      "telescoping ratio estimation: logistic losses between consecutive waymarks from the data to noise, the bridges' log ratios shares of one energy's (Rhodes, Xu & Gutmann, NeurIPS 2020; adapted to a single energy model)",
+		Defaults: Defaults,
+		Trainers: map[string]any{methods.KindPlane: spec2D}})
+}
+
+// spec2D is the hook tasks/plane calls: it sets tre's objective on the 2-D spec.
+func spec2D(g schemas.Grid, s *kernel.Spec2D) error {
+	var o Options
+	methods.Decode(g, &o)
+	if err := o.check(); err != nil {
+		return err
+	}
+	s.Objective = func() kernel.Objective2D { return New(o) }
+	return nil
+}
+
+func (o Options) check() error {
+	switch {
+	case o.M < 1 || o.M > 32:
+		return fmt.Errorf("tre_m must be in [1, 32], got %d", o.M)
+	case o.Noise != nce.NoiseGaussian && o.Noise != nce.NoiseUniform:
+		return fmt.Errorf("tre_noise: unknown noise %q (known: gaussian, uniform)", o.Noise)
+	case !(o.Inflate > 0) || math.IsInf(o.Inflate, 0):
+		return fmt.Errorf("tre_inflate must be a finite number > 0, got %v", o.Inflate)
+	}
+	return nil
+}
+
+// Alpha is waymark k's noise coefficient α_k = k/m.
+func Alpha(k, m int) float64 { return float64(k) / float64(m) }
+
+// Objective is tre as a kernel.Objective2D. Lanes kB..(k+1)B hold waymark k, k = 0..m:
+// waymark 0 the data, m the noise ε, and in between x_k = √(1−α_k²)·x_0 + α_k·ε with
+// one ε per data point. Its 2m parameters (Extra): c, the learned log normaliser;
+// θ_0..θ_{m−1}, the bridges' shares a = softmax(θ); d_0..d_{m−2}, the bridges'
+// offsets (d_{m−1} = −Σ the others). Bridge k's log ratio of waymark k to k+1 is
+//
+//	r_k(u) = a_k·(ℓ(u) − c − log pn(u)) + d_k,
+//
+// so that Σ_k r_k = ℓ − c − log pn whatever the shares and offsets.
+type Objective struct {
+	o Options
+	// Noise is the run's noise (set in the first Fill unless Fixed).
+	Noise nce.Noise
+	Fixed bool
+	ready bool
+	lpn   []float64 // log pn per lane
+	lse   []float32
+	c0    float64
+	a     []float64
+	s, A  []float64
+}
+
+// New is tre's objective with the options o.
+func New(o Options) *Objective {
+	return &Objective{o: o, a: make([]float64, o.M), s: make([]float64, o.M), A: make([]float64, o.M)}
+}
+
+func (e *Objective) Lanes(B int) int   { return B * (1 + e.o.M) }
+func (e *Objective) Params() int       { return 2 * e.o.M }
+func (*Objective) GradEvals(int) int64 { return 0 }
+
+// Begin resets the run's state: shares 1/m and offsets 0 (Extra's zeros); the noise
+// is set and c initialised in the first Fill.
+func (e *Objective) Begin(st *kernel.Step2D) {
+	e.ready = false
+	if len(e.lpn) != st.P {
+		e.lpn, e.lse = make([]float64, st.P), make([]float32, st.P)
+	}
+}
+
+// Fill draws each data point's noise ε and writes the waymarks. At the first step it
+// sets the run's noise (as nce's) and c to the importance-sampling estimate of the
+// initial model's log Z under the noise, log mean exp(ℓ(ε) − log pn(ε)).
+func (e *Objective) Fill(st *kernel.Step2D) {
+	B, P, m := st.B, st.P, e.o.M
+	if !e.ready && !e.Fixed {
+		x0, x1 := st.Data0, st.Data1
+		if len(x0) == 0 {
+			x0, x1 = st.X[:B], st.X[P:P+B]
+		}
+		e.Noise = nce.Of(e.o.Noise, e.o.Inflate, st.Box, x0, x1)
+	}
+	Waymarks(st.X, B, m, &e.Noise, st.Rng)
+	for p := range P {
+		e.lpn[p] = e.Noise.LogPdf(float64(st.X[p]), float64(st.X[P+p]))
+	}
+	if !e.ready {
+		e.ready = true
+		st.LSE(st.X, P, e.lse, nil)
+		kernel.ClearUpper()
+		w := make([]float64, 0, B)
+		for p := m * B; p < P; p++ {
+			w = append(w, float64(e.lse[p])-e.lpn[p])
+		}
+		e.c0 = nce.LogMeanExp(w)
+		st.Extra[0] = float32(e.c0)
+	}
+}
+
+// Waymarks fills lanes B..(m+1)B of x [2][(m+1)B] from the data in lanes 0..B: one
+// noise draw ε_i per data point into waymark m, and x_k = √(1−α_k²)·x_0 + α_k·ε for
+// 0 < k < m.
+func Waymarks(x []float32, B, m int, n *nce.Noise, rng *rand.Rand) {
+	P := B * (m + 1)
+	for i := range B {
+		a, b := n.Draw(rng)
+		x0, x1 := float64(x[i]), float64(x[P+i])
+		for k := 1; k <= m; k++ {
+			al := Alpha(k, m)
+			s := math.Sqrt(max(0, 1-al*al))
+			q := k*B + i
+			x[q], x[P+q] = float32(s*x0+al*a), float32(s*x1+al*b)
+		}
+	}
+}
+
+// Loss is the sum over the bridges k = 0..m−1 of the logistic loss of waymark k
+// (lanes kB..(k+1)B, label 1) against waymark k+1 (label 0) under r_k, each a mean
+// over the B pairs.
+func (e *Objective) Loss(st *kernel.Step2D, lse, coef []float32) float32 {
+	kernel.ClearUpper()
+	return e.loss(lse, st.B, st.Extra, coef, st.ExtraGrad)
+}
+
+// loss is Loss on the lanes' ℓ (lse) with the parameters extra: it writes dL/dℓ per
+// lane into coef (zeroed) and adds dL/dExtra to grad.
+func (e *Objective) loss(lse []float32, B int, extra, coef, grad []float32) float32 {
+	m := e.o.M
+	c := float64(extra[0])
+	theta, d := extra[1:1+m], extra[1+m:2*m]
+	mx := math.Inf(-1)
+	for _, v := range theta {
+		mx = max(mx, float64(v))
+	}
+	var z float64
+	for k, v := range theta {
+		e.a[k] = math.Exp(float64(v) - mx)
+		z += e.a[k]
+	}
+	var dLast float64
+	for _, v := range d {
+		dLast -= float64(v)
+	}
+	inv := 1 / float64(B)
+	var loss, dc float64
+	for k := range m {
+		e.a[k] /= z
+		ak := e.a[k]
+		dk := dLast
+		if k < m-1 {
+			dk = float64(d[k])
+		}
+		var sk, Ak float64
+		for i := range B {
+			u, v := k*B+i, (k+1)*B+i
+			ru := float64(lse[u]) - c - e.lpn[u]
+			rv := float64(lse[v]) - c - e.lpn[v]
+			gu := ak*ru + dk
+			gv := ak*rv + dk
+			loss += nce.Softplus(-gu) + nce.Softplus(gv)
+			du := -nce.Sigmoid(-gu) * inv
+			dv := nce.Sigmoid(gv) * inv
+			coef[u] += float32(ak * du)
+			coef[v] += float32(ak * dv)
+			sk += du + dv
+			Ak += du*ru + dv*rv
+		}
+		e.s[k], e.A[k] = sk, Ak
+		dc -= ak * sk
+	}
+	grad[0] += float32(dc)
+	var mean float64
+	for k := range m {
+		mean += e.a[k] * e.A[k]
+	}
+	for k := range m {
+		grad[1+k] += float32(e.a[k] * (e.A[k] - mean))
+		if k < m-1 {
+			grad[1+m+k] += float32(e.s[k] - e.s[m-1])
+		}
+	}
+	return float32(loss * inv)
+}
+
+// End reports the learned log normaliser c as log_z_learned, its initial value as
+// log_z_init, and the bridges' smallest and largest shares a_k.
+func (e *Objective) End(st *kernel.Step2D, res *kernel.Result2D) {
+	if res.Stats == nil {
+		res.Stats = map[string]float64{}
+	}
+	m := e.o.M
+	res.Stats["log_z_learned"] = float64(st.Extra[0])
+	res.Stats["log_z_init"] = e.c0
+	mx := math.Inf(-1)
+	for _, v := range st.Extra[1 : 1+m] {
+		mx = max(mx, float64(v))
+	}
+	var z float64
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range st.Extra[1 : 1+m] {
+		z += math.Exp(float64(v) - mx)
+	}
+	for _, v := range st.Extra[1 : 1+m] {
+		a := math.Exp(float64(v)-mx) / z
+		lo, hi = min(lo, a), max(hi, a)
+	}
+	res.Stats["share_min"], res.Stats["share_max"] = lo, hi
+}
