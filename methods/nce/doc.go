@@ -19,10 +19,10 @@
 // uniform on the task's box [−Box, Box]², where jemcheck normalises q: then c
 // estimates exactly the log Z the plane kind computes.
 //
-// ν (nce_nu, default 10). The estimator's variance falls as ν grows and reaches the
-// maximum-likelihood estimator's as ν → ∞ (Gutmann & Hyvärinen 2012, Section 2.3 and
-// the experiments), with diminishing returns past about ten noise draws per point;
-// jemcheck takes 10 as the default (the papers give no single prescribed value).
+// ν (nce_nu, default 10). The papers show the estimator's error falling as ν grows
+// (approaching maximum likelihood's as ν → ∞), with diminishing returns, and
+// recommend as many noise draws as one can afford; they prescribe no single value.
+// ν = 10 is jemcheck's choice (not verified against a stated default in the papers).
 //
 // What jemcheck changed. The unnormalised model is JEM's classifier read as an
 // energy, not a separately parametrised density. c starts at the importance-sampling
