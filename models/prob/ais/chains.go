@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/jemcheck/jemcheck/internal/avx"
 	"github.com/jemcheck/jemcheck/models/prob"
 )
 
@@ -44,6 +45,7 @@ func newBlock(n, d int, tgt BatchTarget, base *Base, o *Options, seeds []uint64)
 // eval fills lf, lb and gf at the n positions x.
 func (b *block) eval(x, lf, lb, gf []float64) {
 	b.tgt.LogDensityBatch(x, b.n, lf, gf)
+	avx.ClearUpper() // the target may leave the AVX upper state dirty: see package avx
 	for i := range b.n {
 		lb[i] = b.base.LogDensity(x[i*b.d:(i+1)*b.d], nil)
 	}
@@ -88,6 +90,7 @@ func (b *block) kick(beta, c float64) {
 // diag(1/SD²)). b.acc gets each chain's acceptance probability min(1, α).
 func (b *block) transition(beta, step float64) {
 	n, d := b.n, b.d
+	avx.ClearUpper() // math.Exp in NormFloat64's tails and the acceptance: see package avx
 	for i := range n {
 		r := b.rngs[i]
 		b.eps[i] = step * (1 + b.jitter*(2*r.Float64()-1))
