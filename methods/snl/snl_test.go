@@ -1,0 +1,248 @@
+package snl
+
+import (
+	"context"
+	"math"
+	"runtime"
+	"testing"
+
+	"github.com/jemcheck/jemcheck/models/kernel"
+	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/schemas"
+)
+
+// logZs are log ∫ p(x)^β dx over the box for each β, by the midpoint rule on 500²
+// cells.
+func logZs(betas []float64) []float64 {
+	const n = 500
+	kernel.ClearUpper()
+	h := 2.0 * kaBox / n
+	lp := make([]float64, 0, n*n)
+	for i := range n {
+		a := -kaBox + (float64(i)+0.5)*h
+		for j := range n {
+			l, _, _ := testMixture.logp(a, -kaBox+(float64(j)+0.5)*h)
+			lp = append(lp, l)
+		}
+	}
+	out := make([]float64, len(betas))
+	for k, beta := range betas {
+		m := math.Inf(-1)
+		for _, v := range lp {
+			m = max(m, beta*v)
+		}
+		var s float64
+		for _, v := range lp {
+			s += math.Exp(beta*v - m)
+		}
+		out[k] = m + math.Log(s*h*h)
+	}
+	return out
+}
+
+// step is a Step2D of the B draws x for the objective's lanes, its training draws
+// the same points.
+func step(o *Objective, B int, x0, x1 []float64, seed uint64) *kernel.Step2D {
+	P := o.Lanes(B)
+	st := &kernel.Step2D{Step: 2, B: B, P: P, Box: kaBox, X: make([]float32, 2*P), Y: make([]int32, B),
+		Rng: prob.NewRand(seed), Noise: prob.NewRand(seed + 1), Extra: make([]float32, 1), ExtraGrad: make([]float32, 1),
+		Data0: make([]float32, B), Data1: make([]float32, B)}
+	for i := range B {
+		st.X[i], st.X[P+i] = float32(x0[i]), float32(x1[i])
+		st.Data0[i], st.Data1[i] = st.X[i], st.X[P+i]
+	}
+	return st
+}
+
+// TestMinimisedAtTruth: on exact draws of the mixture and proposal draws, with b the
+// exact log Z of β·log p on the box, dL/db is 0 within 3 standard errors for every
+// tested β (b = log Z minimises the bound); the loss L(β, log Z(β)) (then the NLL of
+// p^β/Z(β), up to the IS error) is least at β = 1; and dL/dβ at β = 1, b = log Z(1)
+// (≈ 0: the mixture's mass outside the box is < 1e-9) is 0 within 3 standard errors.
+func TestMinimisedAtTruth(t *testing.T) {
+	const B = 16384
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	betas := []float64{0.6, 0.8, 0.9, 1, 1.1, 1.25, 1.6}
+	lz := logZs(betas)
+	for _, c := range []struct {
+		name string
+		o    Options
+	}{{"gaussian proposal (default)", defaults}, {"uniform proposal", Options{N: 4, Proposal: "uniform"}}} {
+		t.Run(c.name, func(t *testing.T) {
+			x0, x1 := testMixture.sample(prob.NewRand(5), B)
+			o := NewObjective(c.o)
+			st := step(o, B, x0, x1, 6)
+			o.Begin(st)
+			o.Fill(st)
+			P, n := st.P, st.P-B
+			lp := make([]float64, P)
+			for p := range P {
+				lp[p], _, _ = testMixture.logp(float64(st.X[p]), float64(st.X[P+p]))
+			}
+			lse, coef := make([]float32, P), make([]float32, P)
+			ls := make([]float64, len(betas))
+			best := 0
+			for k, beta := range betas {
+				for p := range P {
+					lse[p] = float32(beta * lp[p])
+				}
+				st.Extra[0] = float32(lz[k])
+				clear(coef)
+				ls[k] = float64(o.Loss(st, lse, coef))
+				if ls[k] < ls[best] {
+					best = k
+				}
+				tj := make([]float64, n) // e^{−b}·w_j, whose mean is e^{−b}Ẑ
+				for j := range n {
+					tj[j] = float64(coef[B+j]) * float64(n)
+				}
+				mt, se := meanSE(tj)
+				g := float64(st.ExtraGrad[0])
+				t.Logf("β %.2f: log Z %.5f, loss %.5f, dL/db %.5f ± %.5f (IS ESS share %.3f)", beta, lz[k], ls[k], g, se, o.ess)
+				if math.Abs(1-mt-g) > 1e-4 {
+					t.Errorf("β %g: dL/db %.6f, want 1 − mean e^{−b}w = %.6f", beta, g, 1-mt)
+				}
+				if math.Abs(g) > 3*se {
+					t.Errorf("β %g: dL/db at b = log Z is %.5f, more than 3 standard errors (%.5f) from 0", beta, g, se)
+				}
+				if beta == 1 {
+					dd, dp := make([]float64, B), make([]float64, n)
+					for i := range B {
+						dd[i] = -lp[i]
+					}
+					for j := range n {
+						dp[j] = tj[j] * lp[B+j]
+					}
+					md, sd := meanSE(dd)
+					mp, sp := meanSE(dp)
+					var sum float64
+					for p := range P {
+						sum += float64(coef[p]) * lp[p]
+					}
+					se := math.Hypot(sd, sp)
+					t.Logf("dL/dβ at β = 1, b = log Z = %.5f: %.5f ± %.5f (data %.4f, proposals %.4f)", lz[k], sum, se, md, mp)
+					if math.Abs(sum) > 3*se {
+						t.Errorf("dL/dβ at β = 1 is %.5f, more than 3 standard errors (%.5f) from 0", sum, se)
+					}
+				}
+			}
+			t.Logf("losses %.5f at β %v", ls, betas)
+			if betas[best] != 1 {
+				t.Errorf("least loss at β = %g, want 1", betas[best])
+			}
+		})
+	}
+}
+
+// TestCoefficients: Loss's derivatives in ℓ and b match central finite differences.
+func TestCoefficients(t *testing.T) {
+	const B = 16
+	x0, x1 := testMixture.sample(prob.NewRand(2), B)
+	for _, c := range []struct {
+		name string
+		o    Options
+	}{{"gaussian", Options{N: 3, Proposal: "gaussian"}}, {"uniform", Options{N: 2, Proposal: "uniform"}}} {
+		t.Run(c.name, func(t *testing.T) {
+			o := NewObjective(c.o)
+			st := step(o, B, x0, x1, 3)
+			o.Begin(st)
+			o.Fill(st)
+			rng := prob.NewRand(4)
+			lse := make([]float32, st.P)
+			for i := range lse {
+				lse[i] = float32(rng.NormFloat64() - 3)
+			}
+			st.Extra[0] = 0.3
+			coef := make([]float32, st.P)
+			o.Loss(st, lse, coef)
+			db := float64(st.ExtraGrad[0])
+			const h = 1e-3
+			at := func(p int, v float32) float64 {
+				old := lse[p]
+				lse[p] = v
+				l := o.Loss(st, lse, make([]float32, st.P))
+				lse[p] = old
+				return float64(l)
+			}
+			for _, p := range []int{0, 7, B, B + 5, 2*B + 1, st.P - 1} {
+				fd := (at(p, lse[p]+h) - at(p, lse[p]-h)) / (2 * h)
+				if math.Abs(fd-float64(coef[p])) > 2e-3*max(1, math.Abs(fd)) {
+					t.Errorf("lane %d: coef %.6f, finite difference %.6f", p, coef[p], fd)
+				}
+			}
+			st.Extra[0] = 0.3 + h
+			up := float64(o.Loss(st, lse, make([]float32, st.P)))
+			st.Extra[0] = 0.3 - h
+			down := float64(o.Loss(st, lse, make([]float32, st.P)))
+			if fd := (up - down) / (2 * h); math.Abs(fd-db) > 2e-3*max(1, math.Abs(fd)) {
+				t.Errorf("b: gradient %.6f, finite difference %.6f", db, fd)
+			}
+		})
+	}
+}
+
+// modelLogZ is the model's exact log Z on the box: log-sum-exp of kernel.CellLogits
+// over the G² cells and K classes plus the log cell area.
+func modelLogZ(hidden []int, k int, theta []float32, G int) (float64, error) {
+	f, err := kernel.CellLogits(hidden, k, theta, G, kaBox)
+	if err != nil {
+		return 0, err
+	}
+	m := math.Inf(-1)
+	for _, v := range f {
+		m = max(m, v)
+	}
+	var s float64
+	for _, v := range f {
+		s += math.Exp(v - m)
+	}
+	h := 2.0 * kaBox / float64(G)
+	return m + math.Log(s) + 2*math.Log(h), nil
+}
+
+// TestTrains: SNL trains a 2-D run through kernel.Train2D (spec2D) without diverging,
+// two runs of one seed agree bit for bit, and its learned b is compared with the
+// trained model's exact log Z on a 200² grid of cells (3×3 Gauss–Legendre nodes each).
+func TestTrains(t *testing.T) {
+	X0, X1, Y := trainingDraws(1, 512)
+	for _, c := range []struct {
+		name string
+		g    schemas.Grid
+		tol  float64 // |b − log Z| allowed after 300 steps
+	}{{"defaults (gaussian)", schemas.Grid{}, 0.25}, {"uniform", schemas.Grid{Options: schemas.Options{"snl_proposal": "uniform"}}, 0.25}} {
+		t.Run(c.name, func(t *testing.T) {
+			spec := kernel.Spec2D{Hidden: []int{16}, K: 2, Steps: 300, Batch: 64, PxWeight: 1, Box: kaBox}
+			if err := spec2D(c.g, &spec); err != nil {
+				t.Fatal(err)
+			}
+			theta := kernel.InitMLP2D(4, spec.Hidden, 2)
+			run := kernel.Run2D{Seed: 3, Theta: theta, LR: 3e-3, X0: X0, X1: X1, Y: Y}
+			res, err := kernel.Train2D(context.Background(), spec, []kernel.Run2D{run, run})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := res[0]
+			if r.Diverged {
+				t.Fatalf("diverged at step %d", r.DivergedStep)
+			}
+			for i := range r.Theta {
+				if r.Theta[i] != res[1].Theta[i] || r.Extra[0] != res[1].Extra[0] {
+					t.Fatal("two runs of the same seed differ")
+				}
+			}
+			lz, err := modelLogZ(spec.Hidden, 2, r.Theta, 200)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lz0, _ := modelLogZ(spec.Hidden, 2, theta, 200)
+			tv, _ := modelTV(spec.Hidden, 2, r.Theta, 20)
+			b := r.Stats["log_z_learned"]
+			t.Logf("%s: learned log Z %.4f, exact %.4f (gap %+.4f; last IS log Ẑ %.4f, ESS share %.3f); log Z at init %.4f; loss %.4f; cell TV %.3f",
+				c.name, b, lz, b-lz, r.Stats["log_z_is"], r.Stats["is_ess_share"], lz0, r.Loss, tv)
+			if math.Abs(b-lz) > c.tol {
+				t.Errorf("learned log Z %.4f, exact %.4f: gap over %g", b, lz, c.tol)
+			}
+		})
+	}
+}
