@@ -245,14 +245,14 @@ func Tune(ctx context.Context, target Target, base *Base, o Options) (Schedule, 
 // log Z: E[log Ẑ] ≤ log Z (Jensen), and P(log Ẑ > log Z + t) ≤ e^{−t} (Markov).
 // The schedule is o.Schedule or Tune's.
 func Forward(ctx context.Context, target Target, base *Base, o Options) (Estimate, error) {
+	if o.Chains == 1 {
+		return Estimate{}, errors.New("ais: 1 chain")
+	}
 	s, err := Tune(ctx, target, base, o)
 	if err != nil {
 		return Estimate{}, err
 	}
 	o = o.withDefaults(base.Dim())
-	if o.Chains < 2 {
-		return Estimate{}, fmt.Errorf("ais: %d chains", o.Chains)
-	}
 	logw, acc, err := run(ctx, AsBatch(target), base, s, &o, o.Seed, o.Chains, nil)
 	if err != nil {
 		return Estimate{}, err

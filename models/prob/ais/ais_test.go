@@ -162,36 +162,56 @@ func TestBaseAsTarget(t *testing.T) {
 	}
 }
 
-// TestKLBoundsEqual: q's unnormalised log density is p's normalised one plus 2.5, so
-// KL(p‖q) = 0; both bounds cover 0 within 3 SE, on their named sides.
-func TestKLBoundsEqual(t *testing.T) {
-	g := d16()
-	const shift = 2.5
-	q := shifted{g, shift - g.logZ()} // log f = log p + 2.5, log Z = 2.5
-	rng := prob.NewRand(5)
-	xs := g.draws(rng, 2000)
-	diffs := make([]float64, 2000)
-	for i := range diffs {
-		x := xs[i*16 : (i+1)*16]
-		diffs[i] = (g.LogDensity(x, nil) - g.logZ()) - q.LogDensity(x, nil)
+// TestKLBounds: KL(p‖q) from exact draws of p (D = 16, d16 normalised) and BDMC on
+// q's unnormalised density. "q = p": log f = log p + 2.5, so KL = 0; "q another
+// Gaussian": means 0.8·m + 0.1, sds 1.1×, log f shifted by −1: KL in closed form. Both
+// bounds cover the true KL within 3 SE, on their named sides.
+func TestKLBounds(t *testing.T) {
+	p := d16()
+	m, sd := make([]float64, 16), make([]float64, 16)
+	for j := range m {
+		m[j] = 0.8*p.m[j] + 0.1
+		sd[j] = 1.1 * p.l[j*16+j]
 	}
-	mean, se := meanSE(diffs)
-	cal := calibrate(t, q, shift, stdBase(16), g.draws(rng, 256), Options{Seed: 6, Chains: 256, Temps: 300})
-	lo, up := KLBounds(mean, se, cal.Lower, cal.Upper)
-	t.Logf("E_p[log p − log f] = %.6f ± %.2g; KL lower %.4f ± %.4f (%s), upper %.4f ± %.4f (%s)", mean, se, lo.Value, lo.SE, lo.Side, up.Value, up.SE, up.Side)
-	if lo.Side != "lower" || up.Side != "upper" {
-		t.Errorf("sides %q, %q", lo.Side, up.Side)
+	other := newGauss(m, sd, 0, -1)
+	kl := 0.0
+	for j := range m {
+		sp, sq, dm := p.l[j*16+j], sd[j], p.m[j]-m[j]
+		kl += math.Log(sq/sp) + (sp*sp+dm*dm)/(2*sq*sq) - 0.5
 	}
-	for _, b := range []Bound{lo, up} {
-		if !(math.Abs(b.Value) <= 3*b.SE) {
-			t.Errorf("%s bound %.4f ± %.4f does not cover KL = 0", b.Side, b.Value, b.SE)
-		}
-	}
-	if !(lo.Value-3*lo.SE <= 0 && 0 <= up.Value+3*up.SE) {
-		t.Errorf("bracket [%.4f, %.4f] misses 0", lo.Value, up.Value)
-	}
-	if sw, _ := KLBounds(mean, se, cal.Upper, cal.Lower); !math.IsNaN(sw.Value) {
-		t.Errorf("a reverse estimate as the lower side gave %v, want NaN", sw.Value)
+	for _, c := range []struct {
+		name  string
+		q     Target
+		logZ  float64
+		draws func(n int) []float64 // exact draws of q
+		kl    float64
+	}{
+		{"q = p", shifted{p, 2.5 - p.logZ()}, 2.5, func(n int) []float64 { return p.draws(prob.NewRand(7), n) }, 0},
+		{"q another Gaussian", other, other.logZ(), func(n int) []float64 { return other.draws(prob.NewRand(7), n) }, kl},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			xs := p.draws(prob.NewRand(5), 2000)
+			diffs := make([]float64, 2000)
+			for i := range diffs {
+				x := xs[i*16 : (i+1)*16]
+				diffs[i] = (p.LogDensity(x, nil) - p.logZ()) - c.q.LogDensity(x, nil)
+			}
+			mean, se := meanSE(diffs)
+			cal := calibrate(t, c.q, c.logZ, stdBase(16), c.draws(256), Options{Seed: 6, Chains: 256, Temps: 300})
+			lo, up := KLBounds(mean, se, cal.Lower, cal.Upper)
+			t.Logf("true KL %.4f; E_p[log p − log f] = %.4f ± %.2g; KL lower %.4f ± %.4f (%s), upper %.4f ± %.4f (%s)", c.kl, mean, se, lo.Value, lo.SE, lo.Side, up.Value, up.SE, up.Side)
+			if lo.Side != "lower" || up.Side != "upper" {
+				t.Errorf("sides %q, %q", lo.Side, up.Side)
+			}
+			for _, b := range []Bound{lo, up} {
+				if !(math.Abs(b.Value-c.kl) <= 3*b.SE) {
+					t.Errorf("%s bound %.4f ± %.4f does not cover KL = %.4f", b.Side, b.Value, b.SE, c.kl)
+				}
+			}
+			if sw, _ := KLBounds(mean, se, cal.Upper, cal.Lower); !math.IsNaN(sw.Value) {
+				t.Errorf("a reverse estimate as the lower side gave %v, want NaN", sw.Value)
+			}
+		})
 	}
 }
 

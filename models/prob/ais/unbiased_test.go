@@ -14,7 +14,7 @@ import (
 // (where the weights' k̂ < ½, so that their variance is finite and the SE means
 // something; at T = 32 it must be; 3.5 SE for 8 comparisons: 50 seeds of HMC at
 // T = 4 gave a mean z of 0.02),
-// while the mean log weight sits well below log Z (above, reverse). This is what a
+// while the mean log weight sits well below log Z (reverse: below −log Z). This is what a
 // wrong Metropolis–Hastings ratio or an adapted kernel would break.
 func TestUnbiased(t *testing.T) {
 	g := newGauss([]float64{1, -0.5}, []float64{0.7, 1.2}, 0.5, -3)
