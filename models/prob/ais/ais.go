@@ -35,9 +35,9 @@ type Options struct {
 	Chains int    // forward chains (default 256); Reverse runs one chain per exact draw
 	Temps  int    // T, the temperatures after β_0 = 0 (default 1000)
 	Path   Path   // spacing of β (default Sigmoid)
-	Delta  float64
-	// BetaMin is the Geometric path's β_1 (default 1e-4).
-	BetaMin float64
+	// Delta is the Sigmoid path's δ (default 4); BetaMin the Geometric path's β_1
+	// (default 1e-4).
+	Delta, BetaMin float64
 
 	Kernel   Kernel // default HMC
 	Leapfrog int    // HMC leapfrog steps L (default 5; MALA: 1)

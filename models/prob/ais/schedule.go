@@ -93,7 +93,7 @@ func (s Schedule) check() error {
 		if !(s.Betas[t] > s.Betas[t-1]) {
 			return fmt.Errorf("ais: schedule betas not increasing at %d: %v, %v", t, s.Betas[t-1], s.Betas[t])
 		}
-		if t < T && !(s.Step[t] > 0) || math.IsInf(s.Step[t], 0) {
+		if (t < T && !(s.Step[t] > 0)) || math.IsInf(s.Step[t], 0) {
 			return fmt.Errorf("ais: schedule step %d is %v", t, s.Step[t])
 		}
 	}
