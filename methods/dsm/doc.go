@@ -30,8 +30,8 @@
 //     test mixture (32-32 network), σ = 0.2 reached cell TV 0.12 from the truth
 //     (exact JEM 0.07), σ = 0.1 0.44, σ = 0.3 0.14, σ = 0.5 0.21.
 //   - dsm_h, h = 0.25·σ (the option is h/σ, so that it follows σ in a sweep). The
-//     central difference's error is O(h²) times ℓ's third derivative, under the known-answer test's
-//     standard error at 0.25 and 0.5; float32 rounding of ℓ (about 1e-6 relative)
+//     central difference's error is O(h²) times ℓ's third derivative, under the
+//     known-answer test's standard error at h/σ 0.25 and 0.5; float32 rounding of ℓ (about 1e-6 relative)
 //     costs about 1e-6·|ℓ|/h in the score, negligible at h = 0.05.
 //
 // What jemcheck changed: Pang et al. difference along random directions (the sliced

@@ -210,7 +210,7 @@ func TestTrains(t *testing.T) {
 		name string
 		g    schemas.Grid
 		tol  float64 // |b − log Z| allowed after 300 steps
-	}{{"defaults (gaussian)", schemas.Grid{}, 0.25}, {"uniform", schemas.Grid{Options: schemas.Options{"snl_proposal": "uniform"}}, 0.25}} {
+	}{{"defaults (gaussian)", schemas.Grid{}, 0.3}, {"uniform", withOption(t, "snl_proposal", "uniform"), 0.3}} {
 		t.Run(c.name, func(t *testing.T) {
 			spec := kernel.Spec2D{Hidden: []int{16}, K: 2, Steps: 300, Batch: 64, PxWeight: 1, Box: kaBox}
 			if err := spec2D(c.g, &spec); err != nil {
@@ -245,4 +245,15 @@ func TestTrains(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withOption is a grid point with the option key set to v, through its axis.
+func withOption(t *testing.T, key string, v any) schemas.Grid {
+	var g schemas.Grid
+	a, ok := schemas.AxisByKey(key)
+	if !ok {
+		t.Fatalf("no axis %s", key)
+	}
+	a.Field.Set(&g, v)
+	return g
 }

@@ -1,0 +1,199 @@
+package drl
+
+import (
+	"math"
+
+	"github.com/jemcheck/jemcheck/methods"
+	"github.com/jemcheck/jemcheck/models/kernel"
+	"github.com/jemcheck/jemcheck/schemas"
+)
+
+// Name is the method's name.
+const Name = "drl"
+
+// Options are DRL's settings (doc.go gives their sources).
+type Options struct {
+	Sigma float64 `opt:"drl_sigma" label:"DRL σ" range:"(0,inf)" doc:"drl: the noise level σ of x̃ = x + σε whose recovery likelihood q(x|x̃) ∝ exp(ℓ(x) − ‖x − x̃‖²/(2σ²)) is maximised"`
+	Steps int     `opt:"drl_steps" label:"DRL steps" range:"[0,1000]" doc:"drl: Langevin steps K on q(x|x̃) from x̃ for each negative"`
+	Step  float64 `opt:"drl_step" label:"DRL b²" range:"(0,2)" doc:"drl: the Langevin step as b² in s² = b²σ² (y ← y + ½s²∇log q(y|x̃) + sξ)"`
+	MH    bool    `opt:"drl_mh" label:"DRL MH" doc:"drl: Metropolis-adjust each Langevin step (MALA: exact for q(x|x̃); proposals outside the box rejected)"`
+}
+
+// defaults: the paper's K = 30; σ, b² and MH are jemcheck's (doc.go).
+var defaults = Options{Sigma: 0.5, Steps: 30, Step: 0.5, MH: true}
+
+// Defaults returns DRL's default options.
+func Defaults() Options { return defaults }
+
+func init() {
+	methods.Register(methods.Method{Name: Name, Order: 24,
+		Doc:     "diffusion recovery likelihood at one noise level: maximise log q(x|x̃) ∝ ℓ(x) − ‖x − x̃‖²/(2σ²) for x̃ = x + σε, its negatives by Langevin on q(·|x̃) from x̃ (no time input: one σ)",
+		Source:  "Gao, Song, Poole, Wu & Kingma, ICLR 2021",
+		Sampler: true, KernelOnly: true, Defaults: defaults,
+		Trainers: map[string]any{methods.KindPlane: spec2D}})
+}
+
+func spec2D(g schemas.Grid, s *kernel.Spec2D) error {
+	var o Options
+	methods.Decode(g, &o)
+	s.Objective = func() kernel.Objective2D { return NewObjective(o) }
+	return nil
+}
+
+// Objective is DRL as a kernel.Objective2D: lanes 0..B the data, B..2B each data
+// point's negative, a draw of q(·|x̃) by Langevin from x̃.
+type Objective struct {
+	o Options
+	// chains [2][B]: the noisy points x̃, the state y with its ℓ and ∇ℓ, a proposal
+	xt, y, e, g, yp, ep, gp []float32
+	fwd, bwd                []float32 // MH: the forward and backward drifts' means
+	acc, tries              float64
+}
+
+// NewObjective returns DRL's objective with options o.
+func NewObjective(o Options) *Objective { return &Objective{o: o} }
+
+// Lanes is 2B: the data and one negative per data point.
+func (*Objective) Lanes(B int) int { return 2 * B }
+
+// Params is 0.
+func (*Objective) Params() int { return 0 }
+
+// GradEvals is the Langevin chains' passes: K per chain, K + 1 with MH (the start's
+// energy, then each proposal's).
+func (d *Objective) GradEvals(B int) int64 {
+	k := int64(d.o.Steps)
+	if d.o.MH && k > 0 {
+		k++
+	}
+	return k * int64(B)
+}
+
+// Begin resets the acceptance count.
+func (d *Objective) Begin(st *kernel.Step2D) {
+	d.acc, d.tries = 0, 0
+	if len(d.xt) != 2*st.B {
+		B := st.B
+		d.xt, d.y, d.g, d.yp, d.gp = make([]float32, 2*B), make([]float32, 2*B), make([]float32, 2*B), make([]float32, 2*B), make([]float32, 2*B)
+		d.e, d.ep = make([]float32, B), make([]float32, B)
+		d.fwd, d.bwd = make([]float32, 2*B), make([]float32, 2*B)
+	}
+}
+
+// Fill draws x̃ = x + σε (st.Rng) per data point, runs the Langevin chains on
+// q(y|x̃) from y = x̃ (noise from st.Noise) and writes their ends into lanes B..2B.
+func (d *Objective) Fill(st *kernel.Step2D) {
+	B, P, x := st.B, st.P, st.X
+	sigma := float32(d.o.Sigma)
+	for i := range B {
+		d.xt[i] = x[i] + sigma*float32(st.Rng.NormFloat64())
+		d.xt[B+i] = x[P+i] + sigma*float32(st.Rng.NormFloat64())
+	}
+	copy(d.y, d.xt)
+	if d.o.Steps > 0 {
+		if d.o.MH {
+			d.mala(st)
+		} else {
+			d.ula(st)
+		}
+	}
+	copy(x[B:P], d.y[:B])
+	copy(x[P+B:2*P], d.y[B:])
+}
+
+// drift writes y + ½s²·∇log q(y|x̃) into out, g = ∇ℓ(y).
+func (d *Objective) drift(out, y, g []float32, s2, inv2 float32) {
+	for i := range y {
+		out[i] = y[i] + 0.5*s2*(g[i]-(y[i]-d.xt[i])*inv2)
+	}
+}
+
+// ula runs K unadjusted Langevin steps y ← y + ½s²∇log q(y|x̃) + sξ.
+func (d *Objective) ula(st *kernel.Step2D) {
+	B := st.B
+	sig2 := float32(d.o.Sigma * d.o.Sigma)
+	s2 := float32(d.o.Step) * sig2
+	s := float32(math.Sqrt(float64(s2)))
+	for range d.o.Steps {
+		st.LSE(d.y, B, d.e, d.g)
+		kernel.ClearUpper()
+		d.drift(d.y, d.y, d.g, s2, 1/sig2)
+		for i := range d.y {
+			d.y[i] += s * float32(st.Noise.NormFloat64())
+		}
+	}
+}
+
+// logCond is log q(y_p|x̃) up to its constant: ℓ(y_p) − ‖y_p − x̃_p‖²/(2σ²).
+func (d *Objective) logCond(y, e []float32, p, B int, sig2 float64) float64 {
+	a, b := float64(y[p]-d.xt[p]), float64(y[B+p]-d.xt[B+p])
+	return float64(e[p]) - (a*a+b*b)/(2*sig2)
+}
+
+// mala runs K Metropolis-adjusted Langevin steps, rejecting proposals outside the box.
+func (d *Objective) mala(st *kernel.Step2D) {
+	B := st.B
+	sig2 := d.o.Sigma * d.o.Sigma
+	s2 := d.o.Step * sig2
+	s := float32(math.Sqrt(s2))
+	st.LSE(d.y, B, d.e, d.g)
+	fwd, bwd := d.fwd, d.bwd
+	for range d.o.Steps {
+		kernel.ClearUpper()
+		d.drift(fwd, d.y, d.g, float32(s2), float32(1/sig2))
+		for i := range d.yp {
+			d.yp[i] = fwd[i] + s*float32(st.Noise.NormFloat64())
+		}
+		st.LSE(d.yp, B, d.ep, d.gp)
+		kernel.ClearUpper()
+		d.drift(bwd, d.yp, d.gp, float32(s2), float32(1/sig2))
+		for p := range B {
+			u := st.Noise.Float64()
+			d.tries++
+			if abs(d.yp[p]) > st.Box || abs(d.yp[B+p]) > st.Box || d.ep[p]-d.ep[p] != 0 {
+				continue
+			}
+			var qf, qb float64 // ‖y' − fwd(y)‖², ‖y − bwd(y')‖²
+			for _, i := range [2]int{p, B + p} {
+				a, b := float64(d.yp[i]-fwd[i]), float64(d.y[i]-bwd[i])
+				qf += a * a
+				qb += b * b
+			}
+			r := d.logCond(d.yp, d.ep, p, B, sig2) - d.logCond(d.y, d.e, p, B, sig2) - (qb-qf)/(2*s2)
+			if math.Log(u) < r {
+				d.acc++
+				for _, i := range [2]int{p, B + p} {
+					d.y[i], d.g[i] = d.yp[i], d.gp[i]
+				}
+				d.e[p] = d.ep[p]
+			}
+		}
+	}
+}
+
+func abs(x float32) float32 { return float32(math.Abs(float64(x))) }
+
+// Loss is the recovery likelihood's gradient as a loss: −mean ℓ(data) + mean ℓ(neg).
+func (*Objective) Loss(st *kernel.Step2D, lse, coef []float32) float32 {
+	B := st.B
+	inv := 1 / float32(B)
+	var l float64
+	for i := range B {
+		l += float64(lse[B+i]) - float64(lse[i])
+		coef[i], coef[B+i] = -inv, inv
+	}
+	return float32(l / float64(B))
+}
+
+// End reports the mean MH acceptance (drl_accept) when the steps are adjusted.
+func (d *Objective) End(_ *kernel.Step2D, res *kernel.Result2D) {
+	if !d.o.MH || d.tries == 0 {
+		return
+	}
+	if res.Stats == nil {
+		res.Stats = map[string]float64{}
+	}
+	res.Stats["drl_accept"] = d.acc / d.tries
+}
+
+var _ kernel.Objective2D = (*Objective)(nil)

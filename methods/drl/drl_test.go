@@ -1,0 +1,160 @@
+package drl
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"testing"
+
+	"github.com/jemcheck/jemcheck/models/kernel"
+	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/schemas"
+)
+
+// step is a Step2D of the B draws x for the objective's lanes, its model β·log p.
+func step(o *Objective, B int, x0, x1 []float64, beta float64, seed uint64) *kernel.Step2D {
+	P := o.Lanes(B)
+	st := &kernel.Step2D{Step: 1, B: B, P: P, Box: kaBox, X: make([]float32, 2*P), Y: make([]int32, B),
+		Rng: prob.NewRand(seed), Noise: prob.NewRand(seed + 1), LSE: testMixture.lse(beta)}
+	for i := range B {
+		st.X[i], st.X[P+i] = float32(x0[i]), float32(x1[i])
+	}
+	return st
+}
+
+// TestGradientZeroAtTruth: on exact draws x of the mixture, the recovery-likelihood
+// gradient along β of the energies β·log p, −mean log p(x) + mean log p(x'), x' the
+// Langevin negatives from x̃ = x + σε, is 0 within 3 standard errors at β = 1 (x given
+// x̃ is then exactly q(·|x̃), so x' and x share a law) and pushes β toward 1 beyond 3
+// standard errors at β = 0.8 (negative) and 1.25 (positive): with MH at the defaults
+// and with 200 steps. Unadjusted Langevin (the paper's) at 30 steps and b² 0.25 is
+// biased at β = 1 (its chains are broader than q(·|x̃)): that case wants the bias.
+func TestGradientZeroAtTruth(t *testing.T) {
+	const B = 8192
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	x0, x1 := testMixture.sample(prob.NewRand(5), B)
+	cases := []struct {
+		name   string
+		o      Options
+		biased bool // want dL/dβ at β = 1 beyond 3 standard errors from 0 (and nothing else)
+	}{
+		{"defaults (MH, 30 steps)", defaults, false},
+		{"MH, 200 steps", Options{Sigma: 0.5, Steps: 200, Step: 0.5, MH: true}, false},
+		{"MH, 200 steps, σ 1", Options{Sigma: 1, Steps: 200, Step: 0.5, MH: true}, false},
+		{"unadjusted, 30 steps, b² 0.25 (biased)", Options{Sigma: 0.5, Steps: 30, Step: 0.25}, true},
+	}
+	for _, c := range cases {
+		for _, beta := range []float64{0.8, 1, 1.25} {
+			t.Run(fmt.Sprintf("%s, β %g", c.name, beta), func(t *testing.T) {
+				o := NewObjective(c.o)
+				st := step(o, B, x0, x1, beta, 6)
+				o.Begin(st)
+				o.Fill(st)
+				res := &kernel.Result2D{}
+				o.End(st, res)
+				kernel.ClearUpper()
+				P := st.P
+				d := make([]float64, B)
+				for i := range B {
+					a, _, _ := testMixture.logp(float64(st.X[i]), float64(st.X[P+i]))
+					b, _, _ := testMixture.logp(float64(st.X[B+i]), float64(st.X[P+B+i]))
+					d[i] = b - a
+				}
+				mean, se := meanSE(d)
+				t.Logf("%s, β %g: dL/dβ = %.5f ± %.5f (%.1f SE); acceptance %.3f", c.name, beta, mean, se, mean/se, res.Stats["drl_accept"])
+				switch {
+				case c.biased:
+					if beta == 1 && math.Abs(mean) < 3*se {
+						t.Errorf("unadjusted: dL/dβ at β = 1 is %.5f, within 3 standard errors (%.5f) of 0: the bias this case documents is gone", mean, se)
+					}
+				case beta == 1 && math.Abs(mean) > 3*se:
+					t.Errorf("dL/dβ at β = 1 is %.5f, more than 3 standard errors (%.5f) from 0", mean, se)
+				case beta < 1 && mean > -3*se:
+					t.Errorf("dL/dβ at β = %g is %.5f, not negative beyond 3 standard errors (%.5f)", beta, mean, se)
+				case beta > 1 && mean < 3*se:
+					t.Errorf("dL/dβ at β = %g is %.5f, not positive beyond 3 standard errors (%.5f)", beta, mean, se)
+				}
+			})
+		}
+	}
+}
+
+// TestCoefficients: Loss's derivatives match central finite differences of Loss.
+func TestCoefficients(t *testing.T) {
+	const B = 16
+	o := NewObjective(defaults)
+	st := &kernel.Step2D{B: B, P: o.Lanes(B)}
+	rng := prob.NewRand(4)
+	lse := make([]float32, st.P)
+	for i := range lse {
+		lse[i] = float32(rng.NormFloat64())
+	}
+	coef := make([]float32, st.P)
+	o.Loss(st, lse, coef)
+	for _, p := range []int{0, 9, B, 2*B - 1} {
+		const h = 1e-2
+		at := func(v float32) float64 {
+			old := lse[p]
+			lse[p] = v
+			l := o.Loss(st, lse, make([]float32, st.P))
+			lse[p] = old
+			return float64(l)
+		}
+		fd := (at(lse[p]+h) - at(lse[p]-h)) / (2 * h)
+		if math.Abs(fd-float64(coef[p])) > 1e-4 {
+			t.Errorf("lane %d: coef %.6f, finite difference %.6f", p, coef[p], fd)
+		}
+	}
+}
+
+// TestTrains: DRL trains a 2-D run through kernel.Train2D (spec2D) without diverging,
+// with MH (the defaults) and unadjusted, and two runs of one seed agree bit for bit;
+// the model's cell TV from the truth is reported.
+func TestTrains(t *testing.T) {
+	X0, X1, Y := trainingDraws(1, 512)
+	for _, c := range []struct {
+		name string
+		g    schemas.Grid
+	}{{"defaults (MH)", schemas.Grid{}}, {"unadjusted", withOption(t, "drl_mh", false)}} {
+		t.Run(c.name, func(t *testing.T) {
+			spec := kernel.Spec2D{Hidden: []int{16}, K: 2, Steps: 300, Batch: 64, PxWeight: 1, Box: kaBox}
+			if err := spec2D(c.g, &spec); err != nil {
+				t.Fatal(err)
+			}
+			theta := kernel.InitMLP2D(4, spec.Hidden, 2)
+			run := kernel.Run2D{Seed: 3, Theta: theta, LR: 3e-3, X0: X0, X1: X1, Y: Y}
+			res, err := kernel.Train2D(context.Background(), spec, []kernel.Run2D{run, run})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := res[0]
+			if r.Diverged {
+				t.Fatalf("diverged at step %d", r.DivergedStep)
+			}
+			for i := range r.Theta {
+				if r.Theta[i] != res[1].Theta[i] {
+					t.Fatal("two runs of the same seed differ")
+				}
+			}
+			tv0, _ := modelTV(spec.Hidden, 2, theta, 20)
+			tv, _ := modelTV(spec.Hidden, 2, r.Theta, 20)
+			t.Logf("%s: loss %.4f, budget %d passes per step, stats %v; cell TV %.3f (init %.3f)", c.name, r.Loss, spec.GradEvalsPerStep(), r.Stats, tv, tv0)
+			if _, ok := r.Stats["drl_accept"]; ok != (c.name != "unadjusted") {
+				t.Errorf("stats %v", r.Stats)
+			}
+		})
+	}
+}
+
+// withOption is a grid point with the option key set to v, through its axis.
+func withOption(t *testing.T, key string, v any) schemas.Grid {
+	var g schemas.Grid
+	a, ok := schemas.AxisByKey(key)
+	if !ok {
+		t.Fatalf("no axis %s", key)
+	}
+	a.Field.Set(&g, v)
+	return g
+}
