@@ -1,14 +1,13 @@
-// Package methods is the one table of training methods: each method is one entry,
-// naming the task kinds it trains on, the grid options it reads, whether its log q(x)
-// gradient comes from samples (a sampler, compared with exact jem in the summary) or
-// is exact (a reference), and whether it needs the fused float32 kernels. Validation,
-// the flags' documentation, the summary's sampler comparisons and the backend checks
-// all read this table; the kinds (package tasks and its subpackages) say how each
-// method trains on their tasks.
+// Package methods is the registry of training methods. A method is a package,
+// methods/<name>, that registers itself in init (methods/all imports every one, as
+// tasks/all does for the kinds): its name, doc line and source, its roles (a sampler
+// compared with exact jem, an exact reference, ...), its options (a typed struct whose
+// fields become grid axes: flags, sweep keys, documentation and validation derive from
+// it) and, per task kind it trains on, the hook that kind's trainer calls (each kind
+// documents its hook's type). Nothing outside a method's package switches on its name:
+// the kinds, the verdict and the report ask the registry for roles.
 //
-// Adding a method is an entry here, its trainer in the kind that runs it, and, for a
-// recipe with options, their checks (tasks/resolve.go) and the kernel's method enum
-// (models/kernel's Method2D or MethodBits).
+// The one built-in entry is External, a model trained outside jemcheck.
 package methods
 
 import (
@@ -18,28 +17,14 @@ import (
 	"iter"
 	"slices"
 	"strings"
+
+	"github.com/jemcheck/jemcheck/schemas"
 )
 
-// The methods' names.
-const (
-	Baseline = "baseline"
-	JEM      = "jem"
-	// JEMConverged is exact JEM trained on full batches at a rate of at least 0.01: "the
-	// best this model family does on these draws", reported beside the others under its
-	// own name and never the yardstick (that is jem, trained like every sampler).
-	JEMConverged = "jem-converged"
-	Oracle       = "oracle"
-	SGLD         = "sgld"
-	PCD          = "pcd"
-	PCDExact     = "pcd-exact"
-	MALA         = "mala"
-	Jarzynski    = "jarzynski"
-	ED           = "ed"
-	ShortRun     = "shortrun"
-	// External is a model trained outside jemcheck whose logits pipelines/evaluate
-	// reads: "external", or "external:NAME" for the model NAME of a logits file.
-	External = "external"
-)
+// External is a model trained outside jemcheck whose logits pipelines/evaluate reads:
+// "external", or "external:NAME" for the model NAME of a logits file. It is the
+// registry's one built-in entry.
+const External = "external"
 
 // The task kinds' names (package tasks registers one kind per name).
 const (
@@ -49,67 +34,165 @@ const (
 	KindBlocks = "blocks" // continuous block tasks in D = 2B dimensions (tasks/blocks)
 )
 
-// Method is one entry of the table.
+// kindOrder is the order kinds are listed in messages.
+var kindOrder = []string{KindTable, KindPlane, KindBits, KindBlocks}
+
+// Method is one registered method.
 type Method struct {
 	Name string
 	// Doc is one line for the flags' documentation and the report: what the method
 	// optimises and, for a sampler, where its recipe comes from.
 	Doc string
-	// Kinds are the task kinds it trains on.
+	// Source cites the method's paper (author, year, venue), "" for jemcheck's own.
+	Source string
+	// Order is the method's place in the report's and the summary's lists.
+	Order int
+	// Kinds are the task kinds it trains on: the keys of Trainers, in kindOrder
+	// (Register sets it; External lists every kind).
 	Kinds []string
+	// Trainers are the method's hooks per task kind, by kind name; each kind documents
+	// the type it calls (e.g. tasks/plane: func(schemas.Grid, *kernel.Spec2D) error).
+	Trainers map[string]any
 	// Sampler: the log q(x) term is estimated, not exact: from samples (a replay buffer,
-	// chains, weighted walkers or exact draws) or, for ed, perturbations of the data;
-	// the summary pairs each sampler with exact jem on the same tasks.
+	// chains, weighted walkers or exact draws), perturbations of the data (ed, dsm) or
+	// noise draws (nce, snl); the summary pairs each sampler with exact jem on the same
+	// tasks.
 	Sampler bool
 	// Reference: an exact-likelihood reference the verdict measures others against
-	// (jem, and oracle on the true table).
+	// (jem, jem-converged, and oracle on the true table).
 	Reference bool
-	// NoPx: the method does not train log q(x) (its result rows have px_weight 0).
+	// Yardstick: the reference every sampler is compared with (exact jem); one method.
+	Yardstick bool
+	// NoPx: the method does not train log q(x) (its result rows have px_weight 0); the
+	// baseline, one method.
 	NoPx bool
+	// FullBatch: trains on full batches of the training draws at a learning rate of
+	// at least the kind's floor (jem-converged), beside the others as a reference.
+	FullBatch bool
+	// Fresh: trains on the truth itself (the true table, or fresh draws of a 2-D task
+	// every step: the oracle).
+	Fresh bool
+	// Comparable: a reference that the summary nevertheless pairs with the yardstick
+	// like a sampler (jem-converged).
+	Comparable bool
+	// KeepsBuffer: the method's runs return their replay buffer or final negatives (the
+	// samples promise and the sampler's own distribution read it).
+	KeepsBuffer bool
+	// DefaultFor are the kinds whose default methods include it beside baseline and jem
+	// (sgld: the paper's sampler on 2-D and block tasks).
+	DefaultFor []string
 	// KernelOnly: the method trains on the fused float32 kernels only (no GoMLX graph).
 	KernelOnly bool
 	// External: jemcheck does not train it; its logits on the task's evaluation
 	// support come from the user (pipelines/evaluate). Its names may carry a model
 	// name: "external:NAME".
 	External bool
-	// Options are the grid axes only this method (and others listing them) reads; a
-	// point without a method reading an axis has it zeroed, so its result columns show
-	// only what applied.
+	// Options are the grid axes the method reads: the Grid fields of the methods that
+	// predate the registry (sgld_lr, ed_m, ...) and, added by Register, the keys of its
+	// Defaults. A point without a method reading an axis has it zeroed, so its result
+	// columns show only what applied.
 	Options []string
+	// Defaults is the method's options struct with its defaults (nil: none beyond
+	// Options): each field tagged `opt:"key"` with `doc:"..."`, optionally
+	// `label:"..."` (the report's axis label) and `range:"[lo,hi]"` (an interval,
+	// ( or ) open, inf allowed) or `enum:"a,b"`. Register makes each field a grid axis
+	// (schemas.OptionField); Decode reads a point's values back into the struct.
+	Defaults any
+	// Validate checks the method's options at a point beyond their tags' ranges (nil:
+	// nothing more). Its message names the option.
+	Validate func(g schemas.Grid) error
 }
 
-// Table is the method table, in the order the report lists methods.
-var Table = []Method{
-	{Name: Baseline, Doc: "cross-entropy only: fits q(y|x) and leaves q(x) to chance",
-		Kinds: []string{KindTable, KindPlane, KindBits, KindBlocks}, NoPx: true},
-	{Name: JEM, Doc: "exact JEM: cross-entropy plus the exact log q(x), Z by enumeration (tables, binary tables) or on a shifted training grid (2-D, and each block of a block task)",
-		Kinds: []string{KindTable, KindPlane, KindBits, KindBlocks}, Reference: true, Options: []string{"train_grid"}},
-	{Name: JEMConverged, Doc: "exact JEM on full batches at lr >= 0.01 (2-D, block tasks), selected by the same truth-free rule: the best this model family does on these draws; a reference shown beside the others, never the yardstick",
-		Kinds: []string{KindPlane, KindBlocks}, Reference: true, Options: []string{"train_grid"}},
-	{Name: Oracle, Doc: "exact JEM trained on the true table (tables) or fresh draws from the truth every step (2-D): the family's best",
-		Kinds: []string{KindTable, KindPlane}, Reference: true, Options: []string{"train_grid"}},
-	{Name: SGLD, Doc: "the paper's JEM: log q(x) gradient from a replay buffer refined by SGLD (Grathwohl et al. 2020, official settings)",
-		Kinds: []string{KindPlane, KindBlocks}, Sampler: true, KernelOnly: true,
-		Options: []string{"sgld_preset", "sgld_lr", "sgld_std", "sgld_steps", "sgld_clamp", "buffer_size", "reinit_freq"}},
-	{Name: PCD, Doc: "JEM with persistent Metropolis–Hastings chains in a replay buffer (PCD, Tieleman 2008) for the log q(x) gradient",
-		Kinds: []string{KindTable, KindBits}, Sampler: true, KernelOnly: true,
-		Options: []string{"chain_steps", "proposal", "buffer_size", "reinit_freq"}},
-	{Name: PCDExact, Doc: "JEM with exact draws from q(x) for the log q(x) gradient: the sampler's gradient noise without its bias",
-		Kinds: []string{KindTable}, Sampler: true, KernelOnly: true},
-	{Name: MALA, Doc: "JEM with sgld's replay buffer refined by Metropolis-adjusted Langevin at temperature 1, its step adapted toward 0.574 acceptance (Roberts & Tweedie 1996)",
-		Kinds: []string{KindPlane}, Sampler: true, KernelOnly: true,
-		Options: []string{"step_size", "sgld_steps", "buffer_size", "reinit_freq"}},
-	{Name: Jarzynski, Doc: "JEM with persistent walkers whose Jarzynski importance weights correct the log Z gradient's non-equilibrium bias, resampled at ESS < ½ (Carbone et al., NeurIPS 2023)",
-		Kinds: []string{KindPlane}, Sampler: true, KernelOnly: true,
-		Options: []string{"step_size", "sgld_steps", "ess_resample"}},
-	{Name: ED, Doc: "Energy Discrepancy: sampler-free, compares the energy at a draw with M Gaussian-perturbed negatives (Schröder et al., NeurIPS 2023)",
-		Kinds: []string{KindPlane, KindBits}, Sampler: true, KernelOnly: true,
-		Options: []string{"ed_m", "ed_t", "ed_w"}},
-	{Name: ShortRun, Doc: "JEM with short-run Langevin chains from uniform noise each step and an L2 penalty on energies (Nijkamp et al. 2019; Du & Mordatch 2019; JEM++)",
-		Kinds: []string{KindPlane}, Sampler: true, KernelOnly: true,
-		Options: []string{"shortrun_step", "sgld_steps", "shortrun_noise", "energy_l2"}},
-	{Name: External, Doc: "a model trained outside jemcheck (your own JEM code), measured from its logits on the tasks' evaluation support by pipelines/evaluate and compared with exact jem like a sampler",
-		Kinds: []string{KindTable, KindPlane, KindBits, KindBlocks}, Sampler: true, External: true},
+var registry []Method
+
+// Register adds a method; method packages call it from init. A name registered twice,
+// a second yardstick or baseline, or an options struct that does not parse panics.
+func Register(m Method) {
+	if m.Name == "" || strings.ContainsAny(m.Name, ":, ") {
+		panic(fmt.Sprintf("methods: bad method name %q", m.Name))
+	}
+	if slices.ContainsFunc(registry, func(o Method) bool {
+		return o.Name == m.Name || m.Yardstick && o.Yardstick || m.NoPx && o.NoPx
+	}) {
+		panic(fmt.Sprintf("methods: %s registered twice, or a second yardstick or baseline", m.Name))
+	}
+	if !m.External {
+		m.Kinds = nil
+		for _, k := range kindOrder {
+			if _, ok := m.Trainers[k]; ok {
+				m.Kinds = append(m.Kinds, k)
+			}
+		}
+		for k := range m.Trainers {
+			if !slices.Contains(kindOrder, k) {
+				m.Kinds = append(m.Kinds, k)
+			}
+		}
+	}
+	if m.Defaults != nil {
+		defs, err := optionAxes(m.Defaults)
+		if err != nil {
+			panic(fmt.Sprintf("methods: %s: %v", m.Name, err))
+		}
+		for _, d := range defs {
+			if a, ok := schemas.AxisByKey(d.Key()); ok {
+				if !a.IsOption() || a.Type() != d.Type() {
+					panic(fmt.Sprintf("methods: %s: option %s clashes with an axis", m.Name, d.Key()))
+				}
+			} else {
+				schemas.RegisterOption(d)
+			}
+			m.Options = append(m.Options, d.Key())
+		}
+	}
+	registry = append(registry, m)
+	slices.SortStableFunc(registry, func(a, b Method) int { return cmp.Compare(a.Order, b.Order) })
+	Table = registry
+}
+
+// Table are the registered methods, in the order the report lists them.
+var Table []Method
+
+func init() {
+	Register(Method{Name: External, Order: 1000, Doc: "a model trained outside jemcheck (your own JEM code), measured from its logits on the tasks' evaluation support by pipelines/evaluate and compared with exact jem like a sampler",
+		Kinds: slices.Clone(kindOrder), Sampler: true, External: true})
+}
+
+// Yardstick is the name of the reference every sampler is compared with (exact jem).
+func Yardstick() string { return roleName(func(m Method) bool { return m.Yardstick }) }
+
+// Baseline is the name of the method that does not train log q(x).
+func Baseline() string { return roleName(func(m Method) bool { return m.NoPx }) }
+
+func roleName(has func(Method) bool) string {
+	if i := slices.IndexFunc(registry, has); i >= 0 {
+		return registry[i].Name
+	}
+	return ""
+}
+
+// DefaultFor are the methods a kind's points train by default beyond baseline and
+// the yardstick (Method.DefaultFor).
+func DefaultFor(kind string) []string {
+	var out []string
+	for _, m := range registry {
+		if slices.Contains(m.DefaultFor, kind) {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
+
+// Has reports whether the named method has the role.
+func Has(name string, role func(Method) bool) bool { m, ok := Lookup(name); return ok && role(m) }
+
+// Trainer is the named method's hook for the kind (nil if it has none).
+func Trainer(name, kind string) any {
+	m, ok := Lookup(name)
+	if !ok {
+		return nil
+	}
+	return m.Trainers[kind]
 }
 
 // Lookup returns the entry of the named method ("external:NAME" is External's).
@@ -314,5 +397,16 @@ func Sorted(names iter.Seq[string]) []string {
 		}
 	}
 	slices.SortFunc(out, Compare)
+	return out
+}
+
+// With are the names of the methods with the role, in the registry's order.
+func With(role func(Method) bool) []string {
+	var out []string
+	for _, m := range registry {
+		if role(m) {
+			out = append(out, m.Name)
+		}
+	}
 	return out
 }

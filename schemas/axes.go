@@ -159,6 +159,9 @@ func (a AxisDef) StructField() reflect.StructField {
 // Key is the axis's name: its field's JSON name (summary.json's params), its key in a
 // sweep spec (defaults and grid) and, unless Flag says otherwise, its flag's name.
 func (a AxisDef) Key() string {
+	if o, ok := a.Field.(interface{ optionKey() string }); ok {
+		return o.optionKey()
+	}
 	key, _, _ := strings.Cut(a.StructField().Tag.Get("json"), ",")
 	return key
 }

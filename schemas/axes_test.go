@@ -64,7 +64,7 @@ func TestAxisDefs(t *testing.T) {
 			v := otherValue(a.Field.Default())
 			reflect.ValueOf(&want).Elem().FieldByName(f.Name).Set(reflect.ValueOf(v))
 			a.Field.Set(&g, v)
-			if got := a.Field.Get(&g); got != v || g != want {
+			if got := a.Field.Get(&g); got != v || !reflect.DeepEqual(g, want) {
 				t.Errorf("Set(%#v): Get = %#v, grid %+v, want %+v", v, got, g, want)
 			}
 			if p := reflect.ValueOf(a.Field.Ptr(&g)); p.Elem().Interface() != v || p.Pointer() != reflect.ValueOf(&g).Elem().FieldByName(f.Name).Addr().Pointer() {

@@ -51,6 +51,10 @@ type Grid struct {
 	// The options of the recipes of issue 21, one struct that the result rows embed
 	// too: a new method's option is a field there and its entry in AxisDefs.
 	Recipe
+
+	// Options are the options the method packages register (methods/<name>): a
+	// method's own, in its own form.
+	Options Options `json:"options,omitempty"`
 }
 
 // Recipe are the options of the training recipes beside sgld and pcd (mala,
@@ -104,5 +108,5 @@ func GridOf(r ResultRow) Grid {
 		Task: r.Task, GridCells: int(r.GridCells), Box: r.Box, TrainGrid: int(r.TrainGrid),
 		SGLDPreset: r.SGLDPreset, SGLDLR: r.SGLDLR, SGLDStd: r.SGLDStd, SGLDSteps: int(r.SGLDSteps), SGLDClamp: r.SGLDClamp,
 		BufferSize: int(r.BufferSize), ReinitFreq: r.ReinitFreq, ChainSteps: int(r.ChainSteps), Proposal: r.Proposal,
-		Recipe: r.Recipe}
+		Recipe: r.Recipe, Options: r.Options()}
 }

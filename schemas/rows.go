@@ -55,6 +55,16 @@ type ResultRow struct {
 	ChainSteps int64   `parquet:"chain_steps" json:"chain_steps"`
 	Proposal   string  `parquet:"proposal" json:"proposal"`
 	Recipe             // mala, jarzynski, shortrun and ed: step_size .. ed_w
+	// MethodOptions are the options of the run's method, in the method's own form: a
+	// JSON object of its option keys (methods/<name> declares them), "" for a method
+	// without options. It is the one place every method's options are read from
+	// (methods.OptionsOf); the columns sgld_preset .. ed_w above are kept for readers
+	// of earlier files, which lack this one (methods.OptionsOf rebuilds it from them).
+	MethodOptions string `parquet:"method_options" json:"method_options"`
+	// MethodStats are what the run's method reports of itself beyond the shared
+	// columns, as a JSON object (e.g. snl's and nce's learned log Z beside the exact
+	// one); "" for none.
+	MethodStats string `parquet:"method_stats" json:"method_stats"`
 
 	// Evaluation against the true table.
 	KLJoint       float64 `parquet:"kl_joint" json:"kl_joint"`
@@ -289,4 +299,17 @@ type ResultBlock struct {
 // order; the user's id is in the table_id column beside it.
 func RunID(pointID, ordinal int64, method string) string {
 	return formatRunID(pointID, ordinal, method)
+}
+
+// Options are the row's method options as Grid.Options holds them (from
+// method_options; nil when empty or unreadable: methods.OptionsOf reads legacy rows).
+func (r ResultRow) Options() Options {
+	if r.MethodOptions == "" {
+		return nil
+	}
+	var o Options
+	if err := o.UnmarshalJSON([]byte(r.MethodOptions)); err != nil {
+		return nil
+	}
+	return o
 }

@@ -86,7 +86,7 @@ func rowOKFn(r schemas.ResultRow) bool {
 func TestBlockComposites(t *testing.T) {
 	p0, p1 := point(), point()
 	p0.Tables, p0.Steps, p0.Samples = 5, 30, 100
-	p1.ID, p1.Tables, p1.Steps, p1.Samples, p1.Methods = 1, 2, 30, 50, []string{methods.Baseline, methods.JEM}
+	p1.ID, p1.Tables, p1.Steps, p1.Samples, p1.Methods = 1, 2, 30, 50, []string{"baseline", "jem"}
 	points := []Point{p0, p1}
 	opts := Options{Seed: 4, Out: "mem://blocks", TrainBatch: 6}
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jemcheck/jemcheck/methods"
+	_ "github.com/jemcheck/jemcheck/methods/all"
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages/render"
 	"github.com/jemcheck/jemcheck/storage"
@@ -58,7 +58,7 @@ func runStages(t *testing.T, ids []int64) idRun {
 	// Two tables per block (6 runs of 3 methods): three blocks, so three sample files,
 	// for five tables.
 	opts := Options{Seed: 3, Out: out, TablesFrom: tablesFrom, TrainBatch: 6, WriteSamples: true, ReportTables: 2}
-	pt := Point{Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "onehot", Generator: tasks.GeneratorFile, Samples: 1 << 10, Model: "linear", LR: 0.05, Steps: 20, PxWeight: 1}, Tables: len(ids), Methods: []string{methods.Baseline, methods.JEM, methods.Oracle}}
+	pt := Point{Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "onehot", Generator: tasks.GeneratorFile, Samples: 1 << 10, Model: "linear", LR: 0.05, Steps: 20, PxWeight: 1}, Tables: len(ids), Methods: []string{"baseline", "jem", "oracle"}}
 	points := []Point{pt}
 
 	var blocks []Block
@@ -239,7 +239,7 @@ func TestTableIDs(t *testing.T) {
 
 func TestRunIDWellFormed(t *testing.T) {
 	for _, o := range []int64{0, 5, 9999999} {
-		id := schemas.RunID(3, o, methods.JEM)
+		id := schemas.RunID(3, o, "jem")
 		if strings.Contains(id, "-t-") || len(id) != len("p0003-t0000000-jem") {
 			t.Errorf("schemas.RunID(3, %d) = %q", o, id)
 		}
@@ -260,7 +260,7 @@ func TestFirstTablesByOrdinal(t *testing.T) {
 			f := &firstTablesFn{N: 2}
 			var kept []Learned
 			for o, id := range tt.ids {
-				for _, m := range []string{methods.Baseline, methods.JEM} {
+				for _, m := range []string{"baseline", "jem"} {
 					l := Learned{RunID: schemas.RunID(0, int64(o), m), TableID: id, Ordinal: int64(o), Method: m, X: 1, K: 2,
 						Q: []float64{.5, .5}, P: []float64{.5, .5}}
 					f.ProcessElement(LearnedBlock{Runs: []Learned{l}}, func(l Learned) { kept = append(kept, l) })

@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jemcheck/jemcheck/methods"
+	_ "github.com/jemcheck/jemcheck/methods/all"
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/tasks"
 	"github.com/jemcheck/jemcheck/tasks/table"
 )
 
 func point() Point {
-	return Point{Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform", Samples: 1000, Model: "linear", LR: 0.05, Steps: 300, PxWeight: 1}, Tables: 10, Methods: []string{methods.Baseline, methods.JEM, methods.Oracle}}
+	return Point{Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform", Samples: 1000, Model: "linear", LR: 0.05, Steps: 300, PxWeight: 1}, Tables: 10, Methods: []string{"baseline", "jem", "oracle"}}
 }
 
 // TestBlockRefs: every point's tables 0..T-1 are cut into blocks of at most

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"encoding/json"
 	"math"
 	"slices"
 
@@ -64,6 +65,7 @@ func EvaluateRun(t Trained, refs *Refs) (schemas.ResultRow, Learned) {
 		px = 0
 	}
 	p.SetColumns(&row, px)
+	SetMethod(&row, t.Run, p)
 	l := Learned{RunID: t.Job.RunID, PointID: p.ID, TableID: d.Table.ID, Ordinal: d.Table.Ordinal,
 		Method: t.Job.Method, X: x, K: k, Logits: t.Logits, Q: q, P: truth, Buffer: t.Run.Buffer, Curve: t.Run.Curve}
 	return row, l
@@ -204,4 +206,22 @@ func NoSplit(row *schemas.ResultRow) {
 	row.Floor, row.KLEmpirical = nan, nan
 	row.KLApproximation, row.KLOptimisationGap, row.KLEstimation, row.KLMarginalGap = nan, nan, nan, nan
 	row.KLReference, row.KLReferenceExpected, row.KLMarginalReferenceExpected = nan, nan, nan
+}
+
+// SetMethod writes the row's method-owned columns: the run's method options in the
+// method's own form (methods.OptionsJSON) and what the method reports of itself.
+func SetMethod(row *schemas.ResultRow, r TrainedRun, p Point) {
+	row.MethodOptions = methods.OptionsJSON(row.Method, p.Grid)
+	row.MethodStats = ""
+	if len(r.Stats) > 0 {
+		m := map[string]any{}
+		for k, v := range r.Stats {
+			m[k] = v
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				m[k] = nil
+			}
+		}
+		b, _ := json.Marshal(m) // sorted keys
+		row.MethodStats = string(b)
+	}
 }

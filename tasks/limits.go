@@ -190,13 +190,7 @@ func (o Options) checkPoint(p Point, local bool) error {
 
 // CheckFloat32 refuses a finite option that the fused kernels, which compute in
 // float32, would turn into an infinity or (from a value > 0) into 0.
-func CheckFloat32(name string, v float64) error {
-	if a := math.Abs(v); a > math.MaxFloat32 || (a > 0 && float32(a) == 0) {
-		return fmt.Errorf("%s: %v is outside the range of float32 (%.3g to %.3g), in which the kernels compute",
-			name, v, math.SmallestNonzeroFloat32, math.MaxFloat32)
-	}
-	return nil
-}
+func CheckFloat32(name string, v float64) error { return methods.CheckFloat32(name, v) }
 
 // CheckBackend refuses a point whose methods cannot train on --backend before anything
 // runs: a kind that trains on the fused float32 kernels only (kernelOnly), or a method

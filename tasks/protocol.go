@@ -241,7 +241,7 @@ func (s *Selector) Finish(tr *TrainedRun, method string, steps int) {
 // is task i with method ms[j]) whose held-out NLL ends above the baseline's
 // (FlagAgainstBaseline).
 func FlagBlockAgainstBaseline(runs []TrainedRun, ms []string) {
-	base, m := slices.Index(ms, methods.Baseline), len(ms)
+	base, m := slices.Index(ms, methods.Baseline()), len(ms)
 	for i := 0; i+m <= len(runs); i += m {
 		task := make([]*TrainedRun, m)
 		for j := range m {

@@ -140,6 +140,9 @@ type TrainedRun struct {
 	CPUSeconds                   float64
 	TrainBatch                   int64
 	TrainLR                      float64
+	// Stats are what the run's method reports of itself (kernel.Result2D.Stats: e.g. a
+	// learned log Z), to the row's method_stats.
+	Stats map[string]float64
 }
 
 // ResultBlock is the result rows of a block's runs (schemas.ResultBlock).

@@ -65,10 +65,7 @@ func (p Point) Validate() error {
 	case math.IsNaN(p.PxWeight) || math.IsInf(p.PxWeight, 0) || p.PxWeight < 0:
 		return fmt.Errorf("jem_px_weight must be a finite number >= 0, got %v", p.PxWeight)
 	}
-	if err := p.validateSampler(); err != nil {
-		return err
-	}
-	if err := p.validateRecipe(); err != nil {
+	if err := methods.CheckOptions(p.Methods, p.Grid); err != nil {
 		return err
 	}
 	return k.Validate(p.WithoutExternal()) // a kind validates what it trains; a user's model is checked by tasks.ReadExternal

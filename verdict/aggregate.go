@@ -91,10 +91,10 @@ func summarizePoint(g schemas.Grid, rule Rule, rows []schemas.ResultRow, seed ui
 	for _, m := range methods.Sorted(maps.Keys(byMethod)) {
 		ps.Methods = append(ps.Methods, summarizeMethod(m, byMethod[m], ps.Floor))
 	}
-	if b, j := byMethod[methods.Baseline], byMethod[methods.JEM]; len(b) > 0 && len(j) > 0 {
+	if b, j := byMethod[methods.Baseline()], byMethod[methods.Yardstick()]; len(b) > 0 && len(j) > 0 {
 		ps.Comparison = compare(b, j, seed)
 	}
-	finishPoint(&ps, g, rule, samplerPairsOf(byMethod), seed, th, func() schemas.Verdict { return decide(ps, byMethod[methods.JEM], seed, th) })
+	finishPoint(&ps, g, rule, samplerPairsOf(byMethod), seed, th, func() schemas.Verdict { return decide(ps, byMethod[methods.Yardstick()], seed, th) })
 	return ps
 }
 
@@ -146,7 +146,7 @@ func GridOfRows(rows []schemas.ResultRow) schemas.Grid {
 	g := schemas.GridOf(rows[0])
 	g.PxWeight = 0
 	for i := range rows {
-		if rows[i].Method != methods.Baseline {
+		if rows[i].Method != methods.Baseline() {
 			g.PxWeight = rows[i].PxWeight
 		}
 	}
@@ -486,7 +486,7 @@ func decideFrom(ps schemas.PointSummary, in verdictInput, th Thresholds) schemas
 	}
 	if in.nonfinite > 0 {
 		return schemas.Verdict{Decided: true, Pairs: pairs, Excluded: excluded, Cause: CauseNonfinite,
-			Reason: "FAILS (" + nonfiniteWords(methods.JEM, in.nonfinite, total, "tables") + ")"}
+			Reason: "FAILS (" + nonfiniteWords(methods.Yardstick(), in.nonfinite, total, "tables") + ")"}
 	}
 	if pairs == 0 {
 		return schemas.Verdict{Excluded: excluded,

@@ -33,9 +33,9 @@ func VerdictOf(sum schemas.Summary, th Thresholds) (schemas.VerdictFile, error) 
 			continue
 		}
 		switch m.Method {
-		case methods.JEM:
+		case methods.Yardstick():
 			v.JEMMeanKL, v.JEMMeanGap = schemas.Number(m.KLJoint.Mean), schemas.Number(m.KLOptimisationGap.Mean)
-		case methods.Baseline:
+		case methods.Baseline():
 			v.BaseMeanKL = schemas.Number(m.KLJoint.Mean)
 		}
 	}

@@ -128,7 +128,7 @@ func gradeWords(g string) string {
 func statScale(ps schemas.PointSummary, c schemas.SamplerComparison) float64 {
 	if ps.ReferenceExpected > 0 {
 		approx := 0.0
-		if m := methodOf(ps, methods.JEM); m != nil && m.KLApproximation.Count > 0 {
+		if m := methodOf(ps, methods.Yardstick()); m != nil && m.KLApproximation.Count > 0 {
 			approx = m.KLApproximation.Mean
 		}
 		if s := ps.ReferenceExpected - approx; s > 0 {
@@ -183,10 +183,10 @@ func exact2D(ps schemas.PointSummary) (string, string) {
 		return "", ""
 	}
 	j, b := c.MeanDiff, c.MeanDiff // only the words need the means
-	if m := methodOf(ps, methods.JEM); m != nil {
+	if m := methodOf(ps, methods.Yardstick()); m != nil {
 		j = m.KLJoint.Mean
 	}
-	if m := methodOf(ps, methods.Baseline); m != nil {
+	if m := methodOf(ps, methods.Baseline()); m != nil {
 		b = m.KLJoint.Mean
 	}
 	nums := fmt.Sprintf("its joint KL %s nats against the baseline's %s: the baseline is %s nats [95%% CI %s, %s] worse over %d tasks",
@@ -264,14 +264,14 @@ var causeWords = map[string]string{
 // beside the baseline's, in nats.
 func exactSentence(ps schemas.PointSummary, v schemas.Verdict) string {
 	kl := "n/a"
-	if m := methodOf(ps, methods.JEM); m != nil && m.KLJoint.Count > 0 {
+	if m := methodOf(ps, methods.Yardstick()); m != nil && m.KLJoint.Count > 0 {
 		kl = nats(m.KLJoint.Mean, false)
 	}
 	dist := kl + " nats from the truth"
-	if m := methodOf(ps, methods.Baseline); m != nil && m.KLJoint.Count > 0 {
+	if m := methodOf(ps, methods.Baseline()); m != nil && m.KLJoint.Count > 0 {
 		dist += " vs baseline " + nats(m.KLJoint.Mean, false)
 	}
-	if m := methodOf(ps, methods.JEM); m != nil && m.Unstable > 0 {
+	if m := methodOf(ps, methods.Yardstick()); m != nil && m.Unstable > 0 {
 		dist += fmt.Sprintf("; %d of %d runs unstable", m.Unstable, m.Runs)
 	}
 	switch v.Exact {
@@ -286,7 +286,7 @@ func exactSentence(ps schemas.PointSummary, v schemas.Verdict) string {
 	case ExactUndecided:
 		return "Exact JEM is undecided (" + dist + ")"
 	}
-	if methodOf(ps, methods.JEM) == nil {
+	if methodOf(ps, methods.Yardstick()) == nil {
 		return "Exact JEM did not run"
 	}
 	return "Exact JEM is " + dist + " (not judged: no baseline ran)"
@@ -498,7 +498,7 @@ func MethodTable(ps schemas.PointSummary) []string {
 	for _, m := range ps.Methods {
 		kl := fmt.Sprintf("%s [%s, %s]", nats(m.KLJoint.Mean, false), nats(m.KLJoint.P10, false), nats(m.KLJoint.P90, false))
 		excess, grade, rank := "—", "—", ""
-		if m.Method == methods.JEM {
+		if m.Method == methods.Yardstick() {
 			excess, grade = "0 (the yardstick)", "—"
 		}
 		for _, c := range ps.Samplers {

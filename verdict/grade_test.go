@@ -59,7 +59,7 @@ func rowsGraded(n int, kl map[string]func(i int) float64, unstable map[string]in
 		}) {
 			v := kl[m](i)
 			px := 1.0
-			if m == methods.Baseline {
+			if m == "baseline" {
 				px = 0
 			}
 			out = append(out, schemas.ResultRow{RunID: schemas.RunID(0, int64(i), m), TableID: int64(i), Method: m, Task: "gmm:3,2",
@@ -94,34 +94,34 @@ func TestHeadline(t *testing.T) {
 		contains []string
 		lacks    []string
 	}{
-		{"jem+ed tie: holds, not red", map[string]func(int) float64{methods.JEM: jem, methods.ED: func(i int) float64 { return jem(i) + 0.003 + jitter(i, 0.01) }},
+		{"jem+ed tie: holds, not red", map[string]func(int) float64{"jem": jem, "ed": func(i int) float64 { return jem(i) + 0.003 + jitter(i, 0.01) }},
 			nil, true, LevelHolds, "", "",
 			[]string{"Exact JEM is 0.00172 nats from the truth", "not judged: no baseline ran", "ed matches (+0.00"}, []string{"fails"}},
-		{"jem+ed 0.028 nats: short, not red", map[string]func(int) float64{methods.Baseline: base, methods.JEM: jem,
-			methods.ED: func(i int) float64 { return jem(i) + 0.028 + jitter(i, 0.002) }},
+		{"jem+ed 0.028 nats: short, not red", map[string]func(int) float64{"baseline": base, "jem": jem,
+			"ed": func(i int) float64 { return jem(i) + 0.028 + jitter(i, 0.002) }},
 			nil, false, LevelShort, ExactHolds, CauseSampler,
 			[]string{"Exact JEM holds (0.00172 nats from the truth vs baseline 0.135)", "ed is within 0.1 nat (+0.02"}, []string{"fails"}},
-		{"sgld 2.77: fails naming sgld", map[string]func(int) float64{methods.Baseline: base, methods.JEM: jem,
-			methods.SGLD: func(i int) float64 { return jem(i) + 2.77 + jitter(i, 1) },
-			methods.ED:   func(i int) float64 { return jem(i) + 0.003 + jitter(i, 0.01) }},
+		{"sgld 2.77: fails naming sgld", map[string]func(int) float64{"baseline": base, "jem": jem,
+			"sgld": func(i int) float64 { return jem(i) + 2.77 + jitter(i, 1) },
+			"ed":   func(i int) float64 { return jem(i) + 0.003 + jitter(i, 0.01) }},
 			nil, false, LevelFails, ExactHolds, CauseSampler,
 			[]string{"Exact JEM holds (0.00172 nats from the truth vs baseline 0.135). sgld fails: +2.", "over exact JEM (worse than 1 nat); ed matches (+0.00"},
 			[]string{"×", "%"}},
-		{"exact JEM itself fails", map[string]func(int) float64{methods.Baseline: func(i int) float64 { return 0.05 + 0.001*float64(i%3) }, methods.JEM: func(i int) float64 { return 0.3 + 0.01*float64(i%5) },
-			methods.ED: func(i int) float64 { return 0.3 + 0.01*float64(i%5) + 0.001*float64(i%2) }},
+		{"exact JEM itself fails", map[string]func(int) float64{"baseline": func(i int) float64 { return 0.05 + 0.001*float64(i%3) }, "jem": func(i int) float64 { return 0.3 + 0.01*float64(i%5) },
+			"ed": func(i int) float64 { return 0.3 + 0.01*float64(i%5) + 0.001*float64(i%2) }},
 			nil, false, LevelFails, ExactFails, CauseExact,
 			[]string{"Exact JEM fails (not below the baseline's KL; 0.317 nats from the truth vs baseline 0.051)", "ed matches"}, nil},
-		{"jem-converged beside, never judged", map[string]func(int) float64{methods.JEM: jem, methods.ED: func(i int) float64 { return jem(i) + jitter(i, 0.001) },
-			methods.JEMConverged: func(i int) float64 { return jem(i) + 1.5 + jitter(i, 0.1) }},
+		{"jem-converged beside, never judged", map[string]func(int) float64{"jem": jem, "ed": func(i int) float64 { return jem(i) + jitter(i, 0.001) },
+			"jem-converged": func(i int) float64 { return jem(i) + 1.5 + jitter(i, 0.1) }},
 			nil, true, LevelHolds, "", "",
 			[]string{"ed matches", "jem-converged (reference, not judged): +1.4"}, []string{"fails"}},
-		{"unstable runs counted per recipe", map[string]func(int) float64{methods.Baseline: base, methods.JEM: jem,
-			methods.MALA: func(i int) float64 {
+		{"unstable runs counted per recipe", map[string]func(int) float64{"baseline": base, "jem": jem,
+			"mala": func(i int) float64 {
 				if i < 3 {
 					return 14.7 - 2*float64(i) // three collapsed runs: in the means
 				}
 				return jem(i) + 0.002
-			}}, map[string]int{methods.MALA: 3}, false, LevelFails, ExactHolds, CauseSampler,
+			}}, map[string]int{"mala": 3}, false, LevelFails, ExactHolds, CauseSampler,
 			[]string{"mala fails: +3.", "3 of 12 runs unstable"}, nil},
 	}
 	th := DefaultThresholds()
@@ -145,12 +145,12 @@ func TestHeadline(t *testing.T) {
 				}
 			}
 			for _, c := range s.Points[0].Samplers {
-				if c.Reference != (c.Method == methods.JEMConverged) || c.Runs != n || c.Unstable != tt.unstable[c.Method] {
+				if c.Reference != (c.Method == "jem-converged") || c.Runs != n || c.Unstable != tt.unstable[c.Method] {
 					t.Errorf("comparison %s: reference %v runs %d unstable %d", c.Method, c.Reference, c.Runs, c.Unstable)
 				}
 			}
 			for _, ck := range v.Checks {
-				if strings.HasSuffix(ck.Name, methods.JEMConverged) {
+				if strings.HasSuffix(ck.Name, "jem-converged") {
 					t.Errorf("jem-converged is judged: check %+v", ck)
 				}
 			}
@@ -178,8 +178,8 @@ func TestHeadline(t *testing.T) {
 func TestHeadlineTable(t *testing.T) {
 	const floor = 0.0015
 	s := Summarize(rows(100, floor, map[string]func(int) float64{
-		methods.Baseline: func(i int) float64 { return 0.1 },
-		methods.JEM:      func(i int) float64 { return 3 * floor * (1 + float64(i%10)/200) },
+		"baseline": func(i int) float64 { return 0.1 },
+		"jem":      func(i int) float64 { return 3 * floor * (1 + float64(i%10)/200) },
 	}), 1, DefaultThresholds(), ruleOf)
 	v := s.Verdict
 	if v.Holds || v.Exact != ExactFails || v.Level != LevelFails || !strings.HasPrefix(v.Headline, "Exact JEM fails (too few steps; 0.00") {
@@ -197,8 +197,8 @@ func TestHeadlineSweep(t *testing.T) {
 	jem := func(i int) float64 { return 0.01 }
 	var all []schemas.ResultRow
 	for p, excess := range []float64{0.0005, 2.77} {
-		rs := rowsGraded(12, map[string]func(int) float64{methods.Baseline: func(int) float64 { return 0.2 }, methods.JEM: jem,
-			methods.SGLD: func(i int) float64 { return 0.01 + excess + jitter(i, excess/10) }}, nil)
+		rs := rowsGraded(12, map[string]func(int) float64{"baseline": func(int) float64 { return 0.2 }, "jem": jem,
+			"sgld": func(i int) float64 { return 0.01 + excess + jitter(i, excess/10) }}, nil)
 		for i := range rs {
 			rs[i].PointID, rs[i].TableID = int64(p), rs[i].TableID+int64(100*p)
 			if p == 1 {

@@ -289,7 +289,7 @@ func (a *PointAcc) addFolded(b schemas.ResultBlock) {
 		}
 		sketches = append(sketches, sk)
 	}
-	bs.Diffs, bs.Wins, bs.SumB, bs.SumJ, bs.Paired = pairDiffs(byMethod[methods.Baseline], byMethod[methods.JEM])
+	bs.Diffs, bs.Wins, bs.SumB, bs.SumJ, bs.Paired = pairDiffs(byMethod[methods.Baseline()], byMethod[methods.Yardstick()])
 	bs.Samplers = samplerPairsOf(byMethod)
 	a.Blocks = append(a.Blocks, bs)
 	a.mergeSketches(sketches)
@@ -365,11 +365,11 @@ func (a *PointAcc) Summary(g schemas.Grid, rule Rule, seed uint64, th Thresholds
 			}
 		}
 		ps.Methods = append(ps.Methods, foldedMethod(tot, a.Sketches[i], ps.Floor))
-		if m == methods.JEM {
+		if m == methods.Yardstick() {
 			jem = &tot
 		}
 	}
-	if slices.ContainsFunc(a.Sketches, func(x MethodSketch) bool { return x.Method == methods.Baseline }) && jem != nil {
+	if slices.ContainsFunc(a.Sketches, func(x MethodSketch) bool { return x.Method == methods.Baseline() }) && jem != nil {
 		ps.Comparison = comparison(diffs, int(wins), sumB, sumJ, int(paired), pointSeed)
 	}
 	in := verdictInput{}

@@ -73,13 +73,13 @@ func pairSampler(method string, jem, sampler []schemas.ResultRow) SamplerPairs {
 // samplerPairsOf pairs every sampler method present in byMethod with jem, and
 // jem-converged (a reference shown beside them with its own excess, never judged).
 func samplerPairsOf(byMethod map[string][]schemas.ResultRow) []SamplerPairs {
-	jem, ok := byMethod[methods.JEM]
+	jem, ok := byMethod[methods.Yardstick()]
 	if !ok {
 		return nil
 	}
 	var out []SamplerPairs
 	for _, m := range methods.Sorted(maps.Keys(byMethod)) {
-		if methods.IsSampler(m) || m == methods.JEMConverged {
+		if methods.IsSampler(m) || methods.Has(m, func(x methods.Method) bool { return x.Comparable }) {
 			out = append(out, pairSampler(m, jem, byMethod[m]))
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/schemas"
 )
 
@@ -14,7 +13,7 @@ import (
 func rows(n int, floor float64, kl map[string]func(i int) float64) []schemas.ResultRow {
 	var out []schemas.ResultRow
 	for i := range n {
-		for _, m := range []string{methods.Baseline, methods.JEM, methods.Oracle} {
+		for _, m := range []string{"baseline", "jem", "oracle"} {
 			if kl[m] == nil {
 				continue
 			}
@@ -41,7 +40,7 @@ func allRows(rs []schemas.ResultRow, f func(r *schemas.ResultRow)) []schemas.Res
 // withRows changes every jem row of rs.
 func withRows(rs []schemas.ResultRow, f func(r *schemas.ResultRow)) []schemas.ResultRow {
 	for i := range rs {
-		if rs[i].Method == methods.JEM {
+		if rs[i].Method == "jem" {
 			f(&rs[i])
 		}
 	}
@@ -53,8 +52,8 @@ func TestSummarizeVerdict(t *testing.T) {
 	th := DefaultThresholds()
 	healthy := func(n int) []schemas.ResultRow {
 		return rows(n, floor, map[string]func(int) float64{
-			methods.Baseline: func(i int) float64 { return 0.1 + 0.001*float64(i) },
-			methods.JEM:      func(i int) float64 { return floor * (1 + float64(i%10)/200) },
+			"baseline": func(i int) float64 { return 0.1 + 0.001*float64(i) },
+			"jem":      func(i int) float64 { return floor * (1 + float64(i%10)/200) },
 		})
 	}
 	tests := []struct {
@@ -65,11 +64,11 @@ func TestSummarizeVerdict(t *testing.T) {
 	}{
 		{"claim holds", healthy(100), true, true, "", "HOLDS: JEM's optimisation gap is 2.25% [1.96%, 2.52%]"},
 		{"too few steps", rows(100, floor, map[string]func(int) float64{
-			methods.Baseline: func(i int) float64 { return 0.5 },
-			methods.JEM:      func(i int) float64 { return 10 * floor },
+			"baseline": func(i int) float64 { return 0.5 },
+			"jem":      func(i int) float64 { return 10 * floor },
 		}), false, true, CauseSteps, "FAILS (too few steps: after 300 steps"},
 		{"minibatch noise", withRows(rows(100, floor, map[string]func(int) float64{
-			methods.JEM: func(i int) float64 { return 3 * floor },
+			"jem": func(i int) float64 { return 3 * floor },
 		}), func(r *schemas.ResultRow) { r.BatchSize = 32 }), false, true, CauseMinibatch, "minibatch noise: Adam at a constant --lr=0.05 on minibatches of 32 of 1000 draws"},
 		{"px weight slows q(x)", withRows(healthy(100), func(r *schemas.ResultRow) {
 			r.PxWeight, r.KLMarginalGap, r.KLOptimisationGap = 0.1, floor/6, floor/6+floor/100
@@ -94,7 +93,7 @@ func TestSummarizeVerdict(t *testing.T) {
 				tt.rows = withRows(healthy(10), func(*schemas.ResultRow) {})
 				var jem []schemas.ResultRow
 				for _, r := range tt.rows {
-					if r.Method == methods.JEM {
+					if r.Method == "jem" {
 						jem = append(jem, r)
 					}
 				}
@@ -114,8 +113,8 @@ func TestSummarizeVerdict(t *testing.T) {
 
 func TestSummarizeStats(t *testing.T) {
 	rs := rows(5, 0.01, map[string]func(int) float64{
-		methods.Baseline: func(i int) float64 { return float64(i + 1) },     // 1..5
-		methods.JEM:      func(i int) float64 { return float64(i+1) / 100 }, // 0.01..0.05
+		"baseline": func(i int) float64 { return float64(i + 1) },     // 1..5
+		"jem":      func(i int) float64 { return float64(i+1) / 100 }, // 0.01..0.05
 	})
 	rs[0].Diverged = true // baseline of table 0
 	s := Summarize(rs, 1, DefaultThresholds(), ruleOf)
@@ -124,7 +123,7 @@ func TestSummarizeStats(t *testing.T) {
 		t.Fatalf("point summary = %+v", ps)
 	}
 	b := ps.Methods[0]
-	if b.Method != methods.Baseline || b.Runs != 5 || b.Diverged != 1 || b.KLJoint.Count != 4 || b.KLJoint.Mean != 3.5 || b.KLJoint.Median != 3.5 {
+	if b.Method != "baseline" || b.Runs != 5 || b.Diverged != 1 || b.KLJoint.Count != 4 || b.KLJoint.Mean != 3.5 || b.KLJoint.Median != 3.5 {
 		t.Errorf("baseline summary = %+v", b)
 	}
 	j := ps.Methods[1]
@@ -140,8 +139,8 @@ func TestSummarizeStats(t *testing.T) {
 func TestVerdictOf(t *testing.T) {
 	th := DefaultThresholds()
 	one := Summarize(rows(30, 0.0015, map[string]func(int) float64{
-		methods.Baseline: func(i int) float64 { return 0.1 + 0.001*float64(i) },
-		methods.JEM:      func(i int) float64 { return 0.0015 },
+		"baseline": func(i int) float64 { return 0.1 + 0.001*float64(i) },
+		"jem":      func(i int) float64 { return 0.0015 },
 	}), 9, th, ruleOf)
 	tests := []struct {
 		name    string
@@ -175,11 +174,11 @@ func TestVerdictOf(t *testing.T) {
 func divergedRows(n, d int) []schemas.ResultRow {
 	const floor = 0.0015
 	rs := rows(n, floor, map[string]func(int) float64{
-		methods.Baseline: func(i int) float64 { return 0.1 + 0.001*float64(i) },
-		methods.JEM:      func(i int) float64 { return floor * (0.5 + float64(i%10)/10) },
+		"baseline": func(i int) float64 { return 0.1 + 0.001*float64(i) },
+		"jem":      func(i int) float64 { return floor * (0.5 + float64(i%10)/10) },
 	})
 	for i := range rs {
-		if rs[i].Method == methods.JEM && rs[i].TableID < int64(d) {
+		if rs[i].Method == "jem" && rs[i].TableID < int64(d) {
 			rs[i].Diverged, rs[i].KLJoint = true, math.Inf(1)
 		}
 	}
@@ -325,8 +324,8 @@ func TestPairSampler(t *testing.T) {
 func TestDecide2D(t *testing.T) {
 	th := DefaultThresholds()
 	ps := schemas.PointSummary{Params: schemas.Grid{Task: "gmm:2,1"}}
-	close := SamplerPairs{Method: methods.SGLD, Tables: 40}
-	far := SamplerPairs{Method: methods.SGLD, Tables: 40}
+	close := SamplerPairs{Method: "sgld", Tables: 40}
+	far := SamplerPairs{Method: "sgld", Tables: 40}
 	for i := range 40 {
 		e := 0.1 + 0.01*float64(i%5)
 		close.Diffs, close.Exact = append(close.Diffs, 0.001*float64(i%3-1)), append(close.Exact, e)
@@ -345,7 +344,7 @@ func TestDecide2D(t *testing.T) {
 		{"sampler as good as exact", []SamplerPairs{close}, th, true, true, "HOLDS"},
 		{"sampler far worse", []SamplerPairs{far}, th, false, true, "FAILS"},
 		{"nats gate", []SamplerPairs{far}, Thresholds{Margin: 100, MaxP: 0.01, MaxSamplerExcess: 0.5}, false, true, "fails"},
-		{"all diverged", []SamplerPairs{{Method: methods.SGLD, Tables: 40}}, th, false, false, "undecided: no task has both"},
+		{"all diverged", []SamplerPairs{{Method: "sgld", Tables: 40}}, th, false, false, "undecided: no task has both"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -366,7 +365,7 @@ func TestDecide2D(t *testing.T) {
 func TestVerdictOf2D(t *testing.T) {
 	nan := math.NaN()
 	sum := schemas.Summary{Points: []schemas.PointSummary{{Params: schemas.Grid{Task: "gmm:2,1"}, Floor: nan, ReferenceExpected: nan,
-		Reference: nan, Samplers: []schemas.SamplerComparison{{Method: methods.SGLD, Pairs: 3, Excess: 1.5, ExcessRatio: nan}}}}}
+		Reference: nan, Samplers: []schemas.SamplerComparison{{Method: "sgld", Pairs: 3, Excess: 1.5, ExcessRatio: nan}}}}}
 	v, err := VerdictOf(sum, DefaultThresholds())
 	if err != nil {
 		t.Fatal(err)

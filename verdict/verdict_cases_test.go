@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/verdict/verdicttest"
 )
@@ -14,8 +13,8 @@ import (
 func healthyRows(n int) []schemas.ResultRow {
 	const floor = 0.0015
 	return rows(n, floor, map[string]func(int) float64{
-		methods.Baseline: func(i int) float64 { return 0.1 + 0.001*float64(i) },
-		methods.JEM:      func(i int) float64 { return floor * (1 + float64(i%10)/200) },
+		"baseline": func(i int) float64 { return 0.1 + 0.001*float64(i) },
+		"jem":      func(i int) float64 { return floor * (1 + float64(i%10)/200) },
 	})
 }
 
@@ -83,7 +82,7 @@ func TestVerdictXValuesOne(t *testing.T) {
 		{"x_values=1, one table", allRows(healthyRows(1), func(r *schemas.ResultRow) { r.XValues = 1 })},
 		{"x_values=1, jem far off", allRows(healthyRows(100), func(r *schemas.ResultRow) {
 			r.XValues, r.KLMarginalGap, r.KLMarginalReferenceExpected = 1, 0, 0
-			if r.Method == methods.JEM {
+			if r.Method == "jem" {
 				r.KLJoint, r.KLOptimisationGap = 1, 1
 			}
 		})},
@@ -105,11 +104,11 @@ func rows2D(n int, change func(i int, r *schemas.ResultRow)) []schemas.ResultRow
 	nan := math.NaN()
 	for i := range n {
 		kl := 0.1 + 0.01*float64(i%5)
-		for _, m := range []string{methods.JEM, methods.SGLD} {
+		for _, m := range []string{"jem", "sgld"} {
 			r := schemas.ResultRow{RunID: schemas.RunID(0, int64(i), m), TableID: int64(i), Method: m, Task: "gmm:2,1",
 				XValues: 256, Classes: 2, GridCells: 16, Model: "mlp:32,32", Samples: 2000, Steps: 1500, LR: 0.003, PxWeight: 1,
 				KLJoint: kl, KLMarginal: kl / 2, KLConditional: kl / 2, Floor: nan, KLReferenceExpected: nan, KLReference: nan}
-			if m == methods.SGLD {
+			if m == "sgld" {
 				r.KLJoint += 0.0001 * float64(i%3)
 				if change != nil {
 					change(i, &r)
@@ -187,20 +186,20 @@ func TestVerdictSamplerNonfinite(t *testing.T) {
 				t.Errorf("sampler comparison %+v, want nonfinite %d excluded %d", ps.Samplers, tt.nonfinite, tt.excluded)
 			}
 			for _, m := range ps.Methods {
-				if m.Method == methods.SGLD && (m.Nonfinite != tt.methodNonfinite || m.KLJoint.Infinite != tt.infKL) {
+				if m.Method == "sgld" && (m.Nonfinite != tt.methodNonfinite || m.KLJoint.Infinite != tt.infKL) {
 					t.Errorf("sgld summary nonfinite %d, kl_joint infinite %d; want %d, %d", m.Nonfinite, m.KLJoint.Infinite, tt.methodNonfinite, tt.infKL)
 				}
 			}
 			if tt.cause == CauseNonfinite {
 				i := len(v.Checks) - 1
 				for j, c := range v.Checks {
-					if c.Name == CheckNonfinitePrefix+methods.SGLD {
+					if c.Name == CheckNonfinitePrefix+"sgld" {
 						i = j
 					}
 				}
 				c := v.Checks[i]
-				if c.Name != CheckNonfinitePrefix+methods.SGLD || c.Pass || !c.Deciding {
-					t.Errorf("checks %+v lack a failing %s", v.Checks, CheckNonfinitePrefix+methods.SGLD)
+				if c.Name != CheckNonfinitePrefix+"sgld" || c.Pass || !c.Deciding {
+					t.Errorf("checks %+v lack a failing %s", v.Checks, CheckNonfinitePrefix+"sgld")
 				}
 			}
 			if _, err := VerdictOf(s, th); err != nil {
@@ -242,7 +241,7 @@ func TestVerdictJEMNonfinite(t *testing.T) {
 				t.Errorf("verdict %+v\nwant decided %v holds %v cause %q, reason containing %q", v, tt.decided, tt.holds, tt.cause, tt.contains)
 			}
 			for _, m := range s.Points[0].Methods {
-				if m.Method == methods.JEM && (m.Nonfinite != tt.nonfinite || m.Diverged != tt.diverged || m.KLJoint.Infinite != tt.nonfinite) {
+				if m.Method == "jem" && (m.Nonfinite != tt.nonfinite || m.Diverged != tt.diverged || m.KLJoint.Infinite != tt.nonfinite) {
 					t.Errorf("jem summary nonfinite %d diverged %d infinite %d, want %d %d %d", m.Nonfinite, m.Diverged, m.KLJoint.Infinite,
 						tt.nonfinite, tt.diverged, tt.nonfinite)
 				}
@@ -257,7 +256,7 @@ func TestPointAccFoldedNonfinite(t *testing.T) {
 	rs := verdicttest.RandomRows(400, 11)
 	n := 0
 	for i := range rs {
-		if rs[i].Method == methods.JEM && !rs[i].Diverged && n < 3 {
+		if rs[i].Method == "jem" && !rs[i].Diverged && n < 3 {
 			rs[i].Nonfinite, rs[i].KLJoint = true, math.Inf(1)
 			n++
 		}

@@ -79,6 +79,11 @@ type SGLDOptions struct {
 	Buffer int     // replay buffer size per run (buffer_size)
 	Reinit float32 // per-sample probability of a uniform restart on the box (reinit_freq)
 	Clamp  bool    // clamp the chains to the box after every SGLD step
+	// Informative starts the buffer and its restarts from a class-wise Gaussian fitted
+	// to the run's training draws (a class by its frequency, then a draw of its
+	// Gaussian) instead of uniform noise on the box: JEM++'s informative initialisation
+	// (Yang & Ji, ICCV 2021).
+	Informative bool
 }
 
 // OfficialSGLD is the reference implementation's defaults: 20 steps, lr 1, std 0.01,
@@ -479,7 +484,8 @@ type trainer2D struct {
 	bufRng       *rand.Rand
 	noiseRng     *rand.Rand
 	lseD, lseNeg float32
-	reinit       float32 // the buffer's restart probability (sgld, mala)
+	reinit       float32     // the buffer's restart probability (sgld, mala)
+	start        *classGauss // sgld with Informative: the restarts' class-wise Gaussians
 
 	lv       *langevin // mala, jarzynski, shortrun chains
 	eta      float32   // the current Langevin step
@@ -603,8 +609,12 @@ func (t *trainer2D) negatives() int {
 		slot := t.perm[p]
 		t.slots[p] = slot
 		if t.bufRng.Float32() < t.reinit {
-			t.xn[p] = (2*t.bufRng.Float32() - 1) * box
-			t.xn[B+p] = (2*t.bufRng.Float32() - 1) * box
+			if t.start != nil {
+				t.xn[p], t.xn[B+p] = t.start.draw(t.bufRng)
+			} else {
+				t.xn[p] = (2*t.bufRng.Float32() - 1) * box
+				t.xn[B+p] = (2*t.bufRng.Float32() - 1) * box
+			}
 			fresh++
 		} else {
 			t.xn[p], t.xn[B+p] = t.buf[2*slot], t.buf[2*slot+1]
@@ -778,9 +788,18 @@ func (t *trainer2D) train(r *Run2D) Result2D {
 		}
 		t.pos = n // shuffle before the first batch
 	}
+	t.start = nil
+	if spec.Method == SGLD2D && spec.SGLD.Informative && r.Fresh == nil {
+		t.start = fitClassGauss(r.X0, r.X1, r.Y, spec.K)
+	}
 	if spec.Method == SGLD2D || spec.Method == MALA2D {
 		for i := range t.buf {
 			t.buf[i] = (2*t.bufRng.Float32() - 1) * spec.Box
+		}
+		if t.start != nil {
+			for i := 0; i < len(t.buf); i += 2 {
+				t.buf[i], t.buf[i+1] = t.start.draw(t.bufRng)
+			}
 		}
 		for i := range t.perm {
 			t.perm[i] = int32(i)

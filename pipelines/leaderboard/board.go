@@ -259,14 +259,14 @@ func entriesOf(def []run, tuned []run, picks map[string]map[string]string) (entr
 		e.runs[r.unit()] = r
 	}
 	for _, r := range def {
-		if r.Method == methods.JEM {
+		if r.Method == methods.Yardstick() {
 			jem[r.unit()] = r
 			continue
 		}
 		add(r.Method, r.Method, nil, r)
 	}
 	for _, r := range tuned {
-		if r.Method == methods.JEM {
+		if r.Method == methods.Yardstick() {
 			continue
 		}
 		add(r.Method+" tuned", r.Method, picks[r.Method], r)

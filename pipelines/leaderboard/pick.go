@@ -45,7 +45,7 @@ func pick(runs []run) ([]Scored, map[string]map[string]string, error) {
 	byMethod := map[string][]run{}
 	for _, r := range runs {
 		switch {
-		case r.Method == methods.JEM:
+		case r.Method == methods.Yardstick():
 			jem[r.unit()] = r
 		case methods.IsSampler(r.Method):
 			byMethod[r.Method] = append(byMethod[r.Method], r)

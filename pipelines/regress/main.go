@@ -24,6 +24,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/jemcheck/jemcheck/methods"
 	"io"
 	"os"
 	"slices"
@@ -59,7 +60,7 @@ func run(ctx context.Context, cfg launch.Config, w io.Writer) (bool, error) {
 	if err := launch.Prepare(ctx, &cfg); err != nil {
 		return false, err
 	}
-	for _, m := range []string{"baseline", "jem"} {
+	for _, m := range []string{methods.Baseline(), methods.Yardstick()} {
 		if !slices.Contains(cfg.Points[0].Methods, m) {
 			return false, launch.BadInput("methods: the regression check needs baseline and jem, got %v", cfg.Points[0].Methods)
 		}

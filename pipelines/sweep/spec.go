@@ -282,6 +282,9 @@ func ParseSpec(data []byte) (spec *Spec, err error) {
 	case !errors.Is(dec.Decode(new(yaml.Node)), io.EOF):
 		return nil, errors.New("spec: more than one YAML document")
 	}
+	if err := s.checkOptionKeys(data); err != nil {
+		return nil, err
+	}
 	if err := s.resolveAliases(); err != nil {
 		return nil, err
 	}
@@ -431,6 +434,10 @@ func (s *Spec) axes() []axis {
 	d, g := reflect.ValueOf(&s.Defaults).Elem(), reflect.ValueOf(&s.Grid).Elem()
 	axes := []axis{newAxis("shape", s.Defaults.Shape, s.Grid.Shape, setShape)}
 	for _, a := range schemas.AxisDefs {
+		if a.IsOption() {
+			axes = append(axes, s.optionAxis(a))
+			continue
+		}
 		name := a.StructField().Name
 		def, grid := d.FieldByName(name), g.FieldByName(name)
 		if !def.IsValid() || !grid.IsValid() {
@@ -548,7 +555,7 @@ func (s *Spec) Points() ([]stages.Point, error) {
 			desc[i] = a.name + "=" + vals[i][idx[i]]
 		}
 		if len(p.Methods) == 0 { // the default: baseline, jem and oracle, and the kind's (on 2-D tasks sgld)
-			p.Methods = []string{methods.Baseline, methods.JEM, methods.Oracle}
+			p.Methods = append([]string{methods.Baseline(), methods.Yardstick()}, methods.With(func(m methods.Method) bool { return m.Fresh })...)
 		}
 		p.Defaults(func(name string) bool {
 			switch name {

@@ -40,6 +40,8 @@ type Defaults struct {
 	Replicate     *Int     `yaml:"replicate" json:"replicate,omitempty"`
 	RefNSteps     *Int     `yaml:"n_steps" json:"-"`
 	RefPXWeight   *float64 `yaml:"p_x_weight" json:"-"`
+	// Options are the methods' own options (methods/<name>), by key: spec_options.go.
+	Options map[string]any `yaml:",inline" json:"-"`
 }
 
 // Grid holds a list of values per axis (none: not a grid axis).
@@ -80,4 +82,6 @@ type Grid struct {
 	Replicate     List[Int]     `yaml:"replicate" json:"replicate,omitempty"`
 	RefNSteps     List[Int]     `yaml:"n_steps" json:"-"`
 	RefPXWeight   List[float64] `yaml:"p_x_weight" json:"-"`
+	// Options are the methods' own options (methods/<name>), by key: spec_options.go.
+	Options map[string]any `yaml:",inline" json:"-"`
 }

@@ -30,6 +30,9 @@ func specAxesSource() ([]byte, error) {
 	fields := []field{{"Shape", "shape", "Str", "shape,omitempty"}}
 	types := map[string]string{"int": "Int", "float": "float64", "string": "Str", "bool": "bool"}
 	for _, a := range schemas.AxisDefs {
+		if a.IsOption() { // a method's option: Options (spec_options.go), not a field
+			continue
+		}
 		fields = append(fields, field{a.StructField().Name, a.Key(), types[a.Type()], a.Key() + ",omitempty"})
 	}
 	for _, r := range launch.Aliases() { // the reference implementation's keys (resolveAliases moves them)
@@ -48,6 +51,8 @@ func specAxesSource() ([]byte, error) {
 		for _, f := range fields {
 			fmt.Fprintf(&b, "\t%s %s `yaml:%q json:%q`\n", f.name, fmt.Sprintf(ty.typ, f.typ), f.key, f.json)
 		}
+		b.WriteString("\t// Options are the methods' own options (methods/<name>), by key: spec_options.go.\n")
+		b.WriteString("\tOptions map[string]any `yaml:\",inline\" json:\"-\"`\n")
 		b.WriteString("}\n\n")
 	}
 	return format.Source(b.Bytes())

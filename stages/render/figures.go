@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	jm "github.com/jemcheck/jemcheck/methods"
 	"image/color"
 	"math"
 	"slices"
@@ -229,10 +230,10 @@ func (d *data) scatterFigure() ([]byte, string, error) {
 		}
 		total++
 		if pr.baseline <= klEpsilon {
-			clamped["baseline"]++
+			clamped[jm.Baseline()]++
 		}
 		if pr.jem <= klEpsilon {
-			clamped["jem"]++
+			clamped[jm.Yardstick()]++
 		}
 		jemLower := pr.jem < pr.baseline // as summary.json's win share counts it
 		if jemLower {
@@ -281,8 +282,8 @@ func (d *data) scatterFigure() ([]byte, string, error) {
 		m    string
 		name string
 	}{
-		{win, "jem", fmt.Sprintf("JEM lower: %s", pct(nWin, total))},
-		{lose, "baseline", fmt.Sprintf("baseline ≤ JEM: %s", pct(total-nWin, total))},
+		{win, jm.Yardstick(), fmt.Sprintf("JEM lower: %s", pct(nWin, total))},
+		{lose, jm.Baseline(), fmt.Sprintf("baseline ≤ JEM: %s", pct(total-nWin, total))},
 	} {
 		sc, err := plotter.NewScatter(nonNil(s.pts))
 		if err != nil {
@@ -314,7 +315,7 @@ func (d *data) scatterFigure() ([]byte, string, error) {
 	caption := fmt.Sprintf("One dot per table (and grid point) where both runs converged: x is the baseline's joint KL, y is JEM's, both on log axes. "+
 		"Dots below the diagonal y = x mean JEM fits the joint better on that table (blue), dots above mean the baseline does (red). "+
 		"%s%s%s%s%s%s",
-		d.floorText(), claim, shown, d.describeLeftOut([]string{"baseline", "jem"}), clampNote([]string{"baseline", "jem"}, clamped, d.drawnAt()), d.leftOut2D())
+		d.floorText(), claim, shown, d.describeLeftOut([]string{jm.Baseline(), jm.Yardstick()}), clampNote([]string{jm.Baseline(), jm.Yardstick()}, clamped, d.drawnAt()), d.leftOut2D())
 	return svg, caption, err
 }
 
@@ -556,7 +557,7 @@ func (d *data) heatmapFigure(a, b *axisDef) ([]byte, string, error) {
 		}
 		k := p.vals[ai]*nr + p.vals[bi]
 		cellVerdicts[k].add(d.verdicts[p.id])
-		vs := p.kl["jem"]
+		vs := p.kl[jm.Yardstick()]
 		for _, v := range vs {
 			sum[k] += v
 		}
@@ -674,7 +675,7 @@ func (d *data) heatmapFigure(a, b *axisDef) ([]byte, string, error) {
 	cellText += " " + verdictMarkCaption("cell", true)
 	caption := fmt.Sprintf("Mean joint KL(p‖q) of JEM for every combination of %s (columns) and %s (rows); the colour is on a log scale (darker is lower). "+
 		"%s Grey cells have no converged JEM runs.%s%s%s",
-		a.label, b.label, cellText, pooled, d.describeLeftOut([]string{"jem"}), clampNote([]string{"jem"}, d.clamped([]string{"jem"}), "count in the means as they are (a mean ≤ "+fmtNum(klEpsilon)+" would take the colour of "+fmtNum(klEpsilon)+")"))
+		a.label, b.label, cellText, pooled, d.describeLeftOut([]string{jm.Yardstick()}), clampNote([]string{jm.Yardstick()}, d.clamped([]string{jm.Yardstick()}), "count in the means as they are (a mean ≤ "+fmtNum(klEpsilon)+" would take the colour of "+fmtNum(klEpsilon)+")"))
 	return svg, caption, err
 }
 

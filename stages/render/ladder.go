@@ -171,7 +171,7 @@ func ladderOf(r ladderRung) (ladderFamily, []*ladderLine) {
 		}
 		jem := math.NaN()
 		for _, m := range ps.Methods {
-			if m.Method == methods.JEM {
+			if m.Method == methods.Yardstick() {
 				jem = meanOf(m.KLJoint)
 			}
 		}
@@ -189,7 +189,7 @@ func ladderOf(r ladderRung) (ladderFamily, []*ladderLine) {
 			if m.TrainMS.Count > 0 && m.TrainMS.Mean > 0 {
 				row.CPU = fmtSig(m.TrainMS.Mean, 3)
 			}
-			if m.Method == methods.JEM {
+			if m.Method == methods.Yardstick() {
 				row.Excess, row.Marg = "0 (reference)", "0"
 			}
 			for _, c := range ps.Samplers {
@@ -402,7 +402,7 @@ func ladderSVG(title string, lines []*ladderLine, ms []string) (out template.HTM
 	if len(ref) > 0 {
 		l, err := plotter.NewLine(ref)
 		if err == nil {
-			l.LineStyle = dashed(methodColor(ms, methods.JEM), 1.4)
+			l.LineStyle = dashed(methodColor(ms, methods.Yardstick()), 1.4)
 			p.Add(l)
 			legend = append(legend, legendEntry{"exact JEM's joint KL", []plot.Thumbnailer{l}})
 		}

@@ -66,7 +66,7 @@ func leaderRows(ps schemas.PointSummary) []leaderRow {
 			r.cpu = ms.TrainMS.Mean / 1000
 			r.CPU = fmtSig(r.cpu, 3)
 		}
-		if ms.Method == methods.JEM {
+		if ms.Method == methods.Yardstick() {
 			r.excess, r.Excess = 0, "0 (reference)"
 		}
 		for _, c := range ps.Samplers {
@@ -125,7 +125,7 @@ func frontierSVG(rows []leaderRow, ms []string) (out template.HTML, err error) {
 	}
 	var panels []panel
 	for _, r := range rows {
-		if math.IsNaN(r.excess) || !(r.cpu > 0) || r.Method == methods.JEM {
+		if math.IsNaN(r.excess) || !(r.cpu > 0) || r.Method == methods.Yardstick() {
 			continue
 		}
 		if len(panels) == 0 || panels[len(panels)-1].id != r.PointID {

@@ -28,14 +28,15 @@ var (
 	}
 )
 
-// methodColor is a method's colour: baseline red, jem blue, oracle green.
+// methodColor is a method's colour: the baseline red, the yardstick (jem) blue, the
+// oracle (trained on the truth) green, the others from extra.
 func methodColor(methods []string, m string) color.NRGBA {
-	switch m {
-	case "baseline":
+	switch methodRank(m) {
+	case 0:
 		return color.NRGBA{R: 214, G: 39, B: 40, A: 255}
-	case "jem":
+	case 1:
 		return color.NRGBA{R: 31, G: 119, B: 180, A: 255}
-	case "oracle":
+	case 2:
 		return color.NRGBA{R: 44, G: 160, B: 44, A: 255}
 	}
 	k := 0

@@ -5,6 +5,7 @@ package render
 
 import (
 	"fmt"
+	jm "github.com/jemcheck/jemcheck/methods"
 	"math"
 	"slices"
 	"sort"
@@ -253,7 +254,7 @@ func (d *data) figurePlan() []plannedFigure {
 // first maxHeatmapAxes of d.varying (in axisDefs order), none without JEM runs or with
 // fewer than two varying axes.
 func (d *data) heatmapAxes() []*axisDef {
-	if len(d.varying) < 2 || !slices.Contains(d.methods, "jem") {
+	if len(d.varying) < 2 || !slices.Contains(d.methods, jm.Yardstick()) {
 		return nil
 	}
 	return d.varying[:min(len(d.varying), maxHeatmapAxes)]
@@ -347,13 +348,14 @@ type data struct {
 	verdicts  map[int64]schemas.Verdict // each point's verdict, from the summary (the figures' pass/fail marks)
 }
 
+// methodRank places the roles first: the baseline, the yardstick (jem), the oracle.
 func methodRank(m string) int {
-	switch m {
-	case "baseline":
+	switch {
+	case m == jm.Baseline():
 		return 0
-	case "jem":
+	case m == jm.Yardstick():
 		return 1
-	case "oracle":
+	case jm.Has(m, func(x jm.Method) bool { return x.Fresh }):
 		return 2
 	}
 	return 3
@@ -527,7 +529,7 @@ func prepare(in Input) *data {
 
 	// Pairs (both runs clean, same point and table).
 	for _, p := range d.points {
-		bs, js := p.byTab["baseline"], p.byTab["jem"]
+		bs, js := p.byTab[jm.Baseline()], p.byTab[jm.Yardstick()]
 		i, j := 0, 0
 		for i < len(bs) && j < len(js) {
 			switch {

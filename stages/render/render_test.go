@@ -805,7 +805,20 @@ func axisChangeOf(key string) func(g *grid) {
 	}
 	for _, a := range schemas.AxisDefs {
 		if a.Label != "" && a.ReportKey() == key {
-			return func(g *grid) { alsoGrid(g, func(p *schemas.Grid) { a.Field.Set(p, a.Field.Default()) }) }
+			v := a.Field.Default()
+			if a.IsOption() { // unset, an option reads as its default: change it
+				switch x := v.(type) {
+				case int:
+					v = x + 1
+				case float64:
+					v = 2*x + 1
+				case string:
+					v = x + "x"
+				case bool:
+					v = !x
+				}
+			}
+			return func(g *grid) { alsoGrid(g, func(p *schemas.Grid) { a.Field.Set(p, v) }) }
 		}
 	}
 	return nil

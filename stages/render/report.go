@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	jm "github.com/jemcheck/jemcheck/methods"
 	"html/template"
 	"math"
 	"slices"
@@ -543,7 +544,7 @@ func pointLine(ps schemas.PointSummary) string {
 // point, as a percentage; n/a without JEM.
 func jemGapRatio(ps schemas.PointSummary) string {
 	for _, m := range ps.Methods {
-		if m.Method == "jem" {
+		if m.Method == jm.Yardstick() {
 			if m.KLOptimisationGap.Count == 0 {
 				return "n/a"
 			}

@@ -79,6 +79,12 @@ func samplerParams(p schemas.Grid) string {
 	var keys []string
 	for _, a := range schemas.AxisDefs {
 		k := a.Key()
+		if a.IsOption() { // a method's own option: set only on a point that trains it
+			if _, ok := p.Options[k]; ok {
+				keys = append(keys, k)
+			}
+			continue
+		}
 		if len(methods.Using(k)) > 0 && !reflect.ValueOf(a.Field.Get(&p)).IsZero() {
 			keys = append(keys, k)
 		}

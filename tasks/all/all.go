@@ -3,6 +3,7 @@
 package all
 
 import (
+	_ "github.com/jemcheck/jemcheck/methods/all"  // every training method
 	_ "github.com/jemcheck/jemcheck/tasks/bits"   // binary tables in D dimensions
 	_ "github.com/jemcheck/jemcheck/tasks/blocks" // block tasks in D = 2B dimensions
 	_ "github.com/jemcheck/jemcheck/tasks/plane"  // continuous 2-D densities

@@ -43,8 +43,6 @@ const (
 	DefaultTasks = 20
 )
 
-// Proposals are the pcd proposals on binary tasks.
-var Proposals = []string{"uniform", "gwg"}
 
 // Name is methods.KindBits.
 func (Kind) Name() string { return methods.KindBits }
@@ -77,7 +75,9 @@ var defaults = []struct {
 	{"ed_t", func(p *tasks.Point) { p.EDT = 0.1 }},
 	{"ed_m", func(p *tasks.Point) { p.EDNegatives = 8 }},
 	{"tables", func(p *tasks.Point) { p.Tables = DefaultTasks }},
-	{"methods", func(p *tasks.Point) { p.Methods = []string{methods.Baseline, methods.JEM, methods.PCD} }},
+	{"methods", func(p *tasks.Point) {
+		p.Methods = append([]string{methods.Baseline(), methods.Yardstick()}, methods.DefaultFor(methods.KindBits)...)
+	}},
 }
 
 // Defaults sets the binary defaults of the axes the user did not set.
@@ -167,11 +167,12 @@ func (Kind) Validate(p tasks.Point) error {
 	if _, err := models.ParseModel(p.Model); err != nil {
 		return fmt.Errorf("model: %w", err)
 	}
-	if slices.Contains(p.Methods, methods.PCD) && !slices.Contains(Proposals, p.Proposal) {
-		return fmt.Errorf("proposal: pcd on binary tasks flips one bit, chosen uniformly or by gwg (Gibbs with gradients); got %q (known: %s)", p.Proposal, strings.Join(Proposals, ", "))
-	}
 	for _, m := range p.Methods {
-		if err := spec(p, m).Validate(); err != nil {
+		s, err := spec(p, m)
+		if err != nil {
+			return err
+		}
+		if err := s.Validate(); err != nil {
 			return fmt.Errorf("method %s: %s", m, strings.TrimPrefix(err.Error(), "kernel: "))
 		}
 	}
@@ -183,7 +184,7 @@ func (Kind) Limits(o tasks.Options, p tasks.Point, local bool) error {
 	if err := o.CheckBackend(p, true); err != nil {
 		return err
 	}
-	if slices.Contains(p.Methods, methods.JEM) {
+	if slices.Contains(p.Methods, methods.Yardstick()) {
 		if w := tasks.SatMul(int64(p.XValues), int64(p.Steps)); w > MaxJEMWork {
 			return fmt.Errorf("steps: exact jem enumerates all 2^D = %d states every step; %d steps is %s states per run, over the limit of %s (pass --steps=%d or less, or leave jem out: the other methods' cost does not grow with 2^D)",
 				p.XValues, p.Steps, tasks.Count(w), tasks.Count(MaxJEMWork), MaxJEMWork/int64(p.XValues))
@@ -202,27 +203,24 @@ func batch(p tasks.Point) int {
 	return min(4096, (b+kernel.VW-1)/kernel.VW*kernel.VW)
 }
 
-// spec is the kernel's spec of method m at p.
-func spec(p tasks.Point, m string) kernel.SpecBits {
+// spec is the kernel's spec of method m at p: the point's shared settings, then the
+// method's part, set by its hook. A method trains on binary tables by registering
+// methods.KindBits's hook, of type func(schemas.Grid, *kernel.SpecBits) error.
+func spec(p tasks.Point, m string) (kernel.SpecBits, error) {
 	hidden, _ := models.ParseModel(p.Model)
 	d := 0
 	for 1<<d < p.XValues {
 		d++
 	}
 	s := kernel.SpecBits{D: d, K: p.Classes, Hidden: hidden, Steps: p.Steps, Batch: batch(p), PxWeight: float32(p.PxWeight)}
-	switch m {
-	case methods.Baseline:
-		s.Method, s.PxWeight = kernel.BaselineBits, 0
-	case methods.JEM:
-		s.Method = kernel.JEMBits
-	case methods.PCD:
-		s.Method, s.Buffer, s.Reinit, s.ChainSteps, s.GWG = kernel.PCDBits, p.BufferSize, float32(p.ReinitFreq), p.ChainSteps, p.Proposal == "gwg"
-	case methods.ED:
-		s.Method, s.ED = kernel.EDBits, kernel.EDOptions{M: p.EDNegatives, T: float32(p.EDT), W: float32(p.EDW)}
-	default:
-		s.Method = -1
+	h, ok := methods.Trainer(m, methods.KindBits).(func(schemas.Grid, *kernel.SpecBits) error)
+	if !ok {
+		return s, fmt.Errorf("method %s has no trainer for binary tables", methods.Quote(m))
 	}
-	return s
+	if err := h(p.Grid, &s); err != nil {
+		return s, fmt.Errorf("method %s: %w", m, err)
+	}
+	return s, nil
 }
 
 // source is one binary point's tasks.
@@ -361,7 +359,10 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 		ds[i] = data{t: t, xs: xs, ys: ys}
 	}
 	for j, meth := range p.Methods {
-		sp := spec(p, meth)
+		sp, err := spec(p, meth)
+		if err != nil {
+			return out, err
+		}
 		runs := make([]kernel.RunBits, len(ds))
 		for i, d := range ds {
 			runs[i] = kernel.RunBits{Seed: tasks.TrainSeed(seed, d.t, meth), LR: float32(p.LR), X: d.xs, Y: d.ys,

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/jemcheck/jemcheck/methods"
+	_ "github.com/jemcheck/jemcheck/methods/all"
 	"github.com/jemcheck/jemcheck/tasks"
 )
 
@@ -12,7 +12,7 @@ import (
 // runs no logits; Evaluate draws both again and gives the rows a carried block gives.
 func TestBlockWithoutTruth(t *testing.T) {
 	p := point("bits:16,2")
-	p.Methods = []string{methods.Baseline, methods.PCD}
+	p.Methods = []string{"baseline", "pcd"}
 	p.Steps, p.Tables = 20, 1
 	if (Kind{}).CarriesTruth(p) {
 		t.Fatal("a 2^16·2-cell point carries its truth")

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/jemcheck/jemcheck/methods"
+	_ "github.com/jemcheck/jemcheck/methods/all"
 	"github.com/jemcheck/jemcheck/tasks"
 )
 
@@ -12,7 +12,7 @@ import (
 // Train, Evaluate and WriteTruth draw it again from the task's seed and give the rows
 // a carried block gives, bit for bit.
 func TestBlockWithoutTruth(t *testing.T) {
-	p := point(t, "blocks:8,gmm:3,2", methods.Baseline, methods.JEM)
+	p := point(t, "blocks:8,gmm:3,2", "baseline", "jem")
 	p.GridCells, p.Steps, p.Tables = 64, 10, 1
 	p.Resolve()
 	if err := p.Validate(); err != nil {

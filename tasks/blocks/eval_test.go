@@ -6,7 +6,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models/kernel"
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/tasks"
@@ -34,7 +33,7 @@ func trueLogits(s EvalSet, truth prob.BlocksTruth, shift float64) []float64 {
 // evalFixture is the evaluation set and grid truth of task 0 of a block point.
 func evalFixture(t *testing.T, task string) (tasks.Point, EvalSet, prob.BlocksTruth) {
 	t.Helper()
-	p := point(t, task, methods.Baseline)
+	p := point(t, task, "baseline")
 	s, err := EvalPoints(7, p, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +172,7 @@ func TestEvaluateLogitsRefuses(t *testing.T) {
 func TestEvaluateAdditiveAgrees(t *testing.T) {
 	for _, task := range []string{"blocks:1,gmm:3,2", "blocks:2,gmm:3,2", "blocks:4,gmm:2,2"} {
 		t.Run(task, func(t *testing.T) {
-			p := point(t, task, methods.Baseline, methods.JEM)
+			p := point(t, task, "baseline", "jem")
 			p.GridCells, p.Box, p.TrainGrid, p.Tables = 32, 6, 24, 1 // the grids resolve every block
 			p.Resolve()
 			B, K := p.XValues/(p.GridCells*p.GridCells), p.Classes
@@ -236,7 +235,7 @@ func TestEvaluateAdditiveAgrees(t *testing.T) {
 // matches); and a run without parameters whose logits are at the points (a user's
 // model) is measured the same way.
 func TestJointPoint(t *testing.T) {
-	ms := []string{methods.Baseline, methods.JEM, methods.SGLD}
+	ms := []string{"baseline", "jem", "sgld"}
 	p := point(t, "blocks:2,gmm:3,2", ms...)
 	p.Model = "joint: 16,16"
 	p.Resolve()
@@ -253,7 +252,7 @@ func TestJointPoint(t *testing.T) {
 		if row.Diverged || row.Nonfinite || !(row.ISESS >= prob.MinESS) || !(row.KLJointISSE > 0) || !(row.KLMarginalSE > 0) || math.IsNaN(row.Accuracy) {
 			t.Errorf("%s: diverged %v nonfinite %v ESS %v SE %v", row.RunID, row.Diverged, row.Nonfinite, row.ISESS, row.KLJointISSE)
 		}
-		if meth == methods.JEM {
+		if meth == "jem" {
 			if len(tr.Logits) != p.XValues*K || math.IsNaN(row.LogZ) || len(lb.Runs[r].Logits) != p.XValues*K {
 				t.Errorf("jem: %d logits (want the additive model's %d cells), log Z %v", len(tr.Logits), p.XValues*K, row.LogZ)
 			}
@@ -268,7 +267,7 @@ func TestJointPoint(t *testing.T) {
 		if first := r < len(p.Methods); first != !math.IsNaN(row.LogZAIS) {
 			t.Errorf("%s: AIS log Z %v on task %d", meth, row.LogZAIS, r/len(p.Methods))
 		}
-		if meth == methods.SGLD && (math.IsNaN(row.BufferTVTruth) || !math.IsNaN(row.BufferTVModel)) {
+		if meth == "sgld" && (math.IsNaN(row.BufferTVTruth) || !math.IsNaN(row.BufferTVModel)) {
 			t.Errorf("sgld: buffer TV truth %v, model %v", row.BufferTVTruth, row.BufferTVModel)
 		}
 		// The same logits without parameters: a user's model, measured the same way.

@@ -142,8 +142,10 @@ func (Kind) Defaults(p *tasks.Point, given func(string) bool) {
 	if !given("methods") { // the default methods that train on block tasks (no oracle), and the paper's sampler
 		ours := methods.For(methods.KindBlocks)
 		p.Methods = slices.DeleteFunc(slices.Clone(p.Methods), func(m string) bool { return !slices.Contains(ours, m) })
-		if !slices.Contains(p.Methods, methods.SGLD) {
-			p.Methods = append(p.Methods, methods.SGLD)
+		for _, m := range methods.DefaultFor(methods.KindBlocks) {
+			if !slices.Contains(p.Methods, m) {
+				p.Methods = append(p.Methods, m)
+			}
 		}
 	}
 }
@@ -306,10 +308,16 @@ func (Kind) Validate(p tasks.Point) error {
 	}
 	for _, m := range p.Methods {
 		var err error
-		if model.joint && m != methods.JEM {
-			err = specJoint(p, m).Validate()
+		if model.joint && m != methods.Yardstick() {
+			var s kernel.SpecJoint
+			if s, err = specJoint(p, m); err == nil {
+				err = s.Validate()
+			}
 		} else {
-			err = specAdditive(p, m, 0).Validate()
+			var s kernel.SpecAdditive
+			if s, err = specAdditive(p, m, 0); err == nil {
+				err = s.Validate()
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("method %s: %s", m, strings.TrimPrefix(err.Error(), "kernel: "))
@@ -341,16 +349,7 @@ func (Kind) Limits(o tasks.Options, p tasks.Point, local bool) error {
 			"(pass a lower --train_batch: a block has train_batch/methods tasks)",
 			nt, tasks.Count(tasks.SatMul(n, nt)), p.Samples, spec.B, tasks.LimitName(local), tasks.Count(lim))
 	}
-	if slices.Contains(p.Methods, methods.SGLD) {
-		for _, c := range []struct {
-			name string
-			v    float64
-		}{{"sgld_lr", p.SGLDLR}, {"sgld_std", p.SGLDStd}} {
-			if err := tasks.CheckFloat32(c.name, c.v); err != nil {
-				return err
-			}
-		}
-	}
+
 	return nil
 }
 
@@ -369,7 +368,7 @@ func (Kind) Check(_ context.Context, o tasks.Options, p tasks.Point) error {
 		ts[i] = spec.Draw(tasks.TableSeed(o.Seed, tasks.Table{Point: p, Ordinal: int64(i)}))
 	}
 	g := evalGrid(p)
-	usesTrainGrid := p.TrainGrid > 0 && slices.Contains(p.Methods, methods.JEM)
+	usesTrainGrid := p.TrainGrid > 0 && slices.Contains(p.Methods, methods.Yardstick())
 	for i, t := range ts {
 		for b, bt := range t.Blocks {
 			name := fmt.Sprintf("task %d block %d (%s, rotated %.0f°)", i, b, bt, t.Angles[b]*180/math.Pi)
@@ -418,7 +417,7 @@ func refBatch(samples int) int {
 // runLR is the Adam learning rate of method m's runs: the point's (the protocol), or
 // for jem-converged at least plane.RefMinLR (the plane kind's rule).
 func runLR(p tasks.Point, m string) float64 {
-	if m == methods.JEMConverged {
+	if methods.Has(m, func(x methods.Method) bool { return x.FullBatch }) {
 		return max(p.LR, plane.RefMinLR)
 	}
 	return p.LR
@@ -427,36 +426,25 @@ func runLR(p tasks.Point, m string) float64 {
 // specAdditive is the additive kernel's spec of method m at p (observe: the cadence of
 // Observe, 0 = none); its Spec2D is the plane kind's spec of m. On a joint point it is
 // the spec of the additive reference of the joint model's widths (exact jem's).
-func specAdditive(p tasks.Point, m string, observe int) kernel.SpecAdditive {
+func specAdditive(p tasks.Point, m string, observe int) (kernel.SpecAdditive, error) {
 	spec, _ := prob.ParseBlocksSpec(p.Task)
-	return kernel.SpecAdditive{Spec2D: spec2D(p, m, observe), Blocks: spec.B}
+	s, err := spec2D(p, m, observe)
+	return kernel.SpecAdditive{Spec2D: s, Blocks: spec.B}, err
 }
 
 // specJoint is the joint kernel's spec of method m at p (baseline or sgld).
-func specJoint(p tasks.Point, m string) kernel.SpecJoint {
+func specJoint(p tasks.Point, m string) (kernel.SpecJoint, error) {
 	spec, _ := prob.ParseBlocksSpec(p.Task)
-	return kernel.SpecJoint{Spec2D: spec2D(p, m, 0), Dim: 2 * spec.B}
+	s, err := spec2D(p, m, 0)
+	return kernel.SpecJoint{Spec2D: s, Dim: 2 * spec.B}, err
 }
 
-// spec2D is the plane kind's spec of method m at p with p's hidden widths.
-func spec2D(p tasks.Point, m string, observe int) kernel.Spec2D {
+// spec2D is the 2-D kernel's spec of method m at p with p's hidden widths: the point's
+// shared settings, then the method's hook for block tasks (methods.KindBlocks, of the
+// plane kind's hook type: func(schemas.Grid, *kernel.Spec2D) error).
+func spec2D(p tasks.Point, m string, observe int) (kernel.Spec2D, error) {
 	model, _ := parseModel(p.Model)
 	s := kernel.Spec2D{Hidden: model.hidden, K: p.Classes, Steps: p.Steps, Batch: p.BatchSize, PxWeight: float32(p.PxWeight),
 		Box: float32(p.Box), ObserveEvery: observe}
-	switch m {
-	case methods.Baseline:
-		s.Method, s.PxWeight = kernel.Baseline2D, 0
-	case methods.JEM:
-		s.Method, s.TrainGrid, s.ShiftGrid = kernel.JEM2D, p.TrainGrid, true
-	case methods.JEMConverged:
-		s.Method, s.TrainGrid, s.ShiftGrid = kernel.JEM2D, p.TrainGrid, true
-		s.Batch = refBatch(p.Samples)
-	case methods.SGLD:
-		s.Method, s.KeepBuffer = kernel.SGLD2D, true
-		s.SGLD = kernel.SGLDOptions{Steps: p.SGLDSteps, LR: float32(p.SGLDLR), Std: float32(p.SGLDNoise()),
-			Buffer: p.BufferSize, Reinit: float32(p.ReinitFreq), Clamp: p.SGLDClamp}
-	default:
-		s.Method = -1 // refused by Validate (methods.Check refuses it first)
-	}
-	return s
+	return s, plane.Hook(m, methods.KindBlocks, p, &s)
 }

@@ -191,7 +191,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 		return kernel.AdditiveCellLogits(hidden, K, B, theta, g.G, g.Box)
 	}
 	for j, meth := range p.Methods {
-		if model.joint && meth != methods.JEM {
+		if model.joint && meth != methods.Yardstick() {
 			runs := make([]kernel.RunAdditive, len(ds))
 			for i := range ds {
 				d := &ds[i]
@@ -199,8 +199,10 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 					LR: float32(p.LR), X: d.x, Y: d.y}
 			}
 			start := time.Now()
-			spec := specJoint(p, meth)
-			spec.KeepBuffer = meth == methods.SGLD
+			spec, err := specJoint(p, meth)
+			if err != nil {
+				return out, err
+			}
 			res, err := kernel.TrainJoint(ctx, spec, runs)
 			if err != nil {
 				return out, fmt.Errorf("train point %d block %d (%s, joint model, %d runs): %w", p.ID, b.Index, meth, len(runs), err)
@@ -221,7 +223,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 				last := tasks.LastStep(p.Steps, r.Diverged, r.DivergedStep)
 				sel := tasks.Selector{Rule: tasks.SelectLast}
 				sel.Apply(&tr, math.NaN(), last, int64(last)*spec.Spec2D.GradEvalsPerStep())
-				if meth == methods.SGLD {
+				if spec.KeepBuffer {
 					tr.BufferInBox = r.InBox
 					tr.BufferTVTruth, _ = bufferTV(g, ds[i].truth, nil, r.Buffer)
 				}
@@ -229,8 +231,11 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			}
 			continue
 		}
-		spec := specAdditive(p, meth, o.CheckEvery(p.Steps))
-		if meth == methods.JEMConverged && len(ds) > 0 { // full batches of the training draws
+		spec, err := specAdditive(p, meth, o.CheckEvery(p.Steps))
+		if err != nil {
+			return out, err
+		}
+		if methods.Has(meth, func(x methods.Method) bool { return x.FullBatch }) && len(ds) > 0 { // full batches of the training draws
 			spec.Batch = refBatch(len(ds[0].y))
 		}
 		perStep := spec.Spec2D.GradEvalsPerStep() * int64(B) // every block's network, one pass each
@@ -276,7 +281,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 					HeldoutNLL: heldoutNLL(g, K, lg, ds[i].hx, ds[i].hy), GradEvals: int64(last) * perStep}
 			})
 			sels[i].Finish(&tr, meth, p.Steps)
-			if meth == methods.SGLD {
+			if spec.KeepBuffer {
 				sel := split(tr.Logits, B)
 				tr.BufferInBox = r.InBox
 				tr.BufferTVTruth, tr.BufferTVModel = bufferTV(g, ds[i].truth, sel, r.Buffer)
@@ -403,7 +408,7 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 		var q []float64
 		logits := t.Logits
 		switch {
-		case atPoints(t, K) || (model.joint && t.Job.Method != methods.JEM):
+		case atPoints(t, K) || (model.joint && t.Job.Method != methods.Yardstick()):
 			row = evaluatePoints(t, evalSet(), draws.BayesMean())
 			logits = nil // no grid joint to write
 			if t.Run.Theta != nil && tab.Ordinal < int64(s.env.Options.ReportTables) && t.Run.Logits != nil {
@@ -626,6 +631,7 @@ func finishRow(row *schemas.ResultRow, t tasks.Trained, kls ...float64) {
 		px = 0
 	}
 	p.SetColumns(row, px)
+	tasks.SetMethod(row, t.Run, p)
 }
 
 // evaluateRun is one run's row and its learned joint in the kind's table layout.

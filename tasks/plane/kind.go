@@ -53,8 +53,12 @@ func (Kind) Defaults(p *tasks.Point, given func(string) bool) {
 	if !given("tables") {
 		p.Tables = DefaultTasks
 	}
-	if !given("methods") && !slices.Contains(p.Methods, methods.SGLD) { // the paper's sampler
-		p.Methods = append(p.Methods, methods.SGLD)
+	if !given("methods") { // the registry's defaults for 2-D tasks (the paper's sampler)
+		for _, m := range methods.DefaultFor(methods.KindPlane) {
+			if !slices.Contains(p.Methods, m) {
+				p.Methods = append(p.Methods, m)
+			}
+		}
 	}
 }
 
@@ -135,16 +139,7 @@ func (Kind) Limits(o tasks.Options, p tasks.Point, local bool) error {
 		return fmt.Errorf("eval_every: %d steps with the exact KL every %d is %d curve points per run, over the limit of %d (pass --eval_every=%d or more, or 0 for no curves)",
 			p.Steps, e, int64(p.Steps)/e, tasks.MaxCurvePoints, (int64(p.Steps)+tasks.MaxCurvePoints-1)/tasks.MaxCurvePoints)
 	}
-	if slices.Contains(p.Methods, methods.SGLD) {
-		for _, c := range []struct {
-			name string
-			v    float64
-		}{{"sgld_lr", p.SGLDLR}, {"sgld_std", p.SGLDStd}} {
-			if err := tasks.CheckFloat32(c.name, c.v); err != nil {
-				return err
-			}
-		}
-	}
+
 	return checkPromisePoint(o, p)
 }
 

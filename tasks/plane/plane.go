@@ -84,7 +84,11 @@ func (Kind) Validate(p tasks.Point) error {
 		return fmt.Errorf("model: %w", err)
 	}
 	for _, m := range p.Methods {
-		if err := spec2D(p, m, 0).Validate(); err != nil {
+		s, err := spec2D(p, m, 0)
+		if err != nil {
+			return err
+		}
+		if err := s.Validate(); err != nil {
 			return fmt.Errorf("method %s: %s", m, strings.TrimPrefix(err.Error(), "kernel: "))
 		}
 	}
@@ -94,40 +98,31 @@ func (Kind) Validate(p tasks.Point) error {
 // evalGrid is a 2-D point's evaluation grid.
 func evalGrid(p tasks.Point) prob.Grid { return prob.Grid{G: p.GridCells, Box: p.Box} }
 
-// spec2D is the 2-D kernel's spec of method m at p (observe: eval_every, 0 = none).
-func spec2D(p tasks.Point, m string, observe int) kernel.Spec2D {
+// spec2D is the 2-D kernel's spec of method m at p (observe: eval_every, 0 = none):
+// the point's shared settings, then the method's part, set by its hook. A method
+// trains on 2-D tasks by registering methods.KindPlane's hook, of type
+// func(schemas.Grid, *kernel.Spec2D) error (block tasks call the same hook type).
+func spec2D(p tasks.Point, m string, observe int) (kernel.Spec2D, error) {
 	hidden, _ := models.ParseModel(p.Model)
 	s := kernel.Spec2D{Hidden: hidden, K: p.Classes, Steps: p.Steps, Batch: p.BatchSize, PxWeight: float32(p.PxWeight),
 		Box: float32(p.Box), ObserveEvery: observe}
-	switch m {
-	case methods.Baseline:
-		s.Method, s.PxWeight = kernel.Baseline2D, 0
-	case methods.JEM, methods.Oracle:
-		s.Method, s.TrainGrid, s.ShiftGrid = kernel.JEM2D, p.TrainGrid, true
-	case methods.JEMConverged:
-		s.Method, s.TrainGrid, s.ShiftGrid = kernel.JEM2D, p.TrainGrid, true
-		s.Batch = refBatch(p.Samples)
-	case methods.SGLD:
-		s.Method, s.KeepBuffer = kernel.SGLD2D, true
-		s.SGLD = kernel.SGLDOptions{Steps: p.SGLDSteps, LR: float32(p.SGLDLR), Std: float32(p.SGLDNoise()),
-			Buffer: p.BufferSize, Reinit: float32(p.ReinitFreq), Clamp: p.SGLDClamp}
-	case methods.MALA, methods.Jarzynski, methods.ShortRun:
-		s.Method = recipes2D[m]
-		s.KeepBuffer = m == methods.MALA
-		s.Langevin = kernel.LangevinOptions{Steps: p.SGLDSteps, Step: float32(p.StepSize), Adapt: m != methods.ShortRun,
-			Buffer: p.BufferSize, Reinit: float32(p.ReinitFreq), Noise: p.ShortRunNoise, L2: float32(p.EnergyL2), ESS: float32(p.ESSResample)}
-		if m == methods.ShortRun {
-			s.Langevin.Step = float32(p.ShortRunStep)
-		}
-	case methods.ED:
-		s.Method = kernel.ED2D
-		s.ED = kernel.EDOptions{M: p.EDNegatives, T: float32(p.EDT), W: float32(p.EDW)}
-	}
-	return s
+	return s, Hook(m, methods.KindPlane, p, &s)
 }
 
-// recipes2D are the kernel's methods of the Langevin recipes.
-var recipes2D = map[string]kernel.Method2D{methods.MALA: kernel.MALA2D, methods.Jarzynski: kernel.Jarzynski2D, methods.ShortRun: kernel.ShortRun2D}
+// Hook calls method m's hook for the 2-D kernel of kind (plane or blocks) on s.
+func Hook(m, kind string, p tasks.Point, s *kernel.Spec2D) error {
+	h, ok := methods.Trainer(m, kind).(func(schemas.Grid, *kernel.Spec2D) error)
+	if !ok {
+		return fmt.Errorf("method %s has no trainer for %s", methods.Quote(m), methods.KindNoun(kind))
+	}
+	if err := h(p.Grid, s); err != nil {
+		return fmt.Errorf("method %s: %w", m, err)
+	}
+	if methods.Has(m, func(x methods.Method) bool { return x.FullBatch }) {
+		s.Batch = refBatch(p.Samples)
+	}
+	return nil
+}
 
 // Seed tags of the 2-D tasks.
 var (
@@ -232,8 +227,11 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 	}
 	every := o.CheckEvery(p.Steps)
 	for j, meth := range p.Methods {
-		spec := spec2D(p, meth, every)
-		if meth == methods.JEMConverged && len(ds) > 0 { // full batches of the training draws
+		spec, err := spec2D(p, meth, every)
+		if err != nil {
+			return out, err
+		}
+		if methods.Has(meth, fullBatch) && len(ds) > 0 { // full batches of the training draws
 			spec.Batch = refBatch(len(ds[0].y))
 		}
 		perStep := spec.GradEvalsPerStep()
@@ -245,7 +243,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			d := &ds[i]
 			r := kernel.Run2D{Seed: tasks.TrainSeed(seed, d.t, meth), Theta: kernel.InitMLP2D(prob.Seed(d.tableSeed, tagInit), hidden, p.Classes),
 				LR: float32(lr), X0: d.x0, X1: d.x1, Y: d.y}
-			if meth == methods.Oracle {
+			if methods.Has(meth, fresh) {
 				task := d.task
 				r.X0, r.X1, r.Y = nil, nil, nil
 				r.Fresh = func(rng *rand.Rand, x0, x1 []float32, y []int32) {
@@ -296,7 +294,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			})
 			tr := tasks.TrainedRun{Logits: lg, Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta, TrainMS: ms,
 				Curve: curve, BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN(),
-				CPUSeconds: cpu, TrainBatch: int64(spec.Batch), TrainLR: lr}
+				CPUSeconds: cpu, TrainBatch: int64(spec.Batch), TrainLR: lr, Stats: exactLogZ(r.Stats, lg, g)}
 			sels[i].Finish(&tr, meth, p.Steps)
 			if r.Buffer != nil {
 				tr.BufferInBox = r.InBox
@@ -331,7 +329,7 @@ const RefMinLR = 0.01
 // runLR is the Adam learning rate of method m's runs: the point's (the protocol: the
 // same for every method), or for jem-converged at least RefMinLR.
 func runLR(p tasks.Point, m string) float64 {
-	if m == methods.JEMConverged {
+	if methods.Has(m, fullBatch) {
 		return max(p.LR, RefMinLR)
 	}
 	return p.LR
@@ -340,8 +338,12 @@ func runLR(p tasks.Point, m string) float64 {
 // isReference2D says whether method m is an exact reference of a 2-D point (jem,
 // jem-converged, oracle): its rows carry the curve's convergence gap (ref_gap).
 func isReference2D(m string) bool {
-	return m == methods.JEM || m == methods.JEMConverged || m == methods.Oracle
+	return methods.Has(m, func(x methods.Method) bool { return x.Reference })
 }
+
+// The roles the 2-D trainer asks about.
+func fullBatch(m methods.Method) bool { return m.FullBatch }
+func fresh(m methods.Method) bool     { return m.Fresh }
 
 // heldoutNLL is the mean −log q(x, y) of the held-out draws under the learned joint
 // normalised on grid g (logits [cell][K]), per unit area: −log softmax(logits)[cell, y]
@@ -483,4 +485,24 @@ func (s *taskSource) other(runSeed uint64, p tasks.Point, o int64) prob.Task2D {
 		return s.user[(o+1)%int64(len(s.user))]
 	}
 	return s.spec.Draw(tasks.TableSeed(runSeed, tasks.Table{Point: p, Ordinal: o + int64(p.Tables)}))
+}
+
+// exactLogZ adds to a method's stats that report a learned log Z (log_z_learned) the
+// exact log Z of the same final parameters over the box (log_z_exact: the cell
+// logits' log-sum-exp plus the log cell area), so the two sit side by side.
+func exactLogZ(stats map[string]float64, cellLogits []float64, g prob.Grid) map[string]float64 {
+	if _, ok := stats["log_z_learned"]; !ok {
+		return stats
+	}
+	mx := math.Inf(-1)
+	for _, v := range cellLogits {
+		mx = max(mx, v)
+	}
+	var z float64
+	for _, v := range cellLogits {
+		z += math.Exp(v - mx)
+	}
+	h := 2 * g.Box / float64(g.G)
+	stats["log_z_exact"] = mx + math.Log(z) + 2*math.Log(h)
+	return stats
 }

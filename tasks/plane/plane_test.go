@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jemcheck/jemcheck/methods"
+	_ "github.com/jemcheck/jemcheck/methods/all"
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/tasks"
@@ -16,7 +16,7 @@ func point2D() tasks.Point {
 	return tasks.Point{Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform", Samples: 500,
 		Model: "mlp:8", LR: 0.01, Steps: 100, BatchSize: 32, PxWeight: 1, Task: "gmm:3, 2", GridCells: 16, Box: 4, TrainGrid: 8,
 		SGLDPreset: "official", SGLDLR: 1, SGLDSteps: 20, BufferSize: 100, ReinitFreq: 0.05, ChainSteps: 5, Proposal: "uniform"},
-		Tables: 3, Methods: []string{methods.JEM, methods.SGLD}}
+		Tables: 3, Methods: []string{"jem", "sgld"}}
 }
 
 func TestResolve(t *testing.T) {
@@ -35,7 +35,7 @@ func TestResolve(t *testing.T) {
 		}},
 		{"moons without jem", func() tasks.Point {
 			p := point2D()
-			p.Task, p.Methods = "moons:0.1", []string{methods.Baseline}
+			p.Task, p.Methods = "moons:0.1", []string{"baseline"}
 			return p
 		},
 			func(t *testing.T, p tasks.Point) {
@@ -45,7 +45,7 @@ func TestResolve(t *testing.T) {
 			}},
 		{"table with pcd", func() tasks.Point {
 			p := point2D()
-			p.Task, p.Model, p.Encoding, p.BatchSize, p.Methods = "", "linear", "scalar", 0, []string{methods.JEM, methods.PCD}
+			p.Task, p.Model, p.Encoding, p.BatchSize, p.Methods = "", "linear", "scalar", 0, []string{"jem", "pcd"}
 			return p
 		}, func(t *testing.T, p tasks.Point) {
 			if p.Task != schemas.TaskTable || p.GridCells != 0 || p.Box != 0 || p.XValues != 2 || p.Encoding != "scalar" {
@@ -90,7 +90,7 @@ func TestValidate2DErrors(t *testing.T) {
 		want   string
 	}{
 		{"sgld on tables", func(p *tasks.Point) { p.Task = schemas.TaskTable }, "trains on 2-D tasks"},
-		{"pcd on 2-D", func(p *tasks.Point) { p.Methods = []string{methods.PCDExact} }, "trains on tables"},
+		{"pcd on 2-D", func(p *tasks.Point) { p.Methods = []string{"pcd-exact"} }, "trains on tables"},
 		{"grid too coarse", func(p *tasks.Point) { p.GridCells = 2 }, "grid must be"},
 		{"too many cells", func(p *tasks.Point) { p.Task, p.GridCells = "gmm:8,1", 128 }, "over the limit"},
 		{"buffer smaller than the batch", func(p *tasks.Point) { p.BufferSize = 8 }, "Buffer >= Batch"},
@@ -168,7 +168,7 @@ func TestCheckTasks(t *testing.T) {
 		{"train-grid", func(p *tasks.Point) { p.GridCells, p.XValues, p.TrainGrid = 64, 64*64, 8 }, []prob.Task2D{mix(prob.Component{Y: 0, Weight: 0.5, SD: 0.2}, prob.Component{Y: 1, Weight: 0.5, Mu0: 1, SD: 0.5})},
 			[]string{"train_grid:", "--train_grid=36"}},
 		{"train-grid-unused", func(p *tasks.Point) {
-			p.GridCells, p.XValues, p.TrainGrid, p.Methods = 64, 64*64, 0, []string{methods.Baseline}
+			p.GridCells, p.XValues, p.TrainGrid, p.Methods = 64, 64*64, 0, []string{"baseline"}
 		}, []prob.Task2D{mix(prob.Component{Y: 0, Weight: 0.5, SD: 0.2}, prob.Component{Y: 1, Weight: 0.5, Mu0: 1, SD: 0.5})}, nil},
 	}
 	for _, tc := range cases {

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/tasks"
@@ -110,7 +109,7 @@ func TestEvaluatePromises(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, _ := EvaluateRun(tasks.Trained{Job: tasks.Job{Dataset: d, Method: methods.JEM, RunID: "r"}, Logits: logits(tt.q)}, nil)
+			r, _ := EvaluateRun(tasks.Trained{Job: tasks.Job{Dataset: d, Method: "jem", RunID: "r"}, Logits: logits(tt.q)}, nil)
 			if math.Abs(r.AUROCPx-tt.auroc) > 1e-12 || math.Abs(r.AUROCTruePx-prob.AUROC(prob.Marginal(p, 3, 2), prob.Marginal(p, 3, 2), prob.Uniform(3))) > 1e-12 {
 				t.Errorf("auroc_px %g (want %g), auroc_true_px %g", r.AUROCPx, tt.auroc, r.AUROCTruePx)
 			}
@@ -144,7 +143,7 @@ func TestRunStatus(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := tasks.Dataset{Table: tasks.Table{Point: point(), ID: 3, P: p}, Counts: []int64{100, 200, 300, 400}}
-			row, _ := EvaluateRun(tasks.Trained{Job: tasks.Job{Dataset: d, Method: methods.SGLD, RunID: "r"}, Logits: tt.logits, Diverged: tt.trainer,
+			row, _ := EvaluateRun(tasks.Trained{Job: tasks.Job{Dataset: d, Method: "sgld", RunID: "r"}, Logits: tt.logits, Diverged: tt.trainer,
 				Run: tasks.TrainedRun{DivergedStep: tt.step}}, nil)
 			if row.Diverged != tt.diverged || row.Nonfinite != tt.nonfinite || row.DivergedStep != tt.step {
 				t.Errorf("diverged %v (step %d), nonfinite %v; want %v (step %d), %v", row.Diverged, row.DivergedStep, row.Nonfinite,
@@ -187,7 +186,7 @@ func TestEvaluateRun(t *testing.T) {
 				l = logits(tt.q)
 			}
 			d := tasks.Dataset{Table: tasks.Table{Point: point(), ID: 4, P: p}, Counts: []int64{100, 200, 300, 400}}
-			row, learned := EvaluateRun(tasks.Trained{Job: tasks.Job{Dataset: d, Method: methods.JEM, RunID: "r"}, Logits: l, Diverged: tt.diverged}, nil)
+			row, learned := EvaluateRun(tasks.Trained{Job: tasks.Job{Dataset: d, Method: "jem", RunID: "r"}, Logits: l, Diverged: tt.diverged}, nil)
 			if row.Diverged != tt.wantDiverged || row.Nonfinite != tt.wantNonfinite {
 				t.Errorf("diverged, nonfinite = %v, %v, want %v, %v", row.Diverged, row.Nonfinite, tt.wantDiverged, tt.wantNonfinite)
 			}
@@ -243,7 +242,7 @@ func TestEvaluateRunTemperature(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := tasks.Dataset{Table: tasks.Table{Point: point(), ID: 4, P: p}, Counts: []int64{100, 200, 300, 400}}
-			row, _ := EvaluateRun(tasks.Trained{Job: tasks.Job{Dataset: d, Method: methods.SGLD, RunID: "r"}, Logits: tt.logits}, nil)
+			row, _ := EvaluateRun(tasks.Trained{Job: tasks.Job{Dataset: d, Method: "sgld", RunID: "r"}, Logits: tt.logits}, nil)
 			if math.IsNaN(tt.beta) {
 				if !math.IsNaN(row.BestTemperature) || !math.IsNaN(row.KLJointBestTemperature) {
 					t.Errorf("best_temperature %v, kl_joint_best_temperature %v, want NaN, NaN", row.BestTemperature, row.KLJointBestTemperature)
@@ -289,7 +288,7 @@ func TestSamplesMatchCounts(t *testing.T) {
 
 // point is a valid 2×2 table point.
 func point() tasks.Point {
-	return tasks.Point{Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform", Samples: 1000, Model: "linear", LR: 0.05, Steps: 300, PxWeight: 1}, Tables: 10, Methods: []string{methods.Baseline, methods.JEM, methods.Oracle}}
+	return tasks.Point{Grid: schemas.Grid{XValues: 2, Classes: 2, Encoding: "scalar", Generator: "uniform", Samples: 1000, Model: "linear", LR: 0.05, Steps: 300, PxWeight: 1}, Tables: 10, Methods: []string{"baseline", "jem", "oracle"}}
 }
 
 func TestSatMul(t *testing.T) {
@@ -340,7 +339,7 @@ func TestDivergedRow(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := tasks.Dataset{Table: tasks.Table{Point: point(), ID: -7, Ordinal: 2, P: p}, Counts: []int64{100, 200, 300, 400}}
-			tr := tasks.Trained{Job: tasks.Job{Dataset: d, Method: methods.Baseline, RunID: schemas.RunID(0, 2, methods.Baseline)}, Logits: tt.logits, Diverged: tt.trainer}
+			tr := tasks.Trained{Job: tasks.Job{Dataset: d, Method: "baseline", RunID: schemas.RunID(0, 2, "baseline")}, Logits: tt.logits, Diverged: tt.trainer}
 			row, l := EvaluateRun(tr, nil)
 			if row.Diverged != tt.diverged || row.Nonfinite != tt.nonfinite {
 				t.Errorf("row.diverged, nonfinite = %v, %v, want %v, %v", row.Diverged, row.Nonfinite, tt.diverged, tt.nonfinite)

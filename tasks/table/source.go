@@ -226,7 +226,7 @@ func (s *source) run(d tasks.Dataset, method string) models.Run {
 	if m, _ := methods.Lookup(method); m.NoPx {
 		r.PxWeight = 0
 	}
-	if method == methods.Oracle {
+	if methods.Has(method, fresh) {
 		r.Counts = slices.Clone(d.Table.P)
 		return r
 	}
@@ -237,30 +237,14 @@ func (s *source) run(d tasks.Dataset, method string) models.Run {
 	if p.BatchSize > 0 {
 		r.Samples = tasks.Samples(runSeed, d)
 	}
-	if method == methods.PCD || method == methods.PCDExact {
-		r.PCD = &kernel.PCD{Exact: method == methods.PCDExact, Negatives: pcdNegatives(p), Buffer: p.BufferSize,
-			Reinit: float32(p.ReinitFreq), ChainSteps: p.ChainSteps, Proposal: pcdProposal(p.Proposal),
-			Seed: prob.Seed(r.Seed, tagSampler), AverageLast: max(1, p.Steps/10)}
+	if h, ok := methods.Trainer(method, methods.KindTable).(func(schemas.Grid, uint64) (*kernel.PCD, error)); ok {
+		r.PCD, _ = h(p.Grid, r.Seed) // checked by Kind.Validate
 	}
 	return r
 }
 
-// pcdProposal is the kernel's proposal of a table point's proposal option: "uniform",
-// "neighbour" or "gwg" (tasks.Resolve refuses any other for pcd; anything else, as
-// before, is uniform).
-func pcdProposal(name string) kernel.Proposal {
-	p, _ := kernel.ParseProposal(name)
-	return p
-}
-
-// pcdNegatives is the number of negatives per step of a table point's pcd runs: the
-// minibatch size, or 64 on a full-batch point.
-func pcdNegatives(p tasks.Point) int {
-	if p.BatchSize > 0 {
-		return p.BatchSize
-	}
-	return 64
-}
+// fresh: the method trains on the true table itself (the oracle).
+func fresh(m methods.Method) bool { return m.Fresh }
 
 // bufferTV is the total-variation distance of a table run's negatives (x values) from
 // the true p(x) and from the run's own q(x).
@@ -375,7 +359,7 @@ func EvaluateRun(t tasks.Trained, refs *tasks.Refs) (schemas.ResultRow, tasks.Le
 	row.Floor = prob.Floor(p.XValues*p.Classes, int64(p.Samples))
 	row.KLEmpirical = prob.KL(d.Table.P, prob.Empirical(d.Counts))
 	row.EmptyCells = int64(prob.EmptyCells(d.Counts))
-	tasks.SplitError(&row, refs, d.Table.P, l.Q, t.Job.Method == methods.Oracle)
+	tasks.SplitError(&row, refs, d.Table.P, l.Q, methods.Has(t.Job.Method, fresh))
 	return row, l
 }
 

@@ -64,10 +64,7 @@ func (Kind) Seed(runSeed uint64, p tasks.Point, o int64) uint64 {
 		prob.SeedString(p.Generator), uint64(p.Replicate), uint64(o))
 }
 
-var (
-	tagTable   = prob.SeedString("table")
-	tagSampler = prob.SeedString("sampler")
-)
+var tagTable = prob.SeedString("table")
 
 // BlockSize: a block's runs of one training shape are one training graph of at most
 // trainBatch runs.
@@ -84,7 +81,7 @@ func (Kind) Check(context.Context, tasks.Options, tasks.Point) error { return ni
 func Shape(p tasks.Point, method string) models.Shape {
 	sh := models.Shape{XValues: p.XValues, Classes: p.Classes, Encoding: p.Encoding,
 		Model: p.Model, Steps: p.Steps, BatchSize: p.BatchSize}
-	if method == methods.Oracle {
+	if methods.Has(method, fresh) {
 		sh.BatchSize = 0
 	}
 	return sh
@@ -185,7 +182,7 @@ func (Kind) Limits(o tasks.Options, p tasks.Point, local bool) error {
 	if p.BatchSize > 0 { // every jem and baseline run of a minibatch graph holds its N draws
 		held := 0
 		for _, m := range p.Methods {
-			if m != methods.Oracle {
+			if !methods.Has(m, fresh) {
 				held++
 			}
 		}

@@ -23,7 +23,7 @@ func RandomRows(n int, seed uint64) []schemas.ResultRow {
 		}
 		for _, m := range methods.Names() {
 			gap := ref * math.Exp(r.NormFloat64()-3)
-			if m == methods.Baseline {
+			if m == methods.Baseline() {
 				gap = ref * math.Exp(r.NormFloat64())
 			}
 			est := ref * math.Exp(r.NormFloat64()*0.5)

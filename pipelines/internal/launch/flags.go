@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/jemcheck/jemcheck/methods"
@@ -78,8 +79,47 @@ func axisFlag(fs *flag.FlagSet, name string, a schemas.AxisDef, g *schemas.Grid)
 		fs.StringVar(p, name, a.Field.Default().(string), a.Doc)
 	case *bool:
 		fs.BoolVar(p, name, a.Field.Default().(bool), a.Doc)
+	default: // a method's option (schemas.OptionField): set through the axis
+		a.Field.Set(g, a.Field.Default())
+		fs.Var(optionValue{a: a, g: g}, name, a.Doc)
 	}
 }
+
+// optionValue is the flag of a method's option: it parses its value in the option's
+// type and sets it on the grid.
+type optionValue struct {
+	a schemas.AxisDef
+	g *schemas.Grid
+}
+
+func (v optionValue) String() string {
+	if v.g == nil { // flag's zero-value probe
+		return fmt.Sprint(v.a.Field.Default())
+	}
+	return fmt.Sprint(v.a.Field.Get(v.g))
+}
+
+func (v optionValue) Set(s string) error {
+	var x any
+	var err error
+	switch v.a.Field.Default().(type) {
+	case int:
+		x, err = strconv.Atoi(s)
+	case float64:
+		x, err = strconv.ParseFloat(s, 64)
+	case bool:
+		x, err = strconv.ParseBool(s)
+	default:
+		x = s
+	}
+	if err != nil {
+		return fmt.Errorf("want a %s", v.a.Type())
+	}
+	v.a.Field.Set(v.g, x)
+	return nil
+}
+
+func (v optionValue) IsBoolFlag() bool { return v.a.Type() == "bool" }
 
 // RegisterOptionFlags defines the run-wide flags on fs, and makes a flag error short
 // (see ShortUsage).

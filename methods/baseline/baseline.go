@@ -1,0 +1,30 @@
+// Package baseline is the method that fits q(y|x) by cross-entropy alone and leaves
+// q(x) to chance: the control every JEM recipe is measured against.
+package baseline
+
+import (
+	"github.com/jemcheck/jemcheck/methods"
+	"github.com/jemcheck/jemcheck/models/kernel"
+	"github.com/jemcheck/jemcheck/schemas"
+)
+
+// Name is the method's name.
+const Name = "baseline"
+
+func init() {
+	methods.Register(methods.Method{Name: Name, Order: 0, NoPx: true,
+		Doc: "cross-entropy only: fits q(y|x) and leaves q(x) to chance",
+		Trainers: map[string]any{
+			methods.KindTable: func(schemas.Grid, uint64) (*kernel.PCD, error) { return nil, nil },
+			methods.KindPlane: spec2D, methods.KindBlocks: spec2D,
+			methods.KindBits: func(_ schemas.Grid, s *kernel.SpecBits) error {
+				s.Method, s.PxWeight = kernel.BaselineBits, 0
+				return nil
+			},
+		}})
+}
+
+func spec2D(_ schemas.Grid, s *kernel.Spec2D) error {
+	s.Method, s.PxWeight = kernel.Baseline2D, 0
+	return nil
+}

@@ -1,0 +1,34 @@
+// Package jem is exact JEM: cross-entropy plus the exact log q(x), its normaliser by
+// enumeration (tables, binary tables) or on a shifted training grid (2-D tasks and each
+// block of a block task). Trained like every sampler (the protocol), it is the
+// yardstick the verdict measures the samplers against.
+package jem
+
+import (
+	"github.com/jemcheck/jemcheck/methods"
+	"github.com/jemcheck/jemcheck/models/kernel"
+	"github.com/jemcheck/jemcheck/schemas"
+)
+
+// Name is the method's name.
+const Name = "jem"
+
+func init() {
+	methods.Register(methods.Method{Name: Name, Order: 1, Reference: true, Yardstick: true, Options: []string{"train_grid"},
+		Doc: "exact JEM: cross-entropy plus the exact log q(x), Z by enumeration (tables, binary tables) or on a shifted training grid (2-D, and each block of a block task)",
+		Trainers: map[string]any{
+			methods.KindTable: func(schemas.Grid, uint64) (*kernel.PCD, error) { return nil, nil },
+			methods.KindPlane: Spec2D, methods.KindBlocks: Spec2D,
+			methods.KindBits: func(_ schemas.Grid, s *kernel.SpecBits) error {
+				s.Method = kernel.JEMBits
+				return nil
+			},
+		}})
+}
+
+// Spec2D sets exact JEM on the 2-D kernel: log Z on the training grid, shifted by a
+// uniform offset every step (jem-converged and oracle train the same way).
+func Spec2D(g schemas.Grid, s *kernel.Spec2D) error {
+	s.Method, s.TrainGrid, s.ShiftGrid = kernel.JEM2D, g.TrainGrid, true
+	return nil
+}

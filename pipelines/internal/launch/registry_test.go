@@ -1,0 +1,3 @@
+package launch
+
+import _ "github.com/jemcheck/jemcheck/methods/all" // the registry's methods

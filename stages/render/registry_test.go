@@ -1,0 +1,3 @@
+package render
+
+import _ "github.com/jemcheck/jemcheck/methods/all" // the registry's methods

@@ -1,0 +1,3 @@
+package verdict
+
+import _ "github.com/jemcheck/jemcheck/methods/all" // the registry's methods
