@@ -36,6 +36,31 @@ Methods (one training step each; "pass" = one forward + grad_x over 64 points pe
   jem        exact: log Z by a Riemann sum on a 32x32 grid of cell midpoints over the box;
              loss CE + (log Z - mean E(data)); forward/backward over 1024 grid points.  0 passes
 
+The recipes that live in their own packages (methods/<name>; each package's doc.go is the
+reference, BenchmarkNewRecipes2D in methods/all/bench_test.go the Go side), at their defaults:
+  nce        noise-contrastive estimation: the noise a Gaussian with the mean and full covariance of
+             the run's 2000 draws; nu = 10 draws per data point; G(u) = E(u) - c - log(nu pn(u)), loss
+             CE + (1/B)[sum_data softplus(-G) + sum_noise softplus(G)]; c a learned scalar per run
+             (Adam), set at the first step to log mean exp(E(y) - log pn(y)) over its noise draws
+             (one extra forward). One forward/backward over 64*(1+nu) points.            0 passes
+  tre        telescoping ratio estimation, one energy shared by m = 4 bridges: waymarks
+             x_k = sqrt(1-a_k^2) x_0 + a_k eps, a_k = k/m, eps from the same Gaussian noise as nce;
+             bridge k's log ratio r_k = s_k (E - c - log pn) + d_k, s = softmax(theta), d_{m-1} =
+             -sum d_0..d_{m-2}; loss CE + (1/B) sum_k sum_i softplus(-r_k(x_k,i)) + softplus(r_k(x_k+1,i));
+             2m learned scalars (c, theta, d) per run, c set as nce's.  64*(m+1) points. 0 passes
+  dsm        denoising score matching by central differences: x~ = x + sigma eps (sigma 0.2), lanes
+             x~ +- h e_d (h = 0.25 sigma), s_d = (E(x~+h e_d) - E(x~-h e_d))/(2h); loss CE +
+             1/2 mean_i ||sigma s(x~_i) + eps_i||^2.  One forward/backward over 64*5 points. 0 passes
+  snl        self-normalised likelihood: N = 4 proposal draws per data point from a diagonal Gaussian
+             fitted to the run's draws (sd (n-1) at least 0.05 box, times 1.5), truncated to the box
+             (inverse CDF), mixed with 10% uniform on the box; loss CE - mean E(data) +
+             exp(logmeanexp(E(u) - log r(u)) - b) + b - 1; b a learned scalar per run set at the first
+             step to the IS log Z-hat (one extra forward).  64*5 points.                 0 passes
+  drl        diffusion recovery likelihood at one level: x~ = x + sigma eps (sigma 0.5), chains from
+             y = x~, 30 MALA steps on log q(y|x~) = E(y) - ||y - x~||^2/(2 sigma^2) with s^2 = 0.5
+             sigma^2 (y' = y + s^2/2 grad log q + s xi; proposals outside the box rejected); loss CE +
+             (mean E(neg) - mean E(data)).                                              31 passes
+
 Prints per method a comment line and a CSV line method,runs,steps,ms_per_run_step where
 ms_per_run_step = 1000 * CPU seconds (time.process_time) / (runs * steps), after --warmup steps.
 
@@ -50,7 +75,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-ALL = ["sgld", "mala", "jarzynski", "ed", "shortrun", "jem"]
+ALL = ["sgld", "mala", "jarzynski", "ed", "shortrun", "jem", "nce", "tre", "dsm", "snl", "drl"]
 
 
 def tasks(rng, R, K, C, box, n):
@@ -137,6 +162,29 @@ class Trainer:
             gx, gy = torch.meshgrid(c, c, indexing="ij")
             self.grid = torch.stack([gx.reshape(-1), gy.reshape(-1)], -1)[None]   # [1, G*G, 2]
             self.log_cell = 2 * math.log(2 * box / a.grid)
+        if method in ("nce", "tre", "snl"):
+            n_extra = {"nce": 1, "tre": 2 * a.tre_m, "snl": 1}[method]
+            self.extra = torch.zeros(R, n_extra, requires_grad=True)    # learned scalars per run
+            self.opt.add_param_group({"params": [self.extra]})
+            self.first = True
+        if method in ("nce", "tre"):
+            # the Gaussian of each run's draws' mean and (ML) covariance, times inflate
+            x = X.double()
+            mean = x.mean(1)                                            # [R, 2]
+            d = x - mean[:, None]
+            cov = d.transpose(1, 2) @ d / x.shape[1] * (a.nce_inflate if method == "nce" else a.tre_inflate)
+            L = torch.linalg.cholesky(cov)                              # [R, 2, 2]
+            self.n_mean, self.n_l = mean.float()[:, None, :], L.float()
+            self.n_lognorm = (math.log(2 * math.pi) + torch.log(L[:, 0, 0]) + torch.log(L[:, 1, 1])).float()[:, None]
+        if method == "snl":
+            # diagonal Gaussian of the draws, sd (n-1) at least 0.05 box, times 1.5; its mass in the box
+            x = X.double()
+            mu = x.mean(1)
+            sd = torch.clamp(x.std(1), min=0.05 * box) * 1.5
+            lo, hi = torch.special.ndtr((-box - mu) / sd), torch.special.ndtr((box - mu) / sd)
+            self.p_mu, self.p_sd = mu.float()[:, None, :], sd.float()[:, None, :]
+            self.p_lo, self.p_hi = lo.float()[:, None, :], hi.float()[:, None, :]
+            self.p_const = (-torch.log(sd) - 0.5 * math.log(2 * math.pi) - torch.log(hi - lo)).sum(-1).float()[:, None]
 
     # ---- negatives -------------------------------------------------------------------------
     def buffer_draw(self):
@@ -216,6 +264,128 @@ class Trainer:
                 x = x + s * torch.randn_like(x)
         return x
 
+    # ---- the recipes of methods/<name> -----------------------------------------------------
+    def noise_log_pdf(self, x):
+        """log N(x | mean, L L^T) of each run's Gaussian noise (nce, tre); x [R, m, 2] -> [R, m]."""
+        L = self.n_l
+        y0 = (x[..., 0] - self.n_mean[..., 0]) / L[:, None, 0, 0]
+        y1 = (x[..., 1] - self.n_mean[..., 1] - L[:, None, 1, 0] * y0) / L[:, None, 1, 1]
+        return -0.5 * (y0 * y0 + y1 * y1) - self.n_lognorm
+
+    def noise_draw(self, m):
+        """m draws of each run's Gaussian noise: [R, m, 2]."""
+        z = torch.randn(self.R, m, 2)
+        return self.n_mean + z @ self.n_l.transpose(1, 2)
+
+    def init_log_z(self, e, log_r):
+        """the initial model's importance-sampling log Z-hat: log mean exp(E - log r) per run [R]."""
+        return torch.logsumexp(e - log_r, 1) - math.log(e.shape[1])
+
+    def snl_draw(self, m):
+        """m draws per run of the defensive mixture (10% uniform on the box, 90% the truncated
+        Gaussian) and their log density log r [R, m]."""
+        box = self.a.box
+        u = torch.rand(self.R, m, 2)
+        t = self.p_lo + u * (self.p_hi - self.p_lo)
+        g = (self.p_mu + self.p_sd * math.sqrt(2) * torch.erfinv(2 * t - 1)).clamp(-box, box)
+        x = torch.where(torch.rand(self.R, m, 1) < self.a.snl_defensive, uniform(box, self.R, m), g)
+        z = (x - self.p_mu) / self.p_sd
+        lg = -0.5 * (z * z).sum(-1) + self.p_const
+        log_u = -math.log(4 * box * box)
+        log_r = torch.logaddexp(torch.full_like(lg, math.log(self.a.snl_defensive) + log_u),
+                                math.log(1 - self.a.snl_defensive) + lg)
+        return x, log_r
+
+    def neg_drl(self, xb):
+        """each data point's negative: 30 MALA steps on q(y|x~) from y = x~ = x + sigma eps."""
+        a = self.a
+        sig2 = a.drl_sigma ** 2
+        s2 = a.drl_b2 * sig2
+        s = math.sqrt(s2)
+        xt = xb + a.drl_sigma * torch.randn_like(xb)
+        y = xt
+        e, g = self.model.energy_grad(y)
+        for _ in range(a.drl_steps):
+            fwd = y + 0.5 * s2 * (g - (y - xt) / sig2)
+            yp = fwd + s * torch.randn_like(y)
+            ep, gp = self.model.energy_grad(yp)
+            bwd = yp + 0.5 * s2 * (gp - (yp - xt) / sig2)
+            qf = ((yp - fwd) ** 2).sum(-1)
+            qb = ((y - bwd) ** 2).sum(-1)
+            log_alpha = (ep - ((yp - xt) ** 2).sum(-1) / (2 * sig2)) - (e - ((y - xt) ** 2).sum(-1) / (2 * sig2)) \
+                - (qb - qf) / (2 * s2)
+            ok = (torch.rand_like(log_alpha).log() < log_alpha) & inbox(yp, a.box) & torch.isfinite(ep)
+            y = torch.where(ok[..., None], yp, y)
+            g = torch.where(ok[..., None], gp, g)
+            e = torch.where(ok, ep, e)
+        return y
+
+    def loss_new(self, xb, ce_of):
+        """the per-run loss of nce, tre, dsm, snl, drl (CE + w * the method's loss) [R]."""
+        a, R, B, m, meth = self.a, self.R, self.B, self.model, self.method
+        if meth == "nce":
+            nu = a.nce_nu
+            xn = self.noise_draw(nu * B)
+            x = torch.cat([xb, xn], 1)
+            lpn = math.log(nu) + self.noise_log_pdf(x)                # log(nu pn) per lane
+            if self.first:
+                with torch.no_grad():
+                    en = torch.logsumexp(m.logits(xn), -1)
+                    self.extra[:, 0] = self.init_log_z(en, lpn[:, B:] - math.log(nu))
+                self.first = False
+            f = m.logits(x)
+            G = torch.logsumexp(f, -1) - self.extra[:, :1] - lpn
+            l_px = (F.softplus(-G[:, :B]).sum(1) + F.softplus(G[:, B:]).sum(1)) / B
+        elif meth == "tre":
+            M = a.tre_m
+            eps = self.noise_draw(B)
+            al = torch.arange(M + 1, dtype=torch.float32) / M            # waymark k's alpha
+            x = (torch.sqrt(1 - al * al)[None, :, None, None] * xb[:, None]
+                 + al[None, :, None, None] * eps[:, None]).reshape(R, (M + 1) * B, 2)
+            lpn = self.noise_log_pdf(x)
+            if self.first:
+                with torch.no_grad():
+                    en = torch.logsumexp(m.logits(eps), -1)
+                    self.extra[:, 0] = self.init_log_z(en, lpn[:, M * B:])
+                self.first = False
+            f = m.logits(x)
+            r = (torch.logsumexp(f, -1) - self.extra[:, :1] - lpn).view(R, M + 1, B)
+            share = torch.softmax(self.extra[:, 1:1 + M], 1)[..., None]      # [R, M, 1]
+            d = self.extra[:, 1 + M:]
+            off = torch.cat([d, -d.sum(1, keepdim=True)], 1)[..., None]     # [R, M, 1]
+            gu = share * r[:, :M] + off                                       # bridge k at waymark k
+            gv = share * r[:, 1:] + off                                       # ... and at waymark k+1
+            l_px = (F.softplus(-gu) + F.softplus(gv)).sum((1, 2)) / B
+        elif meth == "dsm":
+            sigma, h = a.dsm_sigma, a.dsm_h * a.dsm_sigma
+            eps = torch.randn(R, B, 2)
+            xt = xb + sigma * eps
+            dx = torch.tensor([[h, 0.0], [-h, 0.0], [0.0, h], [0.0, -h]])
+            x = torch.cat([xb, (xt[:, None] + dx[None, :, None]).reshape(R, 4 * B, 2)], 1)
+            f = m.logits(x)
+            e = torch.logsumexp(f[:, B:], -1).view(R, 2, 2, B)              # [R, axis, +/-, B]
+            res = sigma / (2 * h) * (e[:, :, 0] - e[:, :, 1]) + eps.permute(0, 2, 1)
+            l_px = 0.5 * (res * res).sum((1, 2)) / B
+        elif meth == "snl":
+            xu, log_r = self.snl_draw(a.snl_n * B)
+            if self.first:
+                with torch.no_grad():
+                    self.extra[:, 0] = self.init_log_z(torch.logsumexp(m.logits(xu), -1), log_r)
+                self.first = False
+            b = self.extra[:, 0]
+            f = m.logits(torch.cat([xb, xu], 1))
+            e = torch.logsumexp(f, -1)
+            log_z = torch.logsumexp(e[:, B:] - log_r, 1) - math.log(a.snl_n * B)
+            l_px = -e[:, :B].mean(1) + torch.exp(log_z - b) + b - 1
+        elif meth == "drl":
+            xn = self.neg_drl(xb).detach()
+            f = m.logits(torch.cat([xb, xn], 1))
+            e = torch.logsumexp(f, -1)
+            l_px = e[:, B:].mean(1) - e[:, :B].mean(1)
+        else:
+            raise ValueError(meth)
+        return ce_of(f[:, :B]) + a.w * l_px
+
     # ---- one training step ----------------------------------------------------------------
     def step(self):
         a, R, B, K, m = self.a, self.R, self.B, self.K, self.model
@@ -255,7 +425,7 @@ class Trainer:
             log_z = torch.logsumexp(eg, 1) + self.log_cell
             loss_r = ce_of(fd) + a.w * (log_z - torch.logsumexp(fd, -1).mean(1))
         else:
-            raise ValueError(meth)
+            loss_r = self.loss_new(xb, ce_of)
 
         loss = loss_r.sum()
         self.opt.zero_grad(set_to_none=True)
@@ -299,6 +469,17 @@ def main():
     ap.add_argument("--alpha", type=float, default=1.0, help="shortrun energy-magnitude penalty")
     ap.add_argument("--shortrun_noise", choices=["gauss", "none"], default="gauss")
     ap.add_argument("--grid", type=int, default=32, help="jem: grid points per axis")
+    ap.add_argument("--nce_nu", type=int, default=10, help="nce: noise draws per data point")
+    ap.add_argument("--nce_inflate", type=float, default=1.0, help="nce: factor on the noise's covariance")
+    ap.add_argument("--tre_m", type=int, default=4, help="tre: bridges (waymarks 0..m)")
+    ap.add_argument("--tre_inflate", type=float, default=1.0, help="tre: factor on the noise's covariance")
+    ap.add_argument("--dsm_sigma", type=float, default=0.2, help="dsm: perturbation sd")
+    ap.add_argument("--dsm_h", type=float, default=0.25, help="dsm: finite-difference step / sigma")
+    ap.add_argument("--snl_n", type=int, default=4, help="snl: proposal draws per data point")
+    ap.add_argument("--snl_defensive", type=float, default=0.1, help="snl: the proposal's uniform share")
+    ap.add_argument("--drl_sigma", type=float, default=0.5, help="drl: noise level")
+    ap.add_argument("--drl_steps", type=int, default=30, help="drl: MALA steps on q(x|x~)")
+    ap.add_argument("--drl_b2", type=float, default=0.5, help="drl: Langevin step s^2 = b2 sigma^2")
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
     methods = [s.strip() for s in a.methods.split(",") if s.strip()]

@@ -1,0 +1,98 @@
+package all_test
+
+import (
+	"context"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jemcheck/jemcheck/methods"
+	_ "github.com/jemcheck/jemcheck/methods/all"
+	"github.com/jemcheck/jemcheck/models/kernel"
+	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/schemas"
+)
+
+// cpuSeconds is the process's CPU time (user + system), as models/kernel's benchmarks
+// read it.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime)
+}
+
+// gmmRuns are R runs on gmm:3,2 tasks of n draws each, the runs of models/kernel's
+// BenchmarkRecipes2D (the same task, data, parameter and run seeds).
+func gmmRuns(R, n int, hidden []int, lr float32) []kernel.Run2D {
+	spec, err := prob.ParseTaskSpec("gmm:3,2")
+	if err != nil {
+		panic(err)
+	}
+	runs := make([]kernel.Run2D, R)
+	for i := range runs {
+		task := spec.Draw(prob.Seed(7, uint64(i)))
+		d := task.Sample(prob.Seed(8, uint64(i)), n)
+		r := kernel.Run2D{Seed: prob.Seed(9, uint64(i)), Theta: kernel.InitMLP2D(uint64(i), hidden, 3), LR: lr, Y: d.Y}
+		for j := range d.Y {
+			r.X0 = append(r.X0, float32(d.X0[j]))
+			r.X1 = append(r.X1, float32(d.X1[j]))
+		}
+		runs[i] = r
+	}
+	return runs
+}
+
+// BenchmarkNewRecipes2D is one training step of each recipe that lives in its own
+// package (nce, tre, dsm, snl, drl) on the shape of models/kernel's BenchmarkRecipes2D
+// and scripts/peers/torch_methods.py: gmm:3,2 tasks of 2000 draws, MLP 2-32-32-3
+// (tanh), data batch 64, box 5, Adam lr 3e-3, 256 runs of 10 steps per iteration.
+// Each method's Spec2D is set by its registered plane hook at schemas.DefaultGrid()
+// (its default options). Run it on one core (GOMAXPROCS=1) to read CPU per run-step
+// (scripts/bench-recipes.sh sets that up beside the peer).
+func BenchmarkNewRecipes2D(b *testing.B) {
+	hidden := []int{32, 32}
+	runs := gmmRuns(256, 2000, hidden, 3e-3)
+	for _, name := range []string{"nce", "tre", "dsm", "snl", "drl"} {
+		b.Run(name, func(b *testing.B) {
+			hook, ok := methods.Trainer(name, methods.KindPlane).(func(schemas.Grid, *kernel.Spec2D) error)
+			if !ok {
+				b.Fatalf("%s has no plane hook", name)
+			}
+			spec := kernel.Spec2D{Hidden: hidden, K: 3, Steps: 10, Batch: 64, Box: 5, PxWeight: 1}
+			if err := hook(schemas.DefaultGrid(), &spec); err != nil {
+				b.Fatal(err)
+			}
+			bench2D(b, spec, runs)
+		})
+	}
+}
+
+// bench2D trains runs for spec.Steps steps per iteration and reports CPU milliseconds
+// per run-step (models/kernel's bench2D: the per-run setup is amortised over
+// spec.Steps).
+func bench2D(b *testing.B, spec kernel.Spec2D, runs []kernel.Run2D) {
+	ctx := context.Background()
+	b.ResetTimer()
+	start, cpu0 := time.Now(), cpuSeconds()
+	for range b.N {
+		res, err := kernel.Train2D(ctx, spec, runs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Diverged {
+				b.Fatalf("a run diverged at step %d", r.DivergedStep)
+			}
+		}
+	}
+	wall, cpu := time.Since(start).Seconds(), cpuSeconds()-cpu0
+	n := float64(len(runs) * spec.Steps * b.N)
+	b.ReportMetric(1000*wall/n, "ms/run_step")
+	if cpu > 0 {
+		b.ReportMetric(1000*cpu/n, "ms_cpu/run_step")
+		b.ReportMetric(n/cpu, "run_steps/cpu_s")
+	}
+}
