@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
@@ -106,9 +107,13 @@ func DecodeParquet[T any](data []byte) (rows []T, err error) {
 		return nil, err
 	}
 	want := parquet.SchemaOf(new(T))
+	var later []string // columns a file written before they existed may lack
+	if l, ok := any(new(T)).(interface{ LaterColumns() []string }); ok {
+		later = l.LaterColumns()
+	}
 	var missing []string
 	for _, field := range want.Fields() {
-		if _, ok := f.Schema().Lookup(field.Name()); !ok {
+		if _, ok := f.Schema().Lookup(field.Name()); !ok && !slices.Contains(later, field.Name()) {
 			missing = append(missing, field.Name())
 		}
 	}

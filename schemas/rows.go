@@ -313,3 +313,8 @@ func (r ResultRow) Options() Options {
 	}
 	return o
 }
+
+// LaterColumns are the result columns added after the first released results format:
+// a file written before them reads with their zero values ("" for method_options,
+// which methods.OptionsOf then rebuilds from the legacy option columns).
+func (*ResultRow) LaterColumns() []string { return []string{"method_options", "method_stats"} }

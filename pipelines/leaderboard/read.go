@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/jemcheck/jemcheck/methods"
 	"io"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -94,26 +94,11 @@ func readAll[T any](ctx context.Context, b *blob.Bucket, prefix string) ([]T, er
 	return out, nil
 }
 
-// optionValues are a row's values of the named axes (its columns, by JSON name, the
-// embedded structs' included), as text.
+// optionValues are a row's values of its method's named options, as text: its
+// method_options column, or for a row of an older file its legacy columns
+// (methods.OptionsOf).
 func optionValues(r schemas.ResultRow, keys []string) map[string]string {
-	all := map[string]string{}
-	var walk func(v reflect.Value)
-	walk = func(v reflect.Value) {
-		t := v.Type()
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if f.Anonymous && f.Type.Kind() == reflect.Struct {
-				walk(v.Field(i))
-				continue
-			}
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name != "" && name != "-" {
-				all[name] = fmt.Sprint(v.Field(i).Interface())
-			}
-		}
-	}
-	walk(reflect.ValueOf(r))
+	all := methods.OptionsOf(r)
 	out := map[string]string{}
 	for _, k := range keys {
 		if v, ok := all[k]; ok {
