@@ -50,10 +50,14 @@ func spec2D(g schemas.Grid, s *kernel.Spec2D) error {
 // proposal draws u_j; its one parameter st.Extra[0] is b.
 type Objective struct {
 	o Options
-	// the Gaussian proposal: per-axis mean, sd and log mass inside the box
+	// the Gaussian proposal: per-axis mean, sd and log mass inside the box; the CDF at
+	// the box's ends (lo, hi) and log sd, for the box box
 	mu, sd, logMass [2]float64
+	lo, hi, logSD   [2]float64
+	box             float64
 	fitted          bool
 	logR            []float64 // log r(u_j) of the current draws
+	w               []float64 // Loss: the weights exp(ℓ(u_j) − log r(u_j) − max)
 	scratch         []float32 // [2][n] draws, and their ℓ, for the first step's b
 	lastLogZ, ess   float64   // the last step's IS log Ẑ and the ESS share of its weights
 }
@@ -96,9 +100,11 @@ func (s *Objective) fit(x0, x1 []float32, box float32) {
 		}
 		sd := max(math.Sqrt(v/float64(len(x)-1)), 0.05*b) * Inflate
 		s.mu[d], s.sd[d] = m, sd
-		s.logMass[d] = math.Log(phi((b-m)/sd) - phi((-b-m)/sd))
+		s.lo[d], s.hi[d] = phi((-b-m)/sd), phi((b-m)/sd)
+		s.logMass[d] = math.Log(s.hi[d] - s.lo[d])
+		s.logSD[d] = math.Log(sd)
 	}
-	s.fitted = true
+	s.box, s.fitted = b, true
 }
 
 func phi(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
@@ -112,14 +118,21 @@ func (s *Objective) logProposal(a, c, box float64) float64 {
 	lg := 0.0
 	for d, u := range [2]float64{a, c} {
 		z := (u - s.mu[d]) / s.sd[d]
-		lg += -0.5*z*z - math.Log(s.sd[d]) - 0.5*math.Log(2*math.Pi) - s.logMass[d]
+		lg += -0.5*z*z - s.logSD[d] - halfLog2Pi - s.logMass[d]
 	}
-	return logAdd(math.Log(Defensive)+logU, math.Log(1-Defensive)+lg)
+	return logAdd(logDefensive+logU, log1mDefensive+lg)
 }
 
+var (
+	halfLog2Pi     = 0.5 * math.Log(2*math.Pi)
+	logDefensive   = math.Log(Defensive)
+	log1mDefensive = math.Log(1 - Defensive)
+)
+
+// logAdd is log(eᵃ + eᵇ) (the larger term's exponent is exp(0) = 1, not computed).
 func logAdd(a, b float64) float64 {
 	m := max(a, b)
-	return m + math.Log(math.Exp(a-m)+math.Exp(b-m))
+	return m + math.Log(1+math.Exp(min(a, b)-m))
 }
 
 // Fill draws the proposal lanes from r (st.Rng) and, at the first step, sets b to the
@@ -171,7 +184,10 @@ func (s *Objective) Fill(st *kernel.Step2D) {
 // truncated is the inverse-CDF draw of axis d's Gaussian truncated to the box at the
 // uniform u.
 func (s *Objective) truncated(d int, u, box float64) float64 {
-	lo, hi := phi((-box-s.mu[d])/s.sd[d]), phi((box-s.mu[d])/s.sd[d])
+	lo, hi := s.lo[d], s.hi[d]
+	if box != s.box {
+		lo, hi = phi((-box-s.mu[d])/s.sd[d]), phi((box-s.mu[d])/s.sd[d])
+	}
 	p := lo + u*(hi-lo)
 	v := s.mu[d] + s.sd[d]*math.Sqrt2*math.Erfinv(2*p-1)
 	return min(box, max(-box, v))
@@ -195,16 +211,21 @@ func (s *Objective) Loss(st *kernel.Step2D, lse, coef []float32) float32 {
 	for j := range n {
 		m = max(m, float64(lse[B+j])-s.logR[j])
 	}
+	if len(s.w) != n {
+		s.w = make([]float64, n)
+	}
 	var sum, sum2 float64
 	for j := range n {
 		w := math.Exp(float64(lse[B+j]) - s.logR[j] - m)
+		s.w[j] = w
 		sum += w
 		sum2 += w * w
 	}
 	logW := m + math.Log(sum) - logN // log Ẑ
 	t := math.Exp(logW - b)          // e^{−b}·Ẑ
+	k := math.Exp(m - logN - b)      // coef = e^{−b}·w_j/n, w_j = exp(ℓ(u_j) − log r(u_j))
 	for j := range n {
-		coef[B+j] = float32(math.Exp(float64(lse[B+j]) - s.logR[j] - logN - b))
+		coef[B+j] = float32(s.w[j] * k)
 	}
 	st.ExtraGrad[0] = float32(1 - t)
 	s.lastLogZ, s.ess = logW, sum*sum/sum2/float64(n)
