@@ -7,8 +7,9 @@
 #    seed 101) and exact jem on the same tasks;
 # 2. pick: each recipe's setting of least mean excess over exact jem (OUT/picks/picks.json,
 #    the table in OUT/picks/picks.md, a tuned spec per recipe);
-# 3. board: sweeps/leaderboard.yaml (run seed 2, 3 replicates × 10 tasks per family) at the
-#    defaults, and each recipe at its pick on the same tasks;
+# 3. board: sweeps/leaderboard.yaml and sweeps/leaderboard-recipes.yaml (run seed 2, 3
+#    replicates × 10 tasks per family) at the defaults, sgld's named presets
+#    (sweeps/leaderboard/preset-*.yaml), and each recipe at its pick on the same tasks;
 # 4. report: rank groups, the budget-matched view and the frontier per family and pooled
 #    (OUT/leaderboard.md, OUT/leaderboard.json).
 set -euo pipefail
@@ -17,26 +18,43 @@ out=${1:-out/leaderboard}
 export GOEXPERIMENT="${GOEXPERIMENT-simd}"
 go build -o bin/ ./pipelines/sweep ./pipelines/leaderboard
 mkdir -p "$out"
-# sweep NAME SPEC: runs SPEC into OUT/NAME (its log OUT/NAME.log), on the board's seed unless SEED is set.
+# sweep NAME SPEC: runs SPEC into OUT/NAME (its log OUT/NAME.log), on the board's seed unless
+# SEED is set. A sweep already finished in OUT/NAME from the same spec and seed (its
+# manifest.json, and OUT/NAME.key recording the spec's sha256 and the seed) is kept: rerun
+# the script after adding a recipe and only the new sweeps run.
 sweep() {
 	local name=$1 spec=$2 log="$out/$1.log"
+	local key
+	key="$(sha256sum <"$spec" | cut -d' ' -f1) seed=${SEED:-2}"
+	if [ -f "$out/$name/manifest.json" ] && [ "$(cat "$out/$name.key" 2>/dev/null)" = "$key" ]; then
+		echo "leaderboard: $name: kept ($out/$name from the same spec and seed)" >&2
+		return 0
+	fi
 	echo "leaderboard: $name ($spec)" >&2
 	bin/sweep --timings --overwrite --report_tables=0 --seed="${SEED:-2}" --spec="$spec" --out="$out/$name" >"$log" 2>&1 ||
 		{ tail -5 "$log" >&2; return 1; }
+	echo "$key" >"$out/$name.key"
 }
 tune=()
-for m in jem sgld mala jarzynski ed shortrun; do
+for m in jem sgld mala jarzynski ed shortrun nce tre dsm snl drl; do
 	SEED=101 sweep "tune-$m" "sweeps/leaderboard/tune-$m.yaml"
 	tune+=("$out/tune-$m")
 done
 mkdir -p "$out/picks"
 (IFS=,; bin/leaderboard pick --tune="${tune[*]}" --out="$out/picks") | tee "$out/picks/picks.md"
 sweep board sweeps/leaderboard.yaml
+sweep board-recipes sweeps/leaderboard-recipes.yaml
+variants=()
+for f in sweeps/leaderboard/preset-*.yaml; do
+	m=$(basename "$f" .yaml)
+	sweep "$m" "$f"
+	variants+=("$out/$m")
+done
 tuned=()
 for f in "$out"/picks/tuned-*.yaml; do
 	m=$(basename "$f" .yaml)
 	sweep "$m" "$f"
 	tuned+=("$out/$m")
 done
-(IFS=,; bin/leaderboard report --board="$out/board" --tuned="${tuned[*]}" --picks="$out/picks/picks.json" --out="$out")
+(IFS=,; bin/leaderboard report --board="$out/board,$out/board-recipes" --tuned="${tuned[*]}" --variants="${variants[*]}" --picks="$out/picks/picks.json" --out="$out")
 scripts/leaderboard-page.sh "$out" > "$out/leaderboard-page.md"

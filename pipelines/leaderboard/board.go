@@ -9,6 +9,7 @@ import (
 
 	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/verdict"
 )
 
@@ -245,7 +246,9 @@ func tunedText(m map[string]string) string {
 // entriesOf groups runs into entries: the default folder's methods under their names
 // (jem apart: the yardstick), each tuned folder's under "<method> tuned" with the
 // tuned options' values (keys: the picked options of that method).
-func entriesOf(def []run, tuned []run, picks map[string]map[string]string) (entries []*entry, jem map[unit]run, err error) {
+// Variants' runs (a method at other options than its defaults) are entries named
+// "<method> <options that differ from the defaults>".
+func entriesOf(def []run, tuned []run, picks map[string]map[string]string, variants ...run) (entries []*entry, jem map[unit]run, err error) {
 	jem = map[unit]run{}
 	byName := map[string]*entry{}
 	add := func(name, method string, t map[string]string, r run) {
@@ -271,6 +274,13 @@ func entriesOf(def []run, tuned []run, picks map[string]map[string]string) (entr
 		}
 		add(r.Method+" tuned", r.Method, picks[r.Method], r)
 	}
+	for _, r := range variants {
+		if r.Method == methods.Yardstick() {
+			continue
+		}
+		diff := variantOptions(r)
+		add(r.Method+" "+tunedText(diff), r.Method, diff, r)
+	}
 	if len(jem) == 0 {
 		return nil, nil, fmt.Errorf("no exact jem runs in the default board: the excess needs them (methods must include jem)")
 	}
@@ -278,4 +288,16 @@ func entriesOf(def []run, tuned []run, picks map[string]map[string]string) (entr
 		return cmp.Or(cmp.Compare(methods.Order(a.Method), methods.Order(b.Method)), cmp.Compare(a.Name, b.Name))
 	})
 	return entries, jem, nil
+}
+
+// variantOptions are a run's method options whose values differ from their defaults.
+func variantOptions(r run) map[string]string {
+	out := map[string]string{}
+	def := schemas.DefaultGrid()
+	for k, v := range methods.OptionsOf(r.ResultRow) {
+		if a, ok := schemas.AxisByKey(k); ok && fmt.Sprint(a.Field.Get(&def)) != v {
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -28,6 +28,7 @@ import (
 type config struct {
 	Verb               string
 	Tune, Board, Tuned []string
+	Variants           []string
 	Picks, Out         string
 	Tasks              []string
 	Tables, Replicates int
@@ -41,8 +42,9 @@ func main() {
 	}
 	fs := flag.NewFlagSet("leaderboard "+os.Args[1], flag.ExitOnError)
 	tune := fs.String("tune", "", "pick: the tuning runs' folders (comma-separated; exact jem's among them)")
-	board := fs.String("board", "", "report: the board's run folder at the recipes' defaults (with exact jem)")
+	board := fs.String("board", "", "report: the board's run folders at the recipes' defaults (comma-separated; exact jem among them)")
 	tuned := fs.String("tuned", "", "report: the tuned boards' run folders (comma-separated)")
+	variants := fs.String("variants", "", "report: run folders of a method at other options than its defaults (e.g. sgld's presets), each an entry named by the options that differ (comma-separated)")
 	picks := fs.String("picks", "", "report: the picks file (pick's picks.json)")
 	out := fs.String("out", "", "folder for picks.json and the tuned specs (pick), leaderboard.md and leaderboard.json (report)")
 	tasksFlag := fs.String("tasks", "gmm:3,2,moons:0.1,circles:0.1", "pick: the board's tasks (families) for the tuned specs, ';'- or ','-separated task specs")
@@ -50,7 +52,7 @@ func main() {
 	replicates := fs.Int("replicates", 3, "pick: run seeds (replicates) on the board")
 	seed := fs.Uint64("seed", 1, "report: the bootstrap's seed")
 	_ = fs.Parse(os.Args[2:])
-	cfg := config{Verb: os.Args[1], Tune: list(*tune), Board: list(*board), Tuned: list(*tuned), Picks: *picks, Out: *out,
+	cfg := config{Verb: os.Args[1], Tune: list(*tune), Board: list(*board), Tuned: list(*tuned), Variants: list(*variants), Picks: *picks, Out: *out,
 		Tasks: taskList(*tasksFlag), Tables: *tables, Replicates: *replicates, Seed: *seed}
 	launch.Exit("leaderboard", runCmd(context.Background(), cfg, os.Stdout))
 }
@@ -116,8 +118,8 @@ func runCmd(ctx context.Context, cfg config, w io.Writer) error {
 		}
 		return nil
 	case "report":
-		if len(cfg.Board) != 1 {
-			return launch.BadInput("board: give the one board run folder at the defaults")
+		if len(cfg.Board) == 0 {
+			return launch.BadInput("board: give the board's run folders at the defaults")
 		}
 		def, err := readRuns(ctx, cfg.Board)
 		if err != nil {
@@ -143,7 +145,13 @@ func runCmd(ctx context.Context, cfg config, w io.Writer) error {
 			}
 			picks = p.Picks
 		}
-		entries, jem, err := entriesOf(def, tuned, picks)
+		var variants []run
+		if len(cfg.Variants) > 0 {
+			if variants, err = readRuns(ctx, cfg.Variants); err != nil {
+				return err
+			}
+		}
+		entries, jem, err := entriesOf(def, tuned, picks, variants...)
 		if err != nil {
 			return err
 		}
