@@ -133,12 +133,20 @@ func (e *Objective) Fill(st *kernel.Step2D) {
 // 0 < k < m.
 func Waymarks(x []float32, B, m int, n *nce.Noise, rng *rand.Rand) {
 	P := B * (m + 1)
+	var buf [2 * 33]float64 // α_k and √(1−α_k²) for k ≤ m, on the stack for m ≤ 32
+	als, ss := buf[:33], buf[33:]
+	if m >= 33 {
+		als, ss = make([]float64, m+1), make([]float64, m+1)
+	}
+	for k := 1; k <= m; k++ {
+		al := Alpha(k, m)
+		als[k], ss[k] = al, math.Sqrt(max(0, 1-al*al))
+	}
 	for i := range B {
 		a, b := n.Draw(rng)
 		x0, x1 := float64(x[i]), float64(x[P+i])
 		for k := 1; k <= m; k++ {
-			al := Alpha(k, m)
-			s := math.Sqrt(max(0, 1-al*al))
+			al, s := als[k], ss[k]
 			q := k*B + i
 			x[q], x[P+q] = float32(s*x0+al*a), float32(s*x1+al*b)
 		}
@@ -174,6 +182,7 @@ func (e *Objective) loss(lse []float32, B int, extra, coef, grad []float32) floa
 	}
 	inv := 1 / float64(B)
 	var loss, dc float64
+	var l1p nce.Log1pSum // Σ log1p(e^{−|g|}): the softplus terms beyond max(g, 0)
 	for k := range m {
 		e.a[k] /= z
 		ak := e.a[k]
@@ -188,9 +197,13 @@ func (e *Objective) loss(lse []float32, B int, extra, coef, grad []float32) floa
 			rv := float64(lse[v]) - c - e.lpn[v]
 			gu := ak*ru + dk
 			gv := ak*rv + dk
-			loss += nce.Softplus(-gu) + nce.Softplus(gv)
-			du := -nce.Sigmoid(-gu) * inv
-			dv := nce.Sigmoid(gv) * inv
+			zu, sgu := nce.Logistic(-gu)
+			zv, sgv := nce.Logistic(gv)
+			loss += max(-gu, 0) + max(gv, 0)
+			l1p.Add(zu)
+			l1p.Add(zv)
+			du := -sgu * inv
+			dv := sgv * inv
 			coef[u] += float32(ak * du)
 			coef[v] += float32(ak * dv)
 			sk += du + dv
@@ -210,7 +223,7 @@ func (e *Objective) loss(lse []float32, B int, extra, coef, grad []float32) floa
 			grad[1+m+k] += float32(e.s[k] - e.s[m-1])
 		}
 	}
-	return float32(loss * inv)
+	return float32((loss + l1p.Sum()) * inv)
 }
 
 // End reports the learned log normaliser c as log_z_learned, its initial value as
