@@ -124,7 +124,7 @@ func Register(m Method) {
 			}
 		}
 		for k := range m.Trainers {
-			if !slices.Contains(kindOrder, k) {
+			if !slices.Contains(kindOrder, k) && !strings.Contains(k, ".") { // KIND.NAME: a further hook of KIND (plane.sampler)
 				m.Kinds = append(m.Kinds, k)
 			}
 		}

@@ -170,6 +170,30 @@ type ResultRow struct {
 	BufferInBox   float64 `parquet:"buffer_in_box" json:"buffer_in_box"`
 	BufferTVTruth float64 `parquet:"buffer_tv_truth" json:"buffer_tv_truth"`
 	BufferTVModel float64 `parquet:"buffer_tv_model" json:"buffer_tv_model"`
+	// The sampler's own distribution on 2-D tasks (NaN elsewhere and where it does not
+	// apply), each the total-variation distance of n = 2,000 independent chains' end
+	// points from the true p(x) (_truth) and from the model's own q(x) (_model, exact on
+	// the grid), on bufferTV2D's pooled cells plus one bin for the points outside the
+	// box (where neither has mass), with its delta-method standard error (_se: the
+	// multinomial's; ± 1.96 se is a 95% CI). short_*: a fresh run of the method's own
+	// sampler (its start, steps, step and noise: the plane.sampler hook) on the
+	// selected model; NaN for methods without a sampler. long_*: MALA at temperature 1
+	// (two grid cells per move, plane.LongSteps moves from uniform) on the selected model,
+	// whose steady state is q, for every method that trains log q(x) (NaN for the
+	// baseline); long_accept its acceptance. sampler_tv_floor(_model): the expected TV
+	// of n exact draws of p(x) (of q(x)) from it, prob.TVFloor: a TV at its floor is as
+	// close as n perfect samples get.
+	ShortTVTruth        float64 `parquet:"short_tv_truth" json:"short_tv_truth"`
+	ShortTVModel        float64 `parquet:"short_tv_model" json:"short_tv_model"`
+	ShortTVTruthSE      float64 `parquet:"short_tv_truth_se" json:"short_tv_truth_se"`
+	ShortTVModelSE      float64 `parquet:"short_tv_model_se" json:"short_tv_model_se"`
+	LongTVTruth         float64 `parquet:"long_tv_truth" json:"long_tv_truth"`
+	LongTVModel         float64 `parquet:"long_tv_model" json:"long_tv_model"`
+	LongTVTruthSE       float64 `parquet:"long_tv_truth_se" json:"long_tv_truth_se"`
+	LongTVModelSE       float64 `parquet:"long_tv_model_se" json:"long_tv_model_se"`
+	LongAccept          float64 `parquet:"long_accept" json:"long_accept"`
+	SamplerTVFloor      float64 `parquet:"sampler_tv_floor" json:"sampler_tv_floor"`
+	SamplerTVFloorModel float64 `parquet:"sampler_tv_floor_model" json:"sampler_tv_floor_model"`
 	// pcd and pcd-exact runs: the joint KL at the parameters averaged over the last 10%
 	// of the training steps (Polyak averaging, which cancels gradient noise; NaN for the
 	// other methods and for diverged runs).
@@ -316,5 +340,9 @@ func (r ResultRow) Options() Options {
 
 // LaterColumns are the result columns added after the first released results format:
 // a file written before them reads with their zero values ("" for method_options,
-// which methods.OptionsOf then rebuilds from the legacy option columns).
-func (*ResultRow) LaterColumns() []string { return []string{"method_options", "method_stats"} }
+// which methods.OptionsOf then rebuilds from the legacy option columns; 0 for the
+// sampler's distribution, whose sampler_tv_floor is > 0 wherever it was measured).
+func (*ResultRow) LaterColumns() []string {
+	return []string{"method_options", "method_stats",
+		"short_tv_truth", "short_tv_model", "short_tv_truth_se", "short_tv_model_se", "long_tv_truth", "long_tv_model", "long_tv_truth_se", "long_tv_model_se", "long_accept", "sampler_tv_floor", "sampler_tv_floor_model"}
+}

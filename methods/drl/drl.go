@@ -30,7 +30,18 @@ func init() {
 		Doc:     "diffusion recovery likelihood at one noise level: maximise log q(x|x̃) ∝ ℓ(x) − ‖x − x̃‖²/(2σ²) for x̃ = x + σε, its negatives by Langevin on q(·|x̃) from x̃ (no time input: one σ)",
 		Source:  "Gao, Song, Poole, Wu & Kingma, ICLR 2021",
 		Sampler: true, KernelOnly: true, Defaults: defaults,
-		Trainers: map[string]any{methods.KindPlane: spec2D}})
+		Trainers: map[string]any{methods.KindPlane: spec2D, methods.KindPlane + ".sampler": sampler2D}})
+}
+
+// sampler2D is the sampler the 2-D evaluation reruns fresh (tasks/plane's short run):
+// drl's recovery chains, K Langevin steps of s² = b²σ² on q(y|x̃) from y = x̃ = x + σε
+// for training draws x, Metropolis-adjusted with drl_mh.
+func sampler2D(g schemas.Grid) kernel.Chain2D {
+	var o Options
+	methods.Decode(g, &o)
+	s2 := o.Step * o.Sigma * o.Sigma
+	return kernel.Chain2D{Start: kernel.StartNoisedData, Sigma: float32(o.Sigma), Steps: o.Steps,
+		Step: float32(s2 / 2), Std: float32(math.Sqrt(s2)), MH: o.MH}
 }
 
 func spec2D(g schemas.Grid, s *kernel.Spec2D) error {
@@ -160,7 +171,8 @@ func (d *Objective) mala(st *kernel.Step2D) {
 				qb += b * b
 			}
 			r := d.logCond(d.yp, d.ep, p, B, sig2) - d.logCond(d.y, d.e, p, B, sig2) - (qb-qf)/(2*s2)
-			if math.Log(u) < r {
+			// log u < 0 ≤ r accepts without the logarithm (the same decisions).
+			if r >= 0 || math.Log(u) < r {
 				d.acc++
 				for _, i := range [2]int{p, B + p} {
 					d.y[i], d.g[i] = d.yp[i], d.gp[i]

@@ -25,7 +25,10 @@ func init() {
 			s.Method = kernel.Jarzynski2D
 			s.Langevin = kernel.LangevinOptions{Steps: g.SGLDSteps, Step: float32(g.StepSize), Adapt: true, ESS: float32(g.ESSResample)}
 			return nil
-		}}})
+		},
+			methods.KindPlane + ".sampler": func(g schemas.Grid) kernel.Chain2D { // fresh walkers from uniform, at the run's final adapted step
+				return kernel.Chain2D{Steps: g.SGLDSteps, Step: float32(g.StepSize), Std: float32(math.Sqrt(2 * g.StepSize)), Adapted: true, Weighted: true}
+			}}})
 }
 
 func validate(g schemas.Grid) error {

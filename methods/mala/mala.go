@@ -26,7 +26,10 @@ func init() {
 			s.Langevin = kernel.LangevinOptions{Steps: g.SGLDSteps, Step: float32(g.StepSize), Adapt: true,
 				Buffer: g.BufferSize, Reinit: float32(g.ReinitFreq)}
 			return nil
-		}}})
+		},
+			methods.KindPlane + ".sampler": func(g schemas.Grid) kernel.Chain2D { // from uniform, at the run's final adapted step
+				return kernel.Chain2D{Steps: g.SGLDSteps, Step: float32(g.StepSize), Std: float32(math.Sqrt(2 * g.StepSize)), MH: true, Adapted: true}
+			}}})
 }
 
 func validate(g schemas.Grid) error {

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/jemcheck/jemcheck/methods"
+	"github.com/jemcheck/jemcheck/models/cnn"
 	"github.com/jemcheck/jemcheck/models/kernel"
 	"github.com/jemcheck/jemcheck/schemas"
 )
@@ -38,7 +39,12 @@ func init() {
 		Doc:        "the paper's JEM: log q(x) gradient from a replay buffer refined by SGLD (Grathwohl et al. 2020, official settings; presets langevin, noisefree (SADA-JEM), jempp (JEM++))",
 		Options:    []string{"sgld_preset", "sgld_lr", "sgld_std", "sgld_steps", "sgld_clamp", "buffer_size", "reinit_freq"},
 		Validate:   validate,
-		Trainers:   map[string]any{methods.KindPlane: spec2D, methods.KindBlocks: spec2D}})
+		Trainers: map[string]any{methods.KindPlane: spec2D, methods.KindBlocks: spec2D, methods.KindPlane + ".sampler": sampler2D,
+			"images": func(g schemas.Grid, o *cnn.TrainOptions) error { // tasks/images: the CNN's jem-sgld (no clamp; std 0 is 1e-30, as cnn reads 0 as its default)
+				k := Options(g)
+				o.Method, o.SGLD = cnn.JEMSGLD, cnn.SGLDOptions{Steps: k.Steps, LR: float64(k.LR), Std: max(float64(k.Std), 1e-30), ReinitFreq: float64(k.Reinit), BufferSize: k.Buffer}
+				return nil
+			}}})
 }
 
 // validate checks the sgld options of a point.
@@ -71,6 +77,18 @@ func Options(g schemas.Grid) kernel.SGLDOptions {
 		o.Steps, o.Informative = 5, true
 	}
 	return o
+}
+
+// sampler2D is the sampler the 2-D evaluation reruns fresh (tasks/plane's short run):
+// sgld_steps SGLD moves of its lr and noise from uniform on the box (jempp: 5 moves
+// from the class-wise Gaussian), clamped where sgld_clamp.
+func sampler2D(g schemas.Grid) kernel.Chain2D {
+	o := Options(g)
+	c := kernel.Chain2D{Steps: o.Steps, Step: o.LR, Std: o.Std, Clamp: o.Clamp}
+	if o.Informative {
+		c.Start = kernel.StartClassGauss
+	}
+	return c
 }
 
 func spec2D(g schemas.Grid, s *kernel.Spec2D) error {

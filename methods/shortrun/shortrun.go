@@ -25,7 +25,14 @@ func init() {
 			s.Method = kernel.ShortRun2D
 			s.Langevin = kernel.LangevinOptions{Steps: g.SGLDSteps, Step: float32(g.ShortRunStep), Noise: g.ShortRunNoise, L2: float32(g.EnergyL2)}
 			return nil
-		}}})
+		},
+			methods.KindPlane + ".sampler": func(g schemas.Grid) kernel.Chain2D { // its chains from uniform, unclamped
+				c := kernel.Chain2D{Steps: g.SGLDSteps, Step: float32(g.ShortRunStep)}
+				if g.ShortRunNoise {
+					c.Std = float32(math.Sqrt(2 * g.ShortRunStep))
+				}
+				return c
+			}}})
 }
 
 func validate(g schemas.Grid) error {

@@ -244,11 +244,13 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 	var refs *tasks.Refs
 	for r := range tb.Runs {
 		t := tb.Trained(p, r)
+		sd := takeSamplerDist(&t.Run) // before EvaluateRun writes the rest of Stats to method_stats
 		if r%len(p.Methods) == 0 {
 			refs = tasks.GridRefs(t.Job.Dataset.Table.P, p.XValues, p.Classes)
 		}
 		row, l := tasks.EvaluateRun(t, refs)
 		tasks.NoSplit(&row)
+		sd.set(&row)
 		l.G, l.Box, l.Task = p.GridCells, p.Box, p.Task
 		if err := s.promises(&row, &l, t); err != nil {
 			return rb, lb, err

@@ -276,6 +276,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 		if err != nil {
 			return out, fmt.Errorf("train point %d block %d (%s, %d runs): %w", p.ID, b.Index, meth, len(runs), err)
 		}
+		var sd []sdJob
 		for i, r := range res {
 			lg, err := kernel.CellLogits(hidden, p.Classes, r.Theta, g.G, g.Box)
 			if err != nil {
@@ -302,7 +303,14 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 				tr.Buffer = r.Buffer // for the samples promise; Evaluate keeps it for the report's runs only
 			}
 			out.Runs[i*m+j] = tr
+			sd = append(sd, sdJob{run: &out.Runs[i*m+j], truth: ds[i].truth, seed: tasks.TrainSeed(seed, ds[i].t, meth), adapt: r.StepSize,
+				draws: kernel.Draws2D{X0: ds[i].x0, X1: ds[i].x1, Y: ds[i].y, K: p.Classes}, logits: tr.Logits, theta: tr.Theta})
 		}
+		sdStart := time.Now() // the sampler's own distribution, on the selected models (samplerdist.go)
+		if err := measureSamplerDist(p, meth, sd); err != nil {
+			return out, fmt.Errorf("train point %d block %d (%s): sampler distribution: %w", p.ID, b.Index, meth, err)
+		}
+		s.env.Progressf(ctx, "train: point %d block %d: %s sampler distribution of %d runs in %v", p.ID, b.Index, meth, len(sd), time.Since(sdStart).Round(100*time.Millisecond))
 		s.env.Progressf(ctx, "train: point %d block %d: %s %d runs in %v (%d of %d methods)", p.ID, b.Index, meth, len(runs), time.Since(start).Round(100*time.Millisecond), j+1, m)
 	}
 	if o.Select != "" {

@@ -1,0 +1,102 @@
+package plane
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/jemcheck/jemcheck/methods"
+	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/tasks"
+)
+
+// TestSamplerDistColumns trains one small task with methods with and without a sampler
+// and checks the sampler-distribution columns: NaN where they do not apply (the
+// baseline has none; ed and jem have no sampler, so no short run), in [0, 1] where they
+// do, the standard errors and floors positive, and none of it left in method_stats.
+func TestSamplerDistColumns(t *testing.T) {
+	ms := []string{"baseline", "jem", "ed", "sgld", "shortrun", "mala", "jarzynski", "drl"}
+	g := schemas.DefaultGrid()
+	g.Samples, g.Model, g.LR, g.Steps, g.BatchSize, g.PxWeight = 300, "mlp:8", 0.01, 40, 32, 1
+	g.Task, g.GridCells, g.Box, g.TrainGrid, g.SGLDSteps, g.BufferSize = "gmm:3,2", 16, 5, 16, 5, 100
+	p := tasks.Point{Grid: g, Tables: 1, Methods: ms}
+	p.Resolve()
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	o := tasks.Options{Seed: 3, TrainBatch: 64}
+	k := tasks.MustOf(p.Task)
+	if err := k.Check(ctx, o, p); err != nil {
+		t.Fatal(err)
+	}
+	src, err := k.Open(ctx, tasks.Env{Options: o}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	b := tasks.Block{PointID: p.ID}
+	id, truth, err := src.Truth(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.IDs, b.P = append(b.IDs, id), truth
+	if err := src.Sample(ctx, &b, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := src.Train(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, _, err := src.Evaluate(ctx, tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rb.Rows {
+		_, hasShort := samplerOf(r.Method, p.Grid)
+		long := !methods.Has(r.Method, func(m methods.Method) bool { return m.NoPx })
+		t.Logf("%-9s short %.3f/%.3f ± %.3f  long %.3f/%.3f ± %.3f (accept %.2f)  floor %.3f/%.3f", r.Method,
+			r.ShortTVTruth, r.ShortTVModel, r.ShortTVTruthSE, r.LongTVTruth, r.LongTVModel, r.LongTVTruthSE, r.LongAccept, r.SamplerTVFloor, r.SamplerTVFloorModel)
+		check := func(name string, applies bool, vs ...float64) {
+			for _, v := range vs {
+				switch {
+				case !applies && !math.IsNaN(v):
+					t.Errorf("%s: %s = %v, want NaN", r.Method, name, v)
+				case applies && !(v >= 0 && v <= 1):
+					t.Errorf("%s: %s = %v, want in [0, 1]", r.Method, name, v)
+				}
+			}
+		}
+		check("short_*", hasShort, r.ShortTVTruth, r.ShortTVModel, r.ShortTVTruthSE, r.ShortTVModelSE)
+		check("long_*", long, r.LongTVTruth, r.LongTVModel, r.LongTVTruthSE, r.LongTVModelSE, r.LongAccept, r.SamplerTVFloor, r.SamplerTVFloorModel)
+		if long && !(r.SamplerTVFloor > 0 && r.LongTVTruthSE > 0) {
+			t.Errorf("%s: floor %v, se %v: want > 0", r.Method, r.SamplerTVFloor, r.LongTVTruthSE)
+		}
+		if strings.Contains(r.MethodStats, statPrefix) {
+			t.Errorf("%s: method_stats %s carries the sampler distribution", r.Method, r.MethodStats)
+		}
+	}
+	for _, m := range []string{"sgld", "shortrun", "mala", "jarzynski", "drl"} {
+		if _, ok := samplerOf(m, p.Grid); !ok {
+			t.Errorf("%s has no %s hook", m, SamplerHook)
+		}
+	}
+	for _, m := range []string{"baseline", "jem", "ed", "nce", "dsm", "snl", "tre"} {
+		if _, ok := samplerOf(m, p.Grid); ok {
+			t.Errorf("%s has a %s hook", m, SamplerHook)
+		}
+	}
+}
+
+// TestTVSE: the delta-method standard error of the TV is 0 for a histogram equal to
+// one bin of its reference's support... and matches the binomial's for two bins.
+func TestTVSE(t *testing.T) {
+	tv, se := tvSE([]float64{0.6, 0.4}, []float64{0.5, 0.5}, 100)
+	if math.Abs(tv-0.1) > 1e-12 || math.Abs(se-math.Sqrt(0.6*0.4/100)) > 1e-12 {
+		t.Errorf("tv %v se %v, want 0.1 and the binomial's %v", tv, se, math.Sqrt(0.24/100))
+	}
+	if _, se := tvSE([]float64{1, 0}, []float64{0.5, 0.5}, 100); se != 0 {
+		t.Errorf("all points in one bin: se %v, want 0", se)
+	}
+}
