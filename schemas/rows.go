@@ -238,6 +238,22 @@ type ResultRow struct {
 	DivergedStep int64   `parquet:"diverged_step" json:"diverged_step"` // the training step whose divergence guard fired (1-based), 0 if none or unknown
 	Nonfinite    bool    `parquet:"nonfinite" json:"nonfinite"`
 	TrainMS      float64 `parquet:"train_ms" json:"train_ms"` // --timings: 2-D, the run's own CPU ms (its thread's clock); tables, the block's wall ms per run
+
+	// Image tasks (tasks/images; NaN, false or "" elsewhere): the joint KL with log Z_θ
+	// from forward annealed importance sampling, a stochastic LOWER bound on log Z_θ and
+	// so on the KL (kl_joint_lower, with its SE); the upper side needs exact draws of
+	// the model (kl_joint_upper: NaN for a learned model). The AIS schedule is first run
+	// both ways on the task's truth, whose log Z is 0: its forward (lower) and reverse
+	// (upper) estimates and their gap; ais_accepted when the gap is within 0.1 nat, else
+	// kl_joint_lower is NaN and ais_refused says why.
+	KLJointLower    float64 `parquet:"kl_joint_lower" json:"kl_joint_lower"`
+	KLJointLowerSE  float64 `parquet:"kl_joint_lower_se" json:"kl_joint_lower_se"`
+	KLJointUpper    float64 `parquet:"kl_joint_upper" json:"kl_joint_upper"`
+	AISTeacherLower float64 `parquet:"ais_teacher_lower" json:"ais_teacher_lower"`
+	AISTeacherUpper float64 `parquet:"ais_teacher_upper" json:"ais_teacher_upper"`
+	AISTeacherGap   float64 `parquet:"ais_teacher_gap" json:"ais_teacher_gap"`
+	AISAccepted     bool    `parquet:"ais_accepted" json:"ais_accepted"`
+	AISRefused      string  `parquet:"ais_refused" json:"ais_refused"`
 }
 
 // LearnedRow is one cell of a learned joint: the rows of learned.parquet.
@@ -344,5 +360,6 @@ func (r ResultRow) Options() Options {
 // sampler's distribution, whose sampler_tv_floor is > 0 wherever it was measured).
 func (*ResultRow) LaterColumns() []string {
 	return []string{"method_options", "method_stats",
-		"short_tv_truth", "short_tv_model", "short_tv_truth_se", "short_tv_model_se", "long_tv_truth", "long_tv_model", "long_tv_truth_se", "long_tv_model_se", "long_accept", "sampler_tv_floor", "sampler_tv_floor_model"}
+		"short_tv_truth", "short_tv_model", "short_tv_truth_se", "short_tv_model_se", "long_tv_truth", "long_tv_model", "long_tv_truth_se", "long_tv_model_se", "long_accept", "sampler_tv_floor", "sampler_tv_floor_model",
+		"kl_joint_lower", "kl_joint_lower_se", "kl_joint_upper", "ais_teacher_lower", "ais_teacher_upper", "ais_teacher_gap", "ais_accepted", "ais_refused"}
 }

@@ -4,6 +4,7 @@ package baseline
 
 import (
 	"github.com/jemcheck/jemcheck/methods"
+	"github.com/jemcheck/jemcheck/models/cnn"
 	"github.com/jemcheck/jemcheck/models/kernel"
 	"github.com/jemcheck/jemcheck/schemas"
 )
@@ -21,6 +22,7 @@ func init() {
 				s.Method, s.PxWeight = kernel.BaselineBits, 0
 				return nil
 			},
+			"images": func(_ schemas.Grid, o *cnn.TrainOptions) error { o.Method = cnn.Baseline; return nil }, // tasks/images
 		}})
 }
 

@@ -1,0 +1,367 @@
+package images
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/jemcheck/jemcheck/models/cnn"
+	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/models/prob/ais"
+	"github.com/jemcheck/jemcheck/models/prob/mfa"
+	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/tasks"
+)
+
+// MCDraws is the number of fresh exact draws of a task's truth (and of uniform noise
+// images, for the OOD AUROCs) its Monte Carlo measures average over, the same for
+// every method of the task.
+const MCDraws = 4000
+
+// The AIS of log Z_θ and its calibration on the truth. At D = 64 a model's forward run
+// costs about (AISChains·AISTemps + AISPilotChains·AISTemps) input-gradient evaluations
+// of the CNN (80,000; about 10 s for cnn:8,16 on one core of the reference machine);
+// the truth's calibration (forward and reverse) about 2 s a task.
+const (
+	AISChains      = 64
+	AISTemps       = 1000
+	AISPilotChains = 16
+	AISBlock       = 32
+	// AISInflate widens the base's per-pixel sds over the training draws'.
+	AISInflate = 1.2
+)
+
+// AISKernel is the transition of the AIS: MALA (one gradient a temperature).
+var AISKernel = ais.MALA
+
+// aisOptions are the AIS settings (the same for the calibration and the model).
+func aisOptions(seed uint64) ais.Options {
+	return ais.Options{Seed: seed, Chains: AISChains, Temps: AISTemps, Kernel: AISKernel, PilotChains: AISPilotChains, Block: AISBlock}
+}
+
+// model is what the evaluation reads of a learned joint: its logits f(x)[y] and its
+// log-density ℓ(x) = LSE_y f(x)[y] (up to log Z) with the input gradient.
+type model interface {
+	logits(x []float64, n int) ([]float64, error)
+	ais.BatchTarget
+}
+
+// cnnModel is a trained CNN.
+type cnnModel struct{ p cnn.Params }
+
+func toF32(x []float64) []float32 {
+	out := make([]float32, len(x))
+	for i, v := range x {
+		out[i] = float32(v)
+	}
+	return out
+}
+
+// evalChunk is the images per CNN evaluation call.
+const evalChunk = 1000
+
+func (m cnnModel) logits(x []float64, n int) ([]float64, error) {
+	D, K := m.p.S*m.p.S, m.p.K
+	out := make([]float64, 0, n*K)
+	for i := 0; i < n; i += evalChunk {
+		c := min(evalChunk, n-i)
+		l, err := cnn.Logits(m.p, toF32(x[i*D:(i+c)*D]), c)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range l {
+			out = append(out, float64(v))
+		}
+	}
+	return out, nil
+}
+
+func (m cnnModel) Dim() int { return m.p.S * m.p.S }
+
+func (m cnnModel) LogDensityBatch(x []float64, n int, out, grad []float64) {
+	lse, dx, err := cnn.Energy(m.p, toF32(x[:n*m.Dim()]), n, grad != nil)
+	if err != nil {
+		for i := range out[:n] {
+			out[i] = math.NaN()
+		}
+		return
+	}
+	for i := range n {
+		out[i] = float64(lse[i])
+	}
+	for i := range dx {
+		grad[i] = float64(dx[i])
+	}
+}
+
+// truthModel is the truth as a model: f(x)[y] = log p(x, y), ℓ(x) = log p(x) (log Z = 0).
+type truthModel struct{ den *density }
+
+func (m truthModel) logits(x []float64, n int) ([]float64, error) {
+	D, K := m.den.D, m.den.K
+	out := make([]float64, n*K)
+	for i := range n {
+		m.den.eval(x[i*D:(i+1)*D], out[i*K:(i+1)*K], nil)
+	}
+	return out, nil
+}
+
+func (m truthModel) Dim() int { return m.den.D }
+
+func (m truthModel) LogDensityBatch(x []float64, n int, out, grad []float64) {
+	D := m.den.D
+	for i := range n {
+		var g []float64
+		if grad != nil {
+			g = grad[i*D : (i+1)*D]
+		}
+		out[i] = m.den.eval(x[i*D:(i+1)*D], nil, g)
+	}
+}
+
+// calibration is the AIS schedule's check on a task's truth (log Z = 0).
+type calibration struct {
+	Lower, Upper, Gap, GapSE float64
+	Accepted                 bool
+	Reason                   string
+}
+
+// evalSet is a task's evaluation: its truth, MCDraws exact draws with the truth there,
+// as many uniform noise images, the AIS base fitted to the training draws.
+type evalSet struct {
+	truth     *mfa.Truth
+	den       *density
+	D, K      int
+	seed      uint64 // the task's seed
+	x         []float64
+	y         []int32
+	lj, post  []float64 // M×K: log p(x, y), p(y|x)
+	logPx     []float64
+	noise     []float64 // M×D uniform on [0, 1]^D
+	noisePx   []float64
+	base      *ais.Base
+	bayes     float64
+	cal       *calibration
+	aucTruePx float64
+}
+
+// newEvalSet draws a task's evaluation set; train are its training draws (n×D).
+func newEvalSet(tr *mfa.Truth, seed uint64, train []float64) (*evalSet, error) {
+	den, err := newDensity(tr)
+	if err != nil {
+		return nil, err
+	}
+	D, K, M := tr.D(), tr.K(), MCDraws
+	s := &evalSet{truth: tr, den: den, D: D, K: K, seed: seed}
+	s.x, s.y = tr.Sample(prob.NewRand(prob.Seed(seed, tagMC)), M)
+	s.lj, s.post, s.logPx = make([]float64, M*K), make([]float64, M*K), make([]float64, M)
+	hit := 0
+	for i := range M {
+		lj := s.lj[i*K : (i+1)*K]
+		s.logPx[i] = den.eval(s.x[i*D:(i+1)*D], lj, nil)
+		best := 0
+		for y := range K {
+			s.post[i*K+y] = math.Exp(lj[y] - s.logPx[i])
+			if lj[y] > lj[best] {
+				best = y
+			}
+		}
+		if best == int(s.y[i]) {
+			hit++
+		}
+	}
+	s.bayes = float64(hit) / float64(M)
+	rng := prob.NewRand(prob.Seed(seed, tagOOD))
+	s.noise = make([]float64, M*D)
+	for i := range s.noise {
+		s.noise[i] = rng.Float64()
+	}
+	s.noisePx = make([]float64, M)
+	for i := range M {
+		s.noisePx[i] = den.eval(s.noise[i*D:(i+1)*D], nil, nil)
+	}
+	s.aucTruePx = auroc(s.logPx, s.noisePx)
+	if s.base, err = ais.FitBase(train, D, AISInflate); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// auroc is P(in > out) + ½ P(tie) over two samples.
+func auroc(in, out []float64) float64 {
+	score := append(append([]float64(nil), in...), out...)
+	win, wout := make([]float64, len(score)), make([]float64, len(score))
+	for i := range in {
+		win[i] = 1 / float64(len(in))
+	}
+	for i := range out {
+		wout[len(in)+i] = 1 / float64(len(out))
+	}
+	return prob.AUROC(score, win, wout)
+}
+
+// calibrate runs BDMC on the truth (log Z = 0) with the model's AIS settings: forward
+// from the base, reverse from AISChains fresh exact draws. Accepted where ais.Calibrate
+// accepts and |gap| + SE ≤ ais.DefaultGapTol (a negative gap is noise, not evidence).
+func (s *evalSet) calibrate(ctx context.Context) *calibration {
+	draws, _ := s.truth.Sample(prob.NewRand(prob.Seed(s.seed, tagAIS, prob.SeedString("reverse draws"))), AISChains)
+	c, err := ais.Calibrate(ctx, ais.FromBatch(truthModel{s.den}), 0, s.base, draws, aisOptions(prob.Seed(s.seed, tagAIS, prob.SeedString("teacher"))), ais.DefaultGapTol)
+	if err != nil {
+		return &calibration{Lower: math.NaN(), Upper: math.NaN(), Gap: math.NaN(), GapSE: math.NaN(), Reason: "calibration failed: " + err.Error()}
+	}
+	out := &calibration{Lower: c.Lower.LogZ, Upper: c.Upper.LogZ, Gap: c.Gap, GapSE: c.GapSE, Accepted: c.Accept, Reason: c.Reason}
+	if out.Accepted && !(math.Abs(c.Gap)+c.GapSE <= ais.DefaultGapTol) {
+		out.Accepted = false
+		out.Reason = fmt.Sprintf("BDMC gap %.3g ± %.2g nat on the truth: |gap| + SE above %.3g (T = %d, %d chains)", c.Gap, c.GapSE, ais.DefaultGapTol, AISTemps, AISChains)
+	}
+	if !out.Accepted {
+		out.Reason = "AIS schedule refused on the truth: " + out.Reason
+	}
+	return out
+}
+
+// fillTask sets the task's columns (the same for every method).
+func (s *evalSet) fillTask(row *schemas.ResultRow) {
+	row.BayesAccuracy, row.AUROCTruePx = s.bayes, s.aucTruePx
+	if c := s.cal; c != nil {
+		row.AISTeacherLower, row.AISTeacherUpper, row.AISTeacherGap, row.AISAccepted = c.Lower, c.Upper, c.Gap, c.Accepted
+		row.AISRefused = c.Reason
+	}
+}
+
+// result is a model's measures on a task.
+type result struct {
+	KLCond, KLCondSE   float64
+	Acc, ECE, ECETrue  float64
+	AUCPx, AUCPy       float64
+	Joint, JointSE     float64 // mean and SE of log p(x, y) − f(x)[y]
+	LogZ, LogZSE, ESS  float64 // forward AIS of log Z_θ (stochastic lower bound)
+	LogZUp, LogZUpSE   float64 // reverse AIS (exact draws of the model only; NaN otherwise)
+	KLLower, KLLowerSE float64
+	KLUpper, KLUpperSE float64
+	Err                error
+}
+
+// meanSE is the mean and its standard error.
+func meanSE(v []float64) (float64, float64) {
+	n := float64(len(v))
+	m := 0.0
+	for _, x := range v {
+		m += x
+	}
+	m /= n
+	ss := 0.0
+	for _, x := range v {
+		ss += (x - m) * (x - m)
+	}
+	return m, math.Sqrt(ss / (n - 1) / n)
+}
+
+// measure evaluates a model; exact are exact draws of the model (the known-answer
+// test's truth), nil for a learned one (no upper bound).
+func (s *evalSet) measure(ctx context.Context, m model, exact []float64) result {
+	nan := math.NaN()
+	r := result{KLCond: nan, KLCondSE: nan, Acc: nan, ECE: nan, ECETrue: nan, AUCPx: nan, AUCPy: nan, Joint: nan, JointSE: nan,
+		LogZ: nan, LogZSE: nan, ESS: nan, LogZUp: nan, LogZUpSE: nan, KLLower: nan, KLLowerSE: nan, KLUpper: nan, KLUpperSE: nan}
+	M, K := len(s.y), s.K
+	f, err := m.logits(s.x, M)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	fo, err := m.logits(s.noise, M)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	kl, joint := make([]float64, M), make([]float64, M)
+	conf, accTrue := make([]float64, M), make([]float64, M)
+	correct := make([]bool, M)
+	lseIn, lseOut, pyIn, pyOut := make([]float64, M), make([]float64, M), make([]float64, M), make([]float64, M)
+	hit := 0
+	for i := range M {
+		fi := f[i*K : (i+1)*K]
+		l := logSumExp(fi)
+		lseIn[i] = l
+		best := 0
+		for y := range K {
+			if fi[y] > fi[best] {
+				best = y
+			}
+			if py := s.post[i*K+y]; py > 0 {
+				kl[i] += py * (s.lj[i*K+y] - s.logPx[i] - (fi[y] - l))
+			}
+		}
+		conf[i] = math.Exp(fi[best] - l)
+		pyIn[i] = conf[i]
+		accTrue[i] = s.post[i*K+best]
+		correct[i] = best == int(s.y[i])
+		if correct[i] {
+			hit++
+		}
+		y := s.y[i]
+		joint[i] = s.lj[i*K+int(y)] - fi[y]
+		fo := fo[i*K : (i+1)*K]
+		lseOut[i] = logSumExp(fo)
+		mx := fo[0]
+		for _, v := range fo {
+			mx = max(mx, v)
+		}
+		pyOut[i] = math.Exp(mx - lseOut[i])
+	}
+	r.KLCond, r.KLCondSE = meanSE(kl)
+	r.Acc = float64(hit) / float64(M)
+	r.ECE = prob.ECE(conf, correct, tasks.ECEBins)
+	ones := make([]float64, M)
+	for i := range ones {
+		ones[i] = 1
+	}
+	r.ECETrue = prob.ECEWeighted(conf, accTrue, ones, tasks.ECEBins)
+	r.AUCPx, r.AUCPy = auroc(lseIn, lseOut), auroc(pyIn, pyOut)
+	r.Joint, r.JointSE = meanSE(joint)
+	if !finiteAll(f) {
+		return r
+	}
+	fw, err := ais.Forward(ctx, ais.FromBatch(m), s.base, aisOptions(prob.Seed(s.seed, tagAIS, prob.SeedString("model"))))
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	r.LogZ, r.LogZSE, r.ESS = fw.LogZ, fw.SE, fw.ESS
+	var up ais.Estimate
+	if exact != nil {
+		if up, err = ais.Reverse(ctx, ais.FromBatch(m), s.base, exact, aisOptions(prob.Seed(s.seed, tagAIS, prob.SeedString("model reverse")))); err == nil {
+			r.LogZUp, r.LogZUpSE = up.LogZ, up.SE
+		}
+	}
+	lo, hi := ais.KLBounds(r.Joint, r.JointSE, fw, up)
+	r.KLLower, r.KLLowerSE = lo.Value, lo.SE
+	if exact != nil && err == nil {
+		r.KLUpper, r.KLUpperSE = hi.Value, hi.SE
+	}
+	return r
+}
+
+func finiteAll(v []float64) bool {
+	for _, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// fill writes a model's measures into its row: kl_joint_lower only where the task's
+// calibration accepted the schedule.
+func (r result) fill(row *schemas.ResultRow, cal *calibration) {
+	row.KLConditional, row.KLConditionalSE, row.Accuracy = r.KLCond, r.KLCondSE, r.Acc
+	row.ECE, row.CalibrationErrorTrue, row.AUROCPx, row.AUROCPy = r.ECE, r.ECETrue, r.AUCPx, r.AUCPy
+	row.LogZAIS, row.LogZAISSE, row.AISESS = r.LogZ, r.LogZSE, r.ESS
+	row.KLJointUpper = r.KLUpper
+	if cal != nil && cal.Accepted {
+		row.KLJointLower, row.KLJointLowerSE = r.KLLower, r.KLLowerSE
+	}
+	if r.Err != nil {
+		row.AISRefused = "evaluation failed: " + r.Err.Error()
+	}
+}

@@ -1,0 +1,121 @@
+package images
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/jemcheck/jemcheck/methods"
+	_ "github.com/jemcheck/jemcheck/methods/all"
+	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/models/prob/mfa"
+	"github.com/jemcheck/jemcheck/tasks"
+)
+
+// TestDensity: the density's log p(x, y) is mfa's, and its gradient central
+// differences'.
+func TestDensity(t *testing.T) {
+	tr, err := mfa.New(7, mfa.DefaultSpec(8, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	den, err := newDensity(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	D := tr.D()
+	x, _ := tr.Sample(prob.NewRand(1), 20)
+	lj, want, g := make([]float64, 3), make([]float64, 3), make([]float64, D)
+	for i := range 20 {
+		xi := x[i*D : (i+1)*D]
+		lp := den.eval(xi, lj, g)
+		tr.LogJoint(xi, want)
+		for y := range lj {
+			if math.Abs(lj[y]-want[y]) > 1e-9*max(1, math.Abs(want[y])) {
+				t.Fatalf("draw %d: log p(x, y) %v, mfa %v", i, lj, want)
+			}
+		}
+		if m := tr.LogMarginal(xi); math.Abs(lp-m) > 1e-9*max(1, math.Abs(m)) {
+			t.Fatalf("draw %d: log p(x) %v, mfa %v", i, lp, m)
+		}
+		j, h := (7*i)%D, 1e-5
+		xp, xm := append([]float64(nil), xi...), append([]float64(nil), xi...)
+		xp[j] += h
+		xm[j] -= h
+		fd := (den.eval(xp, nil, nil) - den.eval(xm, nil, nil)) / (2 * h)
+		if math.Abs(fd-g[j]) > 1e-5*max(1, math.Abs(fd)) {
+			t.Fatalf("draw %d pixel %d: gradient %v, central difference %v", i, j, g[j], fd)
+		}
+	}
+}
+
+// TestKnownAnswer: the truth as the model (f(x)[y] = log p(x, y), ℓ = log p(x)) has
+// kl_conditional 0, accuracy the Bayes accuracy, and AIS bounds that cover KL = 0: the
+// lower bound at most 3 SE above 0, the upper (reverse AIS from the truth's exact
+// draws, the model's own) at least 3 SE below it.
+func TestKnownAnswer(t *testing.T) {
+	tr, err := mfa.New(11, mfa.DefaultSpec(8, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, _ := tr.Sample(prob.NewRand(2), 2000)
+	set, err := newEvalSet(tr, 5, train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	set.cal = set.calibrate(ctx)
+	exact, _ := tr.Sample(prob.NewRand(3), AISChains)
+	r := set.measure(ctx, truthModel{set.den}, exact)
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	t.Logf("kl_conditional %.3g ± %.2g, accuracy %.4f, Bayes %.4f, ece %.4f, auroc_px %.4f (truth %.4f)", r.KLCond, r.KLCondSE, r.Acc, set.bayes, r.ECE, r.AUCPx, set.aucTruePx)
+	t.Logf("E[log p − f] %.3g ± %.2g; log Ẑ forward %.4f ± %.4f, reverse %.4f ± %.4f; KL lower %.4f ± %.4f, upper %.4f ± %.4f",
+		r.Joint, r.JointSE, r.LogZ, r.LogZSE, r.LogZUp, r.LogZUpSE, r.KLLower, r.KLLowerSE, r.KLUpper, r.KLUpperSE)
+	t.Logf("calibration: lower %.4f, upper %.4f, gap %.4f ± %.4f, accepted %v %s", set.cal.Lower, set.cal.Upper, set.cal.Gap, set.cal.GapSE, set.cal.Accepted, set.cal.Reason)
+	if !(math.Abs(r.KLCond) < 1e-12) || r.Acc != set.bayes || r.Joint != 0 {
+		t.Errorf("kl_conditional %v, accuracy %v vs Bayes %v, E[log p − f] %v: want 0, equal, 0", r.KLCond, r.Acc, set.bayes, r.Joint)
+	}
+	if math.Abs(r.AUCPx-set.aucTruePx) > 1e-12 {
+		t.Errorf("auroc_px %v, the truth's %v", r.AUCPx, set.aucTruePx)
+	}
+	if !(r.KLLower <= 3*r.KLLowerSE) || !(r.KLUpper >= -3*r.KLUpperSE) {
+		t.Errorf("AIS bounds [%v ± %v, %v ± %v] do not cover KL = 0", r.KLLower, r.KLLowerSE, r.KLUpper, r.KLUpperSE)
+	}
+	if math.IsNaN(set.cal.Gap) || (set.cal.Accepted && set.cal.Reason != "") || (!set.cal.Accepted && set.cal.Reason == "") {
+		t.Errorf("calibration %+v", *set.cal)
+	}
+}
+
+// TestKind: parsing, defaults, resolve and the methods with an images hook.
+func TestKind(t *testing.T) {
+	k := Kind{}
+	for _, bad := range []string{"images:7,2", "images:8", "images:8,1", "images:8,11", "images:x,2"} {
+		if _, err := parseTask(bad); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+	p := tasks.Point{}
+	p.Task = " images:8, 2"
+	k.Defaults(&p, func(string) bool { return false })
+	k.Resolve(&p)
+	if p.Task != "images:8,2" || p.Classes != 2 || p.XValues != 64 || p.Model != DefaultModel {
+		t.Fatalf("resolved %+v", p)
+	}
+	if got := methods.For(KindName); len(got) < 2 || got[0] != "baseline" {
+		t.Errorf("methods for images: %v", got)
+	}
+	if p.Methods[0] != "baseline" || p.Methods[1] != "sgld" {
+		t.Errorf("default methods %v", p.Methods)
+	}
+	if err := k.Validate(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := methods.Check("jem", KindName, "task images:8,2"); err == nil {
+		t.Error("jem accepted on images")
+	}
+	if k.Dimension(p) != 64 || k.Family(p) != "images:·,2" {
+		t.Errorf("dimension %d family %s", k.Dimension(p), k.Family(p))
+	}
+}
