@@ -363,6 +363,7 @@ func tableOfContents(v *reportView) []tocEntry {
 	add(true, "summary", "summary table")
 	add(len(v.PromiseRows) > 0, "promises", "OOD and calibration")
 	add(len(v.RobustRows) > 0, "robust", "2-D robustness")
+	add(len(v.SamplerDist) > 0, "samplerdist", "sampler's distribution")
 	add(true, "paired", "JEM vs baseline")
 	add(len(v.Leaderboard) > 0, "leaderboard", "leaderboard")
 	add(len(v.Ladder) > 0, "ladder", "dimension ladder")

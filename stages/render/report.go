@@ -37,13 +37,14 @@ type reportView struct {
 	PointRows   []pointRow
 	OpenPoints  bool
 	Comparisons []comparisonRow
-	Single      bool         // one grid point: its line and its checks are shown in full
-	PointLines  []string     // per point: family, empty-cell share, exact reference beside the floor
-	SplitRows   []splitRow   // the error split, per point and method
-	PromiseRows []promiseRow // OOD detection and calibration, per point and method
-	RobustRows  []robustRow  // 2-D points: the gradient OOD score, ECE, robustness and samples, per point and method
-	CheckRows   []checkRow   // the verdict checks, per point
-	CauseLines  []string     // per point that fails: its cause
+	Single      bool             // one grid point: its line and its checks are shown in full
+	PointLines  []string         // per point: family, empty-cell share, exact reference beside the floor
+	SplitRows   []splitRow       // the error split, per point and method
+	PromiseRows []promiseRow     // OOD detection and calibration, per point and method
+	RobustRows  []robustRow      // 2-D points: the gradient OOD score, ECE, robustness and samples, per point and method
+	SamplerDist []samplerDistRow // 2-D points: the sampler's own distribution (samplerdist.go)
+	CheckRows   []checkRow       // the verdict checks, per point
+	CauseLines  []string         // per point that fails: its cause
 	VerdictRows []verdictRow
 	EmptyNote   string // the empirical KL's +Inf tables, left out of its mean
 	Notes       []string
@@ -191,6 +192,7 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 	if s.Protocol != nil {
 		v.Protocol = verdict.ProtocolLine(*s.Protocol)
 	}
+	v.SamplerDist = samplerDistRows(in.Results)
 	for _, ps := range s.Points {
 		v.GradeLines = append(v.GradeLines, verdict.PointLines(ps)...)
 	}
@@ -884,6 +886,15 @@ The empirical KL is the measured KL(p‖p̂) of the empirical table p̂: +Inf on
 {{end}}</tbody>
 </table></div>
 <p>Means over converged runs, on 2,000 held-out draws of each task (and as many OOD draws for the AUROC): the paper's gradient score; the binned expected calibration error; the accuracy of argmax q(y|x) clean, under an L∞ PGD attack, after energy descent from the attacked points (purification), and the Bayes classifier's at the purified points; the total-variation distance from p(x) of long-run Langevin chains of q(x) from uniform noise and from the final replay buffer (the report's tasks only).</p>
+</details>
+{{end}}{{if .SamplerDist}}<details class="section" id="samplerdist"><summary><h2>The sampler's own distribution on 2-D tasks: a fresh short run and a long chain</h2></summary>
+<div class="scroll"><table>
+<thead><tr><th class="l key">point</th><th class="l">method</th><th>runs</th><th>short run TV to p(x)</th><th>to q(x)</th><th>long chain TV to p(x)</th><th>to q(x)</th><th>floor p(x)</th><th>floor q(x)</th><th>long acceptance</th><th>short closer to p(x) than long</th></tr></thead>
+<tbody>
+{{range .SamplerDist}}<tr>{{if .First}}<td class="l key" rowspan="{{.Span}}">{{.PointID}}</td>{{end}}<td class="l"><span class="method-{{.Method}}">{{.Method}}</span></td><td>{{.Runs}}</td><td>{{.ShortTruth}}</td><td>{{.ShortModel}}</td><td>{{.LongTruth}}</td><td>{{.LongModel}}</td><td>{{.Floor}}</td><td>{{.FloorModel}}</td><td>{{.Accept}}</td><td>{{.Closer}}</td></tr>
+{{end}}</tbody>
+</table></div>
+<p>Means over the converged runs shown, each the total-variation distance of 2,000 independent chains' end points from the true p(x) and from the model's own q(x) (exact on the grid), on the pooled grid of the buffer's TV plus a bin outside the box. Short run: a fresh run of the method's own sampler (its start, steps, step and noise) on the selected model (n/a for a method without one). Long chain: Metropolis-adjusted Langevin at temperature 1, two grid cells per move, 500 moves from uniform, whose steady state is q: its TV to p(x) is how far q is from the truth in sample terms, its TV to q whether it reached q. The floor is the expected TV of 2,000 exact draws. A short run closer to p(x) than the long chain reproduces the data by its dynamics, not by the model's equilibrium (Nijkamp et al. 2019; Agoritsas et al. 2023).</p>
 </details>
 {{end}}<details class="section" id="paired"><summary><h2>JEM vs baseline, paired by table</h2></summary>
 {{if .Comparisons}}<div class="scroll"><table>
