@@ -31,6 +31,44 @@ const (
 	AISInflate = 1.2
 )
 
+// The box [BoxLo, BoxHi]^D that a model's q_θ is normalised on. exp LSE_y f(x) of a
+// CNN need not be integrable on R^D (with swish or linear heads LSE f grows linearly
+// along rays, so Z_θ over R^D can be infinite, and forward AIS then reads log Ẑ in the
+// hundreds); on a box it is bounded and Z_θ finite. The box is the pixel range [0, 1]
+// widened by 2 on each side, ten times the truth's pixel noise and more: p puts no draw
+// of the tests outside it (TestKnownAnswer counts them), so KL(p‖q_θ) on the box
+// differs from p's own by p's mass outside, which is negligible.
+const (
+	BoxLo = -2.0
+	BoxHi = 3.0
+)
+
+// boxed is a target restricted to the box: log f = −Inf outside (the AIS rejects moves
+// there and gives chains started there weight 0), gradient 0 there.
+type boxed struct{ ais.BatchTarget }
+
+func (b boxed) LogDensityBatch(x []float64, n int, out, grad []float64) {
+	b.BatchTarget.LogDensityBatch(x, n, out, grad)
+	d := b.Dim()
+	for i := range n {
+		if !inBox(x[i*d : (i+1)*d]) {
+			out[i] = math.Inf(-1)
+			if grad != nil {
+				clear(grad[i*d : (i+1)*d])
+			}
+		}
+	}
+}
+
+func inBox(x []float64) bool {
+	for _, v := range x {
+		if !(v >= BoxLo && v <= BoxHi) {
+			return false
+		}
+	}
+	return true
+}
+
 // AISKernel is the transition of the AIS: MALA (one gradient a temperature).
 var AISKernel = ais.MALA
 
@@ -141,6 +179,7 @@ type evalSet struct {
 	noisePx   []float64
 	base      *ais.Base
 	bayes     float64
+	outside   int // draws with a pixel outside the box
 	cal       *calibration
 	aucTruePx float64
 }
@@ -171,6 +210,11 @@ func newEvalSet(tr *mfa.Truth, seed uint64, train []float64) (*evalSet, error) {
 		}
 	}
 	s.bayes = float64(hit) / float64(M)
+	for i := range M {
+		if !inBox(s.x[i*D : (i+1)*D]) {
+			s.outside++
+		}
+	}
 	rng := prob.NewRand(prob.Seed(seed, tagOOD))
 	s.noise = make([]float64, M*D)
 	for i := range s.noise {
@@ -205,7 +249,7 @@ func auroc(in, out []float64) float64 {
 // accepts and |gap| + SE ≤ ais.DefaultGapTol (a negative gap is noise, not evidence).
 func (s *evalSet) calibrate(ctx context.Context) *calibration {
 	draws, _ := s.truth.Sample(prob.NewRand(prob.Seed(s.seed, tagAIS, prob.SeedString("reverse draws"))), AISChains)
-	c, err := ais.Calibrate(ctx, ais.FromBatch(truthModel{s.den}), 0, s.base, draws, aisOptions(prob.Seed(s.seed, tagAIS, prob.SeedString("teacher"))), ais.DefaultGapTol)
+	c, err := ais.Calibrate(ctx, ais.FromBatch(boxed{truthModel{s.den}}), 0, s.base, draws, aisOptions(prob.Seed(s.seed, tagAIS, prob.SeedString("teacher"))), ais.DefaultGapTol)
 	if err != nil {
 		return &calibration{Lower: math.NaN(), Upper: math.NaN(), Gap: math.NaN(), GapSE: math.NaN(), Reason: "calibration failed: " + err.Error()}
 	}
@@ -322,7 +366,7 @@ func (s *evalSet) measure(ctx context.Context, m model, exact []float64) result 
 	if !finiteAll(f) {
 		return r
 	}
-	fw, err := ais.Forward(ctx, ais.FromBatch(m), s.base, aisOptions(prob.Seed(s.seed, tagAIS, prob.SeedString("model"))))
+	fw, err := ais.Forward(ctx, ais.FromBatch(boxed{m}), s.base, aisOptions(prob.Seed(s.seed, tagAIS, prob.SeedString("model"))))
 	if err != nil {
 		r.Err = err
 		return r
@@ -330,7 +374,7 @@ func (s *evalSet) measure(ctx context.Context, m model, exact []float64) result 
 	r.LogZ, r.LogZSE, r.ESS = fw.LogZ, fw.SE, fw.ESS
 	var up ais.Estimate
 	if exact != nil {
-		if up, err = ais.Reverse(ctx, ais.FromBatch(m), s.base, exact, aisOptions(prob.Seed(s.seed, tagAIS, prob.SeedString("model reverse")))); err == nil {
+		if up, err = ais.Reverse(ctx, ais.FromBatch(boxed{m}), s.base, exact, aisOptions(prob.Seed(s.seed, tagAIS, prob.SeedString("model reverse")))); err == nil {
 			r.LogZUp, r.LogZUpSE = up.LogZ, up.SE
 		}
 	}

@@ -74,6 +74,9 @@ func TestKnownAnswer(t *testing.T) {
 	t.Logf("E[log p − f] %.3g ± %.2g; log Ẑ forward %.4f ± %.4f, reverse %.4f ± %.4f; KL lower %.4f ± %.4f, upper %.4f ± %.4f",
 		r.Joint, r.JointSE, r.LogZ, r.LogZSE, r.LogZUp, r.LogZUpSE, r.KLLower, r.KLLowerSE, r.KLUpper, r.KLUpperSE)
 	t.Logf("calibration: lower %.4f, upper %.4f, gap %.4f ± %.4f, accepted %v %s", set.cal.Lower, set.cal.Upper, set.cal.Gap, set.cal.GapSE, set.cal.Accepted, set.cal.Reason)
+	if set.outside > 0 {
+		t.Errorf("%d of %d truth draws outside the box [%g, %g]^D", set.outside, MCDraws, BoxLo, BoxHi)
+	}
 	if !(math.Abs(r.KLCond) < 1e-12) || r.Acc != set.bayes || r.Joint != 0 {
 		t.Errorf("kl_conditional %v, accuracy %v vs Bayes %v, E[log p − f] %v: want 0, equal, 0", r.KLCond, r.Acc, set.bayes, r.Joint)
 	}
