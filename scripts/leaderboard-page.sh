@@ -16,8 +16,9 @@ tanh), Adam lr 0.003, 1,500 steps and batch 64 for every method, exact jem inclu
 scored at its iterate of least held-out NLL, never by the truth. The yardstick is exact jem
 trained that way; `jem-converged` (full batch, lr 0.01) is shown beside it as a reference.
 
-Made by one command (about 30 minutes on 2 cores shared with other work; this page by
-`scripts/leaderboard-page.sh out/leaderboard > docs/leaderboard.md`):
+Made by one command (about an hour on 2 cores shared with other work for all 11 recipes; a
+sweep finished earlier from the same spec and seed is kept, so adding a recipe runs only its
+sweeps; this page by `scripts/leaderboard-page.sh out/leaderboard > docs/leaderboard.md`):
 
     scripts/leaderboard.sh out/leaderboard
 
@@ -26,13 +27,17 @@ It tunes every recipe (six settings of its key options each, `sweeps/leaderboard
 jem among those that collapsed on at most a quarter of their tuning runs
 (`out/leaderboard/picks/picks.md`), runs `sweeps/leaderboard.yaml` (run seed 2, 10 tasks × 3
 replicates per family: tasks the tuning never saw) at the defaults and at the picks, and ranks
-them (`bin/leaderboard report`, `out/leaderboard/leaderboard.md`).
+them (`bin/leaderboard report`, `out/leaderboard/leaderboard.md`). The recipes added with the
+method packages (`nce`, `tre`, `dsm`, `snl`, `drl`) run on the same points from
+`sweeps/leaderboard-recipes.yaml`, paired with the same exact jem; sgld's named presets
+(`jempp`, `noisefree`, `langevin`, `sweeps/leaderboard/preset-*.yaml`) are entries of their own
+(`sgld jempp`, ...), untuned.
 
 How to read it: *excess* is the mean over the 30 tasks × seeds of (recipe's joint KL − exact
 jem's on the same task), in nats, with a bootstrap 95% CI; *rank* is the recipe's rank group —
 recipes that share a rank are not distinguishable (Holm-corrected paired Wilcoxon tests over all
 pairs, α = 0.05); *budget-matched excess* takes each run at its iterate of least held-out NLL among
-the checks within the cheapest recipe's gradient evaluations (ed's 4.8·10⁵); *unstable* counts
+the checks within the cheapest recipe's gradient evaluations; *unstable* counts
 runs whose held-out NLL ended 0.25 nats above its best or above the baseline's (n/a for the
 baseline, which does not train q(x)); ◆ marks the frontier (no other recipe has both less excess
 and fewer gradient evaluations).

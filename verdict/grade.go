@@ -263,6 +263,9 @@ var causeWords = map[string]string{
 // exactSentence says whether exact JEM holds at a point, with its KL from the truth
 // beside the baseline's, in nats.
 func exactSentence(ps schemas.PointSummary, v schemas.Verdict) string {
+	if methodOf(ps, methods.Yardstick()) == nil && v.Exact == ExactUndecided && !v.Decided && strings.HasPrefix(v.Reason, "no verdict:") {
+		return "no exact JEM on this kind: each method against the truth itself"
+	}
 	kl := "n/a"
 	if m := methodOf(ps, methods.Yardstick()); m != nil && m.KLJoint.Count > 0 {
 		kl = nats(m.KLJoint.Mean, false)
@@ -489,9 +492,21 @@ func MethodTable(ps schemas.PointSummary) []string {
 	if len(ps.Methods) == 0 {
 		return nil
 	}
-	tasks := 0
+	tasks, joint := 0, false
 	for _, m := range ps.Methods {
 		tasks = max(tasks, m.Runs)
+		joint = joint || m.KLJoint.Count > 0
+	}
+	if !joint { // no exact joint KL (image-like tasks): the Z-free measures against the truth
+		out := []string{fmt.Sprintf("measured on %d tasks of %s against the truth itself (no exact joint KL at this scale): the conditional KL to the Bayes classifier in nats, accuracy beside the Bayes classifier's, ECE, and the OOD AUROC of log q(x) beside the true density's", tasks, ps.Params.Task),
+			fmt.Sprintf("  %-14s %-26s %-18s %-10s %s", "method", "KL(p(y|x)‖q(y|x)) [p10, p90]", "accuracy (Bayes)", "ECE", "AUROC log q(x) (truth)")}
+		for _, m := range ps.Methods {
+			out = append(out, fmt.Sprintf("  %-14s %-26s %-18s %-10s %s", m.Method,
+				fmt.Sprintf("%s [%s, %s]", nats(m.KLConditional.Mean, false), nats(m.KLConditional.P10, false), nats(m.KLConditional.P90, false)),
+				fmt.Sprintf("%.3f (%.3f)", m.Accuracy.Mean, m.BayesAccuracy.Mean), fmt.Sprintf("%.3f", m.ECE.Mean),
+				fmt.Sprintf("%.3f (%.3f)", m.AUROCPx.Mean, m.AUROCTruePx.Mean)))
+		}
+		return out
 	}
 	out := []string{fmt.Sprintf("compared on %d tasks of %s: each method's joint KL(p‖q) from the exact truth, in nats; each recipe's excess over exact JEM trained the same way on the same tasks", tasks, ps.Params.Task),
 		fmt.Sprintf("  %-14s %-26s %-34s %-16s %s", "method", "joint KL [p10, p90]", "excess over exact JEM [95% CI]", "grade", "rank")}

@@ -25,6 +25,12 @@ const (
 	// exact references are trained models with a measured remaining gap, as on 2-D
 	// tasks, and the claim under test is the sampler's).
 	Samplers
+	// NoReference: no exact JEM exists at the kind's scale (image-like tasks: the
+	// learned model's Z is intractable). The point reports each method's Z-free
+	// measures against the truth (the conditional KL to the Bayes classifier, accuracy
+	// against Bayes, ECE, OOD against the true density) and bounds on its joint KL, and
+	// takes no verdict: there is no yardstick to grade a recipe against.
+	NoReference
 )
 
 // Thresholds decide the verdict (see Summarize): the JEM claim holds at a point when the

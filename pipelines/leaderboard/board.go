@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -279,7 +280,8 @@ func entriesOf(def []run, tuned []run, picks map[string]map[string]string, varia
 			continue
 		}
 		diff := variantOptions(r)
-		add(r.Method+" "+tunedText(diff), r.Method, diff, r)
+		vals := slices.Sorted(maps.Values(diff))
+		add(r.Method+" "+strings.Join(vals, " "), r.Method, diff, r)
 	}
 	if len(jem) == 0 {
 		return nil, nil, fmt.Errorf("no exact jem runs in the default board: the excess needs them (methods must include jem)")

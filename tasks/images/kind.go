@@ -255,9 +255,9 @@ func (Kind) BlockSize(p tasks.Point, trainBatch int) int64 {
 	return int64(max(1, min(MaxBlockTasks, trainBatch/max(1, len(p.Methods)))))
 }
 
-// Rule: the samplers rule, which needs exact jem; without it the verdict is undecided
-// (no yardstick on images; the rows compare each method with the truth).
-func (Kind) Rule() verdict.Rule { return verdict.Samplers }
+// Rule: no reference (no exact jem exists on images); the rows compare each method
+// with the truth, and the point takes no verdict.
+func (Kind) Rule() verdict.Rule { return verdict.NoReference }
 
 // Dimension is D = S².
 func (Kind) Dimension(p tasks.Point) int {
