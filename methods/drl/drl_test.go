@@ -1,12 +1,12 @@
 package drl
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"runtime"
 	"testing"
 
+	"github.com/jemcheck/jemcheck/internal/knownmix"
 	"github.com/jemcheck/jemcheck/models/kernel"
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
@@ -15,8 +15,8 @@ import (
 // step is a Step2D of the B draws x for the objective's lanes, its model β·log p.
 func step(o *Objective, B int, x0, x1 []float64, beta float64, seed uint64) *kernel.Step2D {
 	P := o.Lanes(B)
-	st := &kernel.Step2D{Step: 1, B: B, P: P, Box: kaBox, X: make([]float32, 2*P), Y: make([]int32, B),
-		Rng: prob.NewRand(seed), Noise: prob.NewRand(seed + 1), LSE: testMixture.lse(beta)}
+	st := &kernel.Step2D{Step: 1, B: B, P: P, Box: knownmix.Box, X: make([]float32, 2*P), Y: make([]int32, B),
+		Rng: prob.NewRand(seed), Noise: prob.NewRand(seed + 1), LSE: knownmix.Standard.LSE(beta)}
 	for i := range B {
 		st.X[i], st.X[P+i] = float32(x0[i]), float32(x1[i])
 	}
@@ -34,7 +34,7 @@ func TestGradientZeroAtTruth(t *testing.T) {
 	const B = 8192
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	x0, x1 := testMixture.sample(prob.NewRand(5), B)
+	x0, x1 := knownmix.Standard.Sample(prob.NewRand(5), B)
 	cases := []struct {
 		name   string
 		o      Options
@@ -58,11 +58,11 @@ func TestGradientZeroAtTruth(t *testing.T) {
 				P := st.P
 				d := make([]float64, B)
 				for i := range B {
-					a, _, _ := testMixture.logp(float64(st.X[i]), float64(st.X[P+i]))
-					b, _, _ := testMixture.logp(float64(st.X[B+i]), float64(st.X[P+B+i]))
+					a, _, _ := knownmix.Standard.LogP(float64(st.X[i]), float64(st.X[P+i]))
+					b, _, _ := knownmix.Standard.LogP(float64(st.X[B+i]), float64(st.X[P+B+i]))
 					d[i] = b - a
 				}
-				mean, se := meanSE(d)
+				mean, se := knownmix.MeanSE(d)
 				t.Logf("%s, β %g: dL/dβ = %.5f ± %.5f (%.1f SE); acceptance %.3f", c.name, beta, mean, se, mean/se, res.Stats["drl_accept"])
 				switch {
 				case c.biased:
@@ -94,15 +94,7 @@ func TestCoefficients(t *testing.T) {
 	coef := make([]float32, st.P)
 	o.Loss(st, lse, coef)
 	for _, p := range []int{0, 9, B, 2*B - 1} {
-		const h = 1e-2
-		at := func(v float32) float64 {
-			old := lse[p]
-			lse[p] = v
-			l := o.Loss(st, lse, make([]float32, st.P))
-			lse[p] = old
-			return float64(l)
-		}
-		fd := (at(lse[p]+h) - at(lse[p]-h)) / (2 * h)
+		fd := knownmix.FiniteDiff(func() float64 { return float64(o.Loss(st, lse, make([]float32, st.P))) }, lse, p, 1e-2)
 		if math.Abs(fd-float64(coef[p])) > 1e-4 {
 			t.Errorf("lane %d: coef %.6f, finite difference %.6f", p, coef[p], fd)
 		}
@@ -113,48 +105,22 @@ func TestCoefficients(t *testing.T) {
 // with MH (the defaults) and unadjusted, and two runs of one seed agree bit for bit;
 // the model's cell TV from the truth is reported.
 func TestTrains(t *testing.T) {
-	X0, X1, Y := trainingDraws(1, 512)
 	for _, c := range []struct {
 		name string
 		g    schemas.Grid
-	}{{"defaults (MH)", schemas.Grid{}}, {"unadjusted", withOption(t, "drl_mh", false)}} {
+	}{{"defaults (MH)", schemas.Grid{}}, {"unadjusted", knownmix.WithOption(t, "drl_mh", false)}} {
 		t.Run(c.name, func(t *testing.T) {
-			spec := kernel.Spec2D{Hidden: []int{16}, K: 2, Steps: 300, Batch: 64, PxWeight: 1, Box: kaBox}
+			spec := knownmix.SmokeSpec(300)
 			if err := spec2D(c.g, &spec); err != nil {
 				t.Fatal(err)
 			}
-			theta := kernel.InitMLP2D(4, spec.Hidden, 2)
-			run := kernel.Run2D{Seed: 3, Theta: theta, LR: 3e-3, X0: X0, X1: X1, Y: Y}
-			res, err := kernel.Train2D(context.Background(), spec, []kernel.Run2D{run, run})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := res[0]
-			if r.Diverged {
-				t.Fatalf("diverged at step %d", r.DivergedStep)
-			}
-			for i := range r.Theta {
-				if r.Theta[i] != res[1].Theta[i] {
-					t.Fatal("two runs of the same seed differ")
-				}
-			}
-			tv0, _ := modelTV(spec.Hidden, 2, theta, 20)
-			tv, _ := modelTV(spec.Hidden, 2, r.Theta, 20)
+			r, theta := knownmix.Train(t, spec, knownmix.Standard, 3)
+			tv0, _ := knownmix.Standard.ModelTV(spec.Hidden, 2, theta, 20, knownmix.Box)
+			tv, _ := knownmix.Standard.ModelTV(spec.Hidden, 2, r.Theta, 20, knownmix.Box)
 			t.Logf("%s: loss %.4f, budget %d passes per step, stats %v; cell TV %.3f (init %.3f)", c.name, r.Loss, spec.GradEvalsPerStep(), r.Stats, tv, tv0)
 			if _, ok := r.Stats["drl_accept"]; ok != (c.name != "unadjusted") {
 				t.Errorf("stats %v", r.Stats)
 			}
 		})
 	}
-}
-
-// withOption is a grid point with the option key set to v, through its axis.
-func withOption(t *testing.T, key string, v any) schemas.Grid {
-	var g schemas.Grid
-	a, ok := schemas.AxisByKey(key)
-	if !ok {
-		t.Fatalf("no axis %s", key)
-	}
-	a.Field.Set(&g, v)
-	return g
 }

@@ -1,11 +1,11 @@
 package dsm
 
 import (
-	"context"
 	"math"
 	"runtime"
 	"testing"
 
+	"github.com/jemcheck/jemcheck/internal/knownmix"
 	"github.com/jemcheck/jemcheck/models/kernel"
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
@@ -14,7 +14,7 @@ import (
 // step is a Step2D of B data points x (float64 draws) for the objective's lanes.
 func step(o *Objective, B int, x0, x1 []float64, seed uint64) *kernel.Step2D {
 	P := o.Lanes(B)
-	st := &kernel.Step2D{Step: 1, B: B, P: P, Box: kaBox, X: make([]float32, 2*P), Y: make([]int32, B),
+	st := &kernel.Step2D{Step: 1, B: B, P: P, Box: knownmix.Box, X: make([]float32, 2*P), Y: make([]int32, B),
 		Rng: prob.NewRand(seed), Noise: prob.NewRand(seed + 1)}
 	for i := range B {
 		st.X[i], st.X[P+i] = float32(x0[i]), float32(x1[i])
@@ -45,18 +45,18 @@ func TestMinimisedAtTruth(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			x0, x1 := testMixture.sample(prob.NewRand(5), B)
+			x0, x1 := knownmix.Standard.Sample(prob.NewRand(5), B)
 			o := NewObjective(c.o)
 			st := step(o, B, x0, x1, 6)
 			o.Fill(st)
 			P := st.P
-			target := testMixture.noised(c.o.Sigma)
+			target := knownmix.Standard.Noised(c.o.Sigma)
 			if c.clean {
-				target = testMixture
+				target = knownmix.Standard
 			}
 			lp := make([]float64, P)
 			for p := range P {
-				lp[p], _, _ = target.logp(float64(st.X[p]), float64(st.X[P+p]))
+				lp[p], _, _ = target.LogP(float64(st.X[p]), float64(st.X[P+p]))
 			}
 			lse, coef := make([]float32, P), make([]float32, P)
 			loss := func(beta float64) float64 {
@@ -88,7 +88,7 @@ func TestMinimisedAtTruth(t *testing.T) {
 					saa += a * a
 				}
 			}
-			mean, se := meanSE(per)
+			mean, se := knownmix.MeanSE(per)
 			t.Logf("%s: losses %.5f at β %v; dL/dβ at 1 = %.5f ± %.5f; exact minimiser β* = %.4f", c.name, ls, betas, mean, se, -sae/saa)
 			if c.atTruth {
 				if betas[best] != 1 {
@@ -107,7 +107,7 @@ func TestMinimisedAtTruth(t *testing.T) {
 // TestCoefficients: Loss's derivatives match central finite differences of Loss.
 func TestCoefficients(t *testing.T) {
 	const B = 16
-	x0, x1 := testMixture.sample(prob.NewRand(2), B)
+	x0, x1 := knownmix.Standard.Sample(prob.NewRand(2), B)
 	for _, c := range []struct {
 		name string
 		o    Options
@@ -124,15 +124,7 @@ func TestCoefficients(t *testing.T) {
 			coef := make([]float32, st.P)
 			o.Loss(st, lse, coef)
 			for _, p := range []int{0, 3, B, B + 5, 2*B + 1, 3*B + 7, 4*B + 15} {
-				const h = 1e-3
-				at := func(v float32) float64 {
-					old := lse[p]
-					lse[p] = v
-					l := o.Loss(st, lse, make([]float32, st.P))
-					lse[p] = old
-					return float64(l)
-				}
-				fd := (at(lse[p]+h) - at(lse[p]-h)) / (2 * h)
+				fd := knownmix.FiniteDiff(func() float64 { return float64(o.Loss(st, lse, make([]float32, st.P))) }, lse, p, 1e-3)
 				if tol := 2e-3 * max(1, math.Abs(fd)); math.Abs(fd-float64(coef[p])) > tol {
 					t.Errorf("lane %d: coef %.6f, finite difference %.6f", p, coef[p], fd)
 				}
@@ -147,31 +139,16 @@ func TestCoefficients(t *testing.T) {
 // measure; at 3000 steps of a 32-32 network σ 0.2 reached TV 0.12 against exact
 // JEM's 0.07, σ 0.1: 0.44, σ 0.3: 0.14, σ 0.5: 0.21).
 func TestTrains(t *testing.T) {
-	X0, X1, Y := trainingDraws(1, 512)
-	spec := kernel.Spec2D{Hidden: []int{16}, K: 2, Steps: 300, Batch: 64, PxWeight: 1, Box: kaBox}
+	spec := knownmix.SmokeSpec(300)
 	if err := spec2D(schemas.Grid{}, &spec); err != nil {
 		t.Fatal(err)
 	}
-	theta := kernel.InitMLP2D(4, spec.Hidden, 2)
-	run := kernel.Run2D{Seed: 3, Theta: theta, LR: 3e-3, X0: X0, X1: X1, Y: Y}
-	res, err := kernel.Train2D(context.Background(), spec, []kernel.Run2D{run, run})
+	r, theta := knownmix.Train(t, spec, knownmix.Standard, 3)
+	tv0, err := knownmix.Standard.ModelTV(spec.Hidden, 2, theta, 20, knownmix.Box)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := res[0]
-	if r.Diverged {
-		t.Fatalf("diverged at step %d", r.DivergedStep)
-	}
-	for i := range r.Theta {
-		if r.Theta[i] != res[1].Theta[i] {
-			t.Fatal("two runs of the same seed differ")
-		}
-	}
-	tv0, err := modelTV(spec.Hidden, 2, theta, 20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tv, _ := modelTV(spec.Hidden, 2, r.Theta, 20)
+	tv, _ := knownmix.Standard.ModelTV(spec.Hidden, 2, r.Theta, 20, knownmix.Box)
 	t.Logf("dsm %+v: loss %.4f, budget %d passes per step; cell TV from the truth (20×20) %.3f, at init %.3f",
 		defaults, r.Loss, spec.GradEvalsPerStep(), tv, tv0)
 }

@@ -1,11 +1,11 @@
 package snl
 
 import (
-	"context"
 	"math"
 	"runtime"
 	"testing"
 
+	"github.com/jemcheck/jemcheck/internal/knownmix"
 	"github.com/jemcheck/jemcheck/models/kernel"
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
@@ -16,12 +16,12 @@ import (
 func logZs(betas []float64) []float64 {
 	const n = 500
 	kernel.ClearUpper()
-	h := 2.0 * kaBox / n
+	h := 2.0 * knownmix.Box / n
 	lp := make([]float64, 0, n*n)
 	for i := range n {
-		a := -kaBox + (float64(i)+0.5)*h
+		a := -knownmix.Box + (float64(i)+0.5)*h
 		for j := range n {
-			l, _, _ := testMixture.logp(a, -kaBox+(float64(j)+0.5)*h)
+			l, _, _ := knownmix.Standard.LogP(a, -knownmix.Box+(float64(j)+0.5)*h)
 			lp = append(lp, l)
 		}
 	}
@@ -44,7 +44,7 @@ func logZs(betas []float64) []float64 {
 // the same points.
 func step(o *Objective, B int, x0, x1 []float64, seed uint64) *kernel.Step2D {
 	P := o.Lanes(B)
-	st := &kernel.Step2D{Step: 2, B: B, P: P, Box: kaBox, X: make([]float32, 2*P), Y: make([]int32, B),
+	st := &kernel.Step2D{Step: 2, B: B, P: P, Box: knownmix.Box, X: make([]float32, 2*P), Y: make([]int32, B),
 		Rng: prob.NewRand(seed), Noise: prob.NewRand(seed + 1), Extra: make([]float32, 1), ExtraGrad: make([]float32, 1),
 		Data0: make([]float32, B), Data1: make([]float32, B)}
 	for i := range B {
@@ -58,7 +58,7 @@ func step(o *Objective, B int, x0, x1 []float64, seed uint64) *kernel.Step2D {
 // exact log Z of β·log p on the box, dL/db is 0 within 3 standard errors for every
 // tested β (b = log Z minimises the bound); the loss L(β, log Z(β)) (then the NLL of
 // p^β/Z(β), up to the IS error) is least at β = 1; and dL/dβ at β = 1, b = log Z(1)
-// (≈ 0: the mixture's mass outside the box is < 1e-9) is 0 within 3 standard errors.
+// (≈ 0: the mixture's mass outside the box is 5.7e-8) is 0 within 3 standard errors.
 func TestMinimisedAtTruth(t *testing.T) {
 	const B = 16384
 	runtime.LockOSThread()
@@ -70,7 +70,7 @@ func TestMinimisedAtTruth(t *testing.T) {
 		o    Options
 	}{{"gaussian proposal (default)", defaults}, {"uniform proposal", Options{N: 4, Proposal: "uniform"}}} {
 		t.Run(c.name, func(t *testing.T) {
-			x0, x1 := testMixture.sample(prob.NewRand(5), B)
+			x0, x1 := knownmix.Standard.Sample(prob.NewRand(5), B)
 			o := NewObjective(c.o)
 			st := step(o, B, x0, x1, 6)
 			o.Begin(st)
@@ -78,7 +78,7 @@ func TestMinimisedAtTruth(t *testing.T) {
 			P, n := st.P, st.P-B
 			lp := make([]float64, P)
 			for p := range P {
-				lp[p], _, _ = testMixture.logp(float64(st.X[p]), float64(st.X[P+p]))
+				lp[p], _, _ = knownmix.Standard.LogP(float64(st.X[p]), float64(st.X[P+p]))
 			}
 			lse, coef := make([]float32, P), make([]float32, P)
 			ls := make([]float64, len(betas))
@@ -97,7 +97,7 @@ func TestMinimisedAtTruth(t *testing.T) {
 				for j := range n {
 					tj[j] = float64(coef[B+j]) * float64(n)
 				}
-				mt, se := meanSE(tj)
+				mt, se := knownmix.MeanSE(tj)
 				g := float64(st.ExtraGrad[0])
 				t.Logf("β %.2f: log Z %.5f, loss %.5f, dL/db %.5f ± %.5f (IS ESS share %.3f)", beta, lz[k], ls[k], g, se, o.ess)
 				if math.Abs(1-mt-g) > 1e-4 {
@@ -114,8 +114,8 @@ func TestMinimisedAtTruth(t *testing.T) {
 					for j := range n {
 						dp[j] = tj[j] * lp[B+j]
 					}
-					md, sd := meanSE(dd)
-					mp, sp := meanSE(dp)
+					md, sd := knownmix.MeanSE(dd)
+					mp, sp := knownmix.MeanSE(dp)
 					var sum float64
 					for p := range P {
 						sum += float64(coef[p]) * lp[p]
@@ -138,7 +138,7 @@ func TestMinimisedAtTruth(t *testing.T) {
 // TestCoefficients: Loss's derivatives in ℓ and b match central finite differences.
 func TestCoefficients(t *testing.T) {
 	const B = 16
-	x0, x1 := testMixture.sample(prob.NewRand(2), B)
+	x0, x1 := knownmix.Standard.Sample(prob.NewRand(2), B)
 	for _, c := range []struct {
 		name string
 		o    Options
@@ -157,86 +157,44 @@ func TestCoefficients(t *testing.T) {
 			coef := make([]float32, st.P)
 			o.Loss(st, lse, coef)
 			db := float64(st.ExtraGrad[0])
-			const h = 1e-3
-			at := func(p int, v float32) float64 {
-				old := lse[p]
-				lse[p] = v
-				l := o.Loss(st, lse, make([]float32, st.P))
-				lse[p] = old
-				return float64(l)
-			}
+			loss := func() float64 { return float64(o.Loss(st, lse, make([]float32, st.P))) }
 			for _, p := range []int{0, 7, B, B + 5, 2*B + 1, st.P - 1} {
-				fd := (at(p, lse[p]+h) - at(p, lse[p]-h)) / (2 * h)
+				fd := knownmix.FiniteDiff(loss, lse, p, 1e-3)
 				if math.Abs(fd-float64(coef[p])) > 2e-3*max(1, math.Abs(fd)) {
 					t.Errorf("lane %d: coef %.6f, finite difference %.6f", p, coef[p], fd)
 				}
 			}
-			st.Extra[0] = 0.3 + h
-			up := float64(o.Loss(st, lse, make([]float32, st.P)))
-			st.Extra[0] = 0.3 - h
-			down := float64(o.Loss(st, lse, make([]float32, st.P)))
-			if fd := (up - down) / (2 * h); math.Abs(fd-db) > 2e-3*max(1, math.Abs(fd)) {
+			if fd := knownmix.FiniteDiff(loss, st.Extra, 0, 1e-3); math.Abs(fd-db) > 2e-3*max(1, math.Abs(fd)) {
 				t.Errorf("b: gradient %.6f, finite difference %.6f", db, fd)
 			}
 		})
 	}
 }
 
-// modelLogZ is the model's exact log Z on the box: log-sum-exp of kernel.CellLogits
-// over the G² cells and K classes plus the log cell area.
-func modelLogZ(hidden []int, k int, theta []float32, G int) (float64, error) {
-	f, err := kernel.CellLogits(hidden, k, theta, G, kaBox)
-	if err != nil {
-		return 0, err
-	}
-	m := math.Inf(-1)
-	for _, v := range f {
-		m = max(m, v)
-	}
-	var s float64
-	for _, v := range f {
-		s += math.Exp(v - m)
-	}
-	h := 2.0 * kaBox / float64(G)
-	return m + math.Log(s) + 2*math.Log(h), nil
-}
-
 // TestTrains: SNL trains a 2-D run through kernel.Train2D (spec2D) without diverging,
 // two runs of one seed agree bit for bit, and its learned b is compared with the
 // trained model's exact log Z on a 200² grid of cells (3×3 Gauss–Legendre nodes each).
 func TestTrains(t *testing.T) {
-	X0, X1, Y := trainingDraws(1, 512)
 	for _, c := range []struct {
 		name string
 		g    schemas.Grid
 		tol  float64 // |b − log Z| allowed after 300 steps
-	}{{"defaults (gaussian)", schemas.Grid{}, 0.3}, {"uniform", withOption(t, "snl_proposal", "uniform"), 0.3}} {
+	}{{"defaults (gaussian)", schemas.Grid{}, 0.3}, {"uniform", knownmix.WithOption(t, "snl_proposal", "uniform"), 0.3}} {
 		t.Run(c.name, func(t *testing.T) {
-			spec := kernel.Spec2D{Hidden: []int{16}, K: 2, Steps: 300, Batch: 64, PxWeight: 1, Box: kaBox}
+			spec := knownmix.SmokeSpec(300)
 			if err := spec2D(c.g, &spec); err != nil {
 				t.Fatal(err)
 			}
-			theta := kernel.InitMLP2D(4, spec.Hidden, 2)
-			run := kernel.Run2D{Seed: 3, Theta: theta, LR: 3e-3, X0: X0, X1: X1, Y: Y}
-			res, err := kernel.Train2D(context.Background(), spec, []kernel.Run2D{run, run})
+			r, theta := knownmix.Train(t, spec, knownmix.Standard, 3)
+			if len(r.Extra) != 1 {
+				t.Fatalf("extra parameters %v, want b", r.Extra)
+			}
+			_, lz, err := knownmix.ModelCells(spec.Hidden, 2, r.Theta, 200, knownmix.Box)
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := res[0]
-			if r.Diverged {
-				t.Fatalf("diverged at step %d", r.DivergedStep)
-			}
-			for i := range r.Theta {
-				if r.Theta[i] != res[1].Theta[i] || r.Extra[0] != res[1].Extra[0] {
-					t.Fatal("two runs of the same seed differ")
-				}
-			}
-			lz, err := modelLogZ(spec.Hidden, 2, r.Theta, 200)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lz0, _ := modelLogZ(spec.Hidden, 2, theta, 200)
-			tv, _ := modelTV(spec.Hidden, 2, r.Theta, 20)
+			_, lz0, _ := knownmix.ModelCells(spec.Hidden, 2, theta, 200, knownmix.Box)
+			tv, _ := knownmix.Standard.ModelTV(spec.Hidden, 2, r.Theta, 20, knownmix.Box)
 			b := r.Stats["log_z_learned"]
 			t.Logf("%s: learned log Z %.4f, exact %.4f (gap %+.4f; last IS log Ẑ %.4f, ESS share %.3f); log Z at init %.4f; loss %.4f; cell TV %.3f",
 				c.name, b, lz, b-lz, r.Stats["log_z_is"], r.Stats["is_ess_share"], lz0, r.Loss, tv)
@@ -245,15 +203,4 @@ func TestTrains(t *testing.T) {
 			}
 		})
 	}
-}
-
-// withOption is a grid point with the option key set to v, through its axis.
-func withOption(t *testing.T, key string, v any) schemas.Grid {
-	var g schemas.Grid
-	a, ok := schemas.AxisByKey(key)
-	if !ok {
-		t.Fatalf("no axis %s", key)
-	}
-	a.Field.Set(&g, v)
-	return g
 }

@@ -1,78 +1,22 @@
 package tre
 
 import (
-	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"runtime"
 	"testing"
 
+	"github.com/jemcheck/jemcheck/internal/knownmix"
 	"github.com/jemcheck/jemcheck/methods/nce"
 	"github.com/jemcheck/jemcheck/models/kernel"
 	"github.com/jemcheck/jemcheck/models/prob"
 )
 
-// Isotropic Gaussian mixtures, the helpers of kernel's tests (models/kernel/
-// methods2d_test.go) copied.
-
-type mixture struct {
-	w, m0, m1, sd []float64
-}
-
-// testMixture is kernel's known mixture, well inside the box [−5, 5]².
-var testMixture = mixture{
-	w:  []float64{0.5, 0.3, 0.2},
-	m0: []float64{-1.2, 1.3, 0.4},
-	m1: []float64{0.3, 1.0, -1.5},
-	sd: []float64{0.6, 0.5, 0.7},
-}
-
-func (m mixture) logp(a, b float64) float64 {
-	var s float64
-	for k := range m.w {
-		v := m.sd[k] * m.sd[k]
-		d0, d1 := a-m.m0[k], b-m.m1[k]
-		s += m.w[k] / (2 * math.Pi * v) * math.Exp(-(d0*d0+d1*d1)/(2*v))
-	}
-	return math.Log(s)
-}
-
-func (m mixture) sample(rng *rand.Rand, n int) (x0, x1 []float64) {
-	x0, x1 = make([]float64, n), make([]float64, n)
-	for i := range n {
-		u, k := rng.Float64(), 0
-		for k < len(m.w)-1 && u > m.w[k] {
-			u -= m.w[k]
-			k++
-		}
-		x0[i], x1[i] = m.m0[k]+m.sd[k]*rng.NormFloat64(), m.m1[k]+m.sd[k]*rng.NormFloat64()
-	}
-	return x0, x1
-}
-
-// cells are the mixture's exact masses of the c×c cells of [−box, box]².
-func (m mixture) cells(c int, box float64) []float64 {
-	phi := func(z float64) float64 { return 0.5 * (1 + math.Erf(z/math.Sqrt2)) }
-	h := 2 * box / float64(c)
-	out := make([]float64, c*c)
-	for k := range m.w {
-		for i := range c {
-			a := phi((-box+float64(i+1)*h-m.m0[k])/m.sd[k]) - phi((-box+float64(i)*h-m.m0[k])/m.sd[k])
-			for j := range c {
-				b := phi((-box+float64(j+1)*h-m.m1[k])/m.sd[k]) - phi((-box+float64(j)*h-m.m1[k])/m.sd[k])
-				out[i*c+j] += m.w[k] * a * b
-			}
-		}
-	}
-	return out
-}
-
 // bridgeCase is a loss evaluation: data, noise, m, and the bridges' parameters
 // (θ, d) at which β and c are varied.
 type bridgeCase struct {
 	name    string
-	data    mixture
+	data    knownmix.Mixture
 	noise   nce.Noise
 	m       int
 	theta   []float64
@@ -113,7 +57,7 @@ func TestTREMinimisedAtTruth(t *testing.T) {
 	const B, groups = 16384, 64
 	runtime.LockOSThread() // kernel.ClearUpper acts on this thread
 	defer runtime.UnlockOSThread()
-	gauss := mixture{w: []float64{1}, m0: []float64{0}, m1: []float64{0}, sd: []float64{0.5}}
+	gauss := knownmix.Mixture{W: []float64{1}, M0: []float64{0}, M1: []float64{0}, SD: []float64{0.5}}
 	iso := nce.GaussianNoise([2]float64{}, [2][2]float64{{4, 0}, {0, 4}})
 	th4, d4 := trueBridges(0.25, 4, 4)
 	th8, d8 := trueBridges(0.25, 4, 8)
@@ -121,16 +65,16 @@ func TestTREMinimisedAtTruth(t *testing.T) {
 	cases := []bridgeCase{
 		{"gaussian, m=4, true bridges", gauss, iso, 4, th4, d4, true, ""},
 		{"gaussian, m=8, true bridges", gauss, iso, 8, th8, d8, true, ""},
-		{"mixture, uniform noise, m=1", testMixture, nce.UniformNoise(5), 1, zeros(1), nil, true, ""},
-		{"mixture, gaussian noise, m=4, shares 1/m", testMixture, iso, 4, zeros(4), zeros(3), false, "misspecified"},
-		{"mixture, uniform noise, m=4, shares 1/m", testMixture, nce.UniformNoise(5), 4, zeros(4), zeros(3), false, "misspecified"},
+		{"mixture, uniform noise, m=1", knownmix.Standard, nce.UniformNoise(5), 1, zeros(1), nil, true, ""},
+		{"mixture, gaussian noise, m=4, shares 1/m", knownmix.Standard, iso, 4, zeros(4), zeros(3), false, "misspecified"},
+		{"mixture, uniform noise, m=4, shares 1/m", knownmix.Standard, nce.UniformNoise(5), 4, zeros(4), zeros(3), false, "misspecified"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			m := tc.m
 			P := B * (m + 1)
 			rng := prob.NewRand(5)
-			x0, x1 := tc.data.sample(rng, B)
+			x0, x1 := tc.data.Sample(rng, B)
 			x := make([]float32, 2*P)
 			for i := range B {
 				x[i], x[P+i] = float32(x0[i]), float32(x1[i])
@@ -139,7 +83,8 @@ func TestTREMinimisedAtTruth(t *testing.T) {
 			lp, lpn := make([]float64, P), make([]float64, P)
 			for p := range P {
 				a, b := float64(x[p]), float64(x[P+p])
-				lp[p], lpn[p] = tc.data.logp(a, b), tc.noise.LogPdf(a, b)
+				lp[p], _, _ = tc.data.LogP(a, b)
+				lpn[p] = tc.noise.LogPdf(a, b)
 			}
 			extra := make([]float32, 2*m)
 			for k := range m {
@@ -203,7 +148,7 @@ func TestTREMinimisedAtTruth(t *testing.T) {
 			msg := fmt.Sprintf("%s: losses %.5f at β %v; gradient at (1, 0):", tc.name, ls, betas)
 			bad := ""
 			for j, n := range names {
-				mean, se := meanSE(per[j])
+				mean, se := knownmix.MeanSE(per[j])
 				msg += fmt.Sprintf(" d/d%s %.5f ± %.5f", n, mean, se)
 				if math.Abs(mean) > 3*se {
 					bad += " " + n
@@ -222,19 +167,6 @@ func TestTREMinimisedAtTruth(t *testing.T) {
 			}
 		})
 	}
-}
-
-// meanSE is the mean of the values and its standard error.
-func meanSE(v []float64) (mean, se float64) {
-	for _, d := range v {
-		mean += d
-	}
-	mean /= float64(len(v))
-	var s float64
-	for _, d := range v {
-		s += (d - mean) * (d - mean)
-	}
-	return mean, math.Sqrt(s / float64(len(v)-1) / float64(len(v)))
 }
 
 // TestTRECoefficients: the loss's dL/dℓ and its parameters' gradient match finite
@@ -256,81 +188,34 @@ func TestTRECoefficients(t *testing.T) {
 	at := func() float64 { return float64(e.loss(lse, B, extra, make([]float32, P), make([]float32, 2*m))) }
 	const h = 1e-2
 	for _, p := range []int{0, 5, B, B + 7, 2*B + 3, 3*B + 2} {
-		lse[p] += h
-		up := at()
-		lse[p] -= 2 * h
-		down := at()
-		lse[p] += h
-		if fd := (up - down) / (2 * h); math.Abs(fd-float64(coef[p])) > 1e-4 {
+		if fd := knownmix.FiniteDiff(at, lse, p, h); math.Abs(fd-float64(coef[p])) > 1e-4 {
 			t.Errorf("lane %d: coef %.6f, finite difference %.6f", p, coef[p], fd)
 		}
 	}
 	for j := range extra {
-		extra[j] += h
-		up := at()
-		extra[j] -= 2 * h
-		down := at()
-		extra[j] += h
-		if fd := (up - down) / (2 * h); math.Abs(fd-float64(grad[j])) > 2e-4 {
+		if fd := knownmix.FiniteDiff(at, extra, j, h); math.Abs(fd-float64(grad[j])) > 2e-4 {
 			t.Errorf("parameter %d: gradient %.6f, finite difference %.6f", j, grad[j], fd)
 		}
 	}
 }
 
-// trainData are n draws of the mixture as a 2-class run's data (class: x0 > mid).
-func trainData(m mixture, seed uint64, n int) (X0, X1 []float32, Y []int32) {
-	x0, x1 := m.sample(prob.NewRand(seed), n)
-	X0, X1, Y = make([]float32, n), make([]float32, n), make([]int32, n)
-	for i := range X0 {
-		X0[i], X1[i] = float32(x0[i]), float32(x1[i])
-		if x0[i] > 0 {
-			Y[i] = 1
-		}
-	}
-	return X0, X1, Y
+// train is a smoke run of the objective (knownmix.Train: two runs of the seed, checked
+// to agree) for steps steps on data's training draws.
+func train(t *testing.T, obj func() kernel.Objective2D, data knownmix.Mixture, steps int, seed uint64) kernel.Result2D {
+	spec := knownmix.SmokeSpec(steps)
+	spec.Objective = obj
+	r, _ := knownmix.Train(t, spec, data, seed)
+	return r
 }
 
-// modelCells are the trained model's cell masses on the G×G grid of the box
-// (kernel.CellLogits, summed over classes, normalised) and its log Z on the box.
-func modelCells(t *testing.T, hidden []int, theta []float32, G int, box float64) ([]float64, float64) {
-	f, err := kernel.CellLogits(hidden, 2, theta, G, box)
+// modelCells are the trained 16-unit 2-class model's cell masses on the G×G cells of
+// the box and its log Z on the box (knownmix.ModelCells).
+func modelCells(t *testing.T, theta []float32, G int) ([]float64, float64) {
+	q, z, err := knownmix.ModelCells([]int{16}, 2, theta, G, knownmix.Box)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := math.Inf(-1)
-	for _, v := range f {
-		m = max(m, v)
-	}
-	q := make([]float64, G*G)
-	var s float64
-	for c := range q {
-		q[c] = math.Exp(f[2*c]-m) + math.Exp(f[2*c+1]-m)
-		s += q[c]
-	}
-	for c := range q {
-		q[c] /= s
-	}
-	h := 2 * box / float64(G)
-	return q, m + math.Log(s) + 2*math.Log(h)
-}
-
-func train(t *testing.T, obj func() kernel.Objective2D, data mixture, steps int, seed uint64) kernel.Result2D {
-	X0, X1, Y := trainData(data, 1, 512)
-	spec := kernel.Spec2D{Hidden: []int{16}, K: 2, Steps: steps, Batch: 64, PxWeight: 1, Box: 5, Objective: obj}
-	run := kernel.Run2D{Seed: seed, Theta: kernel.InitMLP2D(4, spec.Hidden, 2), LR: 3e-3, X0: X0, X1: X1, Y: Y}
-	res, err := kernel.Train2D(context.Background(), spec, []kernel.Run2D{run, run})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res[0].Diverged {
-		t.Fatalf("diverged at step %d", res[0].DivergedStep)
-	}
-	for i := range res[0].Theta {
-		if res[0].Theta[i] != res[1].Theta[i] {
-			t.Fatal("two runs of the same seed differ")
-		}
-	}
-	return res[0]
+	return q, z
 }
 
 // TestTRETrain: tre trains a 2-D run through kernel.Train2D without diverging, two
@@ -352,8 +237,8 @@ func TestTRETrain(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := train(t, func() kernel.Objective2D { return New(tc.o) }, testMixture, tc.steps, 3)
-			_, z := modelCells(t, []int{16}, r.Theta, 200, 5)
+			r := train(t, func() kernel.Objective2D { return New(tc.o) }, knownmix.Standard, tc.steps, 3)
+			_, z := modelCells(t, r.Theta, 200)
 			c := r.Stats["log_z_learned"]
 			t.Logf("%s, %d steps: loss %.4f, learned log Z %.4f (initial %.4f), exact %.4f: gap %+.4f; shares %.3f..%.3f",
 				tc.name, tc.steps, r.Loss, c, r.Stats["log_z_init"], z, c-z, r.Stats["share_min"], r.Stats["share_max"])
@@ -366,11 +251,11 @@ func TestTRETrain(t *testing.T) {
 
 // narrow is a mixture of tight components: ~6 nats of KL from the uniform noise on
 // the box [−5, 5]² (log 100 − its entropy).
-var narrow = mixture{
-	w:  []float64{0.5, 0.3, 0.2},
-	m0: []float64{-2, 2, 0.5},
-	m1: []float64{1, 2, -2},
-	sd: []float64{0.08, 0.08, 0.08},
+var narrow = knownmix.Mixture{
+	W:  []float64{0.5, 0.3, 0.2},
+	M0: []float64{-2, 2, 0.5},
+	M1: []float64{1, 2, -2},
+	SD: []float64{0.08, 0.08, 0.08},
 }
 
 // TestChasm is the TRE paper's prediction that NCE fails when the data are far from
@@ -379,13 +264,13 @@ var narrow = mixture{
 // gaps logged. Asserted: nothing diverges (the comparison itself is reported).
 func TestChasm(t *testing.T) {
 	var h float64
-	for _, w := range narrow.w {
+	for _, w := range narrow.W {
 		h -= w * math.Log(w)
 	}
-	h += 1 + math.Log(2*math.Pi*narrow.sd[0]*narrow.sd[0]) // 2-D Gaussian entropy, components disjoint
+	h += 1 + math.Log(2*math.Pi*narrow.SD[0]*narrow.SD[0]) // 2-D Gaussian entropy, components disjoint
 	t.Logf("narrow mixture: KL(p || uniform on the box) ≈ %.2f nats", math.Log(100)-h)
 	const G = 100
-	truth := narrow.cells(G, 5)
+	truth := narrow.Cells(G, knownmix.Box)
 	uni := nce.Options{Nu: 10, Noise: nce.NoiseUniform, Inflate: 1}
 	uni4 := uni
 	uni4.Nu = 4
@@ -402,7 +287,7 @@ func TestChasm(t *testing.T) {
 		for _, tc := range cases {
 			for _, seed := range []uint64{3, 4} {
 				r := train(t, tc.obj, narrow, steps, seed)
-				q, z := modelCells(t, []int{16}, r.Theta, G, 5)
+				q, z := modelCells(t, r.Theta, G)
 				c := r.Stats["log_z_learned"]
 				t.Logf("%-8s %4d steps seed %d: KL(truth || model) %.3f nats; learned log Z %.3f, exact %.3f (gap %+.3f)",
 					tc.name, steps, seed, prob.KL(truth, q), c, z, c-z)
