@@ -9,6 +9,7 @@ import (
 	_ "github.com/jemcheck/jemcheck/methods/all"
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/models/prob/mfa"
+	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/tasks"
 )
 
@@ -58,8 +59,8 @@ func TestKnownAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	train, _ := tr.Sample(prob.NewRand(2), 2000)
-	set, err := newEvalSet(tr, 5, train)
+	train, labels := tr.Sample(prob.NewRand(2), 2000)
+	set, err := newEvalSet(tr, 5, train, labels)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,6 +89,22 @@ func TestKnownAnswer(t *testing.T) {
 	}
 	if math.IsNaN(set.cal.Gap) || (set.cal.Accepted && set.cal.Reason != "") || (!set.cal.Accepted && set.cal.Reason == "") {
 		t.Errorf("calibration %+v", *set.cal)
+	}
+	// The calibration's bracket (mixture base, the task's settings) covers the truth's
+	// log Z = 0 whether or not the gap is small enough to accept.
+	if !set.cal.Covered || !(set.cal.Lower-3*set.cal.LowerSE <= 0 && 0 <= set.cal.Upper+3*set.cal.UpperSE) {
+		t.Errorf("calibration bracket [%.4f ± %.4f, %.4f ± %.4f] misses log Z = 0", set.cal.Lower, set.cal.LowerSE, set.cal.Upper, set.cal.UpperSE)
+	}
+	// The row gets kl_joint_lower exactly where the calibration accepted, and then it
+	// covers the model's KL = 0.
+	var row schemas.ResultRow
+	row.KLJointLower, row.KLJointLowerSE = math.NaN(), math.NaN()
+	r.fill(&row, set.cal)
+	if set.cal.Accepted != !math.IsNaN(row.KLJointLower) {
+		t.Errorf("accepted %v, kl_joint_lower %v", set.cal.Accepted, row.KLJointLower)
+	}
+	if set.cal.Accepted && !(row.KLJointLower <= 3*row.KLJointLowerSE) {
+		t.Errorf("accepted, but kl_joint_lower %v ± %v does not cover KL = 0", row.KLJointLower, row.KLJointLowerSE)
 	}
 }
 

@@ -268,12 +268,12 @@ func (s *source) Evaluate(ctx context.Context, tb tasks.TrainedBlock) (tasks.Res
 			if err != nil {
 				return rb, lb, err
 			}
-			x, _ := s.draws(tr, tab)
+			x, y := s.draws(tr, tab)
 			n := len(x) / tr.D()
 			if s.env.Options.Select != "" {
 				n = s.env.Options.HoldoutSplit(n)
 			}
-			set, err = newEvalSet(tr, tasks.TableSeed(s.env.Options.Seed, tab), x[:n*tr.D()])
+			set, err = newEvalSet(tr, tasks.TableSeed(s.env.Options.Seed, tab), x[:n*tr.D()], y[:n])
 			if err != nil {
 				return rb, lb, err
 			}

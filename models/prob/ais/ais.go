@@ -166,7 +166,7 @@ func logMeanExp(lw []float64) (lme, se, ess float64) {
 	return m + math.Log(mean), math.Sqrt(variance/float64(n)) / mean, s * s / s2
 }
 
-func check(target Target, base *Base) (BatchTarget, error) {
+func check(target Target, base Base) (BatchTarget, error) {
 	if target == nil || base == nil {
 		return nil, errors.New("ais: nil target or base")
 	}
@@ -188,7 +188,7 @@ var pilotTag = prob.SeedString("ais pilot")
 // E[Ẑ] = Z holds exactly (adapting on the main chains themselves would make each
 // chain's kernel depend on its own past through the pooled acceptance, a bias of order
 // 1/Chains). With o.Schedule set, Tune returns it.
-func Tune(ctx context.Context, target Target, base *Base, o Options) (Schedule, error) {
+func Tune(ctx context.Context, target Target, base Base, o Options) (Schedule, error) {
 	tgt, err := check(target, base)
 	if err != nil {
 		return Schedule{}, err
@@ -211,7 +211,7 @@ func Tune(ctx context.Context, target Target, base *Base, o Options) (Schedule, 
 		for i := range b.n {
 			base.Sample(b.rngs[i], b.x[i*d:(i+1)*d])
 		}
-		b.eval(b.x, b.lf, b.lb, b.gf)
+		b.eval(b.x, b.lf, b.lb, b.gf, b.gb)
 	})
 	eps := o.InitStep
 	s.Step[0] = eps
@@ -244,7 +244,7 @@ func Tune(ctx context.Context, target Target, base *Base, o Options) (Schedule, 
 // has mean Z exactly, so log Ẑ = log mean exp(LogW) is a stochastic LOWER bound on
 // log Z: E[log Ẑ] ≤ log Z (Jensen), and P(log Ẑ > log Z + t) ≤ e^{−t} (Markov).
 // The schedule is o.Schedule or Tune's.
-func Forward(ctx context.Context, target Target, base *Base, o Options) (Estimate, error) {
+func Forward(ctx context.Context, target Target, base Base, o Options) (Estimate, error) {
 	if o.Chains == 1 {
 		return Estimate{}, errors.New("ais: 1 chain")
 	}
@@ -268,7 +268,7 @@ func Forward(ctx context.Context, target Target, base *Base, o Options) (Estimat
 // only for exact draws of f/Z: approximate ones (MCMC) void it. Chain c's stream is
 // prob.Seed(o.Seed, c); o.Chains is ignored. The schedule is o.Schedule or Tune's (a
 // forward pilot from the base).
-func Reverse(ctx context.Context, target Target, base *Base, exactDraws []float64, o Options) (Estimate, error) {
+func Reverse(ctx context.Context, target Target, base Base, exactDraws []float64, o Options) (Estimate, error) {
 	s, err := Tune(ctx, target, base, o)
 	if err != nil {
 		return Estimate{}, err
@@ -334,7 +334,7 @@ var reverseTag = prob.SeedString("ais reverse")
 // An accepted (T, path, kernel, L, Moves, Chains) may then be trusted on a learned
 // model of the same D and similar shape, whose forward AIS (re-tuned: Tune on that
 // model) is its only available side.
-func Calibrate(ctx context.Context, target Target, trueLogZ float64, base *Base, draws []float64, o Options, gapTol float64) (Calibration, error) {
+func Calibrate(ctx context.Context, target Target, trueLogZ float64, base Base, draws []float64, o Options, gapTol float64) (Calibration, error) {
 	if !(gapTol > 0) {
 		gapTol = DefaultGapTol
 	}

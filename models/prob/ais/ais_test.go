@@ -15,7 +15,7 @@ func d16() *gauss {
 	return newGauss(fill(16, func(j int) float64 { return float64(1 - 2*(j%2)) }), fill(16, func(j int) float64 { return 0.4 * math.Pow(4, float64(j)/15) }), 0, 5)
 }
 
-func calibrate(t *testing.T, tgt Target, trueLogZ float64, base *Base, draws []float64, o Options) Calibration {
+func calibrate(t *testing.T, tgt Target, trueLogZ float64, base Base, draws []float64, o Options) Calibration {
 	t.Helper()
 	c, err := Calibrate(context.Background(), tgt, trueLogZ, base, draws, o, 0)
 	if err != nil {

@@ -18,21 +18,23 @@ import (
 type block struct {
 	n, d   int
 	tgt    BatchTarget
-	base   *Base
-	leap   int     // leapfrog steps per transition
-	jitter float64 // step jitter: ε·(1 + jitter·U(−1, 1)) per chain and transition
+	base   Base
+	scale  []float64 // base.Scale(): the kernel's preconditioner
+	leap   int       // leapfrog steps per transition
+	jitter float64   // step jitter: ε·(1 + jitter·U(−1, 1)) per chain and transition
 
-	x, lf, lb, gf     []float64 // current positions, log f, log base, ∇ log f
-	xp, lfp, lbp, gfp []float64 // proposals
-	q, eps, k0        []float64 // whitened momenta, per-chain steps, initial kinetic energies
-	acc               []float64 // per-chain acceptance probability of the last transition
-	rngs              []*rand.Rand
+	x, lf, lb, gf, gb      []float64 // current positions, log f, log base, ∇ log f, ∇ log base
+	xp, lfp, lbp, gfp, gbp []float64 // proposals
+	q, eps, k0             []float64 // whitened momenta, per-chain steps, initial kinetic energies
+	acc                    []float64 // per-chain acceptance probability of the last transition
+	rngs                   []*rand.Rand
 }
 
-func newBlock(n, d int, tgt BatchTarget, base *Base, o *Options, seeds []uint64) *block {
-	b := &block{n: n, d: d, tgt: tgt, base: base, leap: o.Leapfrog, jitter: o.Jitter}
+func newBlock(n, d int, tgt BatchTarget, base Base, o *Options, seeds []uint64) *block {
+	b := &block{n: n, d: d, tgt: tgt, base: base, scale: base.Scale(), leap: o.Leapfrog, jitter: o.Jitter}
 	nd := n * d
 	b.x, b.gf, b.xp, b.gfp, b.q = make([]float64, nd), make([]float64, nd), make([]float64, nd), make([]float64, nd), make([]float64, nd)
+	b.gb, b.gbp = make([]float64, nd), make([]float64, nd)
 	b.lf, b.lb, b.lfp, b.lbp = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 	b.eps, b.k0, b.acc = make([]float64, n), make([]float64, n), make([]float64, n)
 	b.rngs = make([]*rand.Rand, n)
@@ -42,12 +44,13 @@ func newBlock(n, d int, tgt BatchTarget, base *Base, o *Options, seeds []uint64)
 	return b
 }
 
-// eval fills lf, lb and gf at the n positions x.
-func (b *block) eval(x, lf, lb, gf []float64) {
+// eval fills lf, lb, gf and gb at the n positions x.
+func (b *block) eval(x, lf, lb, gf, gb []float64) {
 	b.tgt.LogDensityBatch(x, b.n, lf, gf)
 	avx.ClearUpper() // the target may leave the AVX upper state dirty: see package avx
+	d := b.d
 	for i := range b.n {
-		lb[i] = b.base.LogDensity(x[i*b.d:(i+1)*b.d], nil)
+		lb[i] = b.base.LogDensity(x[i*d:(i+1)*d], gb[i*d:(i+1)*d])
 	}
 }
 
@@ -71,23 +74,24 @@ func incr(dbeta, lb, lf float64) float64 {
 	return dbeta * (lf - lb)
 }
 
-// kick adds c·ε_i·SD_j·∇ log f_β(xp) to the whitened momenta.
+// kick adds c·ε_i·Scale_j·∇ log f_β(xp) to the whitened momenta, ∇ log f_β =
+// (1−β)·∇ log base + β·∇ log f.
 func (b *block) kick(beta, c float64) {
 	d := b.d
-	mu, sd, prec := b.base.Mean, b.base.SD, b.base.prec
+	sd := b.scale
 	for i := range b.n {
 		e := c * b.eps[i]
-		q, x, g := b.q[i*d:(i+1)*d], b.xp[i*d:(i+1)*d], b.gfp[i*d:(i+1)*d]
+		q, gb, g := b.q[i*d:(i+1)*d], b.gbp[i*d:(i+1)*d], b.gfp[i*d:(i+1)*d]
 		for j := range q {
-			grad := (1-beta)*(-(x[j]-mu[j])*prec[j]) + beta*g[j]
+			grad := (1-beta)*gb[j] + beta*g[j]
 			q[j] += e * sd[j] * grad
 		}
 	}
 }
 
 // transition is one HMC move (Leapfrog leapfrog steps; MALA is the one-step case) of
-// every chain, invariant for f_β/Z_β, preconditioned by the base's SD (mass matrix
-// diag(1/SD²)). b.acc gets each chain's acceptance probability min(1, α).
+// every chain, invariant for f_β/Z_β, preconditioned by the base's Scale (mass matrix
+// diag(1/Scale²)). b.acc gets each chain's acceptance probability min(1, α).
 func (b *block) transition(beta, step float64) {
 	n, d := b.n, b.d
 	avx.ClearUpper() // math.Exp in NormFloat64's tails and the acceptance: see package avx
@@ -104,7 +108,8 @@ func (b *block) transition(beta, step float64) {
 	}
 	copy(b.xp, b.x)
 	copy(b.gfp, b.gf)
-	sd := b.base.SD
+	copy(b.gbp, b.gb)
+	sd := b.scale
 	b.kick(beta, 0.5)
 	for l := range b.leap {
 		for i := range n {
@@ -114,7 +119,7 @@ func (b *block) transition(beta, step float64) {
 				x[j] += e * sd[j] * q[j]
 			}
 		}
-		b.eval(b.xp, b.lfp, b.lbp, b.gfp)
+		b.eval(b.xp, b.lfp, b.lbp, b.gfp, b.gbp)
 		if l < b.leap-1 {
 			b.kick(beta, 1)
 		} else {
@@ -135,6 +140,7 @@ func (b *block) transition(beta, step float64) {
 		if math.Log(u) < la { // NaN: rejected
 			copy(b.x[i*d:(i+1)*d], b.xp[i*d:(i+1)*d])
 			copy(b.gf[i*d:(i+1)*d], b.gfp[i*d:(i+1)*d])
+			copy(b.gb[i*d:(i+1)*d], b.gbp[i*d:(i+1)*d])
 			b.lf[i], b.lb[i] = b.lfp[i], b.lbp[i]
 		}
 	}
@@ -166,7 +172,7 @@ func parallel(workers, n int, f func(i int)) {
 
 // blocks splits chains 0..n−1 into blocks of size o.Block, chain c's stream seeded by
 // seed(c), its start written by init(c, x).
-func makeBlocks(n, d int, tgt BatchTarget, base *Base, o *Options, seed func(c int) uint64) []*block {
+func makeBlocks(n, d int, tgt BatchTarget, base Base, o *Options, seed func(c int) uint64) []*block {
 	var bs []*block
 	for lo := 0; lo < n; lo += o.Block {
 		m := min(o.Block, n-lo)
@@ -183,7 +189,7 @@ func makeBlocks(n, d int, tgt BatchTarget, base *Base, o *Options, seed func(c i
 // (from the given exact draws of the target, β falling). It returns the per-chain log
 // weights (forward: estimating log Z; reverse: estimating log 1/Z) and the mean
 // acceptance probability at each β_t.
-func run(ctx context.Context, tgt BatchTarget, base *Base, s Schedule, o *Options, seed uint64, n int, start []float64) (logw, accByT []float64, err error) {
+func run(ctx context.Context, tgt BatchTarget, base Base, s Schedule, o *Options, seed uint64, n int, start []float64) (logw, accByT []float64, err error) {
 	d := base.Dim()
 	T := s.T()
 	bs := makeBlocks(n, d, tgt, base, o, func(c int) uint64 { return prob.Seed(seed, uint64(c)) })
@@ -203,7 +209,7 @@ func run(ctx context.Context, tgt BatchTarget, base *Base, s Schedule, o *Option
 		} else {
 			copy(b.x, start[lo*d:(lo+b.n)*d])
 		}
-		b.eval(b.x, b.lf, b.lb, b.gf)
+		b.eval(b.x, b.lf, b.lb, b.gf, b.gb)
 		move := func(t int) {
 			for range o.Moves {
 				b.transition(s.Betas[t], s.Step[t])

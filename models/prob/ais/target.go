@@ -66,22 +66,40 @@ func (b batchTarget) LogDensity(x, grad []float64) float64 {
 	return out[0]
 }
 
-// Base is a normalised diagonal Gaussian N(Mean, diag(SD²)): AIS's starting
-// distribution, with exact draws and log density. Typically fitted to data by the
-// caller (FitBase) so that it covers the target's mass. It is also a Target (log
-// density exactly normalised), so AIS from a Base to itself gives log Ẑ = 0 exactly.
-type Base struct {
+// Base is AIS's starting distribution p₀: a normalised density on R^D with exact draws.
+// AIS is unbiased (E[Ẑ] = Z forward, E[1/Ẑ] = 1/Z reverse) for any Base whose
+// LogDensity is exactly normalised and whose Sample draws exactly from it; how well it
+// covers the target only moves the variance. Gaussian (diagonal, FitBase) and
+// MixtureBase (a mixture of diagonal Gaussians, FitMixtureBase) are the two here. A Base
+// is also a Target, so AIS from a Base to itself gives log Ẑ = 0 exactly. It must be
+// safe for concurrent use (it is only read).
+type Base interface {
+	Dim() int
+	// LogDensity is log p₀(x), normalised, and its gradient into grad when non-nil.
+	LogDensity(x, grad []float64) float64
+	// Sample writes an exact draw of p₀ into x (len D).
+	Sample(rng *rand.Rand, x []float64)
+	// Scale is the per-coordinate length scale that preconditions the HMC/MALA
+	// kernels (mass matrix diag(1/Scale²)); positive and finite. The caller does not
+	// modify it.
+	Scale() []float64
+}
+
+// Gaussian is a normalised diagonal Gaussian N(Mean, diag(SD²)), the simplest Base:
+// exact draws and log density. Typically fitted to data by the caller (FitBase) so that
+// it covers the target's mass.
+type Gaussian struct {
 	Mean, SD []float64
 	logNorm  float64   // −Σ log SD − (D/2) log 2π
 	prec     []float64 // 1/SD²
 }
 
-// NewBase is N(mean, diag(sd²)); every sd must be positive and finite.
-func NewBase(mean, sd []float64) (*Base, error) {
+// NewBase is the Gaussian N(mean, diag(sd²)); every sd must be positive and finite.
+func NewBase(mean, sd []float64) (*Gaussian, error) {
 	if len(mean) != len(sd) || len(mean) == 0 {
 		return nil, fmt.Errorf("ais: base mean has %d coordinates, sd %d", len(mean), len(sd))
 	}
-	b := &Base{Mean: append([]float64(nil), mean...), SD: append([]float64(nil), sd...), prec: make([]float64, len(sd))}
+	b := &Gaussian{Mean: append([]float64(nil), mean...), SD: append([]float64(nil), sd...), prec: make([]float64, len(sd))}
 	b.logNorm = -0.5 * float64(len(sd)) * math.Log(2*math.Pi)
 	for j, s := range sd {
 		if !(s > 0) || math.IsInf(s, 0) || math.IsNaN(mean[j]) || math.IsInf(mean[j], 0) {
@@ -97,16 +115,23 @@ func NewBase(mean, sd []float64) (*Base, error) {
 // of the n = len(data)/d rows of data (row-major), each sd inflated by the factor
 // inflate (≤ 0: 1; a little above 1 keeps the base's tails over the target's) and
 // floored at 1e-6 times the largest (and at 1e-12).
-func FitBase(data []float64, d int, inflate float64) (*Base, error) {
+func FitBase(data []float64, d int, inflate float64) (*Gaussian, error) {
 	if d <= 0 || len(data) < 2*d || len(data)%d != 0 {
 		return nil, fmt.Errorf("ais: FitBase needs at least 2 rows of %d, got %d values", d, len(data))
 	}
+	mean, sd := meanSD(data, d, inflate)
+	return NewBase(mean, sd)
+}
+
+// meanSD is the per-coordinate mean and sd (n − 1 denominator) of the rows of data,
+// each sd times inflate (≤ 0: 1) and floored at 1e-6 times the largest and at 1e-12.
+func meanSD(data []float64, d int, inflate float64) (mean, sd []float64) {
 	if !(inflate > 0) {
 		inflate = 1
 	}
 	n := len(data) / d
-	mean := make([]float64, d)
-	sd := make([]float64, d)
+	mean = make([]float64, d)
+	sd = make([]float64, d)
 	for i := range n {
 		for j, v := range data[i*d : (i+1)*d] {
 			mean[j] += v
@@ -122,21 +147,24 @@ func FitBase(data []float64, d int, inflate float64) (*Base, error) {
 	}
 	top := 0.0
 	for j := range sd {
-		sd[j] = inflate * math.Sqrt(sd[j]/float64(n-1))
+		sd[j] = inflate * math.Sqrt(sd[j]/float64(max(1, n-1)))
 		top = max(top, sd[j])
 	}
 	for j := range sd {
 		sd[j] = max(sd[j], 1e-6*top, 1e-12)
 	}
-	return NewBase(mean, sd)
+	return mean, sd
 }
 
 // Dim is D.
-func (b *Base) Dim() int { return len(b.Mean) }
+func (b *Gaussian) Dim() int { return len(b.Mean) }
+
+// Scale is SD.
+func (b *Gaussian) Scale() []float64 { return b.SD }
 
 // LogDensity is log N(x; Mean, diag(SD²)), its gradient −(x − Mean)/SD² into grad
 // when non-nil.
-func (b *Base) LogDensity(x, grad []float64) float64 {
+func (b *Gaussian) LogDensity(x, grad []float64) float64 {
 	s := 0.0
 	for j, v := range x {
 		r := v - b.Mean[j]
@@ -149,7 +177,7 @@ func (b *Base) LogDensity(x, grad []float64) float64 {
 }
 
 // Sample writes an exact draw into x (len D).
-func (b *Base) Sample(rng *rand.Rand, x []float64) {
+func (b *Gaussian) Sample(rng *rand.Rand, x []float64) {
 	for j := range x {
 		x[j] = b.Mean[j] + b.SD[j]*rng.NormFloat64()
 	}

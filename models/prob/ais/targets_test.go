@@ -178,7 +178,7 @@ type shifted struct {
 
 func (s shifted) LogDensity(x, grad []float64) float64 { return s.Target.LogDensity(x, grad) + s.c }
 
-func stdBase(d int) *Base {
+func stdBase(d int) *Gaussian {
 	m, s := make([]float64, d), make([]float64, d)
 	for j := range s {
 		s[j] = 1
