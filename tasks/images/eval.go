@@ -20,20 +20,23 @@ const MCDraws = 4000
 
 // The AIS of log Z_θ and its calibration on the truth. At D = 64 a model's forward run
 // costs about (AISChains·AISTemps + AISPilotChains·AISTemps) input-gradient evaluations
-// of the CNN (80,000; about 10 s for cnn:8,16 on one core of the reference machine);
-// the truth's calibration (forward and reverse) about 2 s a task.
+// of the CNN (272,000; about 35 s for cnn:8,16 on one core of the reference machine at
+// 130 µs a gradient);
+// the truth's calibration (forward and reverse) about 5 s a task on 2 cores.
 const (
-	AISChains      = 512
-	AISTemps       = 500
+	AISChains      = 256
+	AISTemps       = 1000
 	AISPilotChains = 16
 	AISBlock       = 32
 	// AISInflate widens the base components' per-pixel sds over their draws'.
-	AISInflate = 1.1
+	AISInflate = 1.05
 	// AISClusters is the k-means clusters per class of the AIS base (ais.FitMixtureBase
 	// on the training draws and their labels), AISMinCluster the fewest draws a
-	// cluster may have.
-	AISClusters   = 8
+	// cluster may have, AISRank the directions of each cluster's low-rank Gaussian
+	// (probabilistic PCA).
+	AISClusters   = 4
 	AISMinCluster = 50
+	AISRank       = 12
 )
 
 // The box [BoxLo, BoxHi]^D that a model's q_θ is normalised on. exp LSE_y f(x) of a
@@ -240,9 +243,10 @@ func newEvalSet(tr *mfa.Truth, seed uint64, train []float64, labels []int32) (*e
 	return s, nil
 }
 
-// fitBase is the AIS base of a task: a mixture of diagonal Gaussians, one per class ×
-// at most AISClusters k-means clusters of the training draws, each sd × AISInflate,
-// weighted by their share of the draws. One diagonal Gaussian (ais.FitBase) sends the
+// fitBase is the AIS base of a task: a mixture of low-rank Gaussians (the probabilistic
+// PCA of AISRank directions of each cluster), one per class × at most AISClusters
+// k-means clusters of the training draws, each variance × AISInflate², weighted by
+// their share of the draws. One diagonal Gaussian (ais.FitBase) sends the
 // chains to the truth's well-separated components in the wrong proportions and its
 // calibration never passed at D = 64 (docs/images.md).
 func fitBase(train []float64, labels []int32, D int, seed uint64) (ais.Base, error) {
@@ -250,7 +254,7 @@ func fitBase(train []float64, labels []int32, D int, seed uint64) (ais.Base, err
 	for i, v := range labels {
 		y[i] = int(v)
 	}
-	return ais.FitMixtureBase(train, y, D, ais.MixtureFit{Clusters: AISClusters, MinSize: AISMinCluster, Inflate: AISInflate, Seed: prob.Seed(seed, tagAIS, prob.SeedString("base"))})
+	return ais.FitMixtureBase(train, y, D, ais.MixtureFit{Clusters: AISClusters, MinSize: AISMinCluster, Rank: AISRank, Inflate: AISInflate, Seed: prob.Seed(seed, tagAIS, prob.SeedString("base"))})
 }
 
 // auroc is P(in > out) + ½ P(tie) over two samples.

@@ -51,14 +51,14 @@ func TestCalibrationSweep(t *testing.T) {
 			} else if bn == "mixture" {
 				base, err = fitBase(train, labels, D, uint64(seed))
 			} else { // mixC@inflate
-				var c int
+				var c, rank int
 				var inf float64
-				_, _ = fmt.Sscanf(bn, "mix%d@%g", &c, &inf)
+				_, _ = fmt.Sscanf(bn, "mix%d@%g/%d", &c, &inf, &rank)
 				y := make([]int, len(labels))
 				for i, v := range labels {
 					y[i] = int(v)
 				}
-				base, err = ais.FitMixtureBase(train, y, D, ais.MixtureFit{Clusters: c, MinSize: AISMinCluster, Inflate: inf, Seed: uint64(seed)})
+				base, err = ais.FitMixtureBase(train, y, D, ais.MixtureFit{Clusters: c, MinSize: AISMinCluster, Inflate: inf, Rank: rank, Seed: uint64(seed)})
 			}
 			if err != nil {
 				t.Fatal(err)

@@ -10,29 +10,29 @@ import (
 	"github.com/jemcheck/jemcheck/models/prob"
 )
 
-// MixtureBase is a normalised mixture of diagonal Gaussians, p₀(x) = Σ_k w_k
-// N(x; μ_k, diag σ_k²): a Base for targets with several well-separated modes, where one
+// MixtureBase is a normalised mixture of Bases, p₀(x) = Σ_k w_k p_k(x), typically
+// diagonal Gaussians N(μ_k, diag σ_k²) or low-rank ones (LowRank): a Base for targets with several well-separated modes, where one
 // Gaussian (FitBase) sends its chains to the modes in the wrong proportions. HMC and
 // MALA do not cross between separated modes within one annealing run, so the share of
 // chains that ends in each mode is the base's mass there; the forward weights then
 // carry the ratio of the target's mass of the mode to the base's, and their spread
 // (Pareto k̂, SE) is small only where the two agree. A base fitted per class and cluster
 // (FitMixtureBase) puts mass where the target has it. AIS stays unbiased: the base is
-// normalised (Σ w_k = 1) and Sample draws exactly (k ~ w, then x ~ N(μ_k, σ_k²)).
+// normalised (Σ w_k = 1) and Sample draws exactly (k ~ w, then x ~ p_k).
 type MixtureBase struct {
 	// Weights are the mixture weights (normalised by NewMixtureBase), Comps the
 	// components.
 	Weights []float64
-	Comps   []*Gaussian
+	Comps   []Base
 	logW    []float64
 	cum     []float64 // cumulative weights
-	scale   []float64 // √(Σ_k w_k σ_k²): the within-component RMS sd
+	scale   []float64 // √(Σ_k w_k Scale_k²): the within-component RMS scale
 }
 
 // NewMixtureBase is Σ_k w_k Comps[k] with w = weights / Σ weights; weights must be
 // non-negative and finite with a positive sum, the components of one dimension.
 // Components of weight 0 are dropped.
-func NewMixtureBase(weights []float64, comps []*Gaussian) (*MixtureBase, error) {
+func NewMixtureBase(weights []float64, comps []Base) (*MixtureBase, error) {
 	if len(weights) != len(comps) || len(comps) == 0 {
 		return nil, fmt.Errorf("ais: mixture base with %d weights and %d components", len(weights), len(comps))
 	}
@@ -63,7 +63,7 @@ func NewMixtureBase(weights []float64, comps []*Gaussian) (*MixtureBase, error) 
 		m.logW = append(m.logW, math.Log(w))
 		c += w
 		m.cum = append(m.cum, c)
-		for j, s := range m.Comps[k].SD {
+		for j, s := range m.Comps[k].Scale() {
 			m.scale[j] += w * s * s
 		}
 	}
@@ -77,12 +77,12 @@ func NewMixtureBase(weights []float64, comps []*Gaussian) (*MixtureBase, error) 
 // Dim is D.
 func (m *MixtureBase) Dim() int { return m.Comps[0].Dim() }
 
-// Scale is the within-component RMS sd √(Σ_k w_k σ_k²) per coordinate: the length
+// Scale is the within-component RMS scale √(Σ_k w_k Scale_k²) per coordinate: the length
 // scale of one mode, which is what the kernel moves in (a chain stays in its mode).
 func (m *MixtureBase) Scale() []float64 { return m.scale }
 
-// LogDensity is log Σ_k w_k N(x; μ_k, σ_k²), its gradient Σ_k r_k·(−(x − μ_k)/σ_k²)
-// (r_k the responsibilities) into grad when non-nil.
+// LogDensity is log Σ_k w_k p_k(x), its gradient Σ_k r_k·∇ log p_k(x) (r_k the
+// responsibilities; components of r_k < 1e-300 skipped) into grad when non-nil.
 func (m *MixtureBase) LogDensity(x, grad []float64) float64 {
 	var buf [64]float64
 	var lc []float64
@@ -109,13 +109,21 @@ func (m *MixtureBase) LogDensity(x, grad []float64) float64 {
 	lse := top + math.Log(s)
 	if grad != nil {
 		clear(grad)
+		var gbuf [256]float64
+		var g []float64
+		if len(x) <= len(gbuf) {
+			g = gbuf[:len(x)]
+		} else {
+			g = make([]float64, len(x))
+		}
 		for k, c := range m.Comps {
 			r := math.Exp(lc[k] - lse)
-			if r == 0 {
+			if !(r > 1e-300) {
 				continue
 			}
-			for j, v := range x {
-				grad[j] -= r * (v - c.Mean[j]) * c.prec[j]
+			c.LogDensity(x, g)
+			for j, v := range g {
+				grad[j] += r * v
 			}
 		}
 	}
@@ -138,17 +146,22 @@ type MixtureFit struct {
 	// class). A cluster with fewer than MinSize rows is removed and the class
 	// re-clustered, so a class never has more than n_y/MinSize.
 	Clusters int
-	MinSize  int     // smallest cluster (default 50, at least 2)
-	Inflate  float64 // each component's sds × Inflate (≤ 0: 1), as in FitBase
-	Seed     uint64  // k-means++ seeding; the fit is a function of (data, labels, Seed)
-	Iters    int     // Lloyd iterations at most (default 100)
+	MinSize  int // smallest cluster (default 50, at least 2)
+	// Rank, where positive, makes each component a LowRank Gaussian (probabilistic
+	// PCA of its rows with Rank directions, at most rows − 2) instead of a diagonal one.
+	Rank    int
+	Inflate float64 // each component's sds × Inflate (≤ 0: 1), as in FitBase
+	Seed    uint64  // k-means++ seeding; the fit is a function of (data, labels, Seed)
+	Iters   int     // Lloyd iterations at most (default 100)
 }
 
 // FitMixtureBase fits a MixtureBase to the n = len(data)/d rows of data (row-major):
 // the rows of each class (labels[i] ≥ 0; labels nil: all one class) are split into at
 // most f.Clusters k-means clusters (k-means++ seeding from f.Seed, Lloyd's iterations),
 // and each cluster becomes a diagonal Gaussian with its rows' per-coordinate mean and
-// sd × f.Inflate (FitBase's rule), of weight its share of the n rows. The classes are
+// sd × f.Inflate (FitBase's rule) or, with f.Rank > 0, their probabilistic PCA with
+// Rank directions (LowRank, every variance × f.Inflate²), of weight its share of the n
+// rows. The classes are
 // taken in increasing label order.
 func FitMixtureBase(data []float64, labels []int, d int, f MixtureFit) (*MixtureBase, error) {
 	if d <= 0 || len(data) < 2*d || len(data)%d != 0 {
@@ -185,7 +198,7 @@ func FitMixtureBase(data []float64, labels []int, d int, f MixtureFit) (*Mixture
 	}
 	slices.Sort(classes)
 	var weights []float64
-	var comps []*Gaussian
+	var comps []Base
 	for _, y := range classes {
 		rows := byClass[y]
 		if len(rows) < 2 {
@@ -197,8 +210,14 @@ func FitMixtureBase(data []float64, labels []int, d int, f MixtureFit) (*Mixture
 			for _, i := range cl {
 				sub = append(sub, data[i*d:(i+1)*d]...)
 			}
-			mean, sd := meanSD(sub, d, f.Inflate)
-			g, err := NewBase(mean, sd)
+			var g Base
+			var err error
+			if f.Rank > 0 {
+				g, err = fitLowRank(sub, d, f.Rank, f.Inflate, rng)
+			} else {
+				mean, sd := meanSD(sub, d, f.Inflate)
+				g, err = NewBase(mean, sd)
+			}
 			if err != nil {
 				return nil, err
 			}

@@ -14,7 +14,7 @@ import (
 func TestMixtureBase(t *testing.T) {
 	g1, _ := NewBase([]float64{-3, 1}, []float64{0.5, 2})
 	g2, _ := NewBase([]float64{2, 0}, []float64{1.5, 0.3})
-	m, err := NewMixtureBase([]float64{3, 1}, []*Gaussian{g1, g2})
+	m, err := NewMixtureBase([]float64{3, 1}, []Base{g1, g2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,10 +60,10 @@ func TestMixtureBase(t *testing.T) {
 			t.Errorf("coordinate %d: mean %v var %v, want %v %v", j, mean[j], sq[j]-mean[j]*mean[j], mu, v)
 		}
 	}
-	if _, err := NewMixtureBase([]float64{0, 0}, []*Gaussian{g1, g2}); err == nil {
+	if _, err := NewMixtureBase([]float64{0, 0}, []Base{g1, g2}); err == nil {
 		t.Error("zero weights accepted")
 	}
-	if _, err := NewMixtureBase([]float64{1, -1}, []*Gaussian{g1, g2}); err == nil {
+	if _, err := NewMixtureBase([]float64{1, -1}, []Base{g1, g2}); err == nil {
 		t.Error("negative weight accepted")
 	}
 }
@@ -111,7 +111,8 @@ func TestFitMixtureBase(t *testing.T) {
 		if len(m.Comps) != 3 {
 			t.Fatalf("labels %v: %d components", labels != nil, len(m.Comps))
 		}
-		for k, c := range m.Comps {
+		for k, cb := range m.Comps {
+			c := cb.(*Gaussian)
 			best := 0 // the true component nearest this one's mean
 			for q := range 3 {
 				if dist(c.Mean, p.m[q]) < dist(c.Mean, p.m[best]) {
@@ -155,6 +156,10 @@ func TestMixtureBaseCalibration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	low, err := FitMixtureBase(x, y, d, MixtureFit{Inflate: 1.05, Rank: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
 	draws := p.draws(prob.NewRand(32), 256)
 	cd := calibrate(t, p, p.c, diag, draws, o)
 	cm := calibrate(t, p, p.c, mix, draws, o)
@@ -163,6 +168,9 @@ func TestMixtureBaseCalibration(t *testing.T) {
 	}
 	if !cm.Accept || !cm.Covered {
 		t.Errorf("mixture base refused: %s", cm.Reason)
+	}
+	if cl := calibrate(t, p, p.c, low, draws, o); !cl.Accept || !cl.Covered {
+		t.Errorf("low-rank mixture base refused: %s", cl.Reason)
 	}
 	r := make([]float64, len(cm.Lower.LogW))
 	for i, w := range cm.Lower.LogW {
@@ -174,5 +182,58 @@ func TestMixtureBaseCalibration(t *testing.T) {
 	}
 	if _, err := Forward(context.Background(), p, mix, Options{Seed: 4, Chains: 32, Temps: 10}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLowRank: a 2-D low-rank Gaussian is normalised (grid quadrature), its gradient is
+// central differences', its draws have its covariance, and fitLowRank recovers a
+// planted direction and variances.
+func TestLowRank(t *testing.T) {
+	c, s := math.Cos(0.4), math.Sin(0.4)
+	g, err := NewLowRank([]float64{1, -1}, []float64{c, s}, []float64{4}, 0.25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot, h := 0.0, 0.02
+	for a := -10.0; a <= 12; a += h {
+		for b := -12.0; b <= 10; b += h {
+			tot += math.Exp(g.LogDensity([]float64{a, b}, nil)) * h * h
+		}
+	}
+	if math.Abs(tot-1) > 1e-3 {
+		t.Errorf("∫ p = %v", tot)
+	}
+	x, gr := []float64{0.3, 0.9}, make([]float64, 2)
+	g.LogDensity(x, gr)
+	for j := range x {
+		xp, xm := append([]float64(nil), x...), append([]float64(nil), x...)
+		xp[j] += 1e-5
+		xm[j] -= 1e-5
+		fd := (g.LogDensity(xp, nil) - g.LogDensity(xm, nil)) / 2e-5
+		if math.Abs(fd-gr[j]) > 1e-6*max(1, math.Abs(fd)) {
+			t.Errorf("gradient %d: %v, central difference %v", j, gr[j], fd)
+		}
+	}
+	const n = 100000
+	rng := prob.NewRand(5)
+	draws := make([]float64, 2*n)
+	for i := range n {
+		g.Sample(rng, draws[2*i:2*i+2])
+	}
+	var c00, c01, c11 float64
+	for i := range n {
+		a, b := draws[2*i]-1, draws[2*i+1]+1
+		c00, c01, c11 = c00+a*a/n, c01+a*b/n, c11+b*b/n
+	}
+	w00, w01, w11 := 0.25+3.75*c*c, 3.75*c*s, 0.25+3.75*s*s
+	if math.Abs(c00-w00) > 0.03*w00 || math.Abs(c01-w01) > 0.03*w00 || math.Abs(c11-w11) > 0.03*w00 {
+		t.Errorf("covariance [%v %v; %v], want [%v %v; %v]", c00, c01, c11, w00, w01, w11)
+	}
+	f, err := fitLowRank(draws, 2, 1, 1, prob.NewRand(6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(math.Abs(f.U[0]*c+f.U[1]*s)-1) > 1e-3 || math.Abs(f.Lambda[0]-4) > 0.1 || math.Abs(f.Sigma2-0.25) > 0.01 {
+		t.Errorf("fit: U %v Λ %v σ² %v", f.U, f.Lambda, f.Sigma2)
 	}
 }
