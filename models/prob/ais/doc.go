@@ -6,13 +6,17 @@
 //
 // # Annealed importance sampling (Neal 2001)
 //
-// A normalised base p₀ (Base: a diagonal Gaussian, typically fitted to data by the
-// caller) is joined to f by the geometric path log f_β = (1−β)·log p₀ + β·log f at
+// A normalised base p₀ (Base: any density with exact draws, log density, gradient and
+// a per-coordinate Scale that preconditions the kernel; here a diagonal Gaussian
+// (FitBase), a low-rank one (LowRank) or a mixture of either (FitMixtureBase, per class
+// × k-means cluster: for targets with separated modes, which the chains do not cross,
+// so the base must give each mode its share of mass), fitted to data by the caller)
+// is joined to f by the geometric path log f_β = (1−β)·log p₀ + β·log f at
 // temperatures 0 = β_0 < β_1 < … < β_T = 1 (Betas: sigmoidal as in Grosse, Ghahramani
 // & Adams 2015, geometric, or linear). Forward draws x exactly from p₀ and, for
 // t = 1..T, adds (β_t − β_{t−1})·(log f(x) − log p₀(x)) to the chain's log weight and
 // then moves x by an MCMC transition that leaves f_{β_t}/Z_{β_t} invariant: HMC with
-// L leapfrog steps or MALA (one leapfrog step), preconditioned by the base's SD. The
+// L leapfrog steps or MALA (one leapfrog step), preconditioned by the base's Scale. The
 // weight w = exp(log weight) satisfies E[w] = Z exactly (Neal 2001: AIS is importance
 // sampling on the extended space of the whole chain), for any T and any quality of
 // mixing: bad mixing costs variance, never unbiasedness of w.
