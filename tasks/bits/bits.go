@@ -43,7 +43,6 @@ const (
 	DefaultTasks = 20
 )
 
-
 // Name is methods.KindBits.
 func (Kind) Name() string { return methods.KindBits }
 
