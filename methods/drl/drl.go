@@ -44,12 +44,8 @@ func sampler2D(g schemas.Grid) kernel.Chain2D {
 		Step: float32(s2 / 2), Std: float32(math.Sqrt(s2)), MH: o.MH}
 }
 
-func spec2D(g schemas.Grid, s *kernel.Spec2D) error {
-	var o Options
-	methods.Decode(g, &o)
-	s.Objective = func() kernel.Objective2D { return NewObjective(o) }
-	return nil
-}
+// spec2D is the hook tasks/plane calls: it sets drl's objective on the 2-D spec.
+var spec2D = methods.Objective2D(func(o Options) kernel.Objective2D { return NewObjective(o) }, nil)
 
 // Objective is DRL as a kernel.Objective2D: lanes 0..B the data, B..2B each data
 // point's negative, a draw of q(·|x̃) by Langevin from x̃.

@@ -3,7 +3,6 @@ package dsm
 import (
 	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models/kernel"
-	"github.com/jemcheck/jemcheck/schemas"
 )
 
 // Name is the method's name.
@@ -30,12 +29,8 @@ func init() {
 		Trainers: map[string]any{methods.KindPlane: spec2D}})
 }
 
-func spec2D(g schemas.Grid, s *kernel.Spec2D) error {
-	var o Options
-	methods.Decode(g, &o)
-	s.Objective = func() kernel.Objective2D { return NewObjective(o) }
-	return nil
-}
+// spec2D is the hook tasks/plane calls: it sets dsm's objective on the 2-D spec.
+var spec2D = methods.Objective2D(func(o Options) kernel.Objective2D { return NewObjective(o) }, nil)
 
 // Objective is DSM as a kernel.Objective2D. Lanes: the B data points (read by the
 // trainer's cross-entropy only), then 4 lanes per data point i, lane B + k·B + i for

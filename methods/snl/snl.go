@@ -5,7 +5,6 @@ import (
 
 	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models/kernel"
-	"github.com/jemcheck/jemcheck/schemas"
 )
 
 // Name is the method's name.
@@ -39,12 +38,8 @@ func init() {
 		Trainers: map[string]any{methods.KindPlane: spec2D}})
 }
 
-func spec2D(g schemas.Grid, s *kernel.Spec2D) error {
-	var o Options
-	methods.Decode(g, &o)
-	s.Objective = func() kernel.Objective2D { return NewObjective(o) }
-	return nil
-}
+// spec2D is the hook tasks/plane calls: it sets snl's objective on the 2-D spec.
+var spec2D = methods.Objective2D(func(o Options) kernel.Objective2D { return NewObjective(o) }, nil)
 
 // Objective is SNL as a kernel.Objective2D: lanes 0..B the data, B..B(1+N) the
 // proposal draws u_j; its one parameter st.Extra[0] is b.

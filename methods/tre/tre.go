@@ -8,7 +8,6 @@ import (
 	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/methods/nce"
 	"github.com/jemcheck/jemcheck/models/kernel"
-	"github.com/jemcheck/jemcheck/schemas"
 )
 
 // Name is the method's name.
@@ -34,15 +33,7 @@ func init() {
 }
 
 // spec2D is the hook tasks/plane calls: it sets tre's objective on the 2-D spec.
-func spec2D(g schemas.Grid, s *kernel.Spec2D) error {
-	var o Options
-	methods.Decode(g, &o)
-	if err := o.check(); err != nil {
-		return err
-	}
-	s.Objective = func() kernel.Objective2D { return New(o) }
-	return nil
-}
+var spec2D = methods.Objective2D(func(o Options) kernel.Objective2D { return New(o) }, Options.check)
 
 func (o Options) check() error {
 	switch {
