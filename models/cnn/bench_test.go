@@ -55,12 +55,12 @@ func BenchmarkCNN(b *testing.B) {
 			sp, _ := Parse(benchModel)
 			p, _ := Init(sp, 16, 10, 1)
 			x := benchData().X[:64*256]
-			if _, err := evaluate(p, x, 64, evalEnergyGrad, ad.autodiff); err != nil {
+			if _, err := evaluate("", p, x, 64, evalEnergyGrad, ad.autodiff); err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
 			for range b.N {
-				if _, err := evaluate(p, x, 64, evalEnergyGrad, ad.autodiff); err != nil {
+				if _, err := evaluate("", p, x, 64, evalEnergyGrad, ad.autodiff); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -131,11 +131,40 @@ func paramNodes(g *graph.Graph, sh [][]int, prefix string) []*graph.Node {
 	return out
 }
 
-// evaluator runs the evaluation graphs (Logits, Energy) on DefaultBackend, one at a time.
-var evaluator struct {
+// evaluators run the evaluation graphs (Logits, Energy), one per backend
+// configuration, each one call at a time.
+var evaluators struct {
+	sync.Mutex
+	byBackend map[string]*evaluatorState
+}
+
+type evaluatorState struct {
 	sync.Mutex
 	backend backends.Backend
 	graphs  map[evalKey]*graph.Graph
+}
+
+// evaluatorOn is the evaluator of a backend configuration ("" = DefaultBackend), opened
+// on first use and kept for the process (a backend holds its device and compiled graphs).
+func evaluatorOn(config string) (*evaluatorState, error) {
+	if config == "" {
+		config = DefaultBackend
+	}
+	evaluators.Lock()
+	defer evaluators.Unlock()
+	if e := evaluators.byBackend[config]; e != nil {
+		return e, nil
+	}
+	b, err := newBackend(config)
+	if err != nil {
+		return nil, err
+	}
+	if evaluators.byBackend == nil {
+		evaluators.byBackend = map[string]*evaluatorState{}
+	}
+	e := &evaluatorState{backend: b, graphs: map[evalKey]*graph.Graph{}}
+	evaluators.byBackend[config] = e
+	return e, nil
 }
 
 type evalKey struct {
@@ -151,8 +180,9 @@ const (
 	evalEnergyGrad
 )
 
-// evaluate runs the evaluation graph of the given kind on x (n×S·S).
-func evaluate(p Params, x []float32, n, kind int, autodiff bool) ([]*tensors.Tensor, error) {
+// evaluate runs the evaluation graph of the given kind on x (n×S·S) on a backend
+// configuration ("" = DefaultBackend).
+func evaluate(backend string, p Params, x []float32, n, kind int, autodiff bool) ([]*tensors.Tensor, error) {
 	if err := p.check(); err != nil {
 		return nil, err
 	}
@@ -160,15 +190,12 @@ func evaluate(p Params, x []float32, n, kind int, autodiff bool) ([]*tensors.Ten
 	if n <= 0 || len(x) != n*D {
 		return nil, fmt.Errorf("cnn: x has %d values, want n·S² = %d·%d", len(x), n, D)
 	}
+	evaluator, err := evaluatorOn(backend)
+	if err != nil {
+		return nil, err
+	}
 	evaluator.Lock()
 	defer evaluator.Unlock()
-	if evaluator.backend == nil {
-		b, err := newBackend(DefaultBackend)
-		if err != nil {
-			return nil, err
-		}
-		evaluator.backend, evaluator.graphs = b, map[evalKey]*graph.Graph{}
-	}
 	key := evalKey{p.Spec.String(), p.S, p.K, n, kind, autodiff}
 	g := evaluator.graphs[key]
 	if g == nil {
@@ -191,7 +218,7 @@ func evaluate(p Params, x []float32, n, kind int, autodiff bool) ([]*tensors.Ten
 	}
 	inputs = append(inputs, tensors.FromFlatDataAndDimensions(slices.Clone(x), n, D))
 	var outs []*tensors.Tensor
-	err := catch(func() error { outs = g.Run(inputs...); return nil })
+	err = catch(func() error { outs = g.Run(inputs...); return nil })
 	return outs, err
 }
 
@@ -225,9 +252,13 @@ func (n *net) lseGrad(p []*graph.Node, x *graph.Node, autodiff bool) (lse, dx *g
 	return logSumExp(logits), dx
 }
 
-// Logits returns the n×K logits of the model on x (n×S·S, row-major images).
-func Logits(p Params, x []float32, n int) ([]float32, error) {
-	outs, err := evaluate(p, x, n, evalLogits, false)
+// Logits returns the n×K logits of the model on x (n×S·S, row-major images), computed on
+// DefaultBackend.
+func Logits(p Params, x []float32, n int) ([]float32, error) { return LogitsOn("", p, x, n) }
+
+// LogitsOn is Logits on a backend configuration ("" = DefaultBackend, "xla:cuda", ...).
+func LogitsOn(backend string, p Params, x []float32, n int) ([]float32, error) {
+	outs, err := evaluate(backend, p, x, n, evalLogits, false)
 	if err != nil {
 		return nil, err
 	}
@@ -237,13 +268,18 @@ func Logits(p Params, x []float32, n int) ([]float32, error) {
 // Energy returns LSE_y f(x)_y for every image of x (n×S·S) — the negative energy of the
 // JEM density p(x) ∝ exp(LSE_y f(x)_y) — and, if grad, its input gradient (n×S·S), from
 // the hand-written backward pass (checked against GoMLX autodiff and finite differences
-// in the tests).
+// in the tests), computed on DefaultBackend.
 func Energy(p Params, x []float32, n int, grad bool) (lse, dx []float32, err error) {
+	return EnergyOn("", p, x, n, grad)
+}
+
+// EnergyOn is Energy on a backend configuration ("" = DefaultBackend, "xla:cuda", ...).
+func EnergyOn(backend string, p Params, x []float32, n int, grad bool) (lse, dx []float32, err error) {
 	kind := evalEnergy
 	if grad {
 		kind = evalEnergyGrad
 	}
-	outs, err := evaluate(p, x, n, kind, false)
+	outs, err := evaluate(backend, p, x, n, kind, false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -256,7 +292,7 @@ func Energy(p Params, x []float32, n int, grad bool) (lse, dx []float32, err err
 
 // energyAutodiff is Energy with grad, the gradient by GoMLX autodiff (tests).
 func energyAutodiff(p Params, x []float32, n int) (lse, dx []float32, err error) {
-	outs, err := evaluate(p, x, n, evalEnergyGrad, true)
+	outs, err := evaluate("", p, x, n, evalEnergyGrad, true)
 	if err != nil {
 		return nil, nil, err
 	}
