@@ -3,6 +3,7 @@ package cnn
 import (
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -59,5 +60,59 @@ func TestLoadONNX(t *testing.T) {
 	}
 	if _, err := LoadONNX("testdata/missing.onnx"); err == nil {
 		t.Error("missing file: no error")
+	}
+}
+
+// TestONNXEnergy: ONNXModel.Energy's LSE equals the LSE of Logits, and its input
+// gradient (GoMLX autodiff through the onnx-gomlx graph of testdata/tiny.onnx) matches
+// central finite differences of the LSE on every pixel of three images.
+func TestONNXEnergy(t *testing.T) {
+	m, err := LoadONNX("testdata/tiny.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 3
+	x := make([]float32, n*m.PerExample)
+	for i := range x {
+		x[i] = float32(math.Sin(float64(i)*0.7)) * 0.8
+	}
+	lse, dx, err := m.Energy(x, n, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lse0, dx0, err := m.Energy(x, n, false)
+	if err != nil || dx0 != nil {
+		t.Fatalf("without the gradient: %v, gradient %v", err, dx0)
+	}
+	if len(lse) != n || len(dx) != len(x) {
+		t.Fatalf("%d LSEs and %d gradient values, want %d and %d", len(lse), len(dx), n, len(x))
+	}
+	for i := range n {
+		if d := math.Abs(float64(lse[i] - lse0[i])); d > 1e-5 {
+			t.Errorf("image %d: LSE %v by the gradient graph, %v from the logits", i, lse[i], lse0[i])
+		}
+	}
+	const h = 1e-2
+	var maxErr float64
+	for j := range x {
+		xp, xm := slices.Clone(x), slices.Clone(x)
+		xp[j] += h
+		xm[j] -= h
+		lp, _, err1 := m.Energy(xp, n, false)
+		lm, _, err2 := m.Energy(xm, n, false)
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		i := j / m.PerExample
+		fd := (float64(lp[i]) - float64(lm[i])) / (2 * h)
+		e := math.Abs(fd-float64(dx[j])) / (1e-2 + math.Abs(fd))
+		maxErr = max(maxErr, e)
+		if e > 5e-3 {
+			t.Errorf("pixel %d: gradient %v, finite difference %v", j, dx[j], fd)
+		}
+	}
+	t.Logf("autodiff vs finite differences (h = %g, float32): max relative error %.2g over %d pixels", h, maxErr, len(x))
+	if _, _, err := m.Energy(x[:10], 1, true); err == nil {
+		t.Error("wrong input size: no error")
 	}
 }
