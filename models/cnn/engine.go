@@ -38,6 +38,13 @@ func newBackend(config string) (b backends.Backend, err error) {
 	default:
 		return nil, fmt.Errorf("cnn: unknown backend %q (compiled in: %s)", name, strings.Join(models.Backends(), ", "))
 	}
+	if name != "go" {
+		devices.Lock()
+		defer devices.Unlock()
+		if b := devices.byConfig[config]; b != nil {
+			return b, nil
+		}
+	}
 	err = catch(func() error {
 		var err error
 		b, err = backends.NewWithConfig(config) // typed nil on error: test err, not b
@@ -46,8 +53,30 @@ func newBackend(config string) (b backends.Backend, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("cnn: backend %q unavailable: %w", config, err)
 	}
+	if name != "go" {
+		if devices.byConfig == nil {
+			devices.byConfig = map[string]backends.Backend{}
+		}
+		b = keptBackend{b}
+		devices.byConfig[config] = b
+	}
 	return b, nil
 }
+
+// devices holds the device backends (every configuration but the pure-Go "go"), one
+// per configuration for the process: a PJRT client owns its device, and a CUDA client
+// takes most of the GPU's memory up front, so the runs of a block (trained in parallel)
+// and the evaluation share one client instead of opening one each.
+var devices struct {
+	sync.Mutex
+	byConfig map[string]backends.Backend
+}
+
+// keptBackend is a shared device backend: Finalize is a no-op (the client lives as
+// long as the process).
+type keptBackend struct{ backends.Backend }
+
+func (keptBackend) Finalize() {}
 
 // catch runs fn and turns a panic (GoMLX reports most errors by panicking) into an error.
 func catch(fn func() error) (err error) {

@@ -58,6 +58,7 @@ import (
 	"strings"
 
 	"github.com/jemcheck/jemcheck/methods"
+	"github.com/jemcheck/jemcheck/models"
 	"github.com/jemcheck/jemcheck/models/cnn"
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/models/prob/mfa"
@@ -211,8 +212,14 @@ func (Kind) Validate(p tasks.Point) error {
 // MaxDrawValues bounds the pixel values of one task's draws held in memory (float64).
 const MaxDrawValues = 1 << 28
 
-// Limits checks the draws held per task.
-func (Kind) Limits(_ tasks.Options, p tasks.Point, _ bool) error {
+// Limits checks the backend (the CNN trains on GoMLX: the default pure-Go backend or
+// --backend, e.g. xla:cuda; the fused kernels have no convolution) and the draws held
+// per task.
+func (Kind) Limits(o tasks.Options, p tasks.Point, _ bool) error {
+	if o.Backend == models.BackendKernel {
+		return fmt.Errorf("backend: --backend=%s does not apply to the images task %s: the CNN trains on GoMLX "+
+			"(leave --backend out for the pure-Go backend, or pass a GoMLX backend such as xla:cuda)", o.Backend, p.Task)
+	}
 	if n := tasks.SatMul(int64(p.Samples), int64(p.XValues)); n > MaxDrawValues {
 		return fmt.Errorf("samples: %d draws of %d pixels is %s values held in memory, over the limit of %s (use fewer --samples)",
 			p.Samples, p.XValues, tasks.Count(n), tasks.Count(MaxDrawValues))

@@ -207,7 +207,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			return out, err
 		}
 		for j, meth := range p.Methods {
-			opts := cnn.TrainOptions{Seed: tasks.TrainSeed(o.Seed, t, meth), Init: &init}
+			opts := cnn.TrainOptions{Seed: tasks.TrainSeed(o.Seed, t, meth), Init: &init, Backend: o.Backend}
 			if err := hook(meth, p, &opts); err != nil {
 				return out, err
 			}
@@ -281,7 +281,7 @@ func (s *source) Evaluate(ctx context.Context, tb tasks.TrainedBlock) (tasks.Res
 		}
 		row := newRow(t, set)
 		if params, err := s.unflatten(t.Run.Theta); err == nil && !t.Diverged {
-			m := cnnModel{params}
+			m := cnnModel{params, s.env.Options.Backend}
 			set.measure(ctx, m, nil).fill(&row, set.cal)
 		}
 		finishRow(&row, t)
