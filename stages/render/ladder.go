@@ -48,19 +48,23 @@ type ladderRow struct {
 	CPU     string
 }
 
-// ladderLine is one method (with its options) across a family's dimensions.
+// ladderLine is one method (with its options) across a family's dimensions: one
+// measure of it (a figure may draw several lines of one method and options: the same
+// colour and glyph, dashed where dashed is set).
 type ladderLine struct {
 	method, options string
 	label           string // the legend's: the method and the options in which its lines differ
+	dashed          bool
 	pts             []ladderPoint
 }
 
-// ladderPoint is a line's point at one dimension.
+// ladderPoint is a line's point at one dimension: its value with a 95% CI, and the
+// figure's dashed reference at that dimension (NaN for none).
 type ladderPoint struct {
-	d            float64
-	excess       float64
-	lo, hi       float64
-	exactJEMMean float64
+	d      float64
+	v      float64
+	lo, hi float64
+	ref    float64
 }
 
 // ladderRung gathers a family's points (one panel) before they become a ladderFamily.
@@ -76,14 +80,18 @@ func ladderExclude(key string) bool {
 	return key == "task" || key == "x_values" || key == "classes" || len(methods.Using(key)) > 0
 }
 
-// ladderRungs groups the summary's points by family and, within one, by the values of
-// the other axes they differ in (ladderExclude aside); only the rungs with points at
-// two or more dimensions are kept, in the order their families first appear.
-func ladderRungs(s schemas.Summary) []ladderRung {
+// ladderRungs groups the summary's points that keep keeps by family and, within one, by
+// the values of the other axes they differ in (ladderExclude aside); only the rungs with
+// points at minDims or more dimensions are kept, in the order their families first
+// appear.
+//
+// The excess ladder keeps the points with an exact joint KL (keep: hasExactKL) at two
+// or more dimensions; the bounds rung (ladderbounds.go) those without, from one.
+func ladderRungs(s schemas.Summary, keep func(schemas.PointSummary) bool, minDims int) []ladderRung {
 	var families []string
 	byFamily := map[string][]schemas.PointSummary{}
 	for _, ps := range s.Points {
-		if ps.LadderFamily == "" || ps.Dimension <= 0 {
+		if ps.LadderFamily == "" || ps.Dimension <= 0 || !keep(ps) {
 			continue
 		}
 		if _, ok := byFamily[ps.LadderFamily]; !ok {
@@ -119,7 +127,7 @@ func ladderRungs(s schemas.Summary) []ladderRung {
 			for _, ps := range byName[n] {
 				dims[ps.Dimension] = true
 			}
-			if len(dims) >= 2 {
+			if len(dims) >= minDims {
 				out = append(out, ladderRung{name: n, points: byName[n]})
 			}
 		}
@@ -127,10 +135,19 @@ func ladderRungs(s schemas.Summary) []ladderRung {
 	return out
 }
 
-// ladderFamilies are the ladder section's rungs (none when no family has points at two
-// or more dimensions), with the figures that could not be drawn as warnings.
-func ladderFamilies(s schemas.Summary, ms []string) ([]ladderFamily, []string) {
-	ms = slices.Clone(ms) // the results' methods, and the summary's (a report from summary.json alone)
+// hasExactKL: some method of the point has a finite joint KL (or an excess over exact
+// JEM): the excess ladder has something to show of it. A point whose every joint KL is
+// NaN (no exact JEM: the model's Z is unknown) is on the bounds rung instead.
+func hasExactKL(ps schemas.PointSummary) bool {
+	return len(ps.Samplers) > 0 || slices.ContainsFunc(ps.Methods, func(m schemas.MethodSummary) bool {
+		return m.KLJoint.Count > 0 || m.KLJoint.Infinite > 0
+	})
+}
+
+// ladderMethods are the methods the ladder's figures colour: the results' methods, and
+// the summary's (a report from summary.json alone), in the report's order.
+func ladderMethods(s schemas.Summary, ms []string) []string {
+	ms = slices.Clone(ms)
 	for _, ps := range s.Points {
 		for _, m := range ps.Methods {
 			if !slices.Contains(ms, m.Method) {
@@ -139,11 +156,21 @@ func ladderFamilies(s schemas.Summary, ms []string) ([]ladderFamily, []string) {
 		}
 	}
 	sortMethods(ms)
+	return ms
+}
+
+// excessAxes are the excess ladder's figure's words.
+var excessAxes = ladderAxes{ylabel: "excess joint KL over exact JEM (nats)", none: "no excess", ref: "exact JEM's joint KL"}
+
+// ladderFamilies are the ladder section's rungs (none when no family has points at two
+// or more dimensions), with the figures that could not be drawn as warnings.
+func ladderFamilies(s schemas.Summary, ms []string) ([]ladderFamily, []string) {
+	ms = ladderMethods(s, ms)
 	var out []ladderFamily
 	var warnings []string
-	for _, r := range ladderRungs(s) {
+	for _, r := range ladderRungs(s, hasExactKL, 2) {
 		f, lines := ladderOf(r)
-		svg, err := ladderSVG(f.Name, lines, ms)
+		svg, err := ladderSVG(f.Name, excessAxes, lines, ms)
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("the dimension ladder's figure of %s could not be drawn: %v", f.Name, err))
 		}
@@ -203,8 +230,8 @@ func ladderOf(r ladderRung) (ladderFamily, []*ladderLine) {
 					lines = append(lines, &ladderLine{method: m.Method, options: opts})
 					i = len(lines) - 1
 				}
-				lines[i].pts = append(lines[i].pts, ladderPoint{d: float64(ps.Dimension), excess: c.Excess,
-					lo: c.ExcessCILow, hi: c.ExcessCIHigh, exactJEMMean: jem})
+				lines[i].pts = append(lines[i].pts, ladderPoint{d: float64(ps.Dimension), v: c.Excess,
+					lo: c.ExcessCILow, hi: c.ExcessCIHigh, ref: jem})
 			}
 			f.Rows = append(f.Rows, row)
 		}
@@ -305,12 +332,21 @@ func shade(c color.NRGBA, f float64) color.NRGBA {
 	return color.NRGBA{R: uint8(float64(c.R) * (1 - f)), G: uint8(float64(c.G) * (1 - f)), B: uint8(float64(c.B) * (1 - f)), A: c.A}
 }
 
-// ladderSVG is a rung's figure: each line's excess joint KL over exact JEM (95% CI
-// whiskers) against D, both on log axes, with exact JEM's own mean joint KL dashed.
-// A value at or below 0 (the method at least as good as exact JEM), and a CI end
-// there, is drawn on the bottom edge. "" with no error when there is nothing positive
-// to draw; a figure that cannot be drawn is an error, never a panic.
-func ladderSVG(title string, lines []*ladderLine, ms []string) (out template.HTML, err error) {
+// ladderAxes are what a ladder figure says: its y label, the legend's word for a line
+// with nothing to draw, and the label of the dashed reference line drawn through the
+// points' ref values ("" for none).
+type ladderAxes struct {
+	ylabel, none, ref string
+}
+
+// ladderSVG is a rung's figure: each line's value (95% CI whiskers) against D, both on
+// log axes, with the points' reference dashed (the excess ladder: each line's excess
+// joint KL over exact JEM, exact JEM's own mean joint KL the reference). Lines of one
+// method and options share a colour and glyph. A value at or below 0 (the method at
+// least as good as exact JEM; a lower bound at or below 0), and a CI end there, is
+// drawn on the bottom edge. "" with no error when there is nothing positive to draw; a
+// figure that cannot be drawn is an error, never a panic.
+func ladderSVG(title string, ax ladderAxes, lines []*ladderLine, ms []string) (out template.HTML, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = "", fmt.Errorf("ladder: %v", r)
@@ -318,15 +354,15 @@ func ladderSVG(title string, lines []*ladderLine, ms []string) (out template.HTM
 	}()
 	mm := newMinMax()
 	var dims []float64
-	jem := map[float64]float64{}
+	ref := map[float64]float64{}
 	for _, l := range lines {
 		for _, p := range l.pts {
-			mm.add(p.excess, p.lo, p.hi, p.exactJEMMean)
+			mm.add(p.v, p.lo, p.hi, p.ref)
 			if !slices.Contains(dims, p.d) {
 				dims = append(dims, p.d)
 			}
-			if _, ok := jem[p.d]; !ok && finite(p.exactJEMMean) && p.exactJEMMean > 0 {
-				jem[p.d] = p.exactJEMMean
+			if _, ok := ref[p.d]; !ok && finite(p.ref) && p.ref > 0 {
+				ref[p.d] = p.ref
 			}
 		}
 	}
@@ -337,7 +373,6 @@ func ladderSVG(title string, lines []*ladderLine, ms []string) (out template.HTM
 	// The y label is drawn beside the plot (leftLabel), not by gonum/plot: on a log
 	// axis it reserves the label's room about the linear midpoint of the range, near the
 	// top, and squeezes the data area.
-	const ylabel = "excess joint KL over exact JEM (nats)"
 	p := newPlot(title, "dimension D", "")
 	p.BackgroundColor = nil // toSVG's is white
 	logAxis(&p.Y)
@@ -357,20 +392,37 @@ func ladderSVG(title string, lines []*ladderLine, ms []string) (out template.HTM
 
 	var legend []legendEntry
 	variant := map[string]int{}
-	for i, l := range lines {
-		col := methodColor(ms, l.method)
-		if v := variant[l.method]; v > 0 {
-			col = shade(col, math.Min(0.6, 0.3*float64(v)))
+	var groups []string // a line's method and options: its colour and glyph
+	for _, l := range lines {
+		if g := l.method + "\x00" + l.options; !slices.Contains(groups, g) {
+			groups = append(groups, g)
 		}
-		variant[l.method]++
-		dodge := math.Exp2(0.04 * (float64(i) - float64(len(lines)-1)/2)) // the lines' whiskers side by side about D
+	}
+	cols := map[string]color.NRGBA{}
+	for gi, l := range lines {
+		g := l.method + "\x00" + l.options
+		col, ok := cols[g]
+		if !ok {
+			col = methodColor(ms, l.method)
+			if v := variant[l.method]; v > 0 {
+				col = shade(col, math.Min(0.6, 0.3*float64(v)))
+			}
+			variant[l.method]++
+			cols[g] = col
+		}
+		i := slices.Index(groups, g)
+		dodge := math.Exp2(0.04 * (float64(gi) - float64(len(lines)-1)/2)) // the lines' whiskers side by side about D
+		style := solid
+		if l.dashed {
+			style = dashed
+		}
 		var pts plotter.XYs
 		for _, q := range l.pts {
-			if math.IsNaN(q.excess) {
+			if math.IsNaN(q.v) {
 				continue
 			}
 			x := q.d * dodge
-			pts = append(pts, plotter.XY{X: x, Y: clamp(q.excess)})
+			pts = append(pts, plotter.XY{X: x, Y: clamp(q.v)})
 			if !math.IsNaN(q.lo) && !math.IsNaN(q.hi) {
 				ci, err := plotter.NewLine(xys([]float64{x, x}, []float64{clamp(q.lo), clamp(q.hi)}))
 				if err == nil {
@@ -380,35 +432,35 @@ func ladderSVG(title string, lines []*ladderLine, ms []string) (out template.HTM
 			}
 		}
 		if len(pts) == 0 {
-			legend = append(legend, legendEntry{l.label + ": no excess", nil})
+			legend = append(legend, legendEntry{l.label + ": " + ax.none, nil})
 			continue
 		}
 		line, scatter, err := plotter.NewLinePoints(pts)
 		if err != nil {
 			continue
 		}
-		line.LineStyle = solid(col, 1.6)
+		line.LineStyle = style(col, 1.6)
 		scatter.GlyphStyle.Color, scatter.GlyphStyle.Radius = col, 3.5
 		scatter.GlyphStyle.Shape = methodGlyphs[i%len(methodGlyphs)]
 		p.Add(line, scatter)
 		legend = append(legend, legendEntry{l.label, []plot.Thumbnailer{line, scatter}})
 	}
-	var ref plotter.XYs
+	var refs plotter.XYs
 	for _, d := range dims {
-		if v, ok := jem[d]; ok {
-			ref = append(ref, plotter.XY{X: d, Y: clamp(v)})
+		if v, ok := ref[d]; ok {
+			refs = append(refs, plotter.XY{X: d, Y: clamp(v)})
 		}
 	}
-	if len(ref) > 0 {
-		l, err := plotter.NewLine(ref)
+	if len(refs) > 0 && ax.ref != "" {
+		l, err := plotter.NewLine(refs)
 		if err == nil {
 			l.LineStyle = dashed(methodColor(ms, methods.Yardstick()), 1.4)
 			p.Add(l)
-			legend = append(legend, legendEntry{"exact JEM's joint KL", []plot.Thumbnailer{l}})
+			legend = append(legend, legendEntry{ax.ref, []plot.Thumbnailer{l}})
 		}
 	}
 	svg, err := toSVG(7.5*vg.Inch, 3.8*vg.Inch, func(c draw.Canvas) {
-		p.Draw(leftLabel(withLegend(c, legendWidth, legend), p.X.Label.TextStyle, ylabel))
+		p.Draw(leftLabel(withLegend(c, legendWidth, legend), p.X.Label.TextStyle, ax.ylabel))
 	})
 	if err != nil {
 		return "", err

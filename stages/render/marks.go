@@ -366,7 +366,7 @@ func tableOfContents(v *reportView) []tocEntry {
 	add(len(v.SamplerDist) > 0, "samplerdist", "sampler's distribution")
 	add(true, "paired", "JEM vs baseline")
 	add(len(v.Leaderboard) > 0, "leaderboard", "leaderboard")
-	add(len(v.Ladder) > 0, "ladder", "dimension ladder")
+	add(len(v.Ladder) > 0 || len(v.LadderBounds) > 0, "ladder", "dimension ladder")
 	add(len(v.Warnings) > 0, "warnings", "warnings")
 	add(true, "configuration", "configuration")
 	return out

@@ -55,12 +55,15 @@ type reportView struct {
 	Leaderboard []leaderRow    // every method of a point with samplers, ranked by its excess over exact jem
 	Frontier    template.HTML  // the leaderboard's figure (inline SVG): excess KL against CPU cost
 	Ladder      []ladderFamily // the dimension ladder: per family at two or more dimensions, its figure and table
-	Show2D      bool           // the 2-D tasks section: there are 2-D task figures or claims
-	Figures2D   []figure       // the 2-D task figures, shown in that section
-	Split2D     bool           // some point has no add-½ reference (a 2-D task): the error split leaves it out
-	NoSplit     bool           // no point has an error split (every point is a 2-D task): the section is left out
-	NoFloor     bool           // no point has a floor (2-D tasks): no figure draws one
-	Claims      []claimLine    // per 2-D point, the paper's promises against the measurements
+	// LadderBounds: the ladder's rungs without exact JEM (ladderbounds.go), per family
+	// at one or more dimensions: the joint KL's lower bound, q(x)'s share, the Z-free metrics.
+	LadderBounds []boundsFamily
+	Show2D       bool        // the 2-D tasks section: there are 2-D task figures or claims
+	Figures2D    []figure    // the 2-D task figures, shown in that section
+	Split2D      bool        // some point has no add-½ reference (a 2-D task): the error split leaves it out
+	NoSplit      bool        // no point has an error split (every point is a 2-D task): the section is left out
+	NoFloor      bool        // no point has a floor (2-D tasks): no figure draws one
+	Claims       []claimLine // per 2-D point, the paper's promises against the measurements
 
 	TOC            []tocEntry    // the table of contents: every section's anchor
 	VerdictFig     template.HTML // the verdict figure (inline SVG): the deciding checks against the margin
@@ -291,6 +294,8 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 	}
 	var ladderWarnings []string
 	v.Ladder, ladderWarnings = ladderFamilies(s, d.methods)
+	v.Warnings = append(v.Warnings, ladderWarnings...)
+	v.LadderBounds, ladderWarnings = boundsFamilies(s, in.Results, in.FigureTables, d.methods)
 	v.Warnings = append(v.Warnings, ladderWarnings...)
 	v.Show2D = len(v.Figures2D) > 0 || len(v.Claims) > 0
 	v.NoSplit = len(v.SplitRows) == 0 && v.Split2D
@@ -909,8 +914,8 @@ the Wilcoxon signed-rank test asks whether the paired differences are centred on
 {{end}}</details>
 {{if .Leaderboard}}<details class="section" id="leaderboard"><summary><strong>Leaderboard</strong></summary>
 {{template "leaderboard" .}}</details>
-{{end}}{{if .Ladder}}<details class="section" id="ladder"><summary><strong>Dimension ladder</strong></summary>
-{{template "ladder" .}}</details>
+{{end}}{{if or .Ladder .LadderBounds}}<details class="section" id="ladder"><summary><strong>Dimension ladder</strong></summary>
+{{template "ladder" .}}{{template "ladderbounds" .}}</details>
 {{end}}{{if .Notes}}<h3>Data notes</h3><ul class="notes">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .Warnings}}<h3 id="warnings">Warnings</h3><ul class="warnings">{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <details class="section" id="configuration"><summary><h2>Configuration</h2></summary>
