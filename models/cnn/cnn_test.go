@@ -300,7 +300,7 @@ func TestTrainErrors(t *testing.T) {
 		err  string
 	}{
 		{"no-steps", sp, d, TrainOptions{}, "Steps"},
-		{"bad-method", sp, d, TrainOptions{Steps: 1, Method: "nce"}, "unknown method"},
+		{"bad-method", sp, d, TrainOptions{Steps: 1, Method: "bogus"}, "unknown method"},
 		{"bad-backend", sp, d, TrainOptions{Steps: 1, Backend: "tpu"}, "unknown backend"},
 		{"bad-label", sp, Data{X: d.X[:64], Y: []int{5}, S: 8, K: 2}, TrainOptions{Steps: 1}, "label"},
 		{"bad-size", sp, Data{X: d.X[:10], Y: []int{1}, S: 8, K: 2}, TrainOptions{Steps: 1}, "values"},

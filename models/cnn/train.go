@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	//lint:ignore ST1001 GoMLX graph-building style.
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX graph-building style.
@@ -33,6 +34,8 @@ const (
 	// JEMSGLD is cross-entropy plus the JEM log q(x) term (Grathwohl et al. 2020):
 	// mean LSE f(x̃) − mean LSE f(x) with negatives x̃ from a replay buffer refined by SGLD.
 	JEMSGLD Method = "jem-sgld"
+	// ED, DSM and NCE (recipes.go) are cross-entropy plus PxWeight times a sampler-free
+	// loss on LSE f.
 )
 
 // SGLDOptions are the JEM sampler's settings; zero fields take the JEM paper's defaults
@@ -49,12 +52,18 @@ type SGLDOptions struct {
 
 // TrainOptions configure Train. Zero fields take the defaults noted.
 type TrainOptions struct {
-	Method Method  // Baseline (default) or JEMSGLD
+	Method Method  // Baseline (default), JEMSGLD, ED, DSM or NCE
 	Steps  int     // Adam steps (required, > 0)
 	Batch  int     // minibatch size, 64 (capped at the data size)
 	LR     float64 // Adam learning rate, 1e-3
 	Seed   uint64  // initialisation, minibatches, buffer, SGLD noise
 	SGLD   SGLDOptions
+	ED     EDOptions  // ED's settings
+	DSM    DSMOptions // DSM's settings
+	NCE    NCEOptions // NCE's settings
+	// PxWeight weights the recipes' log q(x) term (ED, DSM, NCE), 1. JEMSGLD's term has
+	// weight 1 always.
+	PxWeight float64
 	// DataNoise is the std of Gaussian noise added to every data minibatch (JEM: 0.03;
 	// default 0).
 	DataNoise float64
@@ -80,6 +89,16 @@ type Stats struct {
 	DivergedStep int       // the 1-based step that diverged; its update is discarded
 	Backend      string
 	Seconds      float64 // wall time, graph building and compilation included
+	// Term is the recipe's log q(x) term per step (ED, DSM, NCE; nil otherwise), before
+	// PxWeight.
+	Term []float32
+	// MethodStats are what the recipe reports of itself (nil for Baseline and JEMSGLD):
+	// "ed_loss", "dsm_loss", "nce_loss" (the term averaged over the last tenth of the
+	// steps); nce's "log_z_learned" (the final c), "log_z_init" (c's start) and
+	// "log_z_is" (log mean exp(ℓ(y) − log pn(y)) over the last step's noise draws y: an
+	// importance-sampling estimate of log Z_θ under the noise, biased low), and
+	// "nce_ridge" (the ridge added to the fitted covariance, 0 if none).
+	MethodStats map[string]float64
 }
 
 const divergeLimit = 1e8
@@ -113,12 +132,13 @@ func (o *TrainOptions) defaults() {
 	if o.Backend == "" {
 		o.Backend = DefaultBackend
 	}
+	o.recipeDefaults()
 }
 
 func (o TrainOptions) validate() error {
 	switch {
-	case o.Method != Baseline && o.Method != JEMSGLD:
-		return fmt.Errorf("cnn: unknown method %q (want %q or %q)", o.Method, Baseline, JEMSGLD)
+	case o.Method != Baseline && o.Method != JEMSGLD && !o.Method.recipe():
+		return fmt.Errorf("cnn: unknown method %q (want %q, %q, %q, %q or %q)", o.Method, Baseline, JEMSGLD, ED, DSM, NCE)
 	case o.Steps <= 0:
 		return fmt.Errorf("cnn: Steps must be positive, got %d", o.Steps)
 	case o.LR < 0 || math.IsNaN(o.LR):
@@ -128,7 +148,7 @@ func (o TrainOptions) validate() error {
 	case o.DataNoise < 0 || o.EnergyL2 < 0:
 		return fmt.Errorf("cnn: DataNoise and EnergyL2 must be >= 0")
 	}
-	return nil
+	return o.validateRecipe()
 }
 
 func (d Data) check() error {
@@ -154,13 +174,22 @@ type trainKey struct {
 	sgldLR, sgldSD float64
 	noise, l2      float64
 	autodiff       bool
+	// the recipes' settings
+	pxW float64
+	ed  EDOptions
+	dsm DSMOptions
+	nce NCEOptions
 }
 
-// buildTrain builds one training step. Inputs: params, Adam m, v (each len(sh)), lrT and
-// epsT (scalars), x [N, D], y [N] int32, rng state, and for JEM the buffer samples x0 [N,
-// D]. Outputs: params', m', v', loss, ce, rng', and for JEM the refined samples [N, D].
-func buildTrain(g *Graph, nt *net, k trainKey) {
+// buildTrain builds one training step. Inputs: params, Adam m, v (each len(sh), and for
+// NCE one more, the scalar c), lrT and epsT (scalars), x [N, D], y [N] int32, rng state,
+// and for JEM the buffer samples x0 [N, D]. Outputs: params', m', v', loss, ce, rng', and
+// for JEM the refined samples [N, D], for a recipe its term and nce's log Z estimate.
+func buildTrain(g *Graph, nt *net, k trainKey, noise *gaussNoise) {
 	sh := nt.sp.layerShapes(nt.S, nt.K)
+	if k.method == NCE {
+		sh = append(sh, []int{}) // c
+	}
 	np := len(sh)
 	p := paramNodes(g, sh, "p")
 	m := paramNodes(g, sh, "m")
@@ -190,7 +219,16 @@ func buildTrain(g *Graph, nt *net, k trainKey) {
 	var loss, ce *Node
 	var grads []*Node
 	var xs *Node
-	if k.method == Baseline {
+	var extra []*Node
+	if k.method.recipe() {
+		r := buildRecipe(nt, k, noise, p, x, onehot, rng)
+		loss, ce, grads, rng = r.loss, r.ce, r.grads, r.rng
+		logZ := r.logZIS
+		if logZ == nil {
+			logZ = ScalarZero(g, f32)
+		}
+		extra = []*Node{r.term, logZ}
+	} else if k.method == Baseline {
 		logits, ac := nt.forward(p, x)
 		ce = ceOf(logits)
 		loss = ce
@@ -250,6 +288,7 @@ func buildTrain(g *Graph, nt *net, k trainKey) {
 	if xs != nil {
 		outs = append(outs, xs)
 	}
+	outs = append(outs, extra...)
 	g.Compile(outs...)
 }
 
@@ -310,24 +349,44 @@ func Train(ctx context.Context, spec Spec, data Data, opts TrainOptions) (Params
 	if opts.Method == JEMSGLD {
 		key.sgldSteps, key.sgldLR, key.sgldSD = opts.SGLD.Steps, opts.SGLD.LR, opts.SGLD.Std
 	}
+	var noise *gaussNoise
+	if opts.Method.recipe() {
+		key.pxW, key.ed, key.dsm, key.nce = opts.PxWeight, opts.ED, opts.DSM, opts.NCE
+		if opts.Method == NCE {
+			gn, err := fitGauss(data.X, n, D, opts.NCE.Inflate)
+			if err != nil {
+				return Params{}, Stats{}, err
+			}
+			noise = &gn
+		}
+	}
 	nt := newNet(spec, S, K)
 	g := NewGraph(backend, "cnn_train")
 	defer func() { _ = catch(func() error { g.Finalize(); return nil }) }()
-	if err := catch(func() error { buildTrain(g, nt, key); return nil }); err != nil {
+	if err := catch(func() error { buildTrain(g, nt, key, noise); return nil }); err != nil {
 		return Params{}, Stats{}, fmt.Errorf("cnn: building training graph: %w", err)
 	}
 
 	sh := spec.layerShapes(S, K)
-	np := len(sh)
+	np := len(sh) // the network's parameters; nce's c follows them in the state
+	rngState, err := RNGStateFromSeed(int64(opts.Seed ^ 0x9e3779b97f4a7c15))
+	if err != nil {
+		return Params{}, Stats{}, fmt.Errorf("cnn: %w", err)
+	}
 	state := params.toTensors() // params, m, v
+	var c0 float32
+	if opts.Method == NCE {
+		sh = append(sh, []int{})
+		if c0, rngState, err = nceInit(backend, nt, noise, state, rngState, opts.NCE.Nu*N); err != nil {
+			return Params{}, Stats{}, err
+		}
+		state = append(state, tensors.FromScalar(c0))
+	}
+	na := len(sh)
 	for range 2 {
 		for _, d := range sh {
 			state = append(state, tensors.FromShape(shapes.Make(dtypes.Float32, d...)))
 		}
-	}
-	rngState, err := RNGStateFromSeed(int64(opts.Seed ^ 0x9e3779b97f4a7c15))
-	if err != nil {
-		return Params{}, Stats{}, fmt.Errorf("cnn: %w", err)
 	}
 	host := rand.New(rand.NewPCG(opts.Seed, 0x636e6e2d7472616e)) // minibatches and buffer
 	var buffer []float32
@@ -342,6 +401,7 @@ func Train(ctx context.Context, spec Spec, data Data, opts TrainOptions) (Params
 	xb, yb := make([]float32, N*D), make([]int32, N)
 	x0, bidx := make([]float32, N*D), make([]int, N)
 	st := Stats{Backend: opts.Backend}
+	logZIS := math.NaN()
 	for step := 1; step <= opts.Steps; step++ {
 		if err := ctx.Err(); err != nil {
 			st.Seconds = time.Since(start).Seconds()
@@ -357,7 +417,7 @@ func Train(ctx context.Context, spec Spec, data Data, opts TrainOptions) (Params
 			yb[i] = int32(data.Y[j])
 		}
 		lrT, epsT := adamScalars(opts.LR, step)
-		inputs := make([]any, 0, 3*np+6)
+		inputs := make([]any, 0, 3*na+6)
 		for _, t := range state {
 			inputs = append(inputs, t)
 		}
@@ -390,8 +450,8 @@ func Train(ctx context.Context, spec Spec, data Data, opts TrainOptions) (Params
 			st.Seconds = time.Since(start).Seconds()
 			return readParams(*params, state[:np]), st, fmt.Errorf("cnn: training step %d: %w", step, err)
 		}
-		loss := tensors.MustCopyFlatData[float32](outs[3*np])[0]
-		ce := tensors.MustCopyFlatData[float32](outs[3*np+1])[0]
+		loss := tensors.MustCopyFlatData[float32](outs[3*na])[0]
+		ce := tensors.MustCopyFlatData[float32](outs[3*na+1])[0]
 		if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) || math.Abs(float64(loss)) > divergeLimit {
 			st.Diverged, st.DivergedStep = true, step
 			break
@@ -401,17 +461,71 @@ func Train(ctx context.Context, spec Spec, data Data, opts TrainOptions) (Params
 		for _, t := range state {
 			_ = t.FinalizeAll()
 		}
-		state = outs[:3*np]
-		rngState = outs[3*np+2]
+		state = outs[:3*na]
+		rngState = outs[3*na+2]
+		if opts.Method.recipe() {
+			st.Term = append(st.Term, tensors.MustCopyFlatData[float32](outs[3*na+3])[0])
+			logZIS = float64(tensors.MustCopyFlatData[float32](outs[3*na+4])[0])
+		}
 		if opts.Method == JEMSGLD && opts.SGLD.BufferSize > 0 {
-			xs := tensors.MustCopyFlatData[float32](outs[3*np+3])
+			xs := tensors.MustCopyFlatData[float32](outs[3*na+3])
 			for i := range N {
 				copy(buffer[bidx[i]*D:(bidx[i]+1)*D], xs[i*D:(i+1)*D])
 			}
 		}
 	}
 	st.Seconds = time.Since(start).Seconds()
+	if opts.Method.recipe() {
+		st.MethodStats = recipeStats(opts.Method, st.Term)
+		if opts.Method == NCE {
+			st.MethodStats["log_z_learned"] = float64(tensors.MustCopyFlatData[float32](state[np])[0])
+			st.MethodStats["log_z_init"] = float64(c0)
+			st.MethodStats["log_z_is"] = logZIS
+			st.MethodStats["nce_ridge"] = noise.ridge
+		}
+	}
 	return readParams(*params, state[:np]), st, nil
+}
+
+// recipeStats has the recipe's term averaged over the last tenth of the steps (at least
+// one; NaN if none), as "<method>_loss".
+func recipeStats(m Method, term []float32) map[string]float64 {
+	v := math.NaN()
+	if n := len(term); n > 0 {
+		k := max(1, n/10)
+		v = 0
+		for _, t := range term[n-k:] {
+			v += float64(t)
+		}
+		v /= float64(k)
+	}
+	return map[string]float64{string(m) + "_loss": v}
+}
+
+// nceInit runs buildNCEInit once: c's start at the parameters (the first tensors of
+// state) from n noise draws, and the rng state after them.
+func nceInit(backend backends.Backend, nt *net, noise *gaussNoise, state []*tensors.Tensor, rng *tensors.Tensor, n int) (float32, *tensors.Tensor, error) {
+	g := NewGraph(backend, "cnn_nce_init")
+	defer func() { _ = catch(func() error { g.Finalize(); return nil }) }()
+	np := len(nt.sp.layerShapes(nt.S, nt.K))
+	var outs []*tensors.Tensor
+	err := catch(func() error {
+		buildNCEInit(g, nt, noise, n)
+		in := make([]any, 0, np+1)
+		for _, t := range state[:np] {
+			in = append(in, t)
+		}
+		outs = g.Run(append(in, rng)...)
+		return nil
+	})
+	if err != nil {
+		return 0, nil, fmt.Errorf("cnn: nce's log Z start: %w", err)
+	}
+	c0 := tensors.MustCopyFlatData[float32](outs[0])[0]
+	if math.IsNaN(float64(c0)) || math.IsInf(float64(c0), 0) {
+		return 0, nil, fmt.Errorf("cnn: nce's log Z start is %v: the initial model's energies overflow under the noise", c0)
+	}
+	return c0, outs[1], nil
 }
 
 func readParams(like Params, ts []*tensors.Tensor) Params {
