@@ -26,7 +26,7 @@ func init() {
 		Doc:     "denoising score matching: the σ²-weighted squared error between the model's score ∇ℓ(x̃), by central finite differences of ℓ along each axis, and the noise's score −ε/σ at x̃ = x + σε (fits the truth convolved with N(0, σ²I))",
 		Source:  "Vincent 2011; finite differences: Pang et al., NeurIPS 2020",
 		Sampler: true, KernelOnly: true, Defaults: defaults,
-		Trainers: map[string]any{methods.KindPlane: spec2D}})
+		Trainers: map[string]any{methods.KindPlane: spec2D, "images": images}})
 }
 
 // spec2D is the hook tasks/plane calls: it sets dsm's objective on the 2-D spec.

@@ -30,6 +30,7 @@ func init() {
 				s.Method, s.ED = kernel.EDBits, options(g)
 				return nil
 			},
+			"images": images, // tasks/images (images.go)
 		}})
 }
 

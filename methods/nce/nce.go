@@ -28,7 +28,7 @@ func init() {
 		Source:   "Gutmann & Hyvärinen, AISTATS 2010",
 		Doc:      "noise-contrastive estimation: logistic regression of the data against ν noise draws per point, with a learned log normaliser (Gutmann & Hyvärinen, AISTATS 2010)",
 		Defaults: Defaults,
-		Trainers: map[string]any{methods.KindPlane: spec2D}})
+		Trainers: map[string]any{methods.KindPlane: spec2D, "images": images}})
 }
 
 // spec2D is the hook tasks/plane calls: it sets nce's objective on the 2-D spec.

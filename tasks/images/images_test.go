@@ -116,7 +116,7 @@ func TestKind(t *testing.T) {
 			t.Errorf("%s: no error", bad)
 		}
 	}
-	p := tasks.Point{}
+	p := tasks.Point{Grid: schemas.DefaultGrid()} // the methods' options at their defaults, as a run's point has them
 	p.Task = " images:8, 2"
 	k.Defaults(&p, func(string) bool { return false })
 	k.Resolve(&p)
