@@ -150,6 +150,18 @@ func Register(m Method) {
 	Table = registry
 }
 
+// ExternalKind adds kind to the kinds External (a user's model) applies to: a kind
+// that evaluates a user's model given as a file (tasks.ModelKind: images, whose models
+// are judged as functions, not as logits on a support) calls it from init.
+func ExternalKind(kind string) {
+	for i := range registry {
+		if registry[i].External && !slices.Contains(registry[i].Kinds, kind) {
+			registry[i].Kinds = append(registry[i].Kinds, kind)
+		}
+	}
+	Table = registry
+}
+
 // Table are the registered methods, in the order the report lists them.
 var Table []Method
 

@@ -9,7 +9,9 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
+	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/tasks"
 )
 
 func init() {
@@ -53,6 +55,11 @@ func (f *evaluateFn) ProcessElement(ctx context.Context, tb TrainedBlock, emitRo
 	if err != nil {
 		return fmt.Errorf("evaluate point %d block %d: %w", p.ID, tb.Block.Index, err)
 	}
+	if f.Options.ONNX != "" {
+		if err := evaluateModels(ctx, f.Options.ONNX, p, src, tb, &rb); err != nil {
+			return fmt.Errorf("evaluate point %d block %d: %w", p.ID, tb.Block.Index, err)
+		}
+	}
 	diverged, nonfinite := 0, 0
 	for _, r := range rb.Rows {
 		if r.Diverged {
@@ -72,5 +79,33 @@ func (f *evaluateFn) ProcessElement(ctx context.Context, tb TrainedBlock, emitRo
 	blockDone(ctx, f.Options.Out, "evaluate")
 	emitRows(rb)
 	emitLearned(lb)
+	return nil
+}
+
+// evaluateModels replaces the rows of a block's external runs (a user's model given as
+// the file loc, pipelines/evaluate --onnx; the kind's Evaluate has no model for them)
+// by the kind's evaluation of the model (tasks.ModelSource). Run r's row is rb.Rows[r].
+func evaluateModels(ctx context.Context, loc string, p Point, src tasks.Source, tb TrainedBlock, rb *ResultBlock) error {
+	if !slices.ContainsFunc(p.Methods, methods.IsExternal) {
+		return nil
+	}
+	ms, ok := src.(tasks.ModelSource)
+	if !ok {
+		return fmt.Errorf("task %s: its kind does not evaluate a model file (%s)", p.Task, loc)
+	}
+	if len(rb.Rows) != len(tb.Runs) {
+		return fmt.Errorf("%d rows for %d runs", len(rb.Rows), len(tb.Runs))
+	}
+	for r := range tb.Runs {
+		t := tb.Trained(p, r)
+		if !methods.IsExternal(t.Job.Method) {
+			continue
+		}
+		row, err := ms.EvaluateModel(ctx, t, loc)
+		if err != nil {
+			return fmt.Errorf("%s on task %d: %w", t.Job.Method, t.Job.Dataset.Table.ID, err)
+		}
+		rb.Rows[r] = row
+	}
 	return nil
 }

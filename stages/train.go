@@ -26,7 +26,8 @@ var runsTrained = beam.NewCounter("jemcheck", "runs_trained")
 // the 2-D kernels per method. A block is a batch, so no grouping is needed. A point's
 // external methods (a user's models, pipelines/evaluate) are not trained: their runs
 // are the user's logits (opts.Logits), read once per worker, in the run order of the
-// point's methods.
+// point's methods. A user's model given as a file (opts.ONNX) has runs without logits:
+// stages.Evaluate has the kind evaluate the model (tasks.ModelSource).
 //
 // In: PCollection<Block> (with counts). Out: PCollection<TrainedBlock>.
 func Train(s beam.Scope, opts Options, points []Point, blocks beam.PCollection) beam.PCollection {
@@ -58,6 +59,10 @@ func (f *trainBlockFn) Setup(ctx context.Context) error {
 		ids, err := tasks.TaskIDs(ctx, f.Options, p)
 		if err != nil {
 			return fmt.Errorf("train: point %d: %w", p.ID, err)
+		}
+		if f.Options.ONNX != "" { // a model file: its runs carry no logits, the kind evaluates the model (stages.Evaluate)
+			f.external[p.ID] = tasks.ModelExternal(slices.DeleteFunc(slices.Clone(p.Methods), func(m string) bool { return !methods.IsExternal(m) }), ids)
+			continue
 		}
 		e, _, err := tasks.ReadExternal(ctx, f.Options.Logits, p, ids, cmp.Or(f.Options.LogitsModel, methods.External), false)
 		if err != nil {

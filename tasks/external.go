@@ -18,6 +18,13 @@ type External struct {
 	Methods []string // the external methods, in the order the file first names them
 	IDs     []int64  // the tasks the file covers, in ordinal order
 	logits  map[string]map[int64][]float64
+	model   bool // a model file (ModelExternal): runs without logits
+}
+
+// ModelExternal is a user's model given as a file (Options.ONNX) rather than as logits:
+// its runs carry no logits, and the kind's ModelSource evaluates them.
+func ModelExternal(methods []string, ids []int64) *External {
+	return &External{Methods: methods, IDs: ids, model: true}
 }
 
 // ReadExternal reads the user's logits at loc (schemas.ScanLogits), checks them against
@@ -187,11 +194,15 @@ func idRange(ids []int64) string {
 // Run is a user's model's run on task id: its logits, and NaN for what only a
 // training run has.
 func (e *External) Run(method string, id int64) (TrainedRun, error) {
+	nan := math.NaN()
+	if e.model {
+		return TrainedRun{Loss: nan, BufferInBox: nan, BufferTVTruth: nan, BufferTVModel: nan,
+			KLJointAveraged: nan, RefGap: nan}, nil
+	}
 	lg, ok := e.logits[method][id]
 	if !ok {
 		return TrainedRun{}, fmt.Errorf("external model %s: no logits for task %d", method, id)
 	}
-	nan := math.NaN()
 	return TrainedRun{Logits: lg, Loss: nan, BufferInBox: nan, BufferTVTruth: nan, BufferTVModel: nan,
 		KLJointAveraged: nan, RefGap: nan}, nil
 }

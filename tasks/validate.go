@@ -37,6 +37,10 @@ type Options struct {
 	Logits string `json:"logits,omitempty"`
 	// LogitsModel names the model of the logits' rows no column names (--model).
 	LogitsModel string `json:"logits_model,omitempty"`
+	// ONNX is the user's classifier as an ONNX file (a path or a gocloud.dev URL) of the
+	// points' external methods on kinds that evaluate a model as a function
+	// (ModelKind, ModelSource: images; pipelines/evaluate --onnx), "" otherwise.
+	ONNX string `json:"onnx,omitempty"`
 }
 
 // quote quotes a user's value for a message, cut to 80 characters.

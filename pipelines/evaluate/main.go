@@ -1,6 +1,7 @@
 // Command evaluate measures a model trained outside jemcheck (your own JEM code) on
 // jemcheck's tasks: its logits f(x)[y] on each task's evaluation support, from a file
-// (--logits) or from a command that writes them (--command), against the exact truth,
+// (--logits) or from a command that writes them (--command), or on images tasks the
+// model itself as an ONNX classifier (--onnx, onnx.go), against the exact truth,
 // beside jemcheck's own methods (--methods, default baseline and exact jem) trained on
 // the same tasks and draws. Every exact metric, the excess KL over exact JEM with its
 // CI, the verdict and the report, as a control run's.
@@ -8,6 +9,7 @@
 //	go run ./pipelines/export --task=gmm:3,2 --tables=20 --out=out/export --csv
 //	python3 my_jem.py out/export > logits.csv     # task_id, cell, y, logit[, model]
 //	go run ./pipelines/evaluate --from=out/export --logits=logits.csv --out=out/evaluated
+//	go run ./pipelines/evaluate --task=images:8,2 --tables=4 --onnx=model.onnx --out=out/onnx
 package main
 
 import (
@@ -37,10 +39,18 @@ type Config struct {
 	// CommandTimeout bounds the command's time (DefaultCommandTimeout when 0).
 	CommandTimeout time.Duration
 	Methods        string // jemcheck's methods trained beside the user's models
-	Model          string // the name of a model no column names
-	Out            string
-	Overwrite      bool
-	Stdout         io.Writer // the command's output (os.Stderr)
+	// ONNX is the user's classifier as an ONNX file, judged on an images task (onnx.go),
+	// whose tasks are From's or Task's: Tables, Samples and Seed (SeedGiven when the
+	// user set it) as the control flags (0: the kind's defaults).
+	ONNX            string
+	Task            string
+	Tables, Samples int
+	Seed            uint64
+	SeedGiven       bool
+	Model           string // the name of a model no column names
+	Out             string
+	Overwrite       bool
+	Stdout          io.Writer // the command's output (os.Stderr)
 }
 
 var (
@@ -50,6 +60,11 @@ var (
 	commandTimeout = flag.Duration("command_timeout", DefaultCommandTimeout, "how long --command may run before it is stopped (its process group gets SIGTERM, then SIGKILL)")
 	compare        = flag.String("methods", "baseline,jem", "jemcheck's methods trained on the same tasks and draws, for the comparison (exact jem gives the excess KL)")
 	model          = flag.String("model", methods.External, "the name of the model whose rows name none (no model, method or run_id column)")
+	onnxFile       = flag.String("onnx", "", "instead of --logits: your classifier as an ONNX file (path or gocloud.dev URL), judged on an images task as jemcheck's own CNNs: input float32 images [n, 1, S, S] or [n, S*S], output the K logits [n, K] (docs/export-evaluate.md)")
+	task           = flag.String("task", "", "with --onnx and no --from: the images task, images:S,K")
+	tables         = flag.Int("tables", 0, "with --task: the number of tasks (0: the kind's default, 10)")
+	samples        = flag.Int("samples", 0, "with --task: the exact draws of each task the comparison methods train on and the AIS base is fitted to (0: the kind's default, 2000)")
+	seed           = flag.Uint64("seed", 1, "with --task: the run seed (the tasks' truths and draws derive from it)")
 	out            = flag.String("out", "./evaluated", "output location: a path or a gocloud.dev URL")
 	overwrite      = flag.Bool("overwrite", false, "write into a non-empty --out that holds no jemcheck manifest.json, replacing only objects with jemcheck's output names")
 )
@@ -62,15 +77,25 @@ func main() {
 	if flag.NArg() > 0 {
 		launch.Exit("evaluate", launch.BadInput("unexpected arguments %q", flag.Args()))
 	}
-	err := run(context.Background(), Config{From: *from, Logits: *logits, Command: *command, CommandTimeout: *commandTimeout, Methods: *compare,
-		Model: *model, Out: *out, Overwrite: *overwrite, Stdout: os.Stderr}, os.Stdout)
+	ms := *compare
+	if *onnxFile != "" && !launch.Given("methods") {
+		ms = "" // a model file: only the user's model, unless methods are asked for
+	}
+	err := run(context.Background(), Config{From: *from, Logits: *logits, Command: *command, CommandTimeout: *commandTimeout, Methods: ms,
+		Model: *model, Out: *out, Overwrite: *overwrite, Stdout: os.Stderr, ONNX: *onnxFile, Task: *task, Tables: *tables, Samples: *samples,
+		Seed: *seed, SeedGiven: launch.Given("seed")}, os.Stdout)
 	launch.Exit("evaluate", err)
 }
 
 // run reads the tasks of c.From, checks the user's logits against them, trains the
 // comparison methods and evaluates everything as one run into c.Out.
 func run(ctx context.Context, c Config, w io.Writer) error {
+	if c.ONNX != "" {
+		return runONNX(ctx, c, w)
+	}
 	switch {
+	case c.Task != "" || c.Tables != 0 || c.Samples != 0 || c.SeedGiven:
+		return launch.BadInput("task, tables, samples, seed: these apply to --onnx without --from; with --logits or --command the tasks are --from's")
 	case c.From == "":
 		return launch.BadInput("from: give the export or run whose tasks your model was trained on (--from=out/export)")
 	case c.Logits == "" && c.Command == "":
