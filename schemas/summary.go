@@ -89,6 +89,17 @@ type MethodSummary struct {
 	CPUSeconds        Dist `json:"cpu_seconds,omitzero"`
 	HeldoutNLL        Dist `json:"heldout_nll,omitzero"`
 	HeldoutNLLFinal   Dist `json:"heldout_nll_final,omitzero"`
+
+	// Tasks without exact JEM (image kinds; see schemas.ResultRow), over the runs whose
+	// task's AIS calibration on the truth was run: the joint KL's forward-AIS lower
+	// bound (the accepted tasks), q(x)'s part's lower bound kl_joint_lower −
+	// kl_conditional on the same tasks, the forward AIS's ESS, and ais_accepted as 1 or
+	// 0 (its count the runs with a calibration, its mean the share accepted). Absent
+	// from the JSON elsewhere.
+	KLJointLower    Dist `json:"kl_joint_lower,omitzero"`
+	KLMarginalLower Dist `json:"kl_marginal_lower,omitzero"`
+	AISESS          Dist `json:"ais_ess,omitzero"`
+	AISAccepted     Dist `json:"ais_accepted,omitzero"`
 }
 
 // Comparison is the paired JEM-vs-baseline comparison of joint KL over the tables

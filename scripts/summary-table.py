@@ -9,6 +9,11 @@
                                               AUROC of log q(x) (true p(x)'s) and CPU ms per run
     scripts/summary-table.py ladder_compact OUT...  the same, the excess [95% CI] and CPU ms per run only
 
+On a point without exact JEM (image kinds: no method has an exact joint KL) the ladder gives
+instead the mean lower bound on the joint KL from forward AIS over the tasks whose AIS
+calibration was accepted (k of n), q(x)'s part's lower bound (kl_joint_lower − kl_conditional),
+the conditional KL, and (not compact) the ECE and the AIS's ESS; report.html adds their 95% CIs.
+
 OUT is a run's --out folder (or its summary.json). Means over the converged runs; the
 median in brackets where it says so.
 """
@@ -97,7 +102,10 @@ def ladder_compact(summaries):
 
 
 def dimension(p):
-    """The dimension D of a point's task: bits:D,K, blocks:B,... (D = 2B), a 2-D task (2)."""
+    """The dimension D of a point's task: summary.json's (its kind's), else for a summary
+    written before it bits:D,K, blocks:B,... (D = 2B), a 2-D task (2)."""
+    if p.get("dimension"):
+        return p["dimension"]
     task = p["params"].get("task") or "table"
     kind, _, arg = task.partition(":")
     if kind == "bits":
@@ -125,6 +133,13 @@ def ladder(summaries, compact=False):
                     head = "+%s [%s, %s] (q(x) %s)" % (f(c["excess"], 2), f(c["excess_ci_low"], 2), f(c["excess_ci_high"], 2), f(c["marginal_excess"], 2))
                     if compact:
                         head = "+%s [%s, %s]" % (f(c["excess"], 2), f(c["excess_ci_low"], 2), f(c["excess_ci_high"], 2))
+                elif not m["kl_joint"].get("count") and (m.get("ais_accepted") or {}).get("count"):
+                    a = m["ais_accepted"]  # no exact JEM: the joint KL's lower bound
+                    head = "KL ≥ %s (%d of %d accepted; q(x) ≥ %s); KL(y\\|x) %s" % (
+                        f(mean(m, "kl_joint_lower")), round(a["mean"] * a["count"]), a["count"],
+                        f(mean(m, "kl_marginal_lower")), f(mean(m, "kl_conditional"), 2))
+                    if not compact:
+                        head += "; ECE %s; ESS %s" % (f(mean(m, "ece"), 2), f(mean(m, "ais_ess"), 2))
                 else:
                     head = "KL %s" % f(m["kl_joint"].get("mean"), 2)
                 ms = mean(m, "train_ms")

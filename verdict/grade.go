@@ -484,6 +484,14 @@ func Print(w io.Writer, sum schemas.Summary) {
 	}
 }
 
+// meanOrNaN is a distribution's mean, NaN when it has no finite value.
+func meanOrNaN(d schemas.Dist) float64 {
+	if d.Count == 0 {
+		return math.NaN()
+	}
+	return d.Mean
+}
+
 // MethodTable is a point's plain table for the terminal: one sentence of what was
 // compared, then per method its mean joint KL from the truth (10th–90th percentile
 // over the tasks), its excess over exact JEM with the 95% CI, its grade and its rank
@@ -498,10 +506,14 @@ func MethodTable(ps schemas.PointSummary) []string {
 		joint = joint || m.KLJoint.Count > 0
 	}
 	if !joint { // no exact joint KL (image-like tasks): the Z-free measures against the truth
-		out := []string{fmt.Sprintf("measured on %d tasks of %s against the truth itself (no exact joint KL at this scale): the conditional KL to the Bayes classifier in nats, accuracy beside the Bayes classifier's, ECE, and the OOD AUROC of log q(x) beside the true density's", tasks, ps.Params.Task),
-			fmt.Sprintf("  %-14s %-26s %-18s %-10s %s", "method", "KL(p(y|x)‖q(y|x)) [p10, p90]", "accuracy (Bayes)", "ECE", "AUROC log q(x) (truth)")}
+		out := []string{fmt.Sprintf("measured on %d tasks of %s against the truth itself (no exact joint KL at this scale): a lower bound on the joint KL from forward AIS on the tasks whose AIS calibration on the truth was accepted (k of n), the conditional KL to the Bayes classifier in nats, accuracy beside the Bayes classifier's, ECE, and the OOD AUROC of log q(x) beside the true density's", tasks, ps.Params.Task),
+			fmt.Sprintf("  %-14s %-22s %-26s %-18s %-10s %s", "method", "joint KL ≥ (k of n)", "KL(p(y|x)‖q(y|x)) [p10, p90]", "accuracy (Bayes)", "ECE", "AUROC log q(x) (truth)")}
 		for _, m := range ps.Methods {
-			out = append(out, fmt.Sprintf("  %-14s %-26s %-18s %-10s %s", m.Method,
+			lower := "—"
+			if a := m.AISAccepted; a.Count > 0 {
+				lower = fmt.Sprintf("%s (%d of %d)", nats(meanOrNaN(m.KLJointLower), false), int(math.Round(a.Mean*float64(a.Count))), a.Count)
+			}
+			out = append(out, fmt.Sprintf("  %-14s %-22s %-26s %-18s %-10s %s", m.Method, lower,
 				fmt.Sprintf("%s [%s, %s]", nats(m.KLConditional.Mean, false), nats(m.KLConditional.P10, false), nats(m.KLConditional.P90, false)),
 				fmt.Sprintf("%.3f (%.3f)", m.Accuracy.Mean, m.BayesAccuracy.Mean), fmt.Sprintf("%.3f", m.ECE.Mean),
 				fmt.Sprintf("%.3f (%.3f)", m.AUROCPx.Mean, m.AUROCTruePx.Mean)))

@@ -112,6 +112,25 @@ var distFields = []func(r *schemas.ResultRow) float64{
 	func(r *schemas.ResultRow) float64 { return recorded(r.CPUSeconds) },
 	func(r *schemas.ResultRow) float64 { return selectedOnly(r, r.HeldoutNLL) },
 	func(r *schemas.ResultRow) float64 { return selectedOnly(r, r.HeldoutNLLFinal) },
+	func(r *schemas.ResultRow) float64 { return calibrated(r, r.KLJointLower) },
+	func(r *schemas.ResultRow) float64 { return calibrated(r, r.KLJointLower-r.KLConditional) },
+	func(r *schemas.ResultRow) float64 { return calibrated(r, r.AISESS) },
+	func(r *schemas.ResultRow) float64 {
+		if r.AISAccepted {
+			return calibrated(r, 1)
+		}
+		return calibrated(r, 0)
+	},
+}
+
+// calibrated is a column of the bound on the joint KL (image tasks), NaN (left out of
+// its distribution) where the run's task had no AIS calibration: another kind's row,
+// or a file written before the columns.
+func calibrated(r *schemas.ResultRow, v float64) float64 {
+	if !r.AISAccepted && r.AISRefused == "" {
+		return math.NaN()
+	}
+	return v
 }
 
 // recorded is a protocol column's value, NaN (left out of its distribution) where the
@@ -141,7 +160,8 @@ func distsOf(ms *schemas.MethodSummary) []*schemas.Dist {
 		&ms.AUROCPxGrad, &ms.ECE, &ms.AccClean, &ms.AccAttacked, &ms.AccPurified, &ms.AccBayesPurified,
 		&ms.SamplesTVNoise, &ms.SamplesTVBuffer, &ms.TrainMS, &ms.KLJointAveraged, &ms.RefGap,
 		&ms.BestTemperature, &ms.KLJointBestTemperature,
-		&ms.SelectedStep, &ms.GradEvals, &ms.GradEvalsSelected, &ms.CPUSeconds, &ms.HeldoutNLL, &ms.HeldoutNLLFinal}
+		&ms.SelectedStep, &ms.GradEvals, &ms.GradEvalsSelected, &ms.CPUSeconds, &ms.HeldoutNLL, &ms.HeldoutNLLFinal,
+		&ms.KLJointLower, &ms.KLMarginalLower, &ms.AISESS, &ms.AISAccepted}
 }
 
 // checkMoments are the verdict's ratios of one converged run, in the order of

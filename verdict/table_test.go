@@ -23,6 +23,17 @@ func TestMethodTable(t *testing.T) {
 		{"decided", true, []string{"compared on 10 tasks of gmm:3,2", "0 (the yardstick)", "+1.6 [1.5, 1.7]", "worse than 1 nat", " 1"}},
 		{"undecided", false, []string{"undecided"}},
 	}
+	t.Run("no exact joint KL", func(t *testing.T) {
+		ps := schemas.PointSummary{Params: schemas.Grid{Task: "images:8,2"}, Methods: []schemas.MethodSummary{
+			{Method: "baseline", Runs: 3, KLConditional: d(0.5), KLJointLower: schemas.Dist{Count: 2, Mean: 135}, AISAccepted: schemas.Dist{Count: 3, Mean: 2.0 / 3}},
+			{Method: "sgld", Runs: 3, KLConditional: d(0.5)}}}
+		got := strings.Join(MethodTable(ps), "\n")
+		for _, w := range []string{"against the truth itself", "joint KL ≥ (k of n)", "135 (2 of 3)", "sgld           —"} {
+			if !strings.Contains(got, w) {
+				t.Errorf("table lacks %q:\n%s", w, got)
+			}
+		}
+	})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ps.Verdict.Decided = tc.decided

@@ -332,6 +332,10 @@ func shade(c color.NRGBA, f float64) color.NRGBA {
 	return color.NRGBA{R: uint8(float64(c.R) * (1 - f)), G: uint8(float64(c.G) * (1 - f)), B: uint8(float64(c.B) * (1 - f)), A: c.A}
 }
 
+// hollowGlyphs are methodGlyphs' partners, outline for filled and back: a dashed line's
+// points, beside the solid line of the same method and options.
+var hollowGlyphs = []draw.GlyphDrawer{draw.RingGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.PyramidGlyph{}, draw.PlusGlyph{}}
+
 // ladderAxes are what a ladder figure says: its y label, the legend's word for a line
 // with nothing to draw, and the label of the dashed reference line drawn through the
 // points' ref values ("" for none).
@@ -342,7 +346,8 @@ type ladderAxes struct {
 // ladderSVG is a rung's figure: each line's value (95% CI whiskers) against D, both on
 // log axes, with the points' reference dashed (the excess ladder: each line's excess
 // joint KL over exact JEM, exact JEM's own mean joint KL the reference). Lines of one
-// method and options share a colour and glyph. A value at or below 0 (the method at
+// method and options share a colour and glyph (hollow on a dashed line) and a place
+// beside D. A value at or below 0 (the method at
 // least as good as exact JEM; a lower bound at or below 0), and a CI end there, is
 // drawn on the bottom edge. "" with no error when there is nothing positive to draw; a
 // figure that cannot be drawn is an error, never a panic.
@@ -399,7 +404,7 @@ func ladderSVG(title string, ax ladderAxes, lines []*ladderLine, ms []string) (o
 		}
 	}
 	cols := map[string]color.NRGBA{}
-	for gi, l := range lines {
+	for _, l := range lines {
 		g := l.method + "\x00" + l.options
 		col, ok := cols[g]
 		if !ok {
@@ -411,7 +416,7 @@ func ladderSVG(title string, ax ladderAxes, lines []*ladderLine, ms []string) (o
 			cols[g] = col
 		}
 		i := slices.Index(groups, g)
-		dodge := math.Exp2(0.04 * (float64(gi) - float64(len(lines)-1)/2)) // the lines' whiskers side by side about D
+		dodge := math.Exp2(0.04 * (float64(i) - float64(len(groups)-1)/2)) // the methods' whiskers side by side about D
 		style := solid
 		if l.dashed {
 			style = dashed
@@ -442,6 +447,9 @@ func ladderSVG(title string, ax ladderAxes, lines []*ladderLine, ms []string) (o
 		line.LineStyle = style(col, 1.6)
 		scatter.GlyphStyle.Color, scatter.GlyphStyle.Radius = col, 3.5
 		scatter.GlyphStyle.Shape = methodGlyphs[i%len(methodGlyphs)]
+		if l.dashed {
+			scatter.GlyphStyle.Shape = hollowGlyphs[i%len(hollowGlyphs)]
+		}
 		p.Add(line, scatter)
 		legend = append(legend, legendEntry{l.label, []plot.Thumbnailer{line, scatter}})
 	}
