@@ -58,7 +58,7 @@ var (
 	logits         = flag.String("logits", "", "your model's logits: a Parquet or CSV file, or a folder of them, with the columns of the export's points (task_id, cell, y, logit on 2-D tasks; table_id, x, y, logit on tables) and optionally model")
 	command        = flag.String("command", "", "instead of --logits: a shell command (sh -c) that trains or loads your model and writes its logits as CSV to $JEMCHECK_LOGITS from the export $JEMCHECK_EXPORT; the placeholders {logits} and {export} stand for these variables, quoted (the paths are never pasted into the command's text). It runs after --out and its lock are checked, in its own process group")
 	commandTimeout = flag.Duration("command_timeout", DefaultCommandTimeout, "how long --command may run before it is stopped (its process group gets SIGTERM, then SIGKILL)")
-	compare        = flag.String("methods", "baseline,jem", "jemcheck's methods trained on the same tasks and draws, for the comparison (exact jem gives the excess KL)")
+	compare        = flag.String("methods", "baseline,jem", "jemcheck's methods trained on the same tasks and draws, for the comparison (exact jem gives the excess KL); with --onnx none unless given (e.g. baseline,sgld)")
 	model          = flag.String("model", methods.External, "the name of the model whose rows name none (no model, method or run_id column)")
 	onnxFile       = flag.String("onnx", "", "instead of --logits: your classifier as an ONNX file (path or gocloud.dev URL), judged on an images task as jemcheck's own CNNs: input float32 images [n, 1, S, S] or [n, S*S], output the K logits [n, K] (docs/export-evaluate.md)")
 	task           = flag.String("task", "", "with --onnx and no --from: the images task, images:S,K")
