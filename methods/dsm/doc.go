@@ -42,4 +42,8 @@
 // Known answer (dsm_test.go): on exact draws of a Gaussian mixture, the loss of
 // β·log p_σ is least at β = 1 and dL/dβ(1) is 0 within 3 standard errors; with the
 // clean β·log p the minimiser is β* ≈ 0.88 at the defaults, the noise's bias.
+//
+// On images (images.go, models/cnn's DSM) the loss is exact: the score is the CNN's
+// input gradient and its parameter gradient double backprop through it, so dsm_h does
+// not apply there (refused); dsm_sigma is σ per pixel.
 package dsm

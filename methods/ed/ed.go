@@ -1,6 +1,6 @@
 // Package ed is Energy Discrepancy (Schröder et al., NeurIPS 2023): sampler-free, it
-// compares the energy at a draw with M Gaussian-perturbed negatives, on 2-D tasks and
-// (with Bernoulli bit flips) on binary tables.
+// compares the energy at a draw with M Gaussian-perturbed negatives, on 2-D tasks,
+// (with Bernoulli bit flips) on binary tables and on images (the CNN, images.go).
 package ed
 
 import (

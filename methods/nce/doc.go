@@ -41,4 +41,10 @@
 // is least at β = 1 with dL/dβ and dL/dc at (1, 0) zero within 3 standard errors; the
 // coefficients match finite differences; trained runs are deterministic by seed and c
 // approaches the exact log Z on the box.
+//
+// On images (images.go, models/cnn's NCE) the noise is the Gaussian with the mean and
+// full covariance of the run's training draws (times nce_inflate; nce_noise=uniform is
+// refused: an image has no box), c is learned alike, and the row's method_stats carry
+// log_z_learned, log_z_init, log_z_is (an importance-sampling estimate of log Z_θ under
+// the noise at the last step) and nce_ridge; there is no exact log Z to set beside them.
 package nce

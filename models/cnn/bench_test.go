@@ -50,6 +50,17 @@ func BenchmarkCNN(b *testing.B) {
 		b.Run("jem-sgld20/"+ad.name, func(b *testing.B) {
 			benchTrain(b, TrainOptions{Method: JEMSGLD, Autodiff: ad.autodiff, SGLD: SGLDOptions{Steps: 20}})
 		})
+		// The sampler-free recipes at their defaults (ed: M 4, t 0.05; nce: ν 10; dsm: σ 0.2,
+		// hand only: its autodiff form needs Pad, missing on SimpleGo).
+		b.Run("ed4/"+ad.name, func(b *testing.B) {
+			benchTrain(b, TrainOptions{Method: ED, Autodiff: ad.autodiff, ED: EDOptions{T: 0.05}})
+		})
+		b.Run("nce10/"+ad.name, func(b *testing.B) {
+			benchTrain(b, TrainOptions{Method: NCE, Autodiff: ad.autodiff})
+		})
+		if !ad.autodiff {
+			b.Run("dsm/"+ad.name, func(b *testing.B) { benchTrain(b, TrainOptions{Method: DSM}) })
+		}
 		// One SGLD step's work: forward and input gradient of LSE on the batch, one graph call.
 		b.Run("sgld-step/"+ad.name, func(b *testing.B) {
 			sp, _ := Parse(benchModel)

@@ -240,6 +240,8 @@ func TestHandMatchesAutodiff(t *testing.T) {
 		{"baseline-dense-tanh", "cnn:3,dense:5,tanh", TrainOptions{Steps: 3, Batch: 16, LR: 1e-2, Seed: 2}},
 		{"jem-sgld-l2", "cnn:3,4", TrainOptions{Method: JEMSGLD, Steps: 3, Batch: 16, LR: 1e-2, Seed: 2,
 			SGLD: SGLDOptions{Steps: 4, BufferSize: 40}, EnergyL2: 0.1}},
+		{"ed", "cnn:3,4", TrainOptions{Method: ED, Steps: 3, Batch: 16, LR: 1e-2, Seed: 2, ED: EDOptions{M: 3, T: 0.05}, PxWeight: 2}},
+		{"nce", "cnn:3,4", TrainOptions{Method: NCE, Steps: 3, Batch: 16, LR: 1e-2, Seed: 2, NCE: NCEOptions{Nu: 3}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sp, _ := Parse(tc.model)
