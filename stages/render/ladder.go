@@ -33,11 +33,52 @@ type ladderFamily struct {
 	Rows   []ladderRow
 }
 
+// rungCell is the dimension cell of a rung's table row: the first row of each
+// dimension carries it, over Span rows.
+type rungCell struct {
+	First bool
+	Span  int
+	D     int
+}
+
+func (c *rungCell) cell() *rungCell { return c }
+
+// markSpans marks the first row of each dimension of a rung's table (rows in
+// dimension order) and the rows it spans.
+func markSpans[R any, P interface {
+	*R
+	cell() *rungCell
+}](rows []R) {
+	for i := range rows {
+		c := P(&rows[i]).cell()
+		if i == 0 || c.D != P(&rows[i-1]).cell().D {
+			c.First = true
+			for j := i; j < len(rows) && P(&rows[j]).cell().D == c.D; j++ {
+				c.Span++
+			}
+		}
+	}
+}
+
+// rungSorted are a rung's points by dimension (then point id) and the dimensions
+// present, "2, 4, 8".
+func rungSorted(r ladderRung) ([]schemas.PointSummary, string) {
+	pts := slices.Clone(r.points)
+	slices.SortStableFunc(pts, func(a, b schemas.PointSummary) int {
+		return cmp.Or(cmp.Compare(a.Dimension, b.Dimension), cmp.Compare(a.PointID, b.PointID))
+	})
+	var dims []string
+	for _, ps := range pts {
+		if d := fmt.Sprint(ps.Dimension); len(dims) == 0 || dims[len(dims)-1] != d {
+			dims = append(dims, d)
+		}
+	}
+	return pts, strings.Join(dims, ", ")
+}
+
 // ladderRow is one method at one dimension of a family.
 type ladderRow struct {
-	First   bool // first row of its dimension: carries the dimension cell
-	Span    int
-	D       int
+	rungCell
 	PointID int64
 	Method  string
 	Options string
@@ -184,18 +225,11 @@ func ladderFamilies(s schemas.Summary, ms []string) ([]ladderFamily, []string) {
 // method that ran, once per method and options (points that differ only in another
 // method's options repeat the same runs: the first is kept).
 func ladderOf(r ladderRung) (ladderFamily, []*ladderLine) {
-	pts := slices.Clone(r.points)
-	slices.SortStableFunc(pts, func(a, b schemas.PointSummary) int {
-		return cmp.Or(cmp.Compare(a.Dimension, b.Dimension), cmp.Compare(a.PointID, b.PointID))
-	})
-	f := ladderFamily{Name: r.name}
-	var dims []string
+	pts, dims := rungSorted(r)
+	f := ladderFamily{Name: r.name, Dims: dims}
 	var lines []*ladderLine
 	seen := map[string]bool{}
 	for _, ps := range pts {
-		if len(dims) == 0 || dims[len(dims)-1] != fmt.Sprint(ps.Dimension) {
-			dims = append(dims, fmt.Sprint(ps.Dimension))
-		}
 		jem := math.NaN()
 		for _, m := range ps.Methods {
 			if m.Method == methods.Yardstick() {
@@ -209,7 +243,7 @@ func ladderOf(r ladderRung) (ladderFamily, []*ladderLine) {
 				continue
 			}
 			seen[key] = true
-			row := ladderRow{D: ps.Dimension, PointID: ps.PointID, Method: m.Method, Options: opts, Excess: "—", Marg: "—",
+			row := ladderRow{rungCell: rungCell{D: ps.Dimension}, PointID: ps.PointID, Method: m.Method, Options: opts, Excess: "—", Marg: "—",
 				Acc:   fmtSig(meanOf(m.Accuracy), 3) + " (" + fmtSig(meanOf(m.BayesAccuracy), 3) + ")",
 				AUROC: fmtSig(meanOf(m.AUROCPx), 3) + " (" + fmtSig(meanOf(m.AUROCTruePx), 3) + ")",
 				CPU:   "—"}
@@ -236,15 +270,7 @@ func ladderOf(r ladderRung) (ladderFamily, []*ladderLine) {
 			f.Rows = append(f.Rows, row)
 		}
 	}
-	for i := range f.Rows {
-		if i == 0 || f.Rows[i].D != f.Rows[i-1].D {
-			f.Rows[i].First = true
-			for j := i; j < len(f.Rows) && f.Rows[j].D == f.Rows[i].D; j++ {
-				f.Rows[i].Span++
-			}
-		}
-	}
-	f.Dims = strings.Join(dims, ", ")
+	markSpans(f.Rows)
 	labelLines(r.points, lines)
 	return f, lines
 }

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"cmp"
 	"fmt"
 	"html/template"
 	"math"
@@ -18,7 +17,7 @@ import (
 // calibration on the truth was refused), the exact-in-expectation conditional KL and
 // the Z-free metrics against the Bayes classifier and the true density. The rung is
 // told by those columns, never by the kind's or a method's name: a point is on it when
-// its rows have no joint KL and a calibration was attempted (boundsRow), and no method
+// its rows have no joint KL and a calibration was attempted (isBoundsRow), and no method
 // of its summary has an exact joint KL (hasExactKL). It shows from one dimension on.
 
 // boundsFamily is one rung without exact JEM: a family's points at one or more
@@ -35,9 +34,7 @@ type boundsFamily struct {
 // boundsRow is one method at one dimension of a rung without exact JEM: means over its
 // converged runs (one a task), each "mean [95% CI]" (meanCI95).
 type boundsRow struct {
-	First    bool
-	Span     int
-	D        int
+	rungCell
 	PointID  int64
 	Method   string
 	Options  string
@@ -55,11 +52,12 @@ type boundsRow struct {
 	ESS      string // the forward AIS's effective sample size
 }
 
-// boundsRow: a result row of a point without exact JEM (its joint KL is NaN) whose
-// task's AIS calibration on the truth was run (accepted, or refused with a reason).
-// Files written before these columns read false and "": never on the rung.
+// isBoundsRow: a result row of a point without exact JEM (its joint KL is NaN) whose
+// task's AIS calibration on the truth was run (accepted, or refused with a reason;
+// kl_joint_lower is finite only where accepted). Other kinds' rows, and files written
+// before these columns, read false and "" (and kl_joint_lower 0): never on the rung.
 func isBoundsRow(r *schemas.ResultRow) bool {
-	return math.IsNaN(r.KLJoint) && (r.AISAccepted || r.AISRefused != "" || finite(r.KLJointLower))
+	return math.IsNaN(r.KLJoint) && (r.AISAccepted || r.AISRefused != "")
 }
 
 // boundsFamilies are the rungs without exact JEM, from the result rows of the points
@@ -110,18 +108,11 @@ var boundsAxes = ladderAxes{ylabel: "KL (nats)", none: "no value"}
 // per method and options a line of its conditional KL and, where some task's bound
 // was accepted, a dashed line of its joint KL's lower bound.
 func boundsOf(r ladderRung, runsOf func(point int64, method string) []*schemas.ResultRow) (boundsFamily, []*ladderLine) {
-	pts := slices.Clone(r.points)
-	slices.SortStableFunc(pts, func(a, b schemas.PointSummary) int {
-		return cmp.Or(cmp.Compare(a.Dimension, b.Dimension), cmp.Compare(a.PointID, b.PointID))
-	})
-	f := boundsFamily{Name: r.name}
-	var dims []string
+	pts, dims := rungSorted(r)
+	f := boundsFamily{Name: r.name, Dims: dims}
 	var cond, lower []*ladderLine
 	seen := map[string]bool{}
 	for _, ps := range pts {
-		if len(dims) == 0 || dims[len(dims)-1] != fmt.Sprint(ps.Dimension) {
-			dims = append(dims, fmt.Sprint(ps.Dimension))
-		}
 		for _, m := range ps.Methods {
 			opts := ladderOptions(ps.Params, m.Method)
 			k := fmt.Sprint(ps.Dimension, "\x00", m.Method, "\x00", opts)
@@ -145,15 +136,7 @@ func boundsOf(r ladderRung, runsOf func(point int64, method string) []*schemas.R
 			lower[i].pts = append(lower[i].pts, l)
 		}
 	}
-	for i := range f.Rows {
-		if i == 0 || f.Rows[i].D != f.Rows[i-1].D {
-			f.Rows[i].First = true
-			for j := i; j < len(f.Rows) && f.Rows[j].D == f.Rows[i].D; j++ {
-				f.Rows[i].Span++
-			}
-		}
-	}
-	f.Dims = strings.Join(dims, ", ")
+	markSpans(f.Rows)
 	labelLines(r.points, cond)
 	var lines []*ladderLine
 	for i, c := range cond {

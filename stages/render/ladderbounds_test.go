@@ -164,6 +164,9 @@ func TestLadderBounds(t *testing.T) {
 			if strings.Contains(html, "Dimension ladder: how the excess") {
 				t.Error("the excess ladder shows on a run without exact JEM")
 			}
+			if strings.Contains(html, "non-finite joint KL") {
+				t.Error("the data notes count runs without exact JEM as non-finite")
+			}
 		})
 	}
 }
@@ -179,8 +182,8 @@ func template2svg(s string) string {
 }
 
 // TestLadderBoundsApart: a family with exact KLs stays on the excess ladder and off the
-// bounds rung; rows without the calibration's columns (tables, files before them)
-// make no rung.
+// bounds rung; rows without the calibration's columns (tables, files before them, a
+// nonfinite run) make no rung; rows cut to the first tasks are said.
 func TestLadderBoundsApart(t *testing.T) {
 	const bits = "bits:·,2 (3 components)"
 	a := ladderFixture(1, "bits:2,2", 2, bits, "uniform", map[string][3]float64{"pcd": {0.02, 0.01, 0.03}})
@@ -188,6 +191,9 @@ func TestLadderBoundsApart(t *testing.T) {
 	img, rows := boundsFixture(3, "images:8,2", 64, map[string][]boundsTask{"sgld": {{1, 0.5}, {2, 0.5}}})
 	rows = append(rows, schemas.ResultRow{PointID: 1, Method: "pcd", KLJoint: 0.1, KLJointLower: math.NaN()},
 		schemas.ResultRow{PointID: 2, Method: "pcd", KLJoint: math.NaN()}) // a nonfinite run of an exact point
+	if isBoundsRow(&rows[3]) {
+		t.Error("a row with a NaN joint KL and no calibration (kl_joint_lower read 0) is taken for a bounds row")
+	}
 	sum := schemas.Summary{Points: []schemas.PointSummary{a, b, img}}
 	ex, _ := ladderFamilies(sum, nil)
 	if len(ex) != 1 || ex[0].Name != bits {

@@ -480,6 +480,8 @@ func prepare(in Input) *data {
 		case r.Diverged:
 			c.diverged++
 			continue
+		case isBoundsRow(r): // no exact joint KL exists (the ladder's bounds rung shows the run): not a non-finite one
+			continue
 		case !finite(r.KLJoint):
 			c.nonFinite++
 			continue
