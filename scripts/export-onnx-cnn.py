@@ -15,10 +15,17 @@ returns the K logits f(x)[y] as [n, K], exported with a dynamic batch axis.
         Pad: no "same" convolutions or torch's avg_pool2d; see models/cnn/doc.go).
     /usr/bin/python3 scripts/export-onnx-cnn.py nan OUT.onnx --side S --classes K
         a model whose logits are NaN (log of a negative number), for the refusal test.
+    /usr/bin/python3 scripts/export-onnx-cnn.py torchcnn OUT.onnx --side S --classes K [--expected FILE]
+        a CNN as a user writes it: "same" 3x3 convolutions (padding=1), relu and tanh,
+        F.avg_pool2d (exported with a Pad node), a linear head; --expected writes a
+        2-image input, torch's logits and its autograd input gradient of LSE_y f(x)[y]
+        (models/cnn TestONNXEnergy).
 
 torch 1.13 (apt-get install python3-torch); the exporter needs no `onnx` package.
 The tests' files: truth-8x2-seed1-task0.onnx (truth PARAMS of images:8,2, run seed 1,
-task 0), cnn-16x2.onnx (--side 16 --classes 2), nan-8x2.onnx (--side 8 --classes 2).
+task 0), cnn-16x2.onnx (--side 16 --classes 2), cnn-8x3.onnx, nan-8x2.onnx (--side 8 --classes 2);
+models/cnn/testdata/torchcnn-8x2.onnx (torchcnn --side 8 --classes 2 --expected
+torchcnn-8x2_expected.txt).
 """
 import argparse
 import json
@@ -26,6 +33,7 @@ import math
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 # Only ops onnx-gomlx v0.3.4 converts: no ReduceSum, ReduceMax or ReduceLogSumExp, so
 # sums are MatMuls with ones and maxima elementwise Max.
@@ -109,6 +117,23 @@ class SmallCNN(nn.Module):
         return self.fc(h.flatten(1))
 
 
+class TorchCNN(nn.Module):
+    """conv 1->8 3x3 same, relu, avg_pool2d 2; conv 8->16 3x3 same, tanh, avg_pool2d 2; linear -> K.
+    (max_pool2d runs forward, but its gradient, SelectAndScatterMax, is not in SimpleGo;
+    Sigmoid, hence SiLU, does not convert.)"""
+
+    def __init__(self, S, K):
+        super().__init__()
+        self.c1 = nn.Conv2d(1, 8, 3, padding=1)
+        self.c2 = nn.Conv2d(8, 16, 3, padding=1)
+        self.fc = nn.Linear(16 * (S // 4) * (S // 4), K)
+
+    def forward(self, x):
+        h = F.avg_pool2d(torch.relu(self.c1(x)), 2)
+        h = F.avg_pool2d(torch.tanh(self.c2(h)), 2)
+        return self.fc(h.flatten(1))
+
+
 class NaNLogits(SmallCNN):
     def forward(self, x):
         return torch.log(super().forward(x) - 1e6)  # log of a negative number: NaN
@@ -125,11 +150,12 @@ def export(net, shape, out):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["truth", "cnn", "nan"])
+    ap.add_argument("what", choices=["truth", "cnn", "nan", "torchcnn"])
     ap.add_argument("args", nargs="+")
     ap.add_argument("--flat", action="store_true")
     ap.add_argument("--side", type=int, default=8)
     ap.add_argument("--classes", type=int, default=2)
+    ap.add_argument("--expected")
     a = ap.parse_args()
     torch.manual_seed(0)
     if a.what == "truth":
@@ -139,6 +165,16 @@ def main():
         export(Truth(params, a.flat), shape, a.args[1])
     elif a.what == "cnn":
         export(SmallCNN(a.side, a.classes), (2, 1, a.side, a.side), a.args[0])
+    elif a.what == "torchcnn":
+        net = TorchCNN(a.side, a.classes)
+        export(net, (2, 1, a.side, a.side), a.args[0])
+        if a.expected:
+            x = torch.rand(2, 1, a.side, a.side, requires_grad=True)
+            y = net.eval()(x)
+            torch.logsumexp(y, 1).sum().backward()  # the input gradient of LSE_y f(x)[y]
+            with open(a.expected, "w") as f:
+                for v in (x, y, x.grad):
+                    f.write(" ".join("%.9g" % u for u in v.detach().flatten().tolist()) + "\n")
     else:
         export(NaNLogits(a.side, a.classes), (2, 1, a.side, a.side), a.args[0])
 

@@ -64,17 +64,22 @@
 // on GoMLX v0.26.0) and ONNXModel.Logits runs it on DefaultBackend. On SimpleGo that
 // version cannot run a PyTorch CNN as exported: it has no Sigmoid op (so no SiLU/swish),
 // and both "same"-padded convolutions and torch 1.13's avg_pool2d export use Pad, which
-// SimpleGo lacks; the test model (testdata/make_tiny_onnx.py) is a valid conv, tanh,
+// SimpleGo lacks (ONNXModel now falls back on a concatenation, below); the test model (testdata/make_tiny_onnx.py) is a valid conv, tanh,
 // reshape-mean pooling and a dense head, and matches torch to 3e-8.
 //
 // ONNXModel.Energy is LSE_y f(x)[y] and its input gradient by GoMLX autodiff
-// (graph.Gradient) through the onnx-gomlx graph. The autodiff of a convolution reverses
-// its kernel (Reverse) and that of a Slice pads, neither of which SimpleGo has: the
-// ONNX models run on a backend wrapper (onnxgrad.go) that falls back on exact
-// equivalents (Reverse: a product with the anti-identity; Pad without interior padding:
-// a concatenation with the fill value; empty strides and dilations read as 1s).
-// TestONNXEnergy checks the gradient against finite differences (4.5e-4 relative at
-// h = 0.01 in float32).
+// (graph.Gradient) through the onnx-gomlx graph. SimpleGo lacks Reverse (the input
+// gradient of a convolution reverses its kernel) and Pad (onnx-gomlx's "same"
+// convolutions, torch's avg_pool2d export, the gradient of a Slice), and GoMLX defines no
+// gradient for Pad: the ONNX models run on a backend wrapper (onnxgrad.go) that falls
+// back on exact equivalents (Reverse: a product with the anti-identity; Pad: a
+// concatenation with the fill value, interior padding by interleaving; empty strides and
+// dilations read as 1s) and registers Pad's gradient (a strided slice). A CNN of "same"
+// convolutions, relu, tanh, avg_pool2d and a linear head (testdata/torchcnn-8x2.onnx)
+// then gives torch's logits (2e-8) and torch's autograd input gradient (2e-9); max_pool2d
+// runs forward but its gradient (SelectAndScatterMax) is not in SimpleGo, and Sigmoid
+// (SiLU) does not convert. TestONNXEnergy also checks tiny.onnx's gradient against finite
+// differences.
 //
 // # Costs
 //

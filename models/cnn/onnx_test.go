@@ -64,10 +64,57 @@ func TestLoadONNX(t *testing.T) {
 }
 
 // TestONNXEnergy: ONNXModel.Energy's LSE equals the LSE of Logits, and its input
-// gradient (GoMLX autodiff through the onnx-gomlx graph of testdata/tiny.onnx) matches
-// central finite differences of the LSE on every pixel of three images.
+// gradient (GoMLX autodiff through the onnx-gomlx graph, with the Reverse, Pad and
+// Pad-gradient fallbacks of onnxgrad.go) matches central finite differences of the LSE
+// on every pixel of three images of testdata/tiny.onnx (valid conv, tanh, reshape-mean
+// pooling). On testdata/torchcnn-8x2.onnx (a CNN as a user writes it: "same" convs, relu,
+// tanh, F.avg_pool2d exported with Pad, a linear head; scripts/export-onnx-cnn.py
+// torchcnn) the logits are torch's and the input gradient torch's autograd one (relu's
+// kinks make finite differences there unreliable).
 func TestONNXEnergy(t *testing.T) {
-	m, err := LoadONNX("testdata/tiny.onnx")
+	checkONNXEnergy(t, "testdata/tiny.onnx")
+	raw, err := os.ReadFile("testdata/torchcnn-8x2_expected.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v [3][]float32 // the input (2 images), torch's logits, torch's input gradient of Σ LSE
+	for i, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		for _, f := range strings.Fields(line) {
+			x, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v[i] = append(v[i], float32(x))
+		}
+	}
+	m, err := LoadONNX("testdata/torchcnn-8x2.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits, err := m.Logits(v[0], 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, dx, err := m.Energy(v[0], 2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dl, dg, maxG float64
+	for i := range v[1] {
+		dl = max(dl, math.Abs(float64(logits[i]-v[1][i])))
+	}
+	for i := range v[2] {
+		dg = max(dg, math.Abs(float64(dx[i]-v[2][i])))
+		maxG = max(maxG, math.Abs(float64(v[2][i])))
+	}
+	t.Logf("torchcnn-8x2: max |logit − torch's| %.2g, max |gradient − torch autograd's| %.2g (largest %.3g)", dl, dg, maxG)
+	if len(logits) != len(v[1]) || len(dx) != len(v[2]) || dl > 1e-5 || dg > 1e-4*maxG {
+		t.Errorf("torchcnn-8x2: logits %v (torch %v), gradient off by %.2g of %.3g", logits, v[1], dg, maxG)
+	}
+}
+
+func checkONNXEnergy(t *testing.T, file string) {
+	m, err := LoadONNX(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +140,10 @@ func TestONNXEnergy(t *testing.T) {
 		}
 	}
 	const h = 1e-2
-	var maxErr float64
+	var maxErr, maxG, diff2, fd2 float64
+	for j := range x {
+		maxG = max(maxG, math.Abs(float64(dx[j])))
+	}
 	for j := range x {
 		xp, xm := slices.Clone(x), slices.Clone(x)
 		xp[j] += h
@@ -105,13 +155,17 @@ func TestONNXEnergy(t *testing.T) {
 		}
 		i := j / m.PerExample
 		fd := (float64(lp[i]) - float64(lm[i])) / (2 * h)
-		e := math.Abs(fd-float64(dx[j])) / (1e-2 + math.Abs(fd))
-		maxErr = max(maxErr, e)
-		if e > 5e-3 {
-			t.Errorf("pixel %d: gradient %v, finite difference %v", j, dx[j], fd)
-		}
+		d := fd - float64(dx[j])
+		diff2 += d * d
+		fd2 += fd * fd
+		maxErr = max(maxErr, math.Abs(d)/maxG)
 	}
-	t.Logf("autodiff vs finite differences (h = %g, float32): max relative error %.2g over %d pixels", h, maxErr, len(x))
+	rel := math.Sqrt(diff2 / fd2)
+	t.Logf("autodiff vs finite differences (h = %g, float32) over %d pixels: ‖g − fd‖/‖fd‖ %.2g, max |g − fd| %.2g of the largest |g| (%.3g)",
+		h, len(x), rel, maxErr, maxG)
+	if rel > 1e-2 || maxErr > 5e-2 {
+		t.Errorf("the input gradient is not the finite differences': ‖g − fd‖/‖fd‖ %.2g, max |g − fd| %.2g of the largest |g|", rel, maxErr)
+	}
 	if _, _, err := m.Energy(x[:10], 1, true); err == nil {
 		t.Error("wrong input size: no error")
 	}

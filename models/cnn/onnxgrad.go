@@ -2,9 +2,12 @@ package cnn
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
 
@@ -13,7 +16,8 @@ import (
 // convolution reverses its kernel (the input gradient of Conv), and that of a Slice
 // pads; onnx-gomlx pads "same" convolutions with Pad. The fallbacks are exact: Reverse
 // is a product with the anti-identity (each output one input times 1 plus zeros), Pad a
-// concatenation with the fill value. Every other op is the backend's.
+// concatenation with the fill value (interior padding by interleaving). Every other op
+// is the backend's.
 type gradBackend struct{ backends.Backend }
 
 func (b gradBackend) Builder(name string) backends.Builder {
@@ -79,39 +83,76 @@ func (b gradBuilder) Reverse(x backends.Op, axes ...int) (backends.Op, error) {
 	return x, nil
 }
 
-// Pad is the backend's, else (no interior padding, no negative padding) a
-// concatenation of the fill value broadcast before and after x on each axis.
+// Pad is the backend's, else per axis: interior padding by interleaving (x and the
+// fill value concatenated on a new axis, merged, the trailing fill sliced off),
+// negative padding by a slice, positive by concatenating the fill value broadcast
+// before and after.
 func (b gradBuilder) Pad(x, fill backends.Op, axesConfig ...backends.PadAxis) (backends.Op, error) {
-	op, err := b.Builder.Pad(x, fill, axesConfig...)
-	if err == nil {
+	if op, err := b.Builder.Pad(x, fill, axesConfig...); err == nil {
 		return op, nil
 	}
-	for _, c := range axesConfig {
-		if c.Interior != 0 || c.Start < 0 || c.End < 0 {
-			return nil, err
-		}
+	fillLike := func(shape shapes.Shape, a, n int) (backends.Op, error) {
+		dims := append([]int(nil), shape.Dimensions...)
+		dims[a] = n
+		return b.BroadcastInDim(fill, shapes.Make(shape.DType, dims...), nil)
 	}
 	for a, c := range axesConfig {
 		shape, err := b.OpShape(x)
 		if err != nil {
 			return nil, err
 		}
-		parts := []backends.Op{x}
-		for i, n := range []int{c.Start, c.End} {
-			if n == 0 {
-				continue
+		if n := shape.Dimensions[a]; c.Interior > 0 && n > 1 {
+			dims := append(append(append([]int(nil), shape.Dimensions[:a+1]...), 1), shape.Dimensions[a+1:]...)
+			if x, err = b.Reshape(x, dims...); err != nil {
+				return nil, err
 			}
-			dims := append([]int(nil), shape.Dimensions...)
-			dims[a] = n
-			f, err := b.BroadcastInDim(fill, shapes.Make(shape.DType, dims...), nil)
+			wide := shapes.Make(shape.DType, dims...)
+			f, err := fillLike(wide, a+1, c.Interior)
 			if err != nil {
 				return nil, err
 			}
-			if i == 0 {
-				parts = append([]backends.Op{f}, parts...)
-			} else {
-				parts = append(parts, f)
+			if x, err = b.Concatenate(a+1, x, f); err != nil {
+				return nil, err
 			}
+			merged := append([]int(nil), shape.Dimensions...)
+			merged[a] = n * (1 + c.Interior)
+			if x, err = b.Reshape(x, merged...); err != nil {
+				return nil, err
+			}
+			starts, limits := make([]int, len(merged)), slices.Clone(merged)
+			limits[a] = n + (n-1)*c.Interior
+			if x, err = b.Slice(x, starts, limits, ones(len(starts))); err != nil {
+				return nil, err
+			}
+			if shape, err = b.OpShape(x); err != nil {
+				return nil, err
+			}
+		}
+		if c.Start < 0 || c.End < 0 {
+			starts, limits := make([]int, shape.Rank()), slices.Clone(shape.Dimensions)
+			starts[a] = max(0, -c.Start)
+			limits[a] -= max(0, -c.End)
+			if x, err = b.Slice(x, starts, limits, ones(len(starts))); err != nil {
+				return nil, err
+			}
+			if shape, err = b.OpShape(x); err != nil {
+				return nil, err
+			}
+		}
+		parts := []backends.Op{x}
+		if c.Start > 0 {
+			f, err := fillLike(shape, a, c.Start)
+			if err != nil {
+				return nil, err
+			}
+			parts = append([]backends.Op{f}, parts...)
+		}
+		if c.End > 0 {
+			f, err := fillLike(shape, a, c.End)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, f)
 		}
 		if len(parts) > 1 {
 			if x, err = b.Concatenate(a, parts...); err != nil {
@@ -138,4 +179,46 @@ func (b gradBuilder) ConvGeneral(input, kernel backends.Op, axes backends.Convol
 	}
 	return b.Builder.ConvGeneral(input, kernel, axes, ones(strides), paddings, ones(inputDilations), ones(kernelDilations),
 		max(1, channelGroupCount), max(1, batchGroupCount))
+}
+
+// ones is n 1s (unit strides).
+func ones(n int) []int {
+	v := make([]int, n)
+	for i := range v {
+		v[i] = 1
+	}
+	return v
+}
+
+// GoMLX v0.26.0 defines no gradient for Pad, which torch 1.13's export of avg_pool2d
+// puts in a CNN's graph: padVJP is registered where none is (an absent entry panics, so
+// nothing that worked changes). It reads the node's padding by reflection (GoMLX keeps
+// it unexported); a layout it does not know, or negative padding, panics, which the
+// callers turn into an error.
+func init() {
+	if _, ok := graph.VJPRegistration[graph.NodeTypePad]; !ok {
+		graph.VJPRegistration[graph.NodeTypePad] = func(node *graph.Node, v []*graph.Node, _ shapes.Shape) []*graph.Node {
+			return []*graph.Node{padVJP(node, v[0]), nil}
+		}
+	}
+}
+
+// padVJP is the input gradient of a Pad node: v at the positions x landed on.
+func padVJP(node, v *graph.Node) *graph.Node {
+	cfg := reflect.ValueOf(node).Elem().FieldByName("inputs").Elem().Elem().FieldByName("axesConfig")
+	x := node.Inputs()[0]
+	specs := make([]graph.SliceAxisSpec, x.Rank())
+	for a := range specs {
+		n := x.Shape().Dimensions[a]
+		start, end, interior := 0, 0, 0
+		if a < cfg.Len() {
+			c := cfg.Index(a)
+			start, end, interior = int(c.FieldByName("Start").Int()), int(c.FieldByName("End").Int()), int(c.FieldByName("Interior").Int())
+		}
+		if start < 0 || end < 0 || interior < 0 {
+			panic(fmt.Sprintf("cnn: the gradient of Pad with negative padding (%d, %d, %d) is not defined", start, end, interior))
+		}
+		specs[a] = graph.AxisRange(start, start+(n-1)*(interior+1)+1).Stride(interior + 1)
+	}
+	return graph.Slice(v, specs...)
 }

@@ -127,6 +127,7 @@ func TestCheckModel(t *testing.T) {
 	cases := []struct{ name, task, file, want string }{
 		{"truth", "images:8,2", truthONNX, ""},
 		{"flat truth", "images:8,2", truthFlatONNX, ""},
+		{"a small CNN", "images:16,2", "testdata/cnn-16x2.onnx", ""}, // conv, tanh, slice, reshape-mean pooling, dense
 		{"missing", "images:8,2", "testdata/missing.onnx", "missing.onnx"},
 		{"not ONNX", "images:8,2", notONNX, "is not a readable ONNX model"},
 		{"input size", "images:8,2", "testdata/cnn-16x2.onnx", "its input takes 256 values an example, but the task images:8,2 has 8×8 = 64 pixels"},
