@@ -107,7 +107,7 @@ func loadONNX(ctx context.Context, loc string, s spec) (onnxModel, error) {
 	}
 	om, err := cnn.ParseONNX(data, loc)
 	if err != nil {
-		return onnxModel{}, fmt.Errorf("onnx %s: %w", loc, err)
+		return onnxModel{}, err // it names loc
 	}
 	D := s.S * s.S
 	if om.PerExample != D {
