@@ -9,6 +9,10 @@ one thread. Times, in ms:
   jem-sgld20  one JEM step: 20 SGLD steps from a replay buffer, then CE + LSE(samples) -
               LSE(data) and an Adam step
 Prints one line per case: "<case> <ms per step>".
+
+Usage: torch_cnn.py [steps [S [device]]]: S the image side (default 16; 28 for D = 784),
+device "cpu" (default, one thread) or "cuda" (timed with torch.cuda.synchronize; the
+device check scripts/gpu-check.sh runs it beside scripts/gpucheck).
 """
 import sys
 import time
@@ -19,8 +23,10 @@ import torch.nn.functional as F
 
 torch.set_num_threads(1)
 torch.manual_seed(1)
-S, K, B = 16, 10, 64
+K, B = 10, 64
 steps = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+S = int(sys.argv[2]) if len(sys.argv) > 2 else 16
+dev = torch.device(sys.argv[3] if len(sys.argv) > 3 else "cpu")
 
 
 class Net(nn.Module):
@@ -28,7 +34,7 @@ class Net(nn.Module):
         super().__init__()
         self.c1 = nn.Conv2d(1, 16, 3, padding=1)
         self.c2 = nn.Conv2d(16, 32, 3, padding=1)
-        self.fc = nn.Linear(4 * 4 * 32, K)
+        self.fc = nn.Linear((S // 4) * (S // 4) * 32, K)
 
     def forward(self, x):
         h = F.avg_pool2d(F.silu(self.c1(x)), 2)
@@ -36,15 +42,15 @@ class Net(nn.Module):
         return self.fc(h.flatten(1))
 
 
-net = Net()
+net = Net().to(dev)
 opt = torch.optim.Adam(net.parameters(), lr=1e-4)
-data = torch.rand(1024, 1, S, S) * 2 - 1
-labels = torch.arange(1024) % K
-buffer = torch.rand(10000, 1, S, S) * 2 - 1
+data = torch.rand(1024, 1, S, S, device=dev) * 2 - 1
+labels = torch.arange(1024, device=dev) % K
+buffer = torch.rand(10000, 1, S, S, device=dev) * 2 - 1
 
 
 def batch():
-    idx = torch.randint(0, 1024, (B,))
+    idx = torch.randint(0, 1024, (B,), device=dev)
     return data[idx], labels[idx]
 
 
@@ -56,7 +62,7 @@ def baseline():
     opt.step()
 
 
-x_sgld = torch.rand(B, 1, S, S) * 2 - 1
+x_sgld = torch.rand(B, 1, S, S, device=dev) * 2 - 1
 
 
 def sgld_step():
@@ -67,9 +73,9 @@ def sgld_step():
 
 def jem(n_sgld=20, lr=1.0, std=0.01, reinit=0.05):
     x, y = batch()
-    idx = torch.randint(0, buffer.shape[0], (B,))
+    idx = torch.randint(0, buffer.shape[0], (B,), device=dev)
     x0 = buffer[idx]
-    fresh = (torch.rand(B) < reinit).float()[:, None, None, None]
+    fresh = (torch.rand(B, device=dev) < reinit).float()[:, None, None, None]
     x0 = fresh * (torch.rand_like(x0) * 2 - 1) + (1 - fresh) * x0
     xk = x0.clone().requires_grad_(True)
     for _ in range(n_sgld):
@@ -84,16 +90,23 @@ def jem(n_sgld=20, lr=1.0, std=0.01, reinit=0.05):
     opt.step()
 
 
+def sync():
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+
+
 def timed(fn, n):
     for _ in range(3):
         fn()
+    sync()
     t = time.perf_counter()
     for _ in range(n):
         fn()
+    sync()
     return (time.perf_counter() - t) / n * 1e3
 
 
-print("torch", torch.__version__, "threads", torch.get_num_threads(), file=sys.stderr)
+print("torch", torch.__version__, "threads", torch.get_num_threads(), "device", dev, "S", S, file=sys.stderr)
 print("baseline %.3f" % timed(baseline, steps * 5))
 print("sgld-step %.3f" % timed(sgld_step, steps * 5))
 print("jem-sgld20 %.3f" % timed(jem, steps))
