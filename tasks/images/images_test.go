@@ -3,10 +3,12 @@ package images
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/jemcheck/jemcheck/methods"
 	_ "github.com/jemcheck/jemcheck/methods/all"
+	"github.com/jemcheck/jemcheck/models"
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/models/prob/mfa"
 	"github.com/jemcheck/jemcheck/schemas"
@@ -137,5 +139,16 @@ func TestKind(t *testing.T) {
 	}
 	if k.Dimension(p) != 64 || k.Family(p) != "images:·,2" {
 		t.Errorf("dimension %d family %s", k.Dimension(p), k.Family(p))
+	}
+	for _, c := range []struct{ backend, want string }{
+		{models.BackendAuto, ""},
+		{"go", ""},
+		{"xla:cuda", ""}, // the kind accepts it; whether it loads is launch's check (models.CheckBackend)
+		{models.BackendKernel, "does not apply to the images task"},
+	} {
+		err := k.Limits(tasks.Options{Backend: c.backend}, p, true)
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("backend %q: %v, want %q", c.backend, err, c.want)
+		}
 	}
 }

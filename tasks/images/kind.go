@@ -16,11 +16,16 @@
 // # Methods
 //
 // Every method that trains on images registers a hook for the kind "images" of type
-// func(schemas.Grid, *cnn.TrainOptions) error (methods/baseline: cross-entropy;
-// methods/sgld: jem-sgld with the point's sgld_* options). The kind builds the options
-// from the point (steps, batch_size, lr, the run's seed tasks.TrainSeed) and calls the
-// hook; every method of a task starts from the same initial parameters. The iterate kept
-// is the last (the CNN trainer keeps no checkpoints: no held-out selection).
+// func(schemas.Grid, *cnn.TrainOptions) error: methods/baseline (cross-entropy),
+// methods/sgld (jem-sgld with the point's sgld_* options) and the sampler-free recipes
+// methods/ed, methods/dsm and methods/nce (models/cnn/recipes.go). The kind builds the
+// options from the point (steps, batch_size, lr, the run's seed tasks.TrainSeed, and
+// the run's --backend: the pure-Go backend by default, xla:cuda on a GPU; the fused
+// kernels have no convolution, so --backend=kernel is refused) and calls the hook;
+// every method of a task starts from the same initial parameters. The iterate kept is
+// the last (the CNN trainer keeps no checkpoints: no held-out selection). A user's own
+// CNN, exported to ONNX, is judged the same way by pipelines/evaluate --onnx
+// (external.go).
 //
 // There is no exact JEM here: Z_θ of a CNN on R^D has no exact sum, so the yardstick
 // of the other kinds is absent. Each method is measured against the truth itself and
@@ -38,8 +43,8 @@
 // auroc_true_px of the true log p(x).
 //
 // The joint KL has no exact Z: KL(p‖q) = E_p[log p(x, y) − f(x)[y]] + log Z_θ. Forward
-// annealed importance sampling (models/prob/ais) from a diagonal Gaussian fitted to the
-// training draws gives a stochastic LOWER bound on log Z_θ, hence kl_joint_lower (with
+// annealed importance sampling (models/prob/ais) from a class × k-means-cluster mixture
+// of low-rank Gaussians fitted to the labelled training draws gives a stochastic LOWER bound on log Z_θ, hence kl_joint_lower (with
 // kl_joint_lower_se); the upper side needs exact draws of q_θ, which a learned model
 // does not have: kl_joint_upper is NaN. The schedule is first calibrated on the truth
 // (its log Z is 0): forward and reverse AIS (reverse chains from exact draws) on the
@@ -47,7 +52,8 @@
 // bidirectional gap |upper − lower| plus its SE is at most ais.DefaultGapTol (0.1 nat)
 // and ais.Calibrate accepts (k̂, coverage). ais_teacher_lower, ais_teacher_upper,
 // ais_teacher_gap and ais_accepted record it; where it is refused kl_joint_lower is NaN
-// and ais_refused says why. kl_joint is NaN (no exact joint KL).
+// and ais_refused says why (and the model's forward AIS is not run). kl_joint is NaN
+// (no exact joint KL).
 package images
 
 import (
