@@ -136,7 +136,7 @@ func (Kind) Defaults(p *tasks.Point, given func(string) bool) {
 			d.set()
 		}
 	}
-	if !given("methods") { // every method with an images hook (baseline and sgld)
+	if !given("methods") { // every method with an images hook: baseline, sgld, ed, dsm, nce
 		p.Methods = methods.For(KindName)
 	}
 }
