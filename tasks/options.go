@@ -13,7 +13,14 @@ const (
 	OODOtherTask = "other-task"
 )
 
-// checkPromiseOptions validates the promises' options.
+// The bounds of --ais_chains and --ais_temps: enough chains for a standard error and
+// a Pareto k̂, enough temperatures for a path; at most what one task can hold and run.
+const (
+	MinAISChains, MaxAISChains = 16, 1 << 16
+	MinAISTemps, MaxAISTemps   = 10, 1_000_000
+)
+
+// checkPromiseOptions validates the promises' options and the AIS settings.
 func (o Options) checkPromiseOptions() error {
 	switch {
 	case o.OOD != "" && o.OOD != OODUniform && o.OOD != OODShifted && o.OOD != OODOtherTask: // "" is uniform
@@ -24,6 +31,10 @@ func (o Options) checkPromiseOptions() error {
 		return fmt.Errorf("purify_steps must be in [0, 100000], got %d", o.PurifySteps)
 	case !(o.PurifyLR >= 0) || math.IsInf(o.PurifyLR, 0):
 		return fmt.Errorf("purify_lr must be a finite number >= 0, got %v", o.PurifyLR)
+	case o.AISChains != 0 && (o.AISChains < MinAISChains || o.AISChains > MaxAISChains):
+		return fmt.Errorf("ais_chains must be in [%d, %d], got %d", MinAISChains, MaxAISChains, o.AISChains)
+	case o.AISTemps != 0 && (o.AISTemps < MinAISTemps || o.AISTemps > MaxAISTemps):
+		return fmt.Errorf("ais_temps must be in [%d, %d], got %d", MinAISTemps, MaxAISTemps, o.AISTemps)
 	}
 	if err := CheckFloat32("attack_eps", o.AttackEps); err != nil {
 		return err
@@ -58,6 +69,8 @@ func (o *Options) Resolve(points []Point) {
 		{"attack_eps", func() { o.AttackEps = 0 }},
 		{"purify_steps", func() { o.PurifySteps = 0 }},
 		{"purify_lr", func() { o.PurifyLR = 0 }},
+		{"ais_chains", func() { o.AISChains = 0 }},
+		{"ais_temps", func() { o.AISTemps = 0 }},
 		{"select", func() { o.Select, o.Holdout = "", 0 }},
 	} {
 		if !read(opt.name) {

@@ -22,14 +22,19 @@ type Options struct {
 	Holdout float64 `json:"holdout"`
 	// The promises on 2-D tasks (see promises2d.go): the OOD draws, the attack's radius,
 	// the purification's steps and step size.
-	OOD          string             `json:"ood"`
-	AttackEps    float64            `json:"attack_eps"`
-	PurifySteps  int                `json:"purify_steps"`
-	PurifyLR     float64            `json:"purify_lr"`
-	TrainBatch   int                `json:"train_batch"`
-	Backend      string             `json:"backend"`
-	WriteSamples bool               `json:"write_samples"`
-	Timings      bool               `json:"timings"`
+	OOD          string  `json:"ood"`
+	AttackEps    float64 `json:"attack_eps"`
+	PurifySteps  int     `json:"purify_steps"`
+	PurifyLR     float64 `json:"purify_lr"`
+	TrainBatch   int     `json:"train_batch"`
+	Backend      string  `json:"backend"`
+	WriteSamples bool    `json:"write_samples"`
+	Timings      bool    `json:"timings"`
+	// AISChains and AISTemps set the annealed importance sampling of the kinds that bound
+	// a joint KL by it (images): chains and temperatures, the same for the calibration on
+	// the truth and for every model; 0 takes the kind's defaults (256, 1000).
+	AISChains    int                `json:"ais_chains,omitempty"`
+	AISTemps     int                `json:"ais_temps,omitempty"`
 	ReportTables int                `json:"report_tables"`
 	Thresholds   verdict.Thresholds `json:"thresholds"`
 	// Logits is the user's logits file or folder of the points' external methods

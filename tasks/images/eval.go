@@ -80,9 +80,22 @@ func inBox(x []float64) bool {
 // AISKernel is the transition of the AIS: MALA (one gradient a temperature).
 var AISKernel = ais.MALA
 
-// aisOptions are the AIS settings (the same for the calibration and the model).
+// aisOptions are the default AIS settings (the same for the calibration and the model).
 func aisOptions(seed uint64) ais.Options {
 	return ais.Options{Seed: seed, Chains: AISChains, Temps: AISTemps, Kernel: AISKernel, PilotChains: AISPilotChains, Block: AISBlock}
+}
+
+// aisOptions are the task's AIS settings: the defaults, with the run's --ais_chains and
+// --ais_temps where set.
+func (s *evalSet) aisOptions(seed uint64) ais.Options {
+	o := aisOptions(seed)
+	if s.chains > 0 {
+		o.Chains = s.chains
+	}
+	if s.temps > 0 {
+		o.Temps = s.temps
+	}
+	return o
 }
 
 // model is what the evaluation reads of a learned joint: its logits f(x)[y] and its
@@ -197,6 +210,9 @@ type evalSet struct {
 	outside   int // draws with a pixel outside the box
 	cal       *calibration
 	aucTruePx float64
+	// chains and temps override AISChains and AISTemps where > 0 (--ais_chains,
+	// --ais_temps); set them before calibrate and measure.
+	chains, temps int
 }
 
 // newEvalSet draws a task's evaluation set; train are its training draws (n×D) and
@@ -279,8 +295,9 @@ func auroc(in, out []float64) float64 {
 // the base, reverse from AISChains fresh exact draws. Accepted where ais.Calibrate
 // accepts and |gap| + SE ≤ ais.DefaultGapTol (a negative gap is noise, not evidence).
 func (s *evalSet) calibrate(ctx context.Context) *calibration {
-	draws, _ := s.truth.Sample(prob.NewRand(prob.Seed(s.seed, tagAIS, prob.SeedString("reverse draws"))), AISChains)
-	c, err := ais.Calibrate(ctx, ais.FromBatch(boxed{truthModel{s.den}}), 0, s.base, draws, aisOptions(prob.Seed(s.seed, tagAIS, prob.SeedString("teacher"))), ais.DefaultGapTol)
+	o := s.aisOptions(prob.Seed(s.seed, tagAIS, prob.SeedString("teacher")))
+	draws, _ := s.truth.Sample(prob.NewRand(prob.Seed(s.seed, tagAIS, prob.SeedString("reverse draws"))), o.Chains)
+	c, err := ais.Calibrate(ctx, ais.FromBatch(boxed{truthModel{s.den}}), 0, s.base, draws, o, ais.DefaultGapTol)
 	if err != nil {
 		return &calibration{Lower: math.NaN(), Upper: math.NaN(), Gap: math.NaN(), GapSE: math.NaN(), Reason: "calibration failed: " + err.Error()}
 	}
@@ -288,7 +305,7 @@ func (s *evalSet) calibrate(ctx context.Context) *calibration {
 		KLower: c.Lower.K, KUpper: c.Upper.K, Covered: c.Covered, Accepted: c.Accept, Reason: c.Reason}
 	if out.Accepted && !(math.Abs(c.Gap)+c.GapSE <= ais.DefaultGapTol) {
 		out.Accepted = false
-		out.Reason = fmt.Sprintf("BDMC gap %.3g ± %.2g nat on the truth: |gap| + SE above %.3g (T = %d, %d chains)", c.Gap, c.GapSE, ais.DefaultGapTol, c.Schedule.T(), AISChains)
+		out.Reason = fmt.Sprintf("BDMC gap %.3g ± %.2g nat on the truth: |gap| + SE above %.3g (T = %d, %d chains)", c.Gap, c.GapSE, ais.DefaultGapTol, c.Schedule.T(), o.Chains)
 	}
 	if !out.Accepted {
 		out.Reason = "AIS schedule refused on the truth: " + out.Reason
@@ -404,7 +421,7 @@ func (s *evalSet) measure(ctx context.Context, m model, exact []float64) result 
 		// of the evaluation's cost).
 		return r
 	}
-	fw, err := ais.Forward(ctx, ais.FromBatch(boxed{m}), s.base, aisOptions(prob.Seed(s.seed, tagAIS, prob.SeedString("model"))))
+	fw, err := ais.Forward(ctx, ais.FromBatch(boxed{m}), s.base, s.aisOptions(prob.Seed(s.seed, tagAIS, prob.SeedString("model"))))
 	if err != nil {
 		r.Err = err
 		return r
@@ -412,7 +429,7 @@ func (s *evalSet) measure(ctx context.Context, m model, exact []float64) result 
 	r.LogZ, r.LogZSE, r.ESS = fw.LogZ, fw.SE, fw.ESS
 	var up ais.Estimate
 	if exact != nil {
-		if up, err = ais.Reverse(ctx, ais.FromBatch(boxed{m}), s.base, exact, aisOptions(prob.Seed(s.seed, tagAIS, prob.SeedString("model reverse")))); err == nil {
+		if up, err = ais.Reverse(ctx, ais.FromBatch(boxed{m}), s.base, exact, s.aisOptions(prob.Seed(s.seed, tagAIS, prob.SeedString("model reverse")))); err == nil {
 			r.LogZUp, r.LogZUpSE = up.LogZ, up.SE
 		}
 	}

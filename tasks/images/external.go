@@ -201,6 +201,7 @@ func (s *source) EvaluateModel(ctx context.Context, t tasks.Trained, loc string)
 	if err != nil {
 		return schemas.ResultRow{}, fmt.Errorf("images: task %d: %w", tab.ID, err)
 	}
+	set.chains, set.temps = s.env.Options.AISChains, s.env.Options.AISTemps
 	set.cal = s.calibration(ctx, tab.Ordinal, set)
 	row := newRow(t, set)
 	set.measure(ctx, m, nil).fill(&row, set.cal)

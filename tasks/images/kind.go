@@ -117,7 +117,7 @@ func (Kind) About() string {
 }
 
 // Axes: the protocol's held-out split.
-func (Kind) Axes() []string { return []string{"select", "holdout"} }
+func (Kind) Axes() []string { return []string{"select", "holdout", "ais_chains", "ais_temps"} }
 
 // Defaults sets the image defaults the user did not set.
 func (Kind) Defaults(p *tasks.Point, given func(string) bool) {

@@ -278,6 +278,7 @@ func (s *source) Evaluate(ctx context.Context, tb tasks.TrainedBlock) (tasks.Res
 			if err != nil {
 				return rb, lb, err
 			}
+			set.chains, set.temps = s.env.Options.AISChains, s.env.Options.AISTemps
 			set.cal = s.calibration(ctx, tab.Ordinal, set)
 		}
 		row := newRow(t, set)

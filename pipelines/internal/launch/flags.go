@@ -31,6 +31,7 @@ type Flags struct {
 // OptionFlags are the run-wide flags every pipeline has (stages.Options).
 type OptionFlags struct {
 	trainBatch, reportTables, evalEvery, purifySteps *int
+	aisChains, aisTemps                              *int
 	tablesFrom, tasksFrom, backend, out, ood         *string
 	selectRule                                       *string
 	attackEps, purifyLR, holdout                     *float64
@@ -136,9 +137,13 @@ func RegisterOptionFlags(fs *flag.FlagSet, out string) *OptionFlags {
 		holdout: fs.Float64("holdout", tasks.DefaultHoldout, "2-D and block tasks: share of each task's draws held out from training for the selection (the same split for every method)"),
 		ood: fs.String("ood", tasks.OODUniform, "2-D tasks: the out-of-distribution draws of the OOD scores: uniform (over the box), "+
 			"shifted (the task's draws moved by box/2 along x0) or other-task (draws of another task of the same kind)"),
-		attackEps:    fs.Float64("attack_eps", 0.3, "2-D tasks: radius of the L∞ PGD attack (20 steps) on the held-out draws"),
-		purifySteps:  fs.Int("purify_steps", 20, "2-D tasks: steps of energy descent (x += purify_lr·∇x log q(x)) from the attacked draws"),
-		purifyLR:     fs.Float64("purify_lr", 0.01, "2-D tasks: step size of the purification"),
+		attackEps:   fs.Float64("attack_eps", 0.3, "2-D tasks: radius of the L∞ PGD attack (20 steps) on the held-out draws"),
+		purifySteps: fs.Int("purify_steps", 20, "2-D tasks: steps of energy descent (x += purify_lr·∇x log q(x)) from the attacked draws"),
+		purifyLR:    fs.Float64("purify_lr", 0.01, "2-D tasks: step size of the purification"),
+		aisChains: fs.Int("ais_chains", 256, "image tasks: annealed importance sampling chains (the calibration on the truth and every model's "+
+			"forward AIS; more chains, smaller standard errors)"),
+		aisTemps: fs.Int("ais_temps", 1000, "image tasks: AIS temperatures (longer paths, smaller BDMC gaps: the calibration on the truth "+
+			"accepts the schedule where its gap + SE ≤ 0.1 nat; cost is linear in chains × temperatures)"),
 		seed:         fs.Uint64("seed", 1, "run seed: every random draw derives from it"),
 		out:          fs.String("out", out, "output location: a path or a gocloud.dev URL (file://, mem://, gs://, s3://)"),
 		trainBatch:   fs.Int("train_batch", tasks.DefaultTrainBatch, "runs trained together in one GoMLX graph"),
@@ -164,6 +169,7 @@ func (f *OptionFlags) Options() stages.Options {
 		Seed: *f.seed, Out: *f.out, TablesFrom: *f.tablesFrom, TasksFrom: *f.tasksFrom, EvalEvery: *f.evalEvery,
 		Select: *f.selectRule, Holdout: *f.holdout,
 		OOD: *f.ood, AttackEps: *f.attackEps, PurifySteps: *f.purifySteps, PurifyLR: *f.purifyLR,
+		AISChains: *f.aisChains, AISTemps: *f.aisTemps,
 		TrainBatch: *f.trainBatch, Backend: *f.backend,
 		WriteSamples: *f.writeSamples, Timings: *f.timings, ReportTables: *f.reportTables,
 		Thresholds: stages.Thresholds{Margin: *f.margin, MaxP: *f.maxP, MaxSamplerExcess: *f.maxExcess},
