@@ -45,12 +45,15 @@ type Config struct {
 	ONNX            string
 	Task            string
 	Tables, Samples int
-	Seed            uint64
-	SeedGiven       bool
-	Model           string // the name of a model no column names
-	Out             string
-	Overwrite       bool
-	Stdout          io.Writer // the command's output (os.Stderr)
+	// AISChains and AISTemps set the images kind's AIS with --task (0: its defaults);
+	// with --from the run's own settings apply.
+	AISChains, AISTemps int
+	Seed                uint64
+	SeedGiven           bool
+	Model               string // the name of a model no column names
+	Out                 string
+	Overwrite           bool
+	Stdout              io.Writer // the command's output (os.Stderr)
 }
 
 var (
@@ -64,6 +67,8 @@ var (
 	task           = flag.String("task", "", "with --onnx and no --from: the images task, images:S,K")
 	tables         = flag.Int("tables", 0, "with --task: the number of tasks (0: the kind's default, 10)")
 	samples        = flag.Int("samples", 0, "with --task: the exact draws of each task the comparison methods train on and the AIS base is fitted to (0: the kind's default, 2000)")
+	aisChains      = flag.Int("ais_chains", 0, "with --task: AIS chains of the joint-KL bound (0: the kind's default, 256; control's --ais_chains)")
+	aisTemps       = flag.Int("ais_temps", 0, "with --task: AIS temperatures (0: the kind's default, 1000; control's --ais_temps)")
 	seed           = flag.Uint64("seed", 1, "with --task: the run seed (the tasks' truths and draws derive from it)")
 	out            = flag.String("out", "./evaluated", "output location: a path or a gocloud.dev URL")
 	overwrite      = flag.Bool("overwrite", false, "write into a non-empty --out that holds no jemcheck manifest.json, replacing only objects with jemcheck's output names")
@@ -83,7 +88,7 @@ func main() {
 	}
 	err := run(context.Background(), Config{From: *from, Logits: *logits, Command: *command, CommandTimeout: *commandTimeout, Methods: ms,
 		Model: *model, Out: *out, Overwrite: *overwrite, Stdout: os.Stderr, ONNX: *onnxFile, Task: *task, Tables: *tables, Samples: *samples,
-		Seed: *seed, SeedGiven: launch.Given("seed")}, os.Stdout)
+		AISChains: *aisChains, AISTemps: *aisTemps, Seed: *seed, SeedGiven: launch.Given("seed")}, os.Stdout)
 	launch.Exit("evaluate", err)
 }
 
@@ -94,8 +99,8 @@ func run(ctx context.Context, c Config, w io.Writer) error {
 		return runONNX(ctx, c, w)
 	}
 	switch {
-	case c.Task != "" || c.Tables != 0 || c.Samples != 0 || c.SeedGiven:
-		return launch.BadInput("task, tables, samples, seed: these apply to --onnx without --from; with --logits or --command the tasks are --from's")
+	case c.Task != "" || c.Tables != 0 || c.Samples != 0 || c.SeedGiven || c.AISChains != 0 || c.AISTemps != 0:
+		return launch.BadInput("task, tables, samples, seed, ais_chains, ais_temps: these apply to --onnx without --from; with --logits or --command the tasks are --from's")
 	case c.From == "":
 		return launch.BadInput("from: give the export or run whose tasks your model was trained on (--from=out/export)")
 	case c.Logits == "" && c.Command == "":

@@ -39,8 +39,8 @@ func runONNX(ctx context.Context, c Config, w io.Writer) error {
 		return launch.BadInput("task: --from gives the tasks; leave --task out")
 	case c.From == "" && c.Task == "":
 		return launch.BadInput("onnx: give the images task your model is judged on (--task=images:S,K) or a finished images run's folder (--from)")
-	case c.From != "" && (c.Tables != 0 || c.Samples != 0 || c.SeedGiven):
-		return launch.BadInput("tables, samples, seed: --from gives them; leave them out")
+	case c.From != "" && (c.Tables != 0 || c.Samples != 0 || c.SeedGiven || c.AISChains != 0 || c.AISTemps != 0):
+		return launch.BadInput("tables, samples, seed, ais_chains, ais_temps: --from gives them; leave them out")
 	case !methods.ValidModelName(c.Model):
 		return launch.BadInput("model: %s: use 1 to 40 letters, digits, '.', '_' or '-'", methods.Quote(c.Model))
 	}
@@ -131,6 +131,12 @@ func taskConfig(c Config) (launch.Config, error) {
 	}
 	if c.Samples != 0 {
 		args = append(args, "-samples="+strconv.Itoa(c.Samples))
+	}
+	if c.AISChains != 0 {
+		args = append(args, "-ais_chains="+strconv.Itoa(c.AISChains))
+	}
+	if c.AISTemps != 0 {
+		args = append(args, "-ais_temps="+strconv.Itoa(c.AISTemps))
 	}
 	if err := fs.Parse(args); err != nil {
 		return launch.Config{}, launch.BadInput("%v", err)

@@ -42,6 +42,9 @@ func TestONNXBadInput(t *testing.T) {
 		{"bad task", "-task=images:9,2 -onnx=" + truth, "S must be 8, 16 or 28"},
 		{"not an images method", "-task=images:8,2 -methods=jem -onnx=" + truth, "jem"},
 		{"bad model name", "-task=images:8,2 -model=a/b -onnx=" + truth, `model: "a/b"`},
+		{"too few AIS chains", "-task=images:8,2 -ais_chains=3 -onnx=" + truth, "ais_chains must be in [16, 65536], got 3"},
+		{"AIS with logits", "-from=" + tmp + " -ais_temps=50 -logits=" + notONNX, "these apply to --onnx without --from"},
+		{"AIS with from", "-from=" + tmp + " -ais_temps=50 -onnx=" + truth, "--from gives them"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
