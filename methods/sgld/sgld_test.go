@@ -1,9 +1,12 @@
 package sgld
 
 import (
+	"math"
 	"strings"
 	"testing"
 
+	"github.com/jemcheck/jemcheck/methods"
+	"github.com/jemcheck/jemcheck/models/cnn"
 	"github.com/jemcheck/jemcheck/schemas"
 )
 
@@ -39,6 +42,33 @@ func TestPresets(t *testing.T) {
 		o := Options(schemas.Grid{SGLDPreset: preset, SGLDLR: 1, SGLDSteps: 20, BufferSize: 100})
 		if float32(o.Steps) != want[0] || o.Std != want[1] || o.Informative != (preset == "jempp") {
 			t.Errorf("%s: %+v, want steps %v std %v", preset, o, want[0], want[1])
+		}
+	}
+}
+
+// TestImagesPresets: on images the presets reach the CNN's sampler: jempp's 5 steps
+// from the class-wise Gaussians, noisefree's zero noise (1e-30: cnn reads 0 as its
+// default), official's 20 steps of noise 0.01 from uniform noise.
+func TestImagesPresets(t *testing.T) {
+	h := methods.Trainer(Name, "images").(func(schemas.Grid, *cnn.TrainOptions) error)
+	for _, c := range []struct {
+		preset      string
+		steps       int
+		std         float64
+		informative bool
+	}{
+		{"official", 20, 0.01, false},
+		{"noisefree", 20, 1e-30, false},
+		{"jempp", 5, 0.01, true},
+	} {
+		g := schemas.DefaultGrid()
+		g.SGLDPreset = c.preset
+		var o cnn.TrainOptions
+		if err := h(g, &o); err != nil {
+			t.Fatal(err)
+		}
+		if o.Method != cnn.JEMSGLD || o.SGLD.Steps != c.steps || math.Abs(o.SGLD.Std-c.std) > 1e-9 || o.SGLD.Informative != c.informative {
+			t.Errorf("%s: %+v", c.preset, o.SGLD)
 		}
 	}
 }

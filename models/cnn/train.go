@@ -48,6 +48,11 @@ type SGLDOptions struct {
 	Std        float64 // 0.01
 	ReinitFreq float64 // 0.05
 	BufferSize int     // 10000
+	// Informative starts the buffer and its restarts from a class-wise Gaussian fitted to
+	// the training draws (a class by its frequency, then a draw with that class's mean
+	// and covariance) instead of uniform noise on [-1, 1]: JEM++'s informative
+	// initialisation (Yang & Ji, ICCV 2021; sgld_preset=jempp).
+	Informative bool
 }
 
 // TrainOptions configure Train. Zero fields take the defaults noted.
@@ -390,10 +395,22 @@ func Train(ctx context.Context, spec Spec, data Data, opts TrainOptions) (Params
 	}
 	host := rand.New(rand.NewPCG(opts.Seed, 0x636e6e2d7472616e)) // minibatches and buffer
 	var buffer []float32
+	restart := func(row []float32) { // a fresh chain start: uniform on [-1, 1], or informative
+		for k := range row {
+			row[k] = float32(2*host.Float64() - 1)
+		}
+	}
+	if opts.Method == JEMSGLD && opts.SGLD.Informative {
+		cs, err := newClassStart(data)
+		if err != nil {
+			return Params{}, Stats{}, fmt.Errorf("cnn: %w", err)
+		}
+		restart = func(row []float32) { cs.draw(host, row) }
+	}
 	if opts.Method == JEMSGLD {
 		buffer = make([]float32, opts.SGLD.BufferSize*D)
-		for i := range buffer {
-			buffer[i] = float32(2*host.Float64() - 1)
+		for i := 0; i < len(buffer); i += D {
+			restart(buffer[i : i+D])
 		}
 	}
 	perm := host.Perm(n)
@@ -429,9 +446,7 @@ func Train(ctx context.Context, spec Spec, data Data, opts TrainOptions) (Params
 				row := x0[i*D : (i+1)*D]
 				if B == 0 || host.Float64() < opts.SGLD.ReinitFreq {
 					bidx[i] = -1
-					for k := range row {
-						row[k] = float32(2*host.Float64() - 1)
-					}
+					restart(row)
 					continue
 				}
 				bidx[i] = host.IntN(B)
