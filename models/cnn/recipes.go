@@ -10,6 +10,8 @@ import (
 	//lint:ignore ST1001 GoMLX graph-building style.
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX graph-building style.
 	"github.com/gomlx/gomlx/pkg/core/shapes"
+
+	"github.com/jemcheck/jemcheck/models/prob"
 )
 
 // The sampler-free recipes on the CNN: ed, dsm and nce. Each is cross-entropy on the
@@ -180,7 +182,7 @@ func newGauss(mean, cov []float64, D int) (gaussNoise, error) {
 		for a := range D {
 			l[a*D+a] += ridge
 		}
-		if cholesky(l, D) == nil {
+		if prob.Cholesky(l, D) == nil {
 			break
 		}
 		if ridge > 1e6*max(tr, 1) {
@@ -213,30 +215,6 @@ func newGauss(mean, cov []float64, D int) (gaussNoise, error) {
 		}
 	}
 	return gn, nil
-}
-
-// cholesky factors the symmetric positive-definite n×n a in place (lower triangle; the
-// upper is left as is).
-func cholesky(a []float64, n int) error {
-	for j := range n {
-		s := a[j*n+j]
-		for k := range j {
-			s -= a[j*n+k] * a[j*n+k]
-		}
-		if !(s > 0) {
-			return errors.New("matrix not positive definite")
-		}
-		s = math.Sqrt(s)
-		a[j*n+j] = s
-		for i := j + 1; i < n; i++ {
-			v := a[i*n+j]
-			for k := range j {
-				v -= a[i*n+k] * a[j*n+k]
-			}
-			a[i*n+j] = v / s
-		}
-	}
-	return nil
 }
 
 func (gn *gaussNoise) consts(g *Graph) (mean, lT, linvT *Node) {

@@ -1,11 +1,11 @@
 package images
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"sync"
 
+	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/models/prob/mfa"
 )
 
@@ -66,7 +66,7 @@ func newDensity(t *mfa.Truth) (*density, error) {
 				}
 				m[j*d+j]++
 			}
-			if err := cholesky(m, d); err != nil {
+			if err := prob.Cholesky(m, d); err != nil {
 				return nil, fmt.Errorf("images: class %d component %d: %w", y, c, err)
 			}
 			for j := range d {
@@ -94,29 +94,6 @@ func newDensity(t *mfa.Truth) (*density, error) {
 			lj: make([]float64, K), g: make([]float64, len(den.comps)*D)}
 	}
 	return den, nil
-}
-
-// cholesky factors the symmetric positive-definite n×n a in place (lower triangle).
-func cholesky(a []float64, n int) error {
-	for j := range n {
-		s := a[j*n+j]
-		for k := range j {
-			s -= a[j*n+k] * a[j*n+k]
-		}
-		if !(s > 0) {
-			return errors.New("matrix not positive definite")
-		}
-		s = math.Sqrt(s)
-		a[j*n+j] = s
-		for i := j + 1; i < n; i++ {
-			v := a[i*n+j]
-			for k := range j {
-				v -= a[i*n+k] * a[j*n+k]
-			}
-			a[i*n+j] = v / s
-		}
-	}
-	return nil
 }
 
 // eval writes log p(x, y) into lj (len K; nil: none) and ∇x log p(x) into grad (len D;

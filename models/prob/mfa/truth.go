@@ -369,26 +369,12 @@ func build(p Params) (*Truth, error) {
 	return t, nil
 }
 
-// cholesky factors the symmetric positive-definite n×n matrix a (row-major, lower
-// triangle read) in place into its lower Cholesky factor L, a = L Lᵀ.
+// cholesky is prob.Cholesky with the strict upper triangle zeroed, so a is L.
 func cholesky(a []float64, n int) error {
+	if err := prob.Cholesky(a, n); err != nil {
+		return err
+	}
 	for j := range n {
-		s := a[j*n+j]
-		for k := range j {
-			s -= a[j*n+k] * a[j*n+k]
-		}
-		if !(s > 0) {
-			return fmt.Errorf("matrix not positive definite (pivot %d = %v)", j, s)
-		}
-		s = math.Sqrt(s)
-		a[j*n+j] = s
-		for i := j + 1; i < n; i++ {
-			v := a[i*n+j]
-			for k := range j {
-				v -= a[i*n+k] * a[j*n+k]
-			}
-			a[i*n+j] = v / s
-		}
 		for k := j + 1; k < n; k++ {
 			a[j*n+k] = 0
 		}
