@@ -123,14 +123,18 @@ func toF32(x []float64) []float32 {
 // evalChunk is the images per CNN evaluation call.
 const evalChunk = 1000
 
-func (m cnnModel) logits(x []float64, n int) ([]float64, error) {
-	D, K := m.p.S*m.p.S, m.p.K
+// logitsChunked is the n×K logits of a float32 classifier f on x (n×D), evaluated
+// evalChunk images a call.
+func logitsChunked(x []float64, n, D, K int, f func(x []float32, n int) ([]float32, error)) ([]float64, error) {
 	out := make([]float64, 0, n*K)
 	for i := 0; i < n; i += evalChunk {
 		c := min(evalChunk, n-i)
-		l, err := cnn.LogitsOn(m.backend, m.p, toF32(x[i*D:(i+c)*D]), c)
+		l, err := f(toF32(x[i*D:(i+c)*D]), c)
 		if err != nil {
 			return nil, err
+		}
+		if len(l) != c*K {
+			return nil, fmt.Errorf("the model gives %d outputs an image, want the %d logits of the task's classes", len(l)/c, K)
 		}
 		for _, v := range l {
 			out = append(out, float64(v))
@@ -139,10 +143,10 @@ func (m cnnModel) logits(x []float64, n int) ([]float64, error) {
 	return out, nil
 }
 
-func (m cnnModel) Dim() int { return m.p.S * m.p.S }
-
-func (m cnnModel) LogDensityBatch(x []float64, n int, out, grad []float64) {
-	lse, dx, err := cnn.EnergyOn(m.backend, m.p, toF32(x[:n*m.Dim()]), n, grad != nil)
+// energyBatch is ais.BatchTarget's LogDensityBatch for a float32 classifier whose
+// energy returns LSE_y f(x) and, if grad, its input gradient: NaN where it fails.
+func energyBatch(x []float64, n, D int, out, grad []float64, energy func(x []float32, n int, grad bool) (lse, dx []float32, err error)) {
+	lse, dx, err := energy(toF32(x[:n*D]), n, grad != nil)
 	if err != nil {
 		for i := range out[:n] {
 			out[i] = math.NaN()
@@ -155,6 +159,18 @@ func (m cnnModel) LogDensityBatch(x []float64, n int, out, grad []float64) {
 	for i := range dx {
 		grad[i] = float64(dx[i])
 	}
+}
+
+func (m cnnModel) logits(x []float64, n int) ([]float64, error) {
+	return logitsChunked(x, n, m.Dim(), m.p.K, func(x []float32, n int) ([]float32, error) { return cnn.LogitsOn(m.backend, m.p, x, n) })
+}
+
+func (m cnnModel) Dim() int { return m.p.S * m.p.S }
+
+func (m cnnModel) LogDensityBatch(x []float64, n int, out, grad []float64) {
+	energyBatch(x, n, m.Dim(), out, grad, func(x []float32, n int, g bool) ([]float32, []float32, error) {
+		return cnn.EnergyOn(m.backend, m.p, x, n, g)
+	})
 }
 
 // truthModel is the truth as a model: f(x)[y] = log p(x, y), ℓ(x) = log p(x) (log Z = 0).

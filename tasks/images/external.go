@@ -43,39 +43,13 @@ type onnxModel struct {
 }
 
 func (m onnxModel) logits(x []float64, n int) ([]float64, error) {
-	out := make([]float64, 0, n*m.K)
-	for i := 0; i < n; i += evalChunk {
-		c := min(evalChunk, n-i)
-		l, err := m.m.Logits(toF32(x[i*m.D:(i+c)*m.D]), c)
-		if err != nil {
-			return nil, err
-		}
-		if len(l) != c*m.K {
-			return nil, fmt.Errorf("the ONNX model gives %d outputs an image, want the %d logits of the task's classes", len(l)/c, m.K)
-		}
-		for _, v := range l {
-			out = append(out, float64(v))
-		}
-	}
-	return out, nil
+	return logitsChunked(x, n, m.D, m.K, m.m.Logits)
 }
 
 func (m onnxModel) Dim() int { return m.D }
 
 func (m onnxModel) LogDensityBatch(x []float64, n int, out, grad []float64) {
-	lse, dx, err := m.m.Energy(toF32(x[:n*m.D]), n, grad != nil)
-	if err != nil {
-		for i := range out[:n] {
-			out[i] = math.NaN()
-		}
-		return
-	}
-	for i := range n {
-		out[i] = float64(lse[i])
-	}
-	for i := range dx {
-		grad[i] = float64(dx[i])
-	}
+	energyBatch(x, n, m.D, out, grad, m.m.Energy)
 }
 
 // onnxModels are the models read, by location and task (one read a process).
