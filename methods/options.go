@@ -221,3 +221,13 @@ func CheckFloat32(name string, v float64) error {
 	}
 	return nil
 }
+
+// PxWeight is the weight of a recipe's log q(x) term on a kind that adds it to
+// cross-entropy (images: the CNN's ed, dsm, nce), which must be a finite number > 0
+// (at 0 the recipe would be the baseline).
+func PxWeight(g schemas.Grid, method string) (float64, error) {
+	if !(g.PxWeight > 0) || math.IsInf(g.PxWeight, 0) {
+		return 0, fmt.Errorf("px_weight must be a finite number > 0 for %s on images (it weights the %s term against cross-entropy), got %v", method, method, g.PxWeight)
+	}
+	return g.PxWeight, nil
+}

@@ -22,10 +22,12 @@ func images(g schemas.Grid, o *cnn.TrainOptions) error {
 		return fmt.Errorf("dsm_sigma must be a finite number > 0, got %v", opt.Sigma)
 	case opt.H != defaults.H:
 		return fmt.Errorf("dsm_h does not apply on images: the CNN's DSM takes the exact score (its input gradient), no finite differences (leave dsm_h at %v)", defaults.H)
-	case !(g.PxWeight > 0) || math.IsInf(g.PxWeight, 0):
-		return fmt.Errorf("px_weight must be a finite number > 0 for dsm on images (it weights the DSM term), got %v", g.PxWeight)
 	}
-	o.Method, o.PxWeight = cnn.DSM, g.PxWeight
+	w, err := methods.PxWeight(g, Name)
+	if err != nil {
+		return err
+	}
+	o.Method, o.PxWeight = cnn.DSM, w
 	o.DSM = cnn.DSMOptions{Sigma: opt.Sigma}
 	return nil
 }

@@ -1,9 +1,7 @@
 package ed
 
 import (
-	"fmt"
-	"math"
-
+	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models/cnn"
 	"github.com/jemcheck/jemcheck/schemas"
 )
@@ -18,10 +16,11 @@ func images(g schemas.Grid, o *cnn.TrainOptions) error {
 	if err := validate(g); err != nil {
 		return err
 	}
-	if !(g.PxWeight > 0) || math.IsInf(g.PxWeight, 0) {
-		return fmt.Errorf("px_weight must be a finite number > 0 for ed on images (it weights the ED term), got %v", g.PxWeight)
+	w, err := methods.PxWeight(g, Name)
+	if err != nil {
+		return err
 	}
-	o.Method, o.PxWeight = cnn.ED, g.PxWeight
+	o.Method, o.PxWeight = cnn.ED, w
 	o.ED = cnn.EDOptions{M: g.EDNegatives, T: g.EDT, W: max(g.EDW, 1e-30)}
 	return nil
 }

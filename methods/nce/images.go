@@ -2,7 +2,6 @@ package nce
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models/cnn"
@@ -24,10 +23,12 @@ func images(g schemas.Grid, o *cnn.TrainOptions) error {
 	switch {
 	case opt.Noise != NoiseGaussian:
 		return fmt.Errorf("nce_noise=%s does not apply on images: the noise there is the Gaussian fitted to the training draws (nce_noise=gaussian)", opt.Noise)
-	case !(g.PxWeight > 0) || math.IsInf(g.PxWeight, 0):
-		return fmt.Errorf("px_weight must be a finite number > 0 for nce on images (it weights the NCE loss), got %v", g.PxWeight)
 	}
-	o.Method, o.PxWeight = cnn.NCE, g.PxWeight
+	w, err := methods.PxWeight(g, Name)
+	if err != nil {
+		return err
+	}
+	o.Method, o.PxWeight = cnn.NCE, w
 	o.NCE = cnn.NCEOptions{Nu: opt.Nu, Inflate: opt.Inflate}
 	return nil
 }
