@@ -172,21 +172,12 @@ func toFloat(x any) float64 {
 
 // OptionsJSON is the method_options column of a run of the named method at g: the
 // values of the axes the method reads, as one JSON object ("" for none).
-func OptionsJSON(name string, g schemas.Grid) string {
+func OptionsJSON(name string, g *schemas.Grid) string {
 	m, ok := Lookup(name)
 	if !ok || len(m.Options) == 0 {
 		return ""
 	}
-	o := schemas.Options{}
-	for _, k := range m.Options {
-		if a, ok := schemas.AxisByKey(k); ok {
-			o[k] = fmt.Sprint(a.Field.Get(&g))
-			if f, isF := a.Field.Get(&g).(float64); isF {
-				o[k] = strconv.FormatFloat(f, 'g', -1, 64)
-			}
-		}
-	}
-	return o.JSON(m.Options)
+	return schemas.ValuesJSON(g, m.Options)
 }
 
 // OptionsOf are a result row's method options, by key: its method_options column or,

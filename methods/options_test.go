@@ -62,7 +62,7 @@ func TestOptionsOfOlderFiles(t *testing.T) {
 	g.Options = nil
 	a, _ := schemas.AxisByKey("nce_nu")
 	a.Field.Set(&g, 4)
-	r := schemas.ResultRow{Method: "nce", MethodOptions: OptionsJSON("nce", g)}
+	r := schemas.ResultRow{Method: "nce", MethodOptions: OptionsJSON("nce", &g)}
 	if got := OptionsOf(r); got["nce_nu"] != "4" || got["nce_noise"] != "gaussian" {
 		t.Errorf("nce row %q: %v", r.MethodOptions, got)
 	}

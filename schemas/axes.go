@@ -30,6 +30,10 @@ type AxisDef struct {
 	Figure string
 	// Value is the axis's value on the report where it is not its field's.
 	Value func(g *Grid) AxisValue
+
+	// key is Key, computed once when the axis joins AxisDefs (init, RegisterOption):
+	// Key's reflection over Grid is not on any per-run path.
+	key string
 }
 
 // NoFlag as an AxisDef's Flag: the axis has no flag.
@@ -142,6 +146,56 @@ func (f field[T]) Default() any       { return f.def }
 func (f field[T]) Ptr(g *Grid) any    { return f.ptr(g) }
 func (f field[T]) Get(g *Grid) any    { return *f.ptr(g) }
 func (f field[T]) Set(g *Grid, v any) { *f.ptr(g) = v.(T) }
+// appendValue appends the value of field f on g as text (the memo key of ValuesJSON;
+// an option unset on g appends a marker), allocating nothing beyond b: a type switch
+// on the concrete fields, so b never passes through an interface (which would move
+// the caller's stack buffer to the heap).
+func appendValue(b []byte, f Field, g *Grid) []byte {
+	switch f := f.(type) {
+	case field[int]:
+		return strconv.AppendInt(b, int64(*f.ptr(g)), 10)
+	case field[float64]:
+		return strconv.AppendFloat(b, *f.ptr(g), 'g', -1, 64)
+	case field[string]:
+		return append(b, *f.ptr(g)...)
+	case field[bool]:
+		return strconv.AppendBool(b, *f.ptr(g))
+	case optionField[int]:
+		return appendOption(b, f.key, g)
+	case optionField[float64]:
+		return appendOption(b, f.key, g)
+	case optionField[string]:
+		return appendOption(b, f.key, g)
+	case optionField[bool]:
+		return appendOption(b, f.key, g)
+	}
+	panic("schemas: a field not made by FieldOf or OptionField")
+}
+
+func appendOption(b []byte, key string, g *Grid) []byte {
+	if s, ok := g.Options[key]; ok {
+		return append(append(b, '='), s...)
+	}
+	return append(b, '-') // unset: the default
+}
+
+// axisIndex is AxisDefs's position by key (indexAxes keeps it): AxisByKey is a map
+// look-up, not a scan that derives every axis's key.
+var axisIndex map[string]int
+
+func init() { indexAxes() }
+
+// indexAxes computes every axis's key once and indexes AxisDefs by it; init and
+// RegisterOption (the only writers of AxisDefs) call it.
+func indexAxes() {
+	axisIndex = make(map[string]int, len(AxisDefs))
+	for i := range AxisDefs {
+		if AxisDefs[i].key == "" {
+			AxisDefs[i].key = AxisDefs[i].deriveKey()
+		}
+		axisIndex[AxisDefs[i].key] = i
+	}
+}
 
 // StructField is the axis's field of Grid, found by its address.
 func (a AxisDef) StructField() reflect.StructField {
@@ -159,6 +213,14 @@ func (a AxisDef) StructField() reflect.StructField {
 // Key is the axis's name: its field's JSON name (summary.json's params), its key in a
 // sweep spec (defaults and grid) and, unless Flag says otherwise, its flag's name.
 func (a AxisDef) Key() string {
+	if a.key != "" {
+		return a.key
+	}
+	return a.deriveKey()
+}
+
+// deriveKey is Key from the field: an option's key, or the Grid field's JSON name.
+func (a AxisDef) deriveKey() string {
 	if o, ok := a.Field.(interface{ optionKey() string }); ok {
 		return o.optionKey()
 	}
@@ -192,10 +254,8 @@ func (a AxisDef) Type() string {
 
 // AxisByKey is the axis of the key.
 func AxisByKey(key string) (AxisDef, bool) {
-	for _, a := range AxisDefs {
-		if a.Key() == key {
-			return a, true
-		}
+	if i, ok := axisIndex[key]; ok && i < len(AxisDefs) && AxisDefs[i].key == key {
+		return AxisDefs[i], true
 	}
 	return AxisDef{}, false
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -156,7 +157,9 @@ func RegisterOption(defs ...AxisDef) {
 			panic(fmt.Sprintf("schemas: option %q registered twice", a.Key()))
 		}
 		i := slices.IndexFunc(AxisDefs, func(d AxisDef) bool { return !d.IsOption() && d.Key() == "replicate" })
+		a.key = a.deriveKey()
 		AxisDefs = slices.Insert(AxisDefs, i, a)
+		indexAxes()
 	}
 }
 
@@ -217,3 +220,53 @@ func (o Options) JSON(keys []string) string {
 	_ = enc.Encode(sub) // maps encode with sorted keys
 	return strings.TrimSpace(buf.String())
 }
+
+// ValuesJSON is the values of the axes keys at g as one JSON object with sorted keys
+// and typed values (the method_options column; "" when no key is an axis): each value
+// in its canonical text (strconv's 'g' for floats) read back in its axis's type, as
+// Options.JSON writes them. It is the same for every run of a point, so it is encoded
+// once per distinct set of values and interned: a run's call appends the values' text
+// to a stack buffer and looks it up, allocating nothing on a hit.
+func ValuesJSON(g *Grid, keys []string) string {
+	var buf [512]byte
+	fp := buf[:0]
+	for _, k := range keys {
+		if i, ok := axisIndex[k]; ok && AxisDefs[i].key == k {
+			fp = append(fp, k...)
+			fp = appendValue(append(fp, 0), AxisDefs[i].Field, g)
+			fp = append(fp, 0)
+		}
+	}
+	if len(fp) == 0 {
+		return ""
+	}
+	valuesMemo.RLock()
+	s, ok := valuesMemo.m[string(fp)] // no allocation: the compiler's map-key conversion
+	valuesMemo.RUnlock()
+	if ok {
+		return s
+	}
+	o := Options{}
+	for _, k := range keys {
+		if a, ok := AxisByKey(k); ok {
+			o[k] = formatValue(a.Field.Get(g))
+		}
+	}
+	s = o.JSON(keys)
+	valuesMemo.Lock()
+	if valuesMemo.m == nil || len(valuesMemo.m) >= valuesMemoMax {
+		valuesMemo.m = make(map[string]string) // a bound, not an eviction policy: a sweep has far fewer points
+	}
+	valuesMemo.m[string(fp)] = s
+	valuesMemo.Unlock()
+	return s
+}
+
+// valuesMemo interns ValuesJSON's results by the text of the values they encode.
+var valuesMemo struct {
+	sync.RWMutex
+	m map[string]string
+}
+
+// valuesMemoMax bounds valuesMemo (entries of a few hundred bytes each).
+const valuesMemoMax = 1 << 14

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models/prob"
@@ -60,12 +61,7 @@ func EvaluateRun(t Trained, refs *Refs) (schemas.ResultRow, Learned) {
 	}
 	promises(&row, refs, truth, q)
 	row.Diverged, row.Nonfinite = RunStatus(t.Diverged, t.Logits, row.KLJoint, row.KLMarginal, row.KLConditional)
-	px := p.PxWeight
-	if m, _ := methods.Lookup(t.Job.Method); m.NoPx {
-		px = 0
-	}
-	p.SetColumns(&row, px)
-	SetMethod(&row, t.Run, p)
+	SetRunColumns(&row, &t)
 	l := Learned{RunID: t.Job.RunID, PointID: p.ID, TableID: d.Table.ID, Ordinal: d.Table.Ordinal,
 		Method: t.Job.Method, X: x, K: k, Logits: t.Logits, Q: q, P: truth, Buffer: t.Run.Buffer, Curve: t.Run.Curve}
 	return row, l
@@ -208,20 +204,93 @@ func NoSplit(row *schemas.ResultRow) {
 	row.KLReference, row.KLReferenceExpected, row.KLMarginalReferenceExpected = nan, nan, nan
 }
 
-// SetMethod writes the row's method-owned columns: the run's method options in the
-// method's own form (methods.OptionsJSON) and what the method reports of itself.
-func SetMethod(row *schemas.ResultRow, r TrainedRun, p Point) {
-	row.MethodOptions = methods.OptionsJSON(row.Method, p.Grid)
-	row.MethodStats = ""
-	if len(r.Stats) > 0 {
-		m := map[string]any{}
-		for k, v := range r.Stats {
-			m[k] = v
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				m[k] = nil
-			}
-		}
-		b, _ := json.Marshal(m) // sorted keys
-		row.MethodStats = string(b)
+// SetRunColumns writes a run's point columns (its px_weight 0 for the method that does
+// not train log q(x)) and its method's (SetMethod): every kind's row ends with it.
+func SetRunColumns(row *schemas.ResultRow, t *Trained) {
+	p := &t.Job.Dataset.Table.Point
+	px := p.PxWeight
+	if methods.Has(t.Job.Method, func(m methods.Method) bool { return m.NoPx }) {
+		px = 0
 	}
+	p.SetColumns(row, px)
+	SetMethod(row, t.Run, p)
+}
+
+// SetMethod writes the row's method-owned columns: the run's method options in the
+// method's own form (methods.OptionsJSON: encoded once per point, interned) and what the
+// method reports of itself (StatsJSON).
+func SetMethod(row *schemas.ResultRow, r TrainedRun, p *Point) {
+	row.MethodOptions = methods.OptionsJSON(row.Method, &p.Grid)
+	row.MethodStats = StatsJSON(r.Stats)
+}
+
+// StatsJSON is a run's method stats as the method_stats column: one JSON object with
+// sorted keys, a value that is not finite as null ("" for none). It is what
+// encoding/json writes for the map, byte for byte, built in one buffer without a map or
+// reflection (a run's row is on the per-run path); a key outside [A-Za-z0-9_.-] takes
+// encoding/json's own path.
+func StatsJSON(stats map[string]float64) string {
+	if len(stats) == 0 {
+		return ""
+	}
+	var keyBuf [32]string
+	keys := keyBuf[:0]
+	for k := range stats {
+		if !plainKey(k) {
+			return statsJSONSlow(stats)
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var buf [512]byte
+	b := append(buf[:0], '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, '"'), k...), '"', ':')
+		b = appendJSONFloat(b, stats[k])
+	}
+	return string(append(b, '}'))
+}
+
+func plainKey(k string) bool {
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// appendJSONFloat appends v as encoding/json writes a float64 (null where not finite).
+func appendJSONFloat(b []byte, v float64) []byte {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return append(b, "null"...)
+	}
+	f := byte('f')
+	if a := math.Abs(v); a != 0 && (a < 1e-6 || a >= 1e21) {
+		f = 'e'
+	}
+	b = strconv.AppendFloat(b, v, f, -1, 64)
+	if f == 'e' { // e-09 → e-9, as encoding/json
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+func statsJSONSlow(stats map[string]float64) string {
+	m := map[string]any{}
+	for k, v := range stats {
+		m[k] = v
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			m[k] = nil
+		}
+	}
+	b, _ := json.Marshal(m) // sorted keys
+	return string(b)
 }

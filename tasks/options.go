@@ -20,6 +20,26 @@ const (
 	MinAISTemps, MaxAISTemps   = 10, 1_000_000
 )
 
+// DefaultSamplerDistTasks is how many tasks of a 2-D point get the sampler's own
+// distribution by default (Options.SamplerDistTasks): its 2,000-chain measure costs
+// several times a run's training, so a default run measures a stated subsample (the
+// first tasks of each point: the same tasks for every method) and the full measure is
+// asked for (--sampler_dist_tasks=-1, the leaderboard's runs).
+const DefaultSamplerDistTasks = 16
+
+// AllTasks as Options.SamplerDistTasks: every task.
+const AllTasks = -1
+
+// MeasuresSamplerDist reports whether the runs of task ordinal o get the sampler's own
+// distribution (Options.SamplerDistTasks).
+func (o Options) MeasuresSamplerDist(ordinal int64) bool {
+	n := o.SamplerDistTasks
+	if n == 0 {
+		n = DefaultSamplerDistTasks
+	}
+	return n == AllTasks || ordinal < int64(n)
+}
+
 // checkPromiseOptions validates the promises' options and the AIS settings.
 func (o Options) checkPromiseOptions() error {
 	switch {
@@ -35,6 +55,8 @@ func (o Options) checkPromiseOptions() error {
 		return fmt.Errorf("ais_chains must be in [%d, %d], got %d", MinAISChains, MaxAISChains, o.AISChains)
 	case o.AISTemps != 0 && (o.AISTemps < MinAISTemps || o.AISTemps > MaxAISTemps):
 		return fmt.Errorf("ais_temps must be in [%d, %d], got %d", MinAISTemps, MaxAISTemps, o.AISTemps)
+	case o.SamplerDistTasks < AllTasks:
+		return fmt.Errorf("sampler_dist_tasks must be a number of tasks >= 1, or -1 for every task, got %d", o.SamplerDistTasks)
 	}
 	if err := CheckFloat32("attack_eps", o.AttackEps); err != nil {
 		return err
@@ -71,6 +93,7 @@ func (o *Options) Resolve(points []Point) {
 		{"purify_lr", func() { o.PurifyLR = 0 }},
 		{"ais_chains", func() { o.AISChains = 0 }},
 		{"ais_temps", func() { o.AISTemps = 0 }},
+		{"sampler_dist_tasks", func() { o.SamplerDistTasks = 0 }},
 		{"select", func() { o.Select, o.Holdout = "", 0 }},
 	} {
 		if !read(opt.name) {

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 )
@@ -139,5 +140,45 @@ func TestFinish(t *testing.T) {
 	FlagBlockAgainstBaseline(runs, []string{"baseline", "ed"})
 	if !runs[1].Unstable || runs[3].Unstable || runs[0].Unstable || runs[2].Unstable {
 		t.Errorf("flags %v %v %v %v, want only task 0's ed", runs[0].Unstable, runs[1].Unstable, runs[2].Unstable, runs[3].Unstable)
+	}
+}
+
+// TestStatsJSON: a run's method_stats column is what encoding/json writes for the map,
+// byte for byte (sorted keys, floats in its format, null where not finite), on values
+// across the float formats' switches (1e-6 and 1e21).
+func TestStatsJSON(t *testing.T) {
+	tests := []struct {
+		name  string
+		stats map[string]float64
+	}{
+		{"none", nil},
+		{"one", map[string]float64{"log_z": -1.25}},
+		{"sorted keys", map[string]float64{"z": 1, "a": 2, "m_3": 3, "b.c": 4}},
+		{"formats", map[string]float64{"tiny": 1.5e-7, "edge": 1e-6, "under": 9.99e-7, "big": 1e21, "below": 9.9e20,
+			"neg": -3.25e-9, "zero": 0, "negzero": math.Copysign(0, -1), "third": 1.0 / 3, "int": 42}},
+		{"not finite", map[string]float64{"nan": math.NaN(), "inf": math.Inf(1), "ninf": math.Inf(-1), "ok": 0.5}},
+		{"a key encoding/json escapes", map[string]float64{"a<b": 1, "ok": 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := ""
+			if len(tt.stats) > 0 {
+				m := map[string]any{}
+				for k, v := range tt.stats {
+					m[k] = v
+					if math.IsNaN(v) || math.IsInf(v, 0) {
+						m[k] = nil
+					}
+				}
+				b, err := json.Marshal(m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = string(b)
+			}
+			if got := StatsJSON(tt.stats); got != want {
+				t.Errorf("StatsJSON = %s, want encoding/json's %s", got, want)
+			}
+		})
 	}
 }

@@ -33,10 +33,14 @@ type Options struct {
 	// AISChains and AISTemps set the annealed importance sampling of the kinds that bound
 	// a joint KL by it (images): chains and temperatures, the same for the calibration on
 	// the truth and for every model; 0 takes the kind's defaults (256, 1000).
-	AISChains    int                `json:"ais_chains,omitempty"`
-	AISTemps     int                `json:"ais_temps,omitempty"`
-	ReportTables int                `json:"report_tables"`
-	Thresholds   verdict.Thresholds `json:"thresholds"`
+	AISChains int `json:"ais_chains,omitempty"`
+	AISTemps  int `json:"ais_temps,omitempty"`
+	// SamplerDistTasks are the tasks of each 2-D point whose runs get the sampler's
+	// own distribution (its 2,000 short-run and 2,000 long-chain draws): the first this
+	// many task ordinals; 0 takes DefaultSamplerDistTasks, AllTasks measures every task.
+	SamplerDistTasks int                `json:"sampler_dist_tasks,omitempty"`
+	ReportTables     int                `json:"report_tables"`
+	Thresholds       verdict.Thresholds `json:"thresholds"`
 	// Logits is the user's logits file or folder of the points' external methods
 	// (pipelines/evaluate; see schemas.ReadLogits), "" when no method is external.
 	Logits string `json:"logits,omitempty"`

@@ -931,18 +931,16 @@ func allFinite(a []float32) bool {
 // density is the truth's scores the resolution floor, not the centre's error).
 // Row-major [G²][K], in float64.
 func CellLogits(hidden []int, k int, theta []float32, G int, box float64) ([]float64, error) {
-	return cellRule(hidden, k, theta, G, box, func(f func(a, b int) float64, w []float64) float64 {
+	return cellRule(hidden, k, theta, G, box, func(f []float64, w []float64) float64 {
 		S := len(w)
 		m := math.Inf(-1)
-		for a := range S {
-			for b := range S {
-				m = max(m, f(a, b))
-			}
+		for _, v := range f {
+			m = max(m, v)
 		}
 		s := 0.0
 		for a := range S {
 			for b := range S {
-				s += w[a] * w[b] * math.Exp(f(a, b)-m)
+				s += w[a] * w[b] * math.Exp(f[a*S+b]-m)
 			}
 		}
 		return m + math.Log(s)
@@ -953,11 +951,12 @@ func CellLogits(hidden []int, k int, theta []float32, G int, box float64) ([]flo
 // (i, j) and class y, Σ_a Σ_b w_a w_b f(x_ab)[y] (≤ CellLogits's log mean of exp f, by
 // Jensen). Row-major [G²][K], in float64.
 func CellMeanLogits(hidden []int, k int, theta []float32, G int, box float64) ([]float64, error) {
-	return cellRule(hidden, k, theta, G, box, func(f func(a, b int) float64, w []float64) float64 {
+	return cellRule(hidden, k, theta, G, box, func(f []float64, w []float64) float64 {
+		S := len(w)
 		s := 0.0
-		for a := range w {
-			for b := range w {
-				s += w[a] * w[b] * f(a, b)
+		for a := range S {
+			for b := range S {
+				s += w[a] * w[b] * f[a*S+b]
 			}
 		}
 		return s
@@ -965,8 +964,9 @@ func CellMeanLogits(hidden []int, k int, theta []float32, G int, box float64) ([
 }
 
 // cellRule reduces the model's logits at every cell's prob.CellRule nodes with
-// reduce(f(a, b) = the logit at node (a, b), the rule's weights).
-func cellRule(hidden []int, k int, theta []float32, G int, box float64, reduce func(f func(a, b int) float64, w []float64) float64) ([]float64, error) {
+// reduce(f, the rule's weights), f[a·S+b] the logit at node (a, b) (one buffer for
+// every cell: nothing is allocated per cell).
+func cellRule(hidden []int, k int, theta []float32, G int, box float64, reduce func(f []float64, w []float64) float64) ([]float64, error) {
 	off, w := prob.CellRule()
 	S := len(off)
 	h := 2 * box / float64(G)
@@ -982,11 +982,17 @@ func cellRule(hidden []int, k int, theta []float32, G int, box float64, reduce f
 		return nil, err
 	}
 	out := make([]float64, G*G*k)
+	vals := make([]float64, S*S)
 	ClearUpper() // after the model's vector code: see package avx
 	for i := range G {
 		for j := range G {
 			for y := range k {
-				out[(i*G+j)*k+y] = reduce(func(a, b int) float64 { return f[((i*S+a)*n+j*S+b)*k+y] }, w)
+				for a := range S {
+					for b := range S {
+						vals[a*S+b] = f[((i*S+a)*n+j*S+b)*k+y]
+					}
+				}
+				out[(i*G+j)*k+y] = reduce(vals, w)
 			}
 		}
 	}

@@ -624,14 +624,8 @@ func newRow(t tasks.Trained, bayes float64) schemas.ResultRow {
 
 // finishRow sets the run's status from its logits and the KLs and the point's columns.
 func finishRow(row *schemas.ResultRow, t tasks.Trained, kls ...float64) {
-	p := t.Job.Dataset.Table.Point
 	row.Diverged, row.Nonfinite = tasks.RunStatus(t.Diverged, t.Logits, kls...)
-	px := p.PxWeight
-	if m, _ := methods.Lookup(t.Job.Method); m.NoPx {
-		px = 0
-	}
-	p.SetColumns(row, px)
-	tasks.SetMethod(row, t.Run, p)
+	tasks.SetRunColumns(row, &t)
 }
 
 // evaluateRun is one run's row and its learned joint in the kind's table layout.

@@ -12,7 +12,6 @@ import (
 
 	"gocloud.dev/blob"
 
-	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models/cnn"
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/models/prob/mfa"
@@ -325,14 +324,8 @@ func newRow(t tasks.Trained, set *evalSet) schemas.ResultRow {
 
 // finishRow sets the run's status and the point's and method's columns.
 func finishRow(row *schemas.ResultRow, t tasks.Trained) {
-	p := t.Job.Dataset.Table.Point
 	row.Diverged, row.Nonfinite = tasks.RunStatus(t.Diverged, nil, row.KLConditional)
-	px := p.PxWeight
-	if mm, _ := methods.Lookup(t.Job.Method); mm.NoPx {
-		px = 0
-	}
-	p.SetColumns(row, px)
-	tasks.SetMethod(row, t.Run, p)
+	tasks.SetRunColumns(row, &t)
 }
 
 // nanFloats sets every float64 column of a row to NaN (a measure not taken).

@@ -32,6 +32,7 @@ type Flags struct {
 type OptionFlags struct {
 	trainBatch, reportTables, evalEvery, purifySteps *int
 	aisChains, aisTemps                              *int
+	samplerDistTasks                                 *int
 	tablesFrom, tasksFrom, backend, out, ood         *string
 	selectRule                                       *string
 	attackEps, purifyLR, holdout                     *float64
@@ -144,6 +145,8 @@ func RegisterOptionFlags(fs *flag.FlagSet, out string) *OptionFlags {
 			"forward AIS; more chains, smaller standard errors)"),
 		aisTemps: fs.Int("ais_temps", 1000, "image tasks: AIS temperatures (longer paths, smaller BDMC gaps: the calibration on the truth "+
 			"accepts the schedule where its gap + SE ≤ 0.1 nat; cost is linear in chains × temperatures)"),
+		samplerDistTasks: fs.Int("sampler_dist_tasks", tasks.DefaultSamplerDistTasks, "2-D tasks: how many tasks of each point (the first ordinals, the same for every method) "+
+			"get the sampler's own distribution, 2,000 short-run and 2,000 long-chain draws of each run's model (-1 = every task: the full measure; it costs several times the training)"),
 		seed:         fs.Uint64("seed", 1, "run seed: every random draw derives from it"),
 		out:          fs.String("out", out, "output location: a path or a gocloud.dev URL (file://, mem://, gs://, s3://)"),
 		trainBatch:   fs.Int("train_batch", tasks.DefaultTrainBatch, "runs trained together in one GoMLX graph"),
@@ -169,7 +172,7 @@ func (f *OptionFlags) Options() stages.Options {
 		Seed: *f.seed, Out: *f.out, TablesFrom: *f.tablesFrom, TasksFrom: *f.tasksFrom, EvalEvery: *f.evalEvery,
 		Select: *f.selectRule, Holdout: *f.holdout,
 		OOD: *f.ood, AttackEps: *f.attackEps, PurifySteps: *f.purifySteps, PurifyLR: *f.purifyLR,
-		AISChains: *f.aisChains, AISTemps: *f.aisTemps,
+		AISChains: *f.aisChains, AISTemps: *f.aisTemps, SamplerDistTasks: *f.samplerDistTasks,
 		TrainBatch: *f.trainBatch, Backend: *f.backend,
 		WriteSamples: *f.writeSamples, Timings: *f.timings, ReportTables: *f.reportTables,
 		Thresholds: stages.Thresholds{Margin: *f.margin, MaxP: *f.maxP, MaxSamplerExcess: *f.maxExcess},
