@@ -236,6 +236,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 		}
 		perStep := spec.GradEvalsPerStep()
 		runs := make([]kernel.Run2D, len(ds))
+		seen := make([]observed, len(ds)) // each run's last check: its parameters and cell logits
 		curves := make([][]tasks.CurvePoint, len(ds))
 		sels := make([]tasks.Selector, len(ds))
 		lr := runLR(p, meth)
@@ -260,6 +261,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 				if err != nil {
 					return
 				}
+				seen[i] = observed{theta: append(seen[i].theta[:0], theta...), logits: lg}
 				nll := heldoutNLL(g, p.Classes, lg, d.hx0, d.hx1, d.hy)
 				kj, km, kc := prob.GridKL(truth, prob.Softmax(lg), p.Classes)
 				curves[i] = append(curves[i], tasks.CurvePoint{Step: step, KLJoint: kj, KLMarginal: km, KLConditional: kc, HeldoutNLL: nll, GradEvals: int64(step) * perStep})
@@ -278,7 +280,10 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 		}
 		var sd []sdJob
 		for i, r := range res {
-			lg, err := kernel.CellLogits(hidden, p.Classes, r.Theta, g.G, g.Box)
+			lg, err := seen[i].logits, error(nil)
+			if !slices.Equal(seen[i].theta, r.Theta) { // the last check did not see the final parameters
+				lg, err = kernel.CellLogits(hidden, p.Classes, r.Theta, g.G, g.Box)
+			}
 			if err != nil {
 				return out, fmt.Errorf("train point %d block %d (%s): %w", p.ID, b.Index, meth, err)
 			}
@@ -321,6 +326,14 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 	}
 	s.env.Progressf(ctx, "train: point %d block %d (%s): %d runs in %v", p.ID, b.Index, p.Task, len(out.Runs), time.Since(start).Round(time.Millisecond))
 	return out, nil
+}
+
+// observed is a run's last check (Run2D.Observe): the parameters it saw and their cell
+// logits, which are the final logits when the run ends at that check (the logits are a
+// function of the parameters alone, so the run's end needs no second evaluation).
+type observed struct {
+	theta  []float32
+	logits []float64
 }
 
 // refBatch is jem-converged's minibatch: all N draws (rounded up to the kernel's
