@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The 2-D recipes of issue 21 (sgld, mala, jarzynski, ed, shortrun, exact jem): the Go
 # kernels' Train2D against the stacked PyTorch peer scripts/peers/torch_methods.py, in one
-# run on one core (taskset -c 0, GOMAXPROCS=1, OMP_NUM_THREADS=1), in CPU milliseconds per
+# run on one core (taskset -c ${CORE:-0}, GOMAXPROCS=1, OMP_NUM_THREADS=1), in CPU milliseconds per
 # run-step of the same shape (gmm:3,2, MLP 2-32-32-3 tanh, batch 64, 20 sampler steps,
 # 256 runs; see BenchmarkRecipes2D in models/kernel/bench2d_test.go); and the recipes that live
 # in their own packages (nce, tre, dsm, snl, drl at their defaults, set by their plane hooks; see
 # BenchmarkNewRecipes2D in methods/all/bench_test.go) on the same shape:
 #
 #   scripts/bench-recipes.sh            (about 4 minutes on 2 cores, most of it compiling)
+#   CORE=1 scripts/bench-recipes.sh     (pin to core 1 instead of core 0)
 #
 # Needs /usr/bin/python3 with torch and numpy (Debian python3-torch python3-numpy).
 set -euo pipefail
@@ -17,7 +18,7 @@ py=/usr/bin/python3
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/jemcheck-recipes.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 $py -c 'import torch, numpy' 2>/dev/null || { echo "bench-recipes: needs python3-torch python3-numpy" >&2; exit 2; }
-pin() { if command -v taskset >/dev/null; then taskset -c 0 "$@"; else "$@"; fi; }
+pin() { if command -v taskset >/dev/null; then taskset -c "${CORE:-0}" "$@"; else "$@"; fi; }
 export GOMAXPROCS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 
 echo "== building (GOEXPERIMENT=$GOEXPERIMENT) ==" >&2

@@ -81,11 +81,8 @@ func (t *trainer2D) objLoss() float32 {
 	w := t.spec.PxWeight
 	f, s := t.net.f[:K*P], t.net.s[:K*P]
 	invB := 1 / float32(B)
-	vSoftmax(s, f, K, P)
 	lse, coef := t.lse[:P], t.coef[:P]
-	for p := range P {
-		lse[p] = lse32(f, p, K, P)
-	}
+	vSoftmaxLSE(s, lse, f, K, P) // lse[p] = lse32(f, p, K, P)
 	clear(coef)
 	clear(t.st.ExtraGrad)
 	loss := w * t.obj.Loss(&t.st, lse, coef)

@@ -116,10 +116,8 @@ func (k *SGLD) inputGrad(theta, x, dx []float32, P int) {
 	s := k.s[:K*P]
 	vSoftmax(s, k.f[:K*P], K, P)
 	d2, d1 := k.d2[:H*P], k.d1[:H*P]
-	vGemmBackIn(d2, W3, s, H, K, P)
-	vMulOneMinusSq(d2, d2, k.z2[:H*P])
-	vGemmBackIn(d1, W2, d2, H, H, P)
-	vMulOneMinusSq(d1, d1, k.z1[:H*P])
+	vGemmBackInTanh(d2, W3, s, k.z2[:H*P], H, K, P)
+	vGemmBackInTanh(d1, W2, d2, k.z1[:H*P], H, H, P)
 	vGemmBackIn(dx, W1, d1, 2, H, P)
 }
 
@@ -186,13 +184,11 @@ func (k *SGLD) gradient(theta, xd []float32, yd []int32, xn []float32) float32 {
 	vGemmGradW(gW3, z2, d3, H, K, P)
 	vSumP(gb3, d3, K, P)
 	d2 := k.d2[:H*P]
-	vGemmBackIn(d2, W3, d3, H, K, P)
-	vMulOneMinusSq(d2, d2, z2)
+	vGemmBackInTanh(d2, W3, d3, z2, H, K, P)
 	vGemmGradW(gW2, z1, d2, H, H, P)
 	vSumP(gb2, d2, H, P)
 	d1 := k.d1[:H*P]
-	vGemmBackIn(d1, W2, d2, H, H, P)
-	vMulOneMinusSq(d1, d1, z1)
+	vGemmBackInTanh(d1, W2, d2, z1, H, H, P)
 	vGemmGradW(gW1, k.x, d1, 2, H, P)
 	vSumP(gb1, d1, H, P)
 	_ = W1

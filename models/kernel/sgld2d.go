@@ -431,8 +431,7 @@ func (n *mlp2d) backward(theta, delta []float32, P int, param bool, dx []float32
 		}
 		if l > 0 {
 			next := n.d[nb][:d.in*P]
-			vGemmBackIn(next, W, delta, d.in, d.out, P)
-			vMulOneMinusSq(next, next, n.acts[l])
+			vGemmBackInTanh(next, W, delta, n.acts[l][:d.in*P], d.in, d.out, P)
 			delta, nb = next, 1-nb
 		} else if dx != nil {
 			vGemmBackIn(dx[:d.in*P], W, delta, d.in, d.out, P)
@@ -663,7 +662,14 @@ func (t *trainer2D) lossGrad() float32 {
 	f, s := t.net.f[:K*P], t.net.s[:K*P]
 	invB := 1 / float32(B)
 	var loss, sumD, sumN float32
-	vSoftmax(s, f, K, P)
+	var lse []float32 // lse32 of every lane, where the method uses it
+	switch t.spec.Method {
+	case SGLD2D, MALA2D, Jarzynski2D, ShortRun2D, ED2D:
+		lse = t.tmp[:P]
+		vSoftmaxLSE(s, lse, f, K, P)
+	default:
+		vSoftmax(s, f, K, P)
+	}
 	switch t.spec.Method {
 	case Baseline2D:
 		loss, sumD = ceGrad(f, s, t.delta, t.yd, B, P, K, invB)
@@ -673,7 +679,7 @@ func (t *trainer2D) lossGrad() float32 {
 			l2 = 0
 		}
 		for p := range P {
-			lse := lse32(f, p, K, P)
+			lse := lse[p]
 			var scale float32
 			if p < B {
 				sumD += lse
@@ -702,10 +708,7 @@ func (t *trainer2D) lossGrad() float32 {
 			}
 		}
 	case ED2D: // CE + PxWeight·ED
-		e := t.tmp[:P]
-		for p := range P {
-			e[p] = lse32(f, p, K, P)
-		}
+		e := lse
 		ed := edLoss(e, B, t.spec.ED, t.coef)
 		loss += w * ed
 		for p := range P {
@@ -915,14 +918,7 @@ func (t *trainer2D) train(r *Run2D) Result2D {
 
 func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
 
-func allFinite(a []float32) bool {
-	for _, x := range a {
-		if x-x != 0 {
-			return false
-		}
-	}
-	return true
-}
+func allFinite(a []float32) bool { return vAllFinite(a) }
 
 // CellLogits is the model's log cell masses per unit area on the grid: for cell (i, j)
 // and class y, log Σ_a Σ_b w_a w_b exp f(x_ab)[y] over the prob.CellRule nodes x_ab of
@@ -1044,14 +1040,13 @@ func (t *trainer2D) energy(x []float32, P int, e, grad []float32) {
 	K := t.K
 	t.net.forward(t.theta, x, P)
 	f := t.net.f[:K*P]
-	for p := range P {
-		e[p] = lse32(f, p, K, P)
+	if grad == nil {
+		vSoftmaxLSE(nil, e[:P], f, K, P) // e[p] = lse32(f, p, K, P)
+		return
 	}
-	if grad != nil {
-		s := t.net.s[:K*P]
-		vSoftmax(s, f, K, P)
-		t.net.backward(t.theta, s, P, false, grad)
-	}
+	s := t.net.s[:K*P]
+	vSoftmaxLSE(s, e[:P], f, K, P)
+	t.net.backward(t.theta, s, P, false, grad)
 }
 
 // negLanes copies the negatives xn [2][B] into the lanes B..2B of t.x.

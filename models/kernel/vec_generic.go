@@ -79,6 +79,27 @@ func gSoftmax(dst, src []float32, G, L int) {
 	}
 }
 
+// gSoftmaxLSE is gSoftmax(dst, src, G, L) (skipped when dst is nil) and, for every lane
+// l < L, lse[l] = lse32(src, l, G, L), the log-sum-exp over g < G of src[g*L+l].
+func gSoftmaxLSE(dst, lse, src []float32, G, L int) {
+	if dst != nil {
+		gSoftmax(dst, src, G, L)
+	}
+	for l := range L {
+		lse[l] = lse32(src, l, G, L)
+	}
+}
+
+// gAllFinite reports whether every element of a is finite (x - x == 0).
+func gAllFinite(a []float32) bool {
+	for _, x := range a {
+		if x-x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // gRowSum: dst[l] = sum over g < G of src[g*L+l].
 func gRowSum(dst, src []float32, G, L int) {
 	for l := range L {
@@ -219,6 +240,13 @@ func gGemmBackIn(dh, W, d []float32, in, out, P int) {
 			dh[i*P+p] = acc
 		}
 	}
+}
+
+// gGemmBackInTanh: gGemmBackIn, then dh *= 1 - h² (gMulOneMinusSq), the backward pass
+// through a tanh layer whose output is h.
+func gGemmBackInTanh(dh, W, d, h []float32, in, out, P int) {
+	gGemmBackIn(dh, W, d, in, out, P)
+	gMulOneMinusSq(dh[:in*P], dh[:in*P], h[:in*P])
 }
 
 // gGemmGradW: dW[i,o] += sum_p h[i,p]*d[o,p], summed as the vector code does: 16

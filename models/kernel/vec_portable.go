@@ -15,6 +15,8 @@ func vScaleAdd(dst, a []float32, s float32, b []float32) { gScaleAdd(dst, a, s, 
 func vExp(dst, a []float32)                              { gExp(dst, a) }
 func vTanh(dst, a []float32)                             { gTanh(dst, a) }
 func vSoftmax(dst, src []float32, G, L int)              { gSoftmax(dst, src, G, L) }
+func vSoftmaxLSE(dst, lse, src []float32, G, L int)      { gSoftmaxLSE(dst, lse, src, G, L) }
+func vAllFinite(a []float32) bool                        { return gAllFinite(a) }
 func vRowSum(dst, src []float32, G, L int)               { gRowSum(dst, src, G, L) }
 func vGradCE(dst, s, c, rw []float32, K, L int)          { gGradCE(dst, s, c, rw, K, L) }
 func vGradMix(dst, s, q, c, rw, w []float32, K, L int)   { gGradMix(dst, s, q, c, rw, w, K, L) }
@@ -32,7 +34,10 @@ func vAdam(theta, m, v, g, lrT []float32, epsT float32, L int) {
 func vGemmFwd(z, W, b, h []float32, in, out, P int)  { gGemmFwd(z, W, b, h, in, out, P) }
 func vGemmBackIn(dh, W, d []float32, in, out, P int) { gGemmBackIn(dh, W, d, in, out, P) }
 func vGemmGradW(dW, h, d []float32, in, out, P int)  { gGemmGradW(dW, h, d, in, out, P) }
-func vMulOneMinusSq(dst, a, h []float32)             { gMulOneMinusSq(dst, a, h) }
+func vGemmBackInTanh(dh, W, d, h []float32, in, out, P int) {
+	gGemmBackInTanh(dh, W, d, h, in, out, P)
+}
+func vMulOneMinusSq(dst, a, h []float32) { gMulOneMinusSq(dst, a, h) }
 
 func vSumP(dst, d []float32, out, P int) { gSumP(dst, d, out, P) }
 func vAdamFlat(theta, m, v, g []float32, lrT, epsT float32) {

@@ -61,6 +61,11 @@ func exp16(x f16) f16 {
 	lo, hi := ldc(&cExpLo), ldc(&cExpHi)
 	x = lo.Merge(x, x.Less(lo))
 	x = hi.Merge(x, x.Greater(hi))
+	return exp16In(x)
+}
+
+// exp16In is exp16 for x already in [expLo, expHi] (or NaN), where its clamps do nothing.
+func exp16In(x f16) f16 {
 	magic := ldc(&cMagic)
 	t := x.Mul(ldc(&cLog2e)).Add(magic)
 	n := t.Sub(magic)
@@ -81,19 +86,23 @@ func exp16(x f16) f16 {
 func tanh16(x f16) f16 {
 	sign := x.AsInt32x16().And(ldc(&cSignMask).AsInt32x16())
 	ax := x.AsInt32x16().And(ldc(&cAbsMask).AsInt32x16()).AsFloat32x16()
+	isSmall := ax.Less(ldc(&cTSmall))
 	z := x.Mul(x)
 	p := ldc(&cT4).Mul(z).Add(ldc(&cT3))
 	p = p.Mul(z).Add(ldc(&cT2))
 	p = p.Mul(z).Add(ldc(&cT1))
 	p = p.Mul(z).Add(ldc(&cT0))
 	small := p.Mul(z).Mul(x).Add(x)
+	if isSmall.ToBits() == 0xffff { // every lane takes the polynomial: skip the exp
+		return small
+	}
 	clamp := ldc(&cTClamp)
 	a := clamp.Merge(ax, ax.Greater(clamp))
-	e := exp16(a.Add(a))
+	e := exp16In(a.Add(a)) // 2|x| clamped to [0, 20] (or NaN): exp16's clamps do nothing
 	one := ldc(&cOne)
 	big := one.Sub(ldc(&cTwo).Div(e.Add(one)))
 	big = big.AsInt32x16().Or(sign).AsFloat32x16()
-	return small.Merge(big, ax.Less(ldc(&cTSmall)))
+	return small.Merge(big, isSmall)
 }
 
 func vAdd(dst, a, b []float32) {
@@ -340,138 +349,6 @@ func vAdam(theta, m, v, g, lrT []float32, epsT float32, L int) {
 	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
 
-func vGemmFwd(z, W, b, h []float32, in, out, P int) {
-	if !SIMD {
-		gGemmFwd(z, W, b, h, in, out, P)
-		return
-	}
-	for o := range out {
-		bo := bc(b[o])
-		p := 0
-		for ; p+4*VW <= P; p += 4 * VW {
-			w := bc(W[o])
-			a0 := w.Mul(ld(h[p:]))
-			a1 := w.Mul(ld(h[p+VW:]))
-			a2 := w.Mul(ld(h[p+2*VW:]))
-			a3 := w.Mul(ld(h[p+3*VW:]))
-			for i := 1; i < in; i++ {
-				w := bc(W[i*out+o])
-				hi := h[i*P+p : i*P+p+4*VW]
-				a0 = w.Mul(ld(hi)).Add(a0)
-				a1 = w.Mul(ld(hi[VW:])).Add(a1)
-				a2 = w.Mul(ld(hi[2*VW:])).Add(a2)
-				a3 = w.Mul(ld(hi[3*VW:])).Add(a3)
-			}
-			zo := z[o*P+p : o*P+p+4*VW]
-			st(a0.Add(bo), zo)
-			st(a1.Add(bo), zo[VW:])
-			st(a2.Add(bo), zo[2*VW:])
-			st(a3.Add(bo), zo[3*VW:])
-		}
-		for ; p < P; p += VW {
-			a := bc(W[o]).Mul(ld(h[p:]))
-			for i := 1; i < in; i++ {
-				a = bc(W[i*out+o]).Mul(ld(h[i*P+p:])).Add(a)
-			}
-			st(a.Add(bo), z[o*P+p:])
-		}
-	}
-	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
-}
-
-func vGemmBackIn(dh, W, d []float32, in, out, P int) {
-	if !SIMD {
-		gGemmBackIn(dh, W, d, in, out, P)
-		return
-	}
-	for i := range in {
-		Wi := W[i*out : (i+1)*out]
-		p := 0
-		for ; p+4*VW <= P; p += 4 * VW {
-			w := bc(Wi[0])
-			a0 := w.Mul(ld(d[p:]))
-			a1 := w.Mul(ld(d[p+VW:]))
-			a2 := w.Mul(ld(d[p+2*VW:]))
-			a3 := w.Mul(ld(d[p+3*VW:]))
-			for o := 1; o < out; o++ {
-				w := bc(Wi[o])
-				do := d[o*P+p : o*P+p+4*VW]
-				a0 = w.Mul(ld(do)).Add(a0)
-				a1 = w.Mul(ld(do[VW:])).Add(a1)
-				a2 = w.Mul(ld(do[2*VW:])).Add(a2)
-				a3 = w.Mul(ld(do[3*VW:])).Add(a3)
-			}
-			di := dh[i*P+p : i*P+p+4*VW]
-			st(a0, di)
-			st(a1, di[VW:])
-			st(a2, di[2*VW:])
-			st(a3, di[3*VW:])
-		}
-		for ; p < P; p += VW {
-			a := bc(Wi[0]).Mul(ld(d[p:]))
-			for o := 1; o < out; o++ {
-				a = bc(Wi[o]).Mul(ld(d[o*P+p:])).Add(a)
-			}
-			st(a, dh[i*P+p:])
-		}
-	}
-	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
-}
-
-func vGemmGradW(dW, h, d []float32, in, out, P int) {
-	if !SIMD {
-		gGemmGradW(dW, h, d, in, out, P)
-		return
-	}
-	// The lanes' partial sums are stored, and summed in scalar code after the upper
-	// state is cleared: scalar float32 adds between AVX-512 instructions (hsum's) ran
-	// ~100× slower and made this half of an ED step's time.
-	var buf [VW * 256]float32
-	for i := range in {
-		hi := h[i*P : (i+1)*P]
-		o := 0
-		for ; o+4 <= out; o += 4 { // four outputs share each load of h (the same sums, lane by lane)
-			d0, d1, d2, d3 := d[o*P:(o+1)*P], d[(o+1)*P:(o+2)*P], d[(o+2)*P:(o+3)*P], d[(o+3)*P:(o+4)*P]
-			hv := ld(hi)
-			a0, a1, a2, a3 := hv.Mul(ld(d0)), hv.Mul(ld(d1)), hv.Mul(ld(d2)), hv.Mul(ld(d3))
-			for c := VW; c < P; c += VW {
-				hv = ld(hi[c:])
-				a0 = hv.Mul(ld(d0[c:])).Add(a0)
-				a1 = hv.Mul(ld(d1[c:])).Add(a1)
-				a2 = hv.Mul(ld(d2[c:])).Add(a2)
-				a3 = hv.Mul(ld(d3[c:])).Add(a3)
-			}
-			st(a0, buf[o*VW:])
-			st(a1, buf[(o+1)*VW:])
-			st(a2, buf[(o+2)*VW:])
-			st(a3, buf[(o+3)*VW:])
-		}
-		for ; o < out; o++ {
-			do := d[o*P : (o+1)*P]
-			acc := ld(hi).Mul(ld(do))
-			for c := VW; c < P; c += VW {
-				acc = ld(hi[c:]).Mul(ld(do[c:])).Add(acc)
-			}
-			st(acc, buf[o*VW:])
-		}
-		archsimd.ClearAVXUpperBits()
-		for o := range out {
-			dW[i*out+o] += hsumScalar(buf[o*VW : (o+1)*VW])
-		}
-	}
-}
-
-// hsumScalar sums the 16 lanes of a as reduce16 does: (lo8 + hi8), then (lo4 + hi4),
-// then (c0+c2) + (c1+c3) (the same bits as the vector reduction it replaced).
-func hsumScalar(a []float32) float32 {
-	var b [8]float32
-	for j := range 8 {
-		b[j] = a[j] + a[j+8]
-	}
-	c0, c1, c2, c3 := b[0]+b[4], b[1]+b[5], b[2]+b[6], b[3]+b[7]
-	return (c0 + c2) + (c1 + c3)
-}
-
 func vMulOneMinusSq(dst, a, h []float32) {
 	if !SIMD {
 		gMulOneMinusSq(dst, a, h)
@@ -483,26 +360,6 @@ func vMulOneMinusSq(dst, a, h []float32) {
 		st(ld(a[i:]).Mul(one.Sub(hv.Mul(hv))), dst[i:])
 	}
 	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
-}
-
-func vSumP(dst, d []float32, out, P int) {
-	if !SIMD {
-		gSumP(dst, d, out, P)
-		return
-	}
-	var buf [VW * 256]float32 // as vGemmGradW: the lanes summed after the upper state is cleared
-	for o := range out {
-		do := d[o*P : (o+1)*P]
-		acc := ld(do)
-		for c := VW; c < P; c += VW {
-			acc = acc.Add(ld(do[c:]))
-		}
-		st(acc, buf[o*VW:])
-	}
-	archsimd.ClearAVXUpperBits()
-	for o := range out {
-		dst[o] += hsumScalar(buf[o*VW : (o+1)*VW])
-	}
 }
 
 func vAdamFlat(theta, m, v, g []float32, lrT, epsT float32) {
@@ -520,4 +377,105 @@ func vAdamFlat(theta, m, v, g []float32, lrT, epsT float32) {
 		st(ld(theta[i:]).Sub(lr.Mul(mi).Div(vi.Sqrt().Add(eps))), theta[i:])
 	}
 	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
+}
+
+var (
+	cL8, cL7, cL6, cL5, cL4 = splat(log8), splat(log7), splat(log6), splat(log5), splat(log4)
+	cL3, cL2, cL1, cL0      = splat(log3), splat(log2), splat(log1), splat(log0)
+	cSqrtHalf, cMinusHalf   = splat(sqrtHalf), splat(-0.5)
+	cMinNormal, cMaxFloat   = splat(0x1p-126), splat(math.MaxFloat32)
+	cMantMask, cHalfBits    = splatBits(0x007fffff), splatBits(0x3f000000)
+	c126                    = splatBits(126)
+)
+
+// log16 is Log32 lane by lane for positive normal finite x (the caller checks).
+func log16(x f16) f16 {
+	bits := x.AsInt32x16()
+	e := bits.ShiftAllRight(23).Sub(ldc(&c126).AsInt32x16()).ConvertToFloat32()
+	// bits&0x807fffff | 0x3f000000 for positive x, as an add (And then Or with memory
+	// operands compiles to an invalid VPTERNLOGD).
+	m := bits.And(ldc(&cMantMask).AsInt32x16()).Add(ldc(&cHalfBits).AsInt32x16()).AsFloat32x16()
+	one := ldc(&cOne)
+	lo := m.Less(ldc(&cSqrtHalf))
+	e = e.Sub(one).Merge(e, lo)
+	m = m.Add(m).Sub(one).Merge(m.Sub(one), lo)
+	// logPoly
+	z := m.Mul(m)
+	y := ldc(&cL8).Mul(m).Add(ldc(&cL7))
+	y = y.Mul(m).Add(ldc(&cL6))
+	y = y.Mul(m).Add(ldc(&cL5))
+	y = y.Mul(m).Add(ldc(&cL4))
+	y = y.Mul(m).Add(ldc(&cL3))
+	y = y.Mul(m).Add(ldc(&cL2))
+	y = y.Mul(m).Add(ldc(&cL1))
+	y = y.Mul(m).Add(ldc(&cL0))
+	y = y.Mul(m).Mul(z)
+	y = e.Mul(ldc(&cLn2Lo)).Add(y)
+	y = ldc(&cMinusHalf).Mul(z).Add(y)
+	r := m.Add(y)
+	return e.Mul(ldc(&cLn2Hi)).Add(r)
+}
+
+func vSoftmaxLSE(dst, lse, src []float32, G, L int) {
+	if !SIMD || L%VW != 0 || G < 1 {
+		gSoftmaxLSE(dst, lse, src, G, L)
+		return
+	}
+	_ = src[G*L-1]
+	_ = lse[L-1]
+	if dst != nil {
+		_ = dst[G*L-1]
+	}
+	bad := false
+	for c := 0; c < L; c += VW {
+		mx := ld(src[c:])
+		for g := 1; g < G; g++ {
+			v := ld(src[g*L+c:])
+			mx = v.Merge(mx, v.Greater(mx))
+		}
+		sum := exp16(ld(src[c:]).Sub(mx))
+		if dst != nil {
+			st(sum, dst[c:])
+		}
+		for g := 1; g < G; g++ {
+			e := exp16(ld(src[g*L+c:]).Sub(mx))
+			if dst != nil {
+				st(e, dst[g*L+c:])
+			}
+			sum = sum.Add(e)
+		}
+		if dst != nil {
+			r := ldc(&cOne).Div(sum)
+			for g := range G {
+				st(ld(dst[g*L+c:]).Mul(r), dst[g*L+c:])
+			}
+		}
+		// sum is in [1, G] unless a logit is NaN: then lse32 (below) gives the NaN.
+		if sum.GreaterEqual(ldc(&cMinNormal)).And(sum.LessEqual(ldc(&cMaxFloat))).ToBits() != 0xffff {
+			bad = true
+		}
+		st(mx.Add(log16(sum)), lse[c:])
+	}
+	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
+	if bad {
+		for l := range L {
+			lse[l] = lse32(src, l, G, L)
+		}
+	}
+}
+
+func vAllFinite(a []float32) bool {
+	if !SIMD || len(a) < VW {
+		return gAllFinite(a)
+	}
+	// x - x is 0 for a finite x and NaN otherwise; a sum of them is NaN iff one is.
+	var acc f16
+	n := len(a) / VW * VW
+	for i := 0; i < n; i += VW {
+		v := ld(a[i:])
+		acc = acc.Add(v.Sub(v))
+	}
+	ok := acc.IsNaN().ToBits() == 0
+	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
+	return ok && gAllFinite(a[n:])
 }
