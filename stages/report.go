@@ -56,6 +56,10 @@ func Report(s beam.Scope, opts Options, points int, title, configJSON string, su
 	return beam.ParDo(s, &reportFn{OutBucket: OutBucket{Out: opts.Out}, Title: title, ConfigJSON: configJSON, FigureTables: n}, all)
 }
 
+// FailReport, set by tests, makes the report stage fail with its error: a runner failure
+// after every block has trained, been evaluated and been written.
+var FailReport func() error
+
 // figureRowsFn keeps the result rows of the first N tables (ordinals 0..N-1) of each
 // point.
 type figureRowsFn struct{ N int64 }
@@ -104,6 +108,11 @@ type reportFn struct {
 }
 
 func (f *reportFn) ProcessElement(ctx context.Context, _ int, sums func(*schemas.Summary) bool, rowIter func(*schemas.ResultRow) bool, first func(*Learned) bool, emit func(string)) error {
+	if FailReport != nil {
+		if err := FailReport(); err != nil {
+			return err
+		}
+	}
 	var sum schemas.Summary
 	if !sums(&sum) {
 		return fmt.Errorf("report: no summary")

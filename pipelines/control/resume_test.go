@@ -3,14 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/jemcheck/jemcheck/internal/testenv"
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
+	"github.com/jemcheck/jemcheck/pipelines/internal/launchtest"
 	"github.com/jemcheck/jemcheck/stages"
 	"github.com/jemcheck/jemcheck/storage"
 )
@@ -152,41 +151,8 @@ func waitSettled(t *testing.T, out string) {
 }
 
 // sameOutputs checks that b holds the same files as a, byte for byte, but for
-// manifest.json, whose run id differs (its file list must not).
-func sameOutputs(t *testing.T, a, b string) {
-	t.Helper()
-	files := func(dir string) []string {
-		var out []string
-		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() {
-				rel, _ := filepath.Rel(dir, p)
-				out = append(out, filepath.ToSlash(rel))
-			}
-			return nil
-		})
-		slices.Sort(out)
-		return out
-	}
-	fa, fb := files(a), files(b)
-	if !slices.Equal(fa, fb) {
-		t.Fatalf("the runs hold different files:\n%v\n%v", fa, fb)
-	}
-	for _, f := range fa {
-		x, _ := os.ReadFile(filepath.Join(a, f))
-		y, _ := os.ReadFile(filepath.Join(b, f))
-		if f == storage.ManifestKey {
-			var ma, mb storage.Manifest
-			if json.Unmarshal(x, &ma) != nil || json.Unmarshal(y, &mb) != nil || !slices.Equal(ma.Files, mb.Files) || ma.ConfigSHA256 != mb.ConfigSHA256 {
-				t.Errorf("manifest.json lists other files or another config")
-			}
-			continue
-		}
-		if !bytes.Equal(x, y) {
-			t.Errorf("%s differs between the uninterrupted and the resumed run", f)
-		}
-	}
-	t.Logf("%d files compared: all identical but manifest.json's run id", len(fa))
-}
+// manifest.json's run id (launchtest.SameOutputs).
+func sameOutputs(t *testing.T, a, b string) { t.Helper(); launchtest.SameOutputs(t, a, b) }
 
 // copyTree copies the folder src to dst (files and folders only).
 func copyTree(t *testing.T, src, dst string) {
@@ -315,4 +281,47 @@ func TestResumeVerifiesKept(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestResumeAfterRunnerFailure: a runner that fails after every block is done (here the
+// report stage's error; prism's progress panic on a runner transform fails the job the
+// same way) keeps the finished blocks in the staging folder instead of removing them
+// with the run, says so, and --resume recomputes only the blocks a resume always
+// recomputes (those holding the report's tables) and publishes files byte-identical to
+// an uninterrupted run's.
+func TestResumeAfterRunnerFailure(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	ref, out := filepath.Join(root, "ref"), filepath.Join(root, "out")
+	if err := run(ctx, resumeConfig(out), &bytes.Buffer{}); err != nil {
+		t.Fatalf("reference run: %v", err)
+	}
+	if err := os.Rename(out, ref); err != nil {
+		t.Fatal(err)
+	}
+	stages.FailReport = func() error { return errors.New("injected runner failure") }
+	var buf bytes.Buffer
+	err := run(ctx, resumeConfig(out), &buf)
+	stages.FailReport = nil
+	if err == nil || !strings.Contains(err.Error(), "injected runner failure") {
+		t.Fatalf("failed run: %v, want the injected failure\n%s", err, buf.String())
+	}
+	m := regexp.MustCompile(`(\d) of 5 blocks complete are kept in .*rerun with --resume`).FindStringSubmatch(err.Error())
+	if m == nil || m[1] != "5" {
+		t.Fatalf("failed run's message %q, want all 5 blocks kept for --resume", err)
+	}
+	waitSettled(t, out)
+	cfg := resumeConfig(out)
+	cfg.Resume = true
+	buf.Reset()
+	if err := run(ctx, cfg, &buf); err != nil {
+		t.Fatalf("resumed run: %v\n%s", err, buf.String())
+	}
+	// Of the 5 blocks, block 0 holds the report's tables (always recomputed): 4 are reused.
+	if !strings.Contains(buf.String(), "4 of 5 blocks complete are kept") || !strings.Contains(buf.String(), "computing the other 1 ") ||
+		!strings.Contains(buf.String(), "blocks_resumed=4") {
+		t.Errorf("resumed run printed\n%s\nwant 4 of 5 blocks reused and 1 (the report's) recomputed", buf.String())
+	}
+	t.Logf("failed: %v", err)
+	sameOutputs(t, ref, out)
 }

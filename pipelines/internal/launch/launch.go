@@ -406,9 +406,12 @@ func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*
 			cfg.stop.set(line)
 			return nil, fmt.Errorf("%w: %s", ErrInterrupted, line)
 		}
-		err = cfg.abort(actx, w, fmt.Errorf("%s pipeline failed: %s "+
-			"(JEMCHECK_LOG=debug shows the runner's full report)", cfg.Pipeline, rootCause(err)))
-		return nil, fmt.Errorf("%w; %s", err, storage.OutputState(actx, out, cfg.RunID))
+		// A runner that failed (a panic in the runner, a worker lost) leaves the blocks
+		// its stages finished sealed in the staging folder: they stay for --resume, which
+		// recomputes only the others, instead of going with the run.
+		line := cfg.keepForResume(actx)
+		return nil, fmt.Errorf("%s pipeline failed: %s (JEMCHECK_LOG=debug shows the runner's full report); %s",
+			cfg.Pipeline, rootCause(err), line)
 	}
 	if pr == nil || boolFlag("async") {
 		fmt.Fprintf(w, "%s: submitted (the runner does not wait for results; the job publishes %s under %s when it succeeds)\n",
