@@ -43,12 +43,7 @@ func main() {
 
 // run validates cfg, runs the control pipeline and prints the verdict.
 func run(ctx context.Context, cfg launch.Config, w io.Writer) error {
-	if err := launch.Prepare(ctx, &cfg); err != nil {
-		return err
-	}
-	p, s := beam.NewPipelineWithRoot()
-	build(s, &cfg)
-	sum, err := launch.Execute(ctx, &cfg, p, w)
+	sum, err := launch.Run(ctx, &cfg, build, w)
 	if err != nil || sum == nil {
 		return err
 	}
@@ -58,7 +53,8 @@ func run(ctx context.Context, cfg launch.Config, w io.Writer) error {
 }
 
 // build is the control DAG: one grid point, the standard experiment.
-func build(s beam.Scope, cfg *launch.Config) {
+func build(s beam.Scope, cfg *launch.Config) error {
 	_, written := launch.Experiment(s, cfg, "JEM control experiment")
 	launch.Publish(s, cfg, written...)
+	return nil
 }

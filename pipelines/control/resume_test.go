@@ -325,3 +325,56 @@ func TestResumeAfterRunnerFailure(t *testing.T) {
 	t.Logf("failed: %v", err)
 	sameOutputs(t, ref, out)
 }
+
+// prismPanic reads like prism's progress panic on a runner transform (stage.Execute
+// recovers it and fails the job with the stack): see docs/scale.md.
+const prismPanic = "panic in stage.Execute bundle processing goroutine: runtime error: invalid memory address or nil pointer dereference " +
+	"goroutine 1 [running]: worker.(*W).sendInstruction(0x0) worker.(*B).Progress(...)"
+
+// TestPrismPanicResumedOnce: a run that prism fails with its progress panic is resumed
+// once in the same process from the blocks it finished, and publishes what an
+// uninterrupted run does; a panic that comes again fails the run (one retry, never a
+// loop), still keeping its finished blocks for --resume.
+func TestPrismPanicResumedOnce(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	ref, out := filepath.Join(root, "ref"), filepath.Join(root, "out")
+	if err := run(ctx, resumeConfig(out), &bytes.Buffer{}); err != nil {
+		t.Fatalf("reference run: %v", err)
+	}
+	if err := os.Rename(out, ref); err != nil {
+		t.Fatal(err)
+	}
+	fails := 1
+	stages.FailReport = func() error {
+		if fails == 0 {
+			return nil
+		}
+		fails--
+		return errors.New(prismPanic)
+	}
+	defer func() { stages.FailReport = nil }()
+	var buf bytes.Buffer
+	if err := run(ctx, resumeConfig(out), &buf); err != nil {
+		t.Fatalf("run with one prism panic: %v\n%s", err, buf.String())
+	}
+	for _, want := range []string{"resuming once from the blocks it finished", "4 of 5 blocks complete are kept", "blocks_resumed=4"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("run with one prism panic printed\n%s\nwant %q", buf.String(), want)
+		}
+	}
+	sameOutputs(t, ref, out)
+
+	fails = 2
+	if err := os.RemoveAll(out); err != nil {
+		t.Fatal(err)
+	}
+	buf.Reset()
+	err := run(ctx, resumeConfig(out), &buf)
+	if err == nil || !strings.Contains(err.Error(), "panic in stage.Execute") || !strings.Contains(err.Error(), "rerun with --resume") {
+		t.Fatalf("run with two prism panics: %v, want the panic and the blocks kept\n%s", err, buf.String())
+	}
+	if n := strings.Count(buf.String(), "resuming once"); n != 1 {
+		t.Errorf("run with two prism panics resumed %d times, want once", n)
+	}
+}

@@ -165,13 +165,11 @@ func run(ctx context.Context, c Config, w io.Writer) error {
 		cfg.Extra["command_timeout"] = cmp.Or(c.CommandTimeout, DefaultCommandTimeout).String()
 		cfg.Extra["logits_note"] = "written by the command to a temporary file, removed when evaluate ended"
 	}
-	if err := launch.Prepare(ctx, &cfg); err != nil {
-		return err
-	}
-	pl, s := beam.NewPipelineWithRoot()
-	_, written := launch.Experiment(s, &cfg, "Your model against exact JEM")
-	launch.Publish(s, &cfg, written...)
-	sum, err := launch.Execute(ctx, &cfg, pl, w)
+	sum, err := launch.Run(ctx, &cfg, func(s beam.Scope, cfg *launch.Config) error {
+		_, written := launch.Experiment(s, cfg, "Your model against exact JEM")
+		launch.Publish(s, cfg, written...)
+		return nil
+	}, w)
 	if err != nil || sum == nil {
 		return err
 	}

@@ -53,12 +53,7 @@ func run(ctx context.Context, cfg launch.Config, csv bool, w io.Writer) error {
 			return launch.BadInput("task %s: %v", cfg.Points[i].Task, err)
 		}
 	}
-	if err := launch.Prepare(ctx, &cfg); err != nil {
-		return err
-	}
-	p, s := beam.NewPipelineWithRoot()
-	build(s, &cfg, csv)
-	if _, err := launch.Execute(ctx, &cfg, p, w); err != nil {
+	if _, err := launch.Run(ctx, &cfg, func(s beam.Scope, cfg *launch.Config) error { build(s, cfg, csv); return nil }, w); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "export: %s (train on samples/, give your logits on points/ to pipelines/evaluate --from=%s)\n",

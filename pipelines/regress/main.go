@@ -57,17 +57,15 @@ func main() {
 
 // run runs the check and reports whether the claim holds.
 func run(ctx context.Context, cfg launch.Config, w io.Writer) (bool, error) {
-	if err := launch.Prepare(ctx, &cfg); err != nil {
-		return false, err
-	}
-	for _, m := range []string{methods.Baseline(), methods.Yardstick()} {
-		if !slices.Contains(cfg.Points[0].Methods, m) {
-			return false, launch.BadInput("methods: the regression check needs baseline and jem, got %v", cfg.Points[0].Methods)
+	sum, err := launch.Run(ctx, &cfg, func(s beam.Scope, cfg *launch.Config) error {
+		for _, m := range []string{methods.Baseline(), methods.Yardstick()} {
+			if !slices.Contains(cfg.Points[0].Methods, m) {
+				return launch.BadInput("methods: the regression check needs baseline and jem, got %v", cfg.Points[0].Methods)
+			}
 		}
-	}
-	p, s := beam.NewPipelineWithRoot()
-	build(s, &cfg)
-	sum, err := launch.Execute(ctx, &cfg, p, w)
+		build(s, cfg)
+		return nil
+	}, w)
 	if err != nil || sum == nil {
 		return true, err // a dry run or an --async submission: the job writes verdict.json
 	}

@@ -69,12 +69,7 @@ func config(ctx context.Context, specLoc string, of *launch.OptionFlags) (launch
 }
 
 func runConfig(ctx context.Context, cfg launch.Config, w io.Writer) error {
-	if err := launch.Prepare(ctx, &cfg); err != nil {
-		return err
-	}
-	p, s := beam.NewPipelineWithRoot()
-	build(s, &cfg)
-	sum, err := launch.Execute(ctx, &cfg, p, w)
+	sum, err := launch.Run(ctx, &cfg, build, w)
 	if err != nil || sum == nil {
 		return err
 	}
@@ -90,7 +85,8 @@ func runConfig(ctx context.Context, cfg launch.Config, w io.Writer) error {
 }
 
 // build is the sweep DAG: the experiment over every grid point of the spec.
-func build(s beam.Scope, cfg *launch.Config) {
+func build(s beam.Scope, cfg *launch.Config) error {
 	_, written := launch.Experiment(s, cfg, "JEM sweep: "+string(cfg.Extra["spec"].(*Spec).Name))
 	launch.Publish(s, cfg, written...)
+	return nil
 }

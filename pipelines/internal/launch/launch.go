@@ -18,6 +18,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"sync"
 	"time"
 
@@ -408,7 +409,13 @@ func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*
 		}
 		// A runner that failed (a panic in the runner, a worker lost) leaves the blocks
 		// its stages finished sealed in the staging folder: they stay for --resume, which
-		// recomputes only the others, instead of going with the run.
+		// recomputes only the others, instead of going with the run. Not when the output
+		// filled up: its staging files are what filled it, and they go.
+		if outputFull(err) {
+			err = cfg.abort(actx, w, fmt.Errorf("%s pipeline failed: %s "+
+				"(JEMCHECK_LOG=debug shows the runner's full report)", cfg.Pipeline, rootCause(err)))
+			return nil, fmt.Errorf("%w; %s", err, storage.OutputState(actx, out, cfg.RunID))
+		}
 		line := cfg.keepForResume(actx)
 		return nil, fmt.Errorf("%s pipeline failed: %s (JEMCHECK_LOG=debug shows the runner's full report); %s",
 			cfg.Pipeline, rootCause(err), line)
@@ -441,6 +448,14 @@ func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*
 		fmt.Fprintf(w, "%s: note: mem:// outputs live in this process only and are gone when it exits\n", cfg.Pipeline)
 	}
 	return &sum, nil
+}
+
+// outputFull reports whether a run failed because its output's storage is full (no
+// space, a quota): then its staging files go, freeing what they took.
+func outputFull(err error) bool {
+	msg := strings.ToLower(err.Error())
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) ||
+		strings.Contains(msg, "no space left on device") || strings.Contains(msg, "disk quota exceeded")
 }
 
 // lock takes --out's lock for this run (a live run's lock is bad input: exit 2) and
