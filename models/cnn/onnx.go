@@ -53,6 +53,9 @@ func ParseONNX(data []byte, name string) (*ONNXModel, error) {
 	if len(m.InputsNames) == 0 || len(m.OutputsNames) == 0 {
 		return nil, fmt.Errorf("cnn: ONNX %s has no inputs or no outputs", name)
 	}
+	if err := checkDeclared(m); err != nil {
+		return nil, fmt.Errorf("cnn: ONNX %s: %w", name, err)
+	}
 	dims := m.InputsShapes[0].Dimensions
 	if len(dims) < 2 {
 		return nil, fmt.Errorf("cnn: ONNX %s input %q has rank %d, want a batch axis and image axes", name, m.InputsNames[0], len(dims))
