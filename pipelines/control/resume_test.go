@@ -283,6 +283,21 @@ func TestResumeVerifiesKept(t *testing.T) {
 	}
 }
 
+// referenceRun runs resumeConfig uninterrupted into a folder out (config.json records
+// --out), then moves it to ref: the run a stopped and resumed run into out must equal.
+func referenceRun(t *testing.T) (ref, out string) {
+	t.Helper()
+	root := t.TempDir()
+	ref, out = filepath.Join(root, "ref"), filepath.Join(root, "out")
+	if err := run(context.Background(), resumeConfig(out), &bytes.Buffer{}); err != nil {
+		t.Fatalf("reference run: %v", err)
+	}
+	if err := os.Rename(out, ref); err != nil {
+		t.Fatal(err)
+	}
+	return ref, out
+}
+
 // TestResumeAfterRunnerFailure: a runner that fails after every block is done (here the
 // report stage's error; prism's progress panic on a runner transform fails the job the
 // same way) keeps the finished blocks in the staging folder instead of removing them
@@ -291,14 +306,7 @@ func TestResumeVerifiesKept(t *testing.T) {
 // an uninterrupted run's.
 func TestResumeAfterRunnerFailure(t *testing.T) {
 	ctx := context.Background()
-	root := t.TempDir()
-	ref, out := filepath.Join(root, "ref"), filepath.Join(root, "out")
-	if err := run(ctx, resumeConfig(out), &bytes.Buffer{}); err != nil {
-		t.Fatalf("reference run: %v", err)
-	}
-	if err := os.Rename(out, ref); err != nil {
-		t.Fatal(err)
-	}
+	ref, out := referenceRun(t)
 	stages.FailReport = func() error { return errors.New("injected runner failure") }
 	var buf bytes.Buffer
 	err := run(ctx, resumeConfig(out), &buf)
@@ -337,14 +345,7 @@ const prismPanic = "panic in stage.Execute bundle processing goroutine: runtime 
 // loop), still keeping its finished blocks for --resume.
 func TestPrismPanicResumedOnce(t *testing.T) {
 	ctx := context.Background()
-	root := t.TempDir()
-	ref, out := filepath.Join(root, "ref"), filepath.Join(root, "out")
-	if err := run(ctx, resumeConfig(out), &bytes.Buffer{}); err != nil {
-		t.Fatalf("reference run: %v", err)
-	}
-	if err := os.Rename(out, ref); err != nil {
-		t.Fatal(err)
-	}
+	ref, out := referenceRun(t)
 	fails := 1
 	stages.FailReport = func() error {
 		if fails == 0 {
