@@ -146,6 +146,7 @@ func (f field[T]) Default() any       { return f.def }
 func (f field[T]) Ptr(g *Grid) any    { return f.ptr(g) }
 func (f field[T]) Get(g *Grid) any    { return *f.ptr(g) }
 func (f field[T]) Set(g *Grid, v any) { *f.ptr(g) = v.(T) }
+
 // appendValue appends the value of field f on g as text (the memo key of ValuesJSON;
 // an option unset on g appends a marker), allocating nothing beyond b: a type switch
 // on the concrete fields, so b never passes through an interface (which would move

@@ -12,6 +12,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"gocloud.dev/blob"
+
+	"github.com/jemcheck/jemcheck/storage"
 )
 
 // rowsPerGroup caps row groups at about a million rows: large enough for good
@@ -85,10 +87,17 @@ func WriteParquetStream[T any](ctx context.Context, b *blob.Bucket, key string, 
 	return nil
 }
 
+// MaxParquetBytes bounds a Parquet file ReadParquet reads whole: far above any part
+// file jemcheck writes (a block's results are a few MB), far below what would exhaust
+// memory.
+const MaxParquetBytes = 1 << 30
+
 // ReadParquet reads all rows of the Parquet file at key in b. Every column of T must be
-// in the file (extra file columns are ignored); errors name the key.
+// in the file (extra file columns are ignored); errors name the key. The file is checked
+// before it is read: a regular file (a FIFO or a device, /dev/zero linked at a results
+// name, is refused) of at most MaxParquetBytes.
 func ReadParquet[T any](ctx context.Context, b *blob.Bucket, key string) ([]T, error) {
-	data, err := b.ReadAll(ctx, key)
+	data, err := storage.ReadSmallKey(ctx, b, key, MaxParquetBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", key, err)
 	}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -253,4 +255,23 @@ func TestWriteJSON(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "nan.json") {
 		t.Fatalf("got %v, want an error naming nan.json", err)
 	}
+}
+
+// TestReadParquetRefusesDevices: a results name linked to /dev/zero (or a FIFO) is
+// refused before it is read, by name, instead of filling memory or hanging.
+func TestReadParquetRefusesDevices(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "results.parquet")); err != nil {
+		t.Skipf("symlink: %v", err)
+	}
+	b, err := storage.OpenBucket(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	_, err = ReadParquet[ResultRow](context.Background(), b, "results.parquet")
+	if err == nil || !strings.Contains(err.Error(), "results.parquet") || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("ReadParquet of /dev/zero = %v, want a refusal naming results.parquet", err)
+	}
+	t.Logf("refused: %v", err)
 }

@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
+	"github.com/jemcheck/jemcheck/storage"
 )
 
 // config is a leaderboard command's settings.
@@ -133,7 +134,7 @@ func runCmd(ctx context.Context, cfg config, w io.Writer) error {
 		}
 		picks := map[string]map[string]string{}
 		if cfg.Picks != "" {
-			raw, err := os.ReadFile(cfg.Picks)
+			raw, err := readSmall(ctx, cfg.Picks)
 			if err != nil {
 				return launch.BadInput("picks: %v", err)
 			}
@@ -169,4 +170,20 @@ func runCmd(ctx context.Context, cfg config, w io.Writer) error {
 		return os.WriteFile(filepath.Join(cfg.Out, "leaderboard.json"), raw, 0o644)
 	}
 	return errors.New("unknown verb")
+}
+
+// readSmall reads a small input file (a path or a URL) through the storage layer:
+// checked before it is opened to be a regular file of at most storage.MaxMetadataBytes,
+// so a FIFO, a device or /dev/zero is refused instead of hanging or filling memory.
+func readSmall(ctx context.Context, loc string) ([]byte, error) {
+	o, err := storage.OpenObject(ctx, loc, storage.MaxMetadataBytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", loc, err)
+	}
+	defer o.Close()
+	data, err := io.ReadAll(o)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", loc, err)
+	}
+	return data, nil
 }

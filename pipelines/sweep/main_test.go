@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
 	"github.com/jemcheck/jemcheck/pipelines/internal/launchtest"
@@ -136,5 +138,28 @@ func TestSpecInsideOutSurvives(t *testing.T) {
 	}
 	if _, err := storage.VerifyManifest(context.Background(), out); err != nil {
 		t.Errorf("sweep output incomplete: %v", err)
+	}
+}
+
+// TestSpecFIFORefused: a sweep spec that is a FIFO is refused at once (it was opened
+// and the launcher hung waiting for a writer), as is a device.
+func TestSpecFIFORefused(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "spec.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	for _, loc := range []string{fifo, "/dev/zero"} {
+		done := make(chan error, 1)
+		go func() { _, err := ReadSpec(context.Background(), loc); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("ReadSpec(%s) accepted it", loc)
+			} else {
+				t.Logf("refused: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("ReadSpec(%s) hangs", loc)
+		}
 	}
 }

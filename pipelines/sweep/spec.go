@@ -67,10 +67,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/url"
-	"os"
 	"path"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -212,41 +209,17 @@ func ReadSpec(ctx context.Context, location string) (*Spec, error) {
 	return ParseSpec(data)
 }
 
-// readLocation reads one file: a local one directly (a missing directory is not
-// created), any other through its bucket.
+// readLocation reads one file through the storage layer (a local path, a missing
+// directory not created, or a URL): checked before it is opened to be a regular file
+// of at most maxSpecBytes, so a FIFO or a device is refused instead of hanging the
+// launcher or filling its memory.
 func readLocation(ctx context.Context, location string) ([]byte, error) {
-	dir, key := filepath.Dir(location), filepath.Base(location)
-	if strings.Contains(location, "://") {
-		u, err := url.Parse(location)
-		if err != nil {
-			return nil, err
-		}
-		dir, key = path.Split(u.Path)
-		u.Path, u.RawPath = dir, ""
-		dir = u.String()
+	o, err := storage.OpenObject(ctx, location, maxSpecBytes)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", location, err)
 	}
-	if key == "" {
-		return nil, fmt.Errorf("%s: no file name in the URL", location)
-	}
-	var r io.ReadCloser
-	if local, ok := storage.LocalDir(dir); ok {
-		f, err := os.Open(filepath.Join(local, key))
-		if err != nil {
-			return nil, err
-		}
-		r = f
-	} else {
-		b, err := storage.OpenBucket(ctx, dir)
-		if err != nil {
-			return nil, fmt.Errorf("open %s: %w", location, err)
-		}
-		defer b.Close()
-		if r, err = b.NewReader(ctx, key, nil); err != nil {
-			return nil, fmt.Errorf("read %s: %w", location, err)
-		}
-	}
-	defer r.Close()
-	data, err := io.ReadAll(io.LimitReader(r, maxSpecBytes+1))
+	defer o.Close()
+	data, err := io.ReadAll(o)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", location, err)
 	}

@@ -18,8 +18,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
