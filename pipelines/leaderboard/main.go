@@ -36,26 +36,46 @@ type config struct {
 	Seed               uint64
 }
 
+// usageLine is the command's usage.
+const usageLine = "usage: leaderboard pick --tune=DIR,… --out=DIR | leaderboard report --board=DIR [--tuned=DIR,…] [--picks=FILE] --out=DIR"
+
 func main() {
+	if len(os.Args) == 2 && (os.Args[1] == "-h" || os.Args[1] == "-help" || os.Args[1] == "--help") {
+		fmt.Println(usageLine)
+		fmt.Println("\npick ranks each recipe's tuning settings by mean excess over exact jem and writes picks.json and a tuned spec per recipe;")
+		fmt.Println("report ranks the board's runs (rank groups, the budget-matched view, the frontier) into leaderboard.md and leaderboard.json.")
+		fmt.Println("scripts/leaderboard.sh runs the whole board (docs/leaderboard.md). Flags:")
+		fs := flag.NewFlagSet("leaderboard", flag.ContinueOnError)
+		fs.SetOutput(os.Stdout)
+		defineFlags(fs)
+		fs.PrintDefaults()
+		os.Exit(0)
+	}
 	if len(os.Args) < 2 || (os.Args[1] != "pick" && os.Args[1] != "report") {
-		fmt.Fprintln(os.Stderr, "usage: leaderboard pick --tune=DIR,… --out=DIR | leaderboard report --board=DIR [--tuned=DIR,…] [--picks=FILE] --out=DIR")
+		fmt.Fprintln(os.Stderr, usageLine+" (leaderboard --help for the flags)")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet("leaderboard "+os.Args[1], flag.ExitOnError)
-	tune := fs.String("tune", "", "pick: the tuning runs' folders (comma-separated; exact jem's among them)")
-	board := fs.String("board", "", "report: the board's run folders at the recipes' defaults (comma-separated; exact jem among them)")
-	tuned := fs.String("tuned", "", "report: the tuned boards' run folders (comma-separated)")
-	variants := fs.String("variants", "", "report: run folders of a method at other options than its defaults (e.g. sgld's presets), each an entry named by the options that differ (comma-separated)")
-	picks := fs.String("picks", "", "report: the picks file (pick's picks.json)")
-	out := fs.String("out", "", "folder for picks.json and the tuned specs (pick), leaderboard.md and leaderboard.json (report)")
-	tasksFlag := fs.String("tasks", "gmm:3,2,moons:0.1,circles:0.1", "pick: the board's tasks (families) for the tuned specs, ';'- or ','-separated task specs")
-	tables := fs.Int("tables", 10, "pick: tasks per family on the board")
-	replicates := fs.Int("replicates", 3, "pick: run seeds (replicates) on the board")
-	seed := fs.Uint64("seed", 1, "report: the bootstrap's seed")
+	tune, board, tuned, variants, picks, out, tasksFlag, tables, replicates, seed := defineFlags(fs)
 	_ = fs.Parse(os.Args[2:])
 	cfg := config{Verb: os.Args[1], Tune: list(*tune), Board: list(*board), Tuned: list(*tuned), Variants: list(*variants), Picks: *picks, Out: *out,
 		Tasks: taskList(*tasksFlag), Tables: *tables, Replicates: *replicates, Seed: *seed}
 	launch.Exit("leaderboard", runCmd(context.Background(), cfg, os.Stdout))
+}
+
+// defineFlags defines the command's flags on fs (the same for pick and report).
+func defineFlags(fs *flag.FlagSet) (tune, board, tuned, variants, picks, out, tasksFlag *string, tables, replicates *int, seed *uint64) {
+	tune = fs.String("tune", "", "pick: the tuning runs' folders (comma-separated; exact jem's among them)")
+	board = fs.String("board", "", "report: the board's run folders at the recipes' defaults (comma-separated; exact jem among them)")
+	tuned = fs.String("tuned", "", "report: the tuned boards' run folders (comma-separated)")
+	variants = fs.String("variants", "", "report: run folders of a method at other options than its defaults (e.g. sgld's presets), each an entry named by the options that differ (comma-separated)")
+	picks = fs.String("picks", "", "report: the picks file (pick's picks.json)")
+	out = fs.String("out", "", "folder for picks.json and the tuned specs (pick), leaderboard.md and leaderboard.json (report)")
+	tasksFlag = fs.String("tasks", "gmm:3,2,moons:0.1,circles:0.1", "pick: the board's tasks (families) for the tuned specs, ';'- or ','-separated task specs")
+	tables = fs.Int("tables", 10, "pick: tasks per family on the board")
+	replicates = fs.Int("replicates", 3, "pick: run seeds (replicates) on the board")
+	seed = fs.Uint64("seed", 1, "report: the bootstrap's seed")
+	return
 }
 
 // list splits a comma-separated flag.

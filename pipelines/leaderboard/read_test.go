@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jemcheck/jemcheck/pipelines/internal/launchtest"
 )
 
 // TestReadSmallRefusesSpecialFiles: --picks (and any small input read with readSmall) is
@@ -44,5 +48,28 @@ func TestReadSmallRefusesSpecialFiles(t *testing.T) {
 			}
 			t.Logf("refused: %v", err)
 		})
+	}
+}
+
+func TestMain(m *testing.M) { launchtest.Main(m, "leaderboard", main) }
+
+// TestHelpExitsZero: leaderboard --help prints the usage and every flag and exits 0; no
+// verb exits 2 with the usage line and where the flags are.
+func TestHelpExitsZero(t *testing.T) {
+	for _, tt := range []struct {
+		args string
+		code int
+		want string
+	}{{"--help", 0, "-picks string"}, {"-h", 0, "-board string"}, {"nope", 2, "leaderboard --help for the flags"}} {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), launchtest.EnvArgs+"="+tt.args)
+		msg, err := cmd.CombinedOutput()
+		code := 0
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+		if code != tt.code || !strings.Contains(string(msg), tt.want) || !strings.Contains(string(msg), "usage: leaderboard pick") {
+			t.Errorf("leaderboard %s: exit %d, output\n%s\nwant exit %d and %q", tt.args, code, msg, tt.code, tt.want)
+		}
 	}
 }

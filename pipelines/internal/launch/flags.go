@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -285,6 +286,13 @@ func ShortUsage(fs *flag.FlagSet) {
 	out := &heldOutput{w: fs.Output()}
 	fs.SetOutput(out)
 	name := filepath.Base(fs.Name())
+	if fs.Lookup(HelpRunnerFlag) == nil {
+		fs.BoolFunc(HelpRunnerFlag, "print this help with the runner's flags (Apache Beam, Dataflow, prism) in full, and exit", func(string) error {
+			printUsageOf(out.w, fs, true)
+			os.Exit(0)
+			return nil
+		})
+	}
 	fs.Usage = func() {
 		msg := strings.TrimSpace(out.held.String())
 		out.held.Reset()

@@ -98,6 +98,9 @@ const methodOptionsTitle = "Method options (read only by the methods named; refu
 // refTitle heads the reference implementation's names (RefFlags' aliases).
 const refTitle = "The reference implementation's names (wgrathwohl/JEM)"
 
+// HelpRunnerFlag prints a command's -help with Beam's runner flags in full and exits 0.
+const HelpRunnerFlag = "help_runner"
+
 // runnerTitle heads Beam's runner flags.
 const runnerTitle = "Runner flags (Apache Beam: prism in-process by default; Dataflow, portable runners; see docs/scale.md)"
 
@@ -105,7 +108,12 @@ const runnerTitle = "Runner flags (Apache Beam: prism in-process by default; Dat
 // examples, then its flags in groups (jemcheck's own first, Beam's runner flags last).
 // Each flag's default is stated once: a usage text that already says "(default ...)"
 // gets no second one.
-func printUsage(w io.Writer, fs *flag.FlagSet) {
+func printUsage(w io.Writer, fs *flag.FlagSet) { printUsageOf(w, fs, false) }
+
+// printUsageOf is printUsage; with runner false, Beam's runner flags are one line that
+// names --help_runner (they were ~120 lines of a command's -help), with runner true
+// they are listed in full.
+func printUsageOf(w io.Writer, fs *flag.FlagSet, runner bool) {
 	name := filepath.Base(fs.Name())
 	u, ok := usages[name]
 	if !ok {
@@ -156,6 +164,10 @@ func printUsage(w io.Writer, fs *flag.FlagSet) {
 	})
 	for _, g := range order {
 		if len(byGroup[g]) == 0 {
+			continue
+		}
+		if g == runnerTitle && !runner {
+			fmt.Fprintf(w, "\n%s: %d flags, listed by --%s\n", runnerTitle, len(byGroup[g]), HelpRunnerFlag)
 			continue
 		}
 		fmt.Fprintf(w, "\n%s:\n", g)

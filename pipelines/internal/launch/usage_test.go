@@ -11,7 +11,8 @@ import (
 
 // TestHelp: -help starts with a usage line and three examples, lists every method
 // jemcheck trains (methods.Table) in the -methods help, states each default once, and
-// puts Beam's runner flags last, under their own heading.
+// ends with one line naming --help_runner for Beam's runner flags, which --help_runner
+// lists in full under their own heading.
 func TestHelp(t *testing.T) {
 	for _, cmd := range []string{"control", "regress"} {
 		t.Run(cmd, func(t *testing.T) {
@@ -62,9 +63,14 @@ func TestHelp(t *testing.T) {
 			if !strings.Contains(help, "(default 1000; 2-D tasks 100") {
 				t.Errorf("-tables help does not give the per-kind defaults:\n%s", help)
 			}
-			runner := strings.Index(help, "\n"+runnerTitle+":\n")
-			if runner < 0 || !strings.Contains(help[runner:], "\n  -runner string\n") {
-				t.Fatalf("the runner flag is not under %q", runnerTitle)
+			runner := strings.Index(help, "\n"+runnerTitle+": 1 flags, listed by --help_runner\n")
+			if runner < 0 || strings.Contains(help, "\n  -runner string\n") {
+				t.Fatalf("-help lists the runner's flags, or does not name --help_runner under %q:\n%s", runnerTitle, help)
+			}
+			var full bytes.Buffer
+			printUsageOf(&full, fs, true)
+			if r := strings.Index(full.String(), "\n"+runnerTitle+":\n"); r < 0 || !strings.Contains(full.String()[r:], "\n  -runner string\n") {
+				t.Errorf("--help_runner does not list the runner flag under %q", runnerTitle)
 			}
 			for _, own := range []string{"-tables int", "-methods string", "-out string", "-sgld_lr float", "-p_x_weight value"} {
 				if i := strings.Index(help, "\n  "+own+"\n"); i < 0 || i > runner {
