@@ -8,6 +8,9 @@ package kernel
 // GOEXPERIMENT=simd on amd64, on a CPU with AVX-512).
 const SIMD = false
 
+// Build names the kernels' build: "portable" here, "avx512" in the vector build.
+const Build = "portable"
+
 func vAdd(dst, a, b []float32)                           { gAdd(dst, a, b) }
 func vSub(dst, a, b []float32)                           { gSub(dst, a, b) }
 func vMul(dst, a, b []float32)                           { gMul(dst, a, b) }

@@ -16,6 +16,9 @@ import (
 // GOEXPERIMENT=simd on amd64, on a CPU with AVX-512).
 var SIMD = archsimd.X86.AVX512()
 
+// Build names the kernels' build: "avx512" here, "portable" in the portable build.
+const Build = "avx512"
+
 type f16 = archsimd.Float32x16
 
 // ClearUpper clears the AVX upper register state (VZEROUPPER) on this thread. Scalar

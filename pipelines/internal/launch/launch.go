@@ -393,6 +393,9 @@ func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*
 	fmt.Fprintf(w, "%s: %d grid point(s), %d tables, runner %s, output %s (run %s)\n", cfg.Pipeline, len(cfg.Points),
 		totalTables(cfg.Points), cfg.Runner, out, cfg.RunID)
 	start := time.Now()
+	if workersInProcess(cfg.Runner) {
+		notePortable(cfg.stderr(), cfg.Pipeline) // the slow build on a CPU that runs the fast one
+	}
 	if workersInProcess(cfg.Runner) { // the totals lines with an ETA (stages.ExpectBlocks)
 		stages.ExpectBlocks(cfg.Staging, cfg.totalBlocks())
 		defer stages.ForgetBlocks(cfg.Staging)

@@ -124,7 +124,7 @@ func printUsageOf(w io.Writer, fs *flag.FlagSet, runner bool) {
 		fmt.Fprintf(w, "\n%s\n", u.about)
 	}
 	if len(u.examples) > 0 {
-		fmt.Fprintf(w, "\nExamples (go run ./pipelines/%s ..., or the binary of GOEXPERIMENT=simd go build -o bin/ ./pipelines/...):\n", name)
+		fmt.Fprintf(w, "\nExamples (GOEXPERIMENT=simd go run ./pipelines/%s ..., or the binary of GOEXPERIMENT=simd go build -o bin/ ./pipelines/...):\n", name)
 		for _, e := range u.examples {
 			fmt.Fprintf(w, "  %s\n", e)
 		}

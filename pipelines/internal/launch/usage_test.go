@@ -97,3 +97,22 @@ func TestRunnerFlags(t *testing.T) {
 		}
 	})
 }
+
+// TestPortableNote: the portable build says, on a CPU with AVX-512, how much faster the
+// other build is and how to get it; the AVX-512 build, and a CPU without AVX-512, say
+// nothing.
+func TestPortableNote(t *testing.T) {
+	for _, tt := range []struct {
+		build  string
+		avx512 bool
+		want   bool
+	}{{"portable", true, true}, {"portable", false, false}, {"avx512", true, false}} {
+		n := portableNote(tt.build, tt.avx512)
+		if got := n != ""; got != tt.want {
+			t.Errorf("portableNote(%s, AVX-512 %v) = %q, want a note %v", tt.build, tt.avx512, n, tt.want)
+		}
+		if tt.want && (!strings.Contains(n, "GOEXPERIMENT=simd go build") || !strings.Contains(n, "faster")) {
+			t.Errorf("the note %q does not say how much faster and how to build it", n)
+		}
+	}
+}
