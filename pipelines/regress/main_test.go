@@ -167,3 +167,34 @@ func TestDataflowDryRun(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherPipelinesRunKept: a run into an --out that holds another pipeline's run (here
+// a control run's manifest) is refused, naming that run, and leaves it as it was;
+// with --overwrite it replaces it; a rerun of the same pipeline replaces its own run.
+func TestOtherPipelinesRunKept(t *testing.T) {
+	ctx := context.Background()
+	out := t.TempDir()
+	other := small(out, func(p *stages.Point) { p.Tables = 20 })
+	other.Pipeline = "control" // what a control run's manifest records
+	if _, err := run(ctx, other, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(filepath.Join(out, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = run(ctx, small(out, func(p *stages.Point) { p.Tables = 20 }), &bytes.Buffer{})
+	if !errors.Is(err, launch.ErrBadInput) || !strings.Contains(err.Error(), "(control, started") || !strings.Contains(err.Error(), "--overwrite") {
+		t.Fatalf("regress into a control run's --out = %v, want bad input naming the control run and --overwrite", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(out, "manifest.json")); !bytes.Equal(before, after) {
+		t.Errorf("the refused run changed the control run's manifest")
+	}
+	for _, overwrite := range []bool{true, false} { // --overwrite replaces it; then a regress rerun replaces its own
+		cfg := small(out, func(p *stages.Point) { p.Tables = 20 })
+		cfg.Overwrite = overwrite
+		if _, err := run(ctx, cfg, &bytes.Buffer{}); err != nil {
+			t.Fatalf("regress (--overwrite %v): %v", overwrite, err)
+		}
+	}
+}

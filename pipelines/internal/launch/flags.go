@@ -153,7 +153,7 @@ func RegisterOptionFlags(fs *flag.FlagSet, out string) *OptionFlags {
 		trainBatch:   fs.Int("train_batch", tasks.DefaultTrainBatch, "runs trained together in one GoMLX graph"),
 		backend:      fs.String("backend", "", `training backend: "" = fastest on CPU (fused float32 kernels where they cover the model, else GoMLX go:ops_sequential); kernel = fused kernels only; go or go:ops_sequential = GoMLX pure Go; xla:cuda or xla:cpu when built with -tags xla`),
 		writeSamples: fs.Bool("write_samples", true, "write the sampled datasets to samples/ as Parquet"),
-		overwrite: fs.Bool("overwrite", false, "write into a non-empty --out that holds no jemcheck manifest.json, replacing "+
+		overwrite: fs.Bool("overwrite", false, "replace another pipeline's run in --out, or write into a non-empty --out that holds no jemcheck manifest.json, replacing "+
 			"only objects with jemcheck's output names (deletes nothing)"),
 		resume: fs.Bool("resume", false, "continue the interrupted run in --out (same flags: same config.json) from its completed blocks; "+
 			"without it an earlier run's leftovers are removed"),

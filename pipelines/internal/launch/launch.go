@@ -301,6 +301,12 @@ func (c *Config) checkOwnership(ctx context.Context, hash bool) (*storage.Manife
 	if err != nil {
 		return nil, fmt.Errorf("check --out %s: %w", c.Options.Out, err)
 	}
+	if prev != nil && prev.Pipeline != "" && prev.Pipeline != c.Pipeline && !c.Overwrite {
+		// A rerun replaces its own pipeline's run; another pipeline's (a sweep's report
+		// under a control run's name) is not replaced by accident.
+		return nil, BadInput("--out %s holds run %s, not a %s run: this run would replace it; give another --out, or --overwrite to replace it",
+			c.Options.Out, storage.DescribeRun(prev.RunID, prev.Pipeline), c.Pipeline)
+	}
 	return prev, nil
 }
 
