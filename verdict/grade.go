@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/schemas"
@@ -506,22 +507,22 @@ func MethodTable(ps schemas.PointSummary) []string {
 		joint = joint || m.KLJoint.Count > 0
 	}
 	if !joint { // no exact joint KL (image-like tasks): the Z-free measures against the truth
-		out := []string{fmt.Sprintf("measured on %d tasks of %s against the truth itself (no exact joint KL at this scale): a lower bound on the joint KL from forward AIS on the tasks whose AIS calibration on the truth was accepted (k of n), the conditional KL to the Bayes classifier in nats, accuracy beside the Bayes classifier's, ECE, and the OOD AUROC of log q(x) beside the true density's", tasks, ps.Params.Task),
-			fmt.Sprintf("  %-14s %-22s %-26s %-18s %-10s %s", "method", "joint KL ≥ (k of n)", "KL(p(y|x)‖q(y|x)) [p10, p90]", "accuracy (Bayes)", "ECE", "AUROC log q(x) (truth)")}
+		out := []string{fmt.Sprintf("measured on %d tasks of %s against the truth itself (no exact joint KL at this scale): a lower bound on the joint KL from forward AIS on the tasks whose AIS calibration on the truth was accepted (k of n), the conditional KL to the Bayes classifier in nats, accuracy beside the Bayes classifier's, ECE, and the OOD AUROC of log q(x) beside the true density's", tasks, ps.Params.Task)}
+		rows := [][]string{{"method", "joint KL ≥ (k of n)", "KL(p(y|x)‖q(y|x)) [p10, p90]", "accuracy (Bayes)", "ECE", "AUROC log q(x) (truth)"}}
 		for _, m := range ps.Methods {
 			lower := "—"
 			if a := m.AISAccepted; a.Count > 0 {
 				lower = fmt.Sprintf("%s (%d of %d)", nats(meanOrNaN(m.KLJointLower), false), int(math.Round(a.Mean*float64(a.Count))), a.Count)
 			}
-			out = append(out, fmt.Sprintf("  %-14s %-22s %-26s %-18s %-10s %s", m.Method, lower,
+			rows = append(rows, []string{m.Method, lower,
 				fmt.Sprintf("%s [%s, %s]", nats(m.KLConditional.Mean, false), nats(m.KLConditional.P10, false), nats(m.KLConditional.P90, false)),
 				fmt.Sprintf("%.3f (%.3f)", m.Accuracy.Mean, m.BayesAccuracy.Mean), fmt.Sprintf("%.3f", m.ECE.Mean),
-				fmt.Sprintf("%.3f (%.3f)", m.AUROCPx.Mean, m.AUROCTruePx.Mean)))
+				fmt.Sprintf("%.3f (%.3f)", m.AUROCPx.Mean, m.AUROCTruePx.Mean)})
 		}
-		return out
+		return append(out, alignRows(rows, 14, 22, 26, 18, 10)...)
 	}
-	out := []string{fmt.Sprintf("compared on %d tasks of %s: each method's joint KL(p‖q) from the exact truth, in nats; each recipe's excess over exact JEM trained the same way on the same tasks", tasks, ps.Params.Task),
-		fmt.Sprintf("  %-14s %-26s %-34s %-16s %s", "method", "joint KL [p10, p90]", "excess over exact JEM [95% CI]", "grade", "rank")}
+	out := []string{fmt.Sprintf("compared on %d tasks of %s: each method's joint KL(p‖q) from the exact truth, in nats; each recipe's excess over exact JEM trained the same way on the same tasks", tasks, ps.Params.Task)}
+	rows := [][]string{{"method", "joint KL [p10, p90]", "excess over exact JEM [95% CI]", "grade", "rank"}}
 	for _, m := range ps.Methods {
 		kl := fmt.Sprintf("%s [%s, %s]", nats(m.KLJoint.Mean, false), nats(m.KLJoint.P10, false), nats(m.KLJoint.P90, false))
 		excess, grade, rank := "—", "—", ""
@@ -545,7 +546,38 @@ func MethodTable(ps schemas.PointSummary) []string {
 				rank = fmt.Sprint(c.Rank)
 			}
 		}
-		out = append(out, fmt.Sprintf("  %-14s %-26s %-34s %-16s %s", m.Method, kl, excess, grade, rank))
+		rows = append(rows, []string{m.Method, kl, excess, grade, rank})
+	}
+	return append(out, alignRows(rows, 14, 26, 34, 16)...)
+}
+
+// alignRows lays out a terminal table: each row indented two spaces, every column but
+// the last padded to its widest cell (in runes, as fmt counts) and at least to its
+// minimum width, so a long method name (external:my-exact-jem) or cell moves the
+// columns after it for every row instead of breaking the alignment.
+func alignRows(rows [][]string, minWidths ...int) []string {
+	widths := slices.Clone(minWidths)
+	for _, r := range rows {
+		for i, c := range r[:len(r)-1] {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	out := make([]string, 0, len(rows))
+	for _, r := range rows {
+		var b strings.Builder
+		b.WriteString(" ")
+		for i, c := range r {
+			b.WriteString(" ")
+			if i < len(r)-1 {
+				fmt.Fprintf(&b, "%-*s", widths[i], c)
+			} else {
+				b.WriteString(c)
+			}
+		}
+		out = append(out, b.String())
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -215,5 +216,43 @@ func TestHeadlineSweep(t *testing.T) {
 	}
 	if v.Level != LevelFails || v.Exact != ExactHolds {
 		t.Errorf("level %q exact %q", v.Level, v.Exact)
+	}
+}
+
+// TestAlignRows: a terminal table keeps its columns aligned when a method name or a cell
+// is longer than the column's usual width (external:my-exact-jem), and keeps the usual
+// widths otherwise.
+func TestAlignRows(t *testing.T) {
+	tests := []struct {
+		name string
+		rows [][]string
+	}{
+		{"short names", [][]string{{"method", "joint KL", "rank"}, {"jem", "0.001", "1"}, {"sgld", "1.5", "2"}}},
+		{"a long name", [][]string{{"method", "joint KL", "rank"}, {"external:my-exact-jem", "0.001", "1"}, {"jem", "0.0032 [0.0005, 0.006]", "2"}}},
+		{"multi-byte cells", [][]string{{"method", "joint KL ≥ (k of n)", "x"}, {"baseline", "≥ 1.5 (3 of 4)", "y"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lines := alignRows(tt.rows, 14, 10)
+			col := -1
+			for i, l := range lines {
+				r := []rune(l)
+				want := []rune(tt.rows[i][1])
+				at := -1
+				for j := range r {
+					if j+len(want) <= len(r) && string(r[j:j+len(want)]) == string(want) && j > 2 {
+						at = j
+						break
+					}
+				}
+				if col >= 0 && at != col {
+					t.Errorf("line %d: column 2 at rune %d, want %d:\n%s", i, at, col, strings.Join(lines, "\n"))
+				}
+				col = at
+			}
+			if tt.name == "short names" && lines[1] != fmt.Sprintf("  %-14s %-10s %s", "jem", "0.001", "1") {
+				t.Errorf("short names: %q, want the usual widths", lines[1])
+			}
+		})
 	}
 }
