@@ -154,7 +154,7 @@ func runCmd(ctx context.Context, cfg config, w io.Writer) error {
 		}
 		picks := map[string]map[string]string{}
 		if cfg.Picks != "" {
-			raw, err := readSmall(ctx, cfg.Picks)
+			raw, err := storage.ReadSmall(ctx, cfg.Picks, storage.MaxMetadataBytes) // a regular file, bounded: not a FIFO or /dev/zero
 			if err != nil {
 				return launch.BadInput("picks: %v", err)
 			}
@@ -190,20 +190,4 @@ func runCmd(ctx context.Context, cfg config, w io.Writer) error {
 		return os.WriteFile(filepath.Join(cfg.Out, "leaderboard.json"), raw, 0o644)
 	}
 	return errors.New("unknown verb")
-}
-
-// readSmall reads a small input file (a path or a URL) through the storage layer:
-// checked before it is opened to be a regular file of at most storage.MaxMetadataBytes,
-// so a FIFO, a device or /dev/zero is refused instead of hanging or filling memory.
-func readSmall(ctx context.Context, loc string) ([]byte, error) {
-	o, err := storage.OpenObject(ctx, loc, storage.MaxMetadataBytes)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", loc, err)
-	}
-	defer o.Close()
-	data, err := io.ReadAll(o)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", loc, err)
-	}
-	return data, nil
 }

@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"github.com/jemcheck/jemcheck/pipelines/internal/launchtest"
+	"github.com/jemcheck/jemcheck/storage"
 )
 
-// TestReadSmallRefusesSpecialFiles: --picks (and any small input read with readSmall) is
-// checked before it is opened: a FIFO (which would hang the open) and /dev/zero (which
+// TestReadSmallRefusesSpecialFiles: --picks (read with storage.ReadSmall) is checked
+// before it is opened: a FIFO (which would hang the open) and /dev/zero (which
 // would fill memory) are refused at once by name; a regular file is read.
 func TestReadSmallRefusesSpecialFiles(t *testing.T) {
 	dir := t.TempDir()
@@ -36,15 +37,15 @@ func TestReadSmallRefusesSpecialFiles(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			data, err := readSmall(ctx, tt.loc)
+			data, err := storage.ReadSmall(ctx, tt.loc, storage.MaxMetadataBytes)
 			if tt.want == "" {
 				if err != nil || string(data) != `{"picks":{}}` {
-					t.Fatalf("readSmall = %q, %v", data, err)
+					t.Fatalf("ReadSmall = %q, %v", data, err)
 				}
 				return
 			}
 			if err == nil || !strings.Contains(err.Error(), tt.want) || ctx.Err() != nil {
-				t.Fatalf("readSmall(%s) = %v, want a prompt refusal naming %q", tt.loc, err, tt.want)
+				t.Fatalf("ReadSmall(%s) = %v, want a prompt refusal naming %q", tt.loc, err, tt.want)
 			}
 			t.Logf("refused: %v", err)
 		})

@@ -198,32 +198,17 @@ func (m *Methods) UnmarshalYAML(n *yaml.Node) error {
 // (file:///abs/spec.yaml, file://./rel/spec.yaml, gs://bucket/dir/spec.yaml, mem://...),
 // opened with storage.OpenBucket. A file named *.json must be valid JSON.
 func ReadSpec(ctx context.Context, location string) (*Spec, error) {
-	data, err := readLocation(ctx, location)
+	// Checked before it is opened (storage.ReadSmall): a regular file of at most
+	// maxSpecBytes, so a FIFO or a device is refused instead of hanging the launcher.
+	data, err := storage.ReadSmall(ctx, location, maxSpecBytes)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read %w", err)
 	}
 	if strings.EqualFold(path.Ext(location), ".json") && !json.Valid(data) {
 		var v any
 		return nil, fmt.Errorf("%s: not valid JSON: %v", location, json.Unmarshal(data, &v))
 	}
 	return ParseSpec(data)
-}
-
-// readLocation reads one file through the storage layer (a local path, a missing
-// directory not created, or a URL): checked before it is opened to be a regular file
-// of at most maxSpecBytes, so a FIFO or a device is refused instead of hanging the
-// launcher or filling its memory.
-func readLocation(ctx context.Context, location string) ([]byte, error) {
-	o, err := storage.OpenObject(ctx, location, maxSpecBytes)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", location, err)
-	}
-	defer o.Close()
-	data, err := io.ReadAll(o)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", location, err)
-	}
-	return data, nil
 }
 
 // ParseSpec parses a sweep spec (YAML, or JSON when data is a JSON object) and checks

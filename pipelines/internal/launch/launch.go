@@ -420,14 +420,11 @@ func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*
 		// its stages finished sealed in the staging folder: they stay for --resume, which
 		// recomputes only the others, instead of going with the run. Not when the output
 		// filled up: its staging files are what filled it, and they go.
+		failed := fmt.Errorf("%s pipeline failed: %s (JEMCHECK_LOG=debug shows the runner's full report)", cfg.Pipeline, rootCause(err))
 		if outputFull(err) {
-			err = cfg.abort(actx, w, fmt.Errorf("%s pipeline failed: %s "+
-				"(JEMCHECK_LOG=debug shows the runner's full report)", cfg.Pipeline, rootCause(err)))
-			return nil, fmt.Errorf("%w; %s", err, storage.OutputState(actx, out, cfg.RunID))
+			return nil, fmt.Errorf("%w; %s", cfg.abort(actx, w, failed), storage.OutputState(actx, out, cfg.RunID))
 		}
-		line := cfg.keepForResume(actx)
-		return nil, fmt.Errorf("%s pipeline failed: %s (JEMCHECK_LOG=debug shows the runner's full report); %s",
-			cfg.Pipeline, rootCause(err), line)
+		return nil, fmt.Errorf("%w; %s", failed, cfg.keepForResume(actx))
 	}
 	if pr == nil || boolFlag("async") {
 		fmt.Fprintf(w, "%s: submitted (the runner does not wait for results; the job publishes %s under %s when it succeeds)\n",
