@@ -35,12 +35,12 @@ type Options struct {
 	// the truth and for every model; 0 takes the kind's defaults (256, 1000).
 	AISChains int `json:"ais_chains,omitempty"`
 	AISTemps  int `json:"ais_temps,omitempty"`
-	// SamplerDistTasks are the tasks of each 2-D point whose runs get the sampler's
-	// own distribution (its 2,000 short-run and 2,000 long-chain draws): the first this
-	// many task ordinals; 0 takes DefaultSamplerDistTasks, AllTasks measures every task.
-	SamplerDistTasks int                `json:"sampler_dist_tasks,omitempty"`
-	ReportTables     int                `json:"report_tables"`
-	Thresholds       verdict.Thresholds `json:"thresholds"`
+	// MeasureTasks are the tasks of each 2-D point whose runs get the measures beyond
+	// the exact KL (Options.Measures): the first this many task ordinals; 0 takes
+	// DefaultMeasureTasks, AllTasks measures every task.
+	MeasureTasks int                `json:"measure_tasks,omitempty"`
+	ReportTables int                `json:"report_tables"`
+	Thresholds   verdict.Thresholds `json:"thresholds"`
 	// Logits is the user's logits file or folder of the points' external methods
 	// (pipelines/evaluate; see schemas.ReadLogits), "" when no method is external.
 	Logits string `json:"logits,omitempty"`

@@ -104,7 +104,7 @@ func AdditivePointLogits(hidden []int, k, blocks int, theta []float32, x []float
 // sumPointLogits is Σ_i net_i(x[i·win:(i+1)·win])[y] over nets nets of layers ls
 // (parameters concatenated in theta) at n points x [n][nets·win], [n][K] in float64.
 func sumPointLogits(ls []dims, theta []float32, nets, win int, x []float64, n int) []float64 {
-	const chunk = 1024
+	const chunk = pointChunk
 	k := ls[len(ls)-1].out
 	d := nets * win
 	net := newMLP(ls, chunk)

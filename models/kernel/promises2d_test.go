@@ -223,7 +223,7 @@ func TestPromises2DPointwise(t *testing.T) {
 	for i := range y {
 		y[i] = int32(i % k)
 	}
-	sub := []int{3, 700, promiseChunk - 1, promiseChunk, n - 1}
+	sub := []int{3, promiseChunk/2 + 7, promiseChunk - 1, promiseChunk, n - 1}
 	s0, s1, sy := make([]float32, len(sub)), make([]float32, len(sub)), make([]int32, len(sub))
 	for j, i := range sub {
 		s0[j], s1[j], sy[j] = x0[i], x1[i], y[i]
@@ -579,7 +579,7 @@ const promisesGolden = 0x2f07186f2e15e220
 func hashPromises2D(t *testing.T) uint64 {
 	hidden, k := []int{12, 10}, 3
 	theta := randTheta2D(51, hidden, k)
-	n := promiseChunk + 45
+	n := 1024 + 45 // more than one chunk (the fixture predates pointChunk = 256: it stays the same points)
 	x0, x1 := randPoints2D(52, n, 3)
 	y := make([]int32, n)
 	for i := range y {

@@ -1001,7 +1001,7 @@ func PointLogits(hidden []int, k int, theta []float32, n int, at func(p int) (x0
 	if n < 1 || len(theta) != NumParams2D(hidden, k) || k < 2 {
 		return nil, errors.New("kernel: PointLogits: bad grid, K or parameter count")
 	}
-	const chunk = 1024
+	const chunk = pointChunk
 	total := n * n
 	net := newMLP2D(hidden, k, chunk)
 	th := make([]float32, net.np)

@@ -40,7 +40,7 @@ func (Kind) About() string {
 
 // Axes only 2-D tasks read: the grid's and the promises' (run-wide options).
 func (Kind) Axes() []string {
-	return []string{"grid", "box", "train_grid", "eval_every", "select", "holdout", "ood", "attack_eps", "purify_steps", "purify_lr", "sampler_dist_tasks"}
+	return []string{"grid", "box", "train_grid", "eval_every", "select", "holdout", "ood", "attack_eps", "purify_steps", "purify_lr", "measure_tasks"}
 }
 
 // Defaults sets the 2-D defaults (taskDefaults2D) of the axes the user did not set.
@@ -173,9 +173,10 @@ func (s *source) Truth(o int64) (int64, []float64, error) {
 	return id, truth, err
 }
 
-// Sample writes the block's draws (task_id, x0, x1, y), task by task in ordinal order,
-// each task's N draws in draw order (as training sees them); the draws are a function
-// of the task's seed, drawn again where used.
+// Sample writes the block's draws (task_id, x0, x1, y, heldout), task by task in ordinal
+// order, each task's N draws in draw order (as training sees them; heldout 1 on the
+// draws the protocol holds out, tasks.Options.HeldOut); the draws are a function of the
+// task's seed, drawn again where used.
 func (s *source) Sample(ctx context.Context, b *tasks.Block, bucket *blob.Bucket, key string) error {
 	if bucket == nil {
 		return nil
@@ -191,7 +192,8 @@ func (s *source) Sample(ctx context.Context, b *tasks.Block, bucket *blob.Bucket
 			x0, x1, y := draws2D(s.env.Options.Seed, t, task)
 			rows := make([]schemas.SampleRow2D, len(y))
 			for j := range y {
-				rows[j] = schemas.SampleRow2D{TaskID: t.ID, X0: float64(x0[j]), X1: float64(x1[j]), Y: int64(y[j])}
+				rows[j] = schemas.SampleRow2D{TaskID: t.ID, X0: float64(x0[j]), X1: float64(x1[j]), Y: int64(y[j]),
+					Heldout: s.env.Options.HeldOut(j, len(y))}
 			}
 			if err := write(rows); err != nil {
 				return err
@@ -279,7 +281,7 @@ func (s *source) promises(row *schemas.ResultRow, l *tasks.Learned, t tasks.Trai
 	if t.Run.Theta == nil || row.Diverged || row.Nonfinite {
 		return nil
 	}
-	frames, err := promises2D(row, o, p, s.eval, t.Run.Theta, d.Table.P, t.Run.Buffer, report, tasks.TrainSeed(o.Seed, d.Table, t.Job.Method))
+	frames, err := promises2D(row, o, p, s.eval, t.Run.Theta, d.Table.P, t.Run.Buffer, o.Measures(d.Table.Ordinal), report, tasks.TrainSeed(o.Seed, d.Table, t.Job.Method))
 	l.Frames = frames
 	if len(frames) > 0 {
 		l.FrameSteps = FrameSteps

@@ -308,7 +308,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 				tr.Buffer = r.Buffer // for the samples promise; Evaluate keeps it for the report's runs only
 			}
 			out.Runs[i*m+j] = tr
-			if !o.MeasuresSamplerDist(ds[i].t.Ordinal) {
+			if !o.Measures(ds[i].t.Ordinal) {
 				continue
 			}
 			sd = append(sd, sdJob{run: &out.Runs[i*m+j], truth: ds[i].truth, seed: tasks.TrainSeed(seed, ds[i].t, meth), adapt: r.StepSize,

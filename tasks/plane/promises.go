@@ -144,9 +144,15 @@ func aurocDraws(in, out []float64) float64 {
 
 // promises2D fills a 2-D run's promise columns (see schemas.ResultRow) from its
 // parameters; sample is set for the report's runs (the samples promise).
-func promises2D(row *schemas.ResultRow, o tasks.Options, p tasks.Point, e *taskEval, theta []float32, truth []float64, buffer []float32, sample bool, seed uint64) (frames [][]float32, err error) {
+func promises2D(row *schemas.ResultRow, o tasks.Options, p tasks.Point, e *taskEval, theta []float32, truth []float64, buffer []float32, measure, sample bool, seed uint64) (frames [][]float32, err error) {
 	hidden, _ := models.ParseModel(p.Model)
 	k, box := p.Classes, float32(p.Box)
+	if !measure { // a task past --measure_tasks: its draw-based promise columns are not measured
+		nan := math.NaN()
+		row.AUROCPx, row.AUROCPy, row.AUROCPxGrad, row.AUROCTruePx = nan, nan, nan, nan
+		row.ECE, row.AccClean, row.AccAttacked, row.AccPurified, row.AccBayesPurified = nan, nan, nan, nan, nan
+		return samples2D(row, p, theta, truth, buffer, sample, seed)
+	}
 	scores := func(x0, x1 []float32) (lse, maxPy, gradNorm []float64, pred []int32, err error) {
 		lg, err := kernel.Logits2D(hidden, k, theta, x0, x1)
 		if err != nil {
@@ -204,6 +210,15 @@ func promises2D(row *schemas.ResultRow, o tasks.Options, p tasks.Point, e *taskE
 		bayes[i] = e.bayes(px0[i], px1[i]) == e.inY[i]
 	}
 	row.AccBayesPurified = share(bayes)
+	return samples2D(row, p, theta, truth, buffer, sample, seed)
+}
+
+// samples2D fills the samples promise's columns of a report's run (sample): the
+// frames of chains from noise and the TVs of chains from noise and from the buffer;
+// NaN for the other runs.
+func samples2D(row *schemas.ResultRow, p tasks.Point, theta []float32, truth []float64, buffer []float32, sample bool, seed uint64) (frames [][]float32, err error) {
+	hidden, _ := models.ParseModel(p.Model)
+	k, box := p.Classes, float32(p.Box)
 	row.SamplesTVNoise, row.SamplesTVBuffer = math.NaN(), math.NaN()
 	if sample {
 		g := evalGrid(p)

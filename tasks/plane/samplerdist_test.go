@@ -100,3 +100,75 @@ func TestTVSE(t *testing.T) {
 		t.Errorf("all points in one bin: se %v, want 0", se)
 	}
 }
+
+// TestMeasureTasks: with --measure_tasks=2 the first two tasks' runs get the measures
+// beyond the exact KL (the sampler's distribution and the promises on the held-out
+// draws) and the third task's runs have them NaN, while its exact KL is measured as
+// on every task; -1 measures every task.
+func TestMeasureTasks(t *testing.T) {
+	g := schemas.DefaultGrid()
+	g.Samples, g.Model, g.LR, g.Steps, g.BatchSize, g.PxWeight = 300, "mlp:8", 0.01, 20, 32, 1
+	g.Task, g.GridCells, g.Box, g.TrainGrid, g.SGLDSteps, g.BufferSize = "gmm:3,2", 16, 5, 16, 5, 100
+	for _, c := range []struct {
+		name     string
+		measure  int
+		measured []bool // per task ordinal
+	}{
+		{"first two", 2, []bool{true, true, false}},
+		{"every task", tasks.AllTasks, []bool{true, true, true}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := tasks.Point{Grid: g, Tables: 3, Methods: []string{"baseline", "sgld"}}
+			p.Resolve()
+			ctx := context.Background()
+			o := tasks.Options{Seed: 5, TrainBatch: 64, AttackEps: 0.3, PurifySteps: 3, PurifyLR: 0.01, MeasureTasks: c.measure}
+			k := tasks.MustOf(p.Task)
+			if err := k.Check(ctx, o, p); err != nil {
+				t.Fatal(err)
+			}
+			src, err := k.Open(ctx, tasks.Env{Options: o}, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			b := tasks.Block{PointID: p.ID}
+			for i := range 3 {
+				id, truth, err := src.Truth(int64(i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				b.IDs, b.P = append(b.IDs, id), append(b.P, truth...)
+			}
+			if err := src.Sample(ctx, &b, nil, ""); err != nil {
+				t.Fatal(err)
+			}
+			tb, err := src.Train(ctx, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rb, _, err := src.Evaluate(ctx, tb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rb.Rows) != 6 {
+				t.Fatalf("%d rows, want 6", len(rb.Rows))
+			}
+			for i, r := range rb.Rows {
+				task := i / 2
+				want := c.measured[task]
+				cols := map[string]float64{"auroc_px": r.AUROCPx, "ece": r.ECE, "acc_attacked": r.AccAttacked, "acc_purified": r.AccPurified}
+				if r.Method == "sgld" {
+					cols["long_tv_truth"] = r.LongTVTruth
+				}
+				for name, v := range cols {
+					if got := !math.IsNaN(v); got != want {
+						t.Errorf("task %d %s: %s = %v, measured %v, want %v", task, r.Method, name, v, got, want)
+					}
+				}
+				if !(r.KLJoint >= 0) {
+					t.Errorf("task %d %s: kl_joint %v, want measured on every task", task, r.Method, r.KLJoint)
+				}
+			}
+		})
+	}
+}

@@ -33,7 +33,7 @@ type Flags struct {
 type OptionFlags struct {
 	trainBatch, reportTables, evalEvery, purifySteps *int
 	aisChains, aisTemps                              *int
-	samplerDistTasks                                 *int
+	measureTasks                                     *int
 	tablesFrom, tasksFrom, backend, out, ood         *string
 	selectRule                                       *string
 	attackEps, purifyLR, holdout                     *float64
@@ -146,8 +146,9 @@ func RegisterOptionFlags(fs *flag.FlagSet, out string) *OptionFlags {
 			"forward AIS; more chains, smaller standard errors)"),
 		aisTemps: fs.Int("ais_temps", 1000, "image tasks: AIS temperatures (longer paths, smaller BDMC gaps: the calibration on the truth "+
 			"accepts the schedule where its gap + SE ≤ 0.1 nat; cost is linear in chains × temperatures)"),
-		samplerDistTasks: fs.Int("sampler_dist_tasks", tasks.DefaultSamplerDistTasks, "2-D tasks: how many tasks of each point (the first ordinals, the same for every method) "+
-			"get the sampler's own distribution, 2,000 short-run and 2,000 long-chain draws of each run's model (-1 = every task: the full measure; it costs several times the training)"),
+		measureTasks: fs.Int("measure_tasks", tasks.DefaultMeasureTasks, "2-D tasks: how many tasks of each point (the first ordinals, the same for every method) "+
+			"get the measures beyond the exact KL: the sampler's own distribution (2,000 short-run and 2,000 long-chain draws of each run's model) and the promises "+
+			"(OOD scores, calibration, attack, purification); -1 = every task, the full measure (it can cost more than a short run's training)"),
 		seed:         fs.Uint64("seed", 1, "run seed: every random draw derives from it"),
 		out:          fs.String("out", out, "output location: a path or a gocloud.dev URL (file://, mem://, gs://, s3://)"),
 		trainBatch:   fs.Int("train_batch", tasks.DefaultTrainBatch, "runs trained together in one GoMLX graph"),
@@ -173,7 +174,7 @@ func (f *OptionFlags) Options() stages.Options {
 		Seed: *f.seed, Out: *f.out, TablesFrom: *f.tablesFrom, TasksFrom: *f.tasksFrom, EvalEvery: *f.evalEvery,
 		Select: *f.selectRule, Holdout: *f.holdout,
 		OOD: *f.ood, AttackEps: *f.attackEps, PurifySteps: *f.purifySteps, PurifyLR: *f.purifyLR,
-		AISChains: *f.aisChains, AISTemps: *f.aisTemps, SamplerDistTasks: *f.samplerDistTasks,
+		AISChains: *f.aisChains, AISTemps: *f.aisTemps, MeasureTasks: *f.measureTasks,
 		TrainBatch: *f.trainBatch, Backend: *f.backend,
 		WriteSamples: *f.writeSamples, Timings: *f.timings, ReportTables: *f.reportTables,
 		Thresholds: stages.Thresholds{Margin: *f.margin, MaxP: *f.maxP, MaxSamplerExcess: *f.maxExcess},
