@@ -2,6 +2,8 @@ package prob
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -237,6 +239,66 @@ func TestBootstrapRatiosCI(t *testing.T) {
 	}
 	if !(lo[1] <= 72.0/45 && 72.0/45 <= hi[1]) {
 		t.Fatalf("second ratio [%g, %g] misses %g", lo[1], hi[1], 72.0/45)
+	}
+}
+
+// TestBootstrapRatiosCIBits: the packed resampling gives the same bits as summing each
+// ratio's columns in draw order (the plain loop below), with a mismatched ratio among
+// the others, over several sizes.
+func TestBootstrapRatiosCIBits(t *testing.T) {
+	plain := func(rng *rand.Rand, nums, dens [][]float64, reps int, level float64) (lo, hi []float64) {
+		k, n := len(nums), len(nums[0])
+		lo, hi = make([]float64, k), make([]float64, k)
+		ratios := make([][]float64, k)
+		for j := range ratios {
+			ratios[j] = make([]float64, reps)
+		}
+		for r := range reps {
+			sn, sd := make([]float64, k), make([]float64, k)
+			for range n {
+				i := rng.IntN(n)
+				for j := range k {
+					if len(nums[j]) == n && len(dens[j]) == n {
+						sn[j] += nums[j][i]
+						sd[j] += dens[j][i]
+					}
+				}
+			}
+			for j := range k {
+				ratios[j][r] = sn[j] / sd[j]
+			}
+		}
+		for j := range k {
+			lo[j], hi[j] = math.NaN(), math.NaN()
+			if len(nums[j]) == n && len(dens[j]) == n {
+				slices.Sort(ratios[j])
+				lo[j], hi[j] = quantileSorted(ratios[j], (1-level)/2), quantileSorted(ratios[j], 1-(1-level)/2)
+			}
+		}
+		return lo, hi
+	}
+	for _, n := range []int{1, 7, 1000} {
+		rng := NewRand(uint64(n))
+		cols := make([][]float64, 5)
+		for j := range cols {
+			cols[j] = make([]float64, n)
+			for i := range cols[j] {
+				cols[j][i] = 1 + rng.ExpFloat64()
+			}
+		}
+		for _, c := range []struct{ nums, dens [][]float64 }{
+			{[][]float64{cols[0], cols[1], cols[2][:n/2]}, [][]float64{cols[3], cols[4], cols[4]}},             // three ratios, one mismatched
+			{[][]float64{cols[0], cols[1], cols[2], cols[3]}, [][]float64{cols[4], cols[3], cols[2], cols[1]}}, // four: the unrolled path
+		} {
+			wlo, whi := plain(NewRand(5), c.nums, c.dens, 300, 0.95)
+			lo, hi := BootstrapRatiosCI(NewRand(5), c.nums, c.dens, 300, 0.95)
+			for j := range lo {
+				same := math.Float64bits(lo[j]) == math.Float64bits(wlo[j]) && math.Float64bits(hi[j]) == math.Float64bits(whi[j])
+				if !same && !(math.IsNaN(lo[j]) && math.IsNaN(wlo[j])) {
+					t.Errorf("n=%d %d ratios, ratio %d: [%v, %v], plain loop [%v, %v]", n, len(c.nums), j, lo[j], hi[j], wlo[j], whi[j])
+				}
+			}
+		}
 	}
 }
 
