@@ -165,6 +165,43 @@ func EnergyGrad2D(hidden []int, k int, theta []float32, x0, x1 []float32) (lse, 
 	return lse, g0, g1, nil
 }
 
+// LogitGrad2D returns, at each point, its class's logit f(x)[y] and the logit's input
+// gradient (g0, g1) = ∇x f(x)[y] = ∇x log q(x | y), the model's class-conditional score
+// (log q(x | y) = f(x)[y] − log Z_y, and Z_y does not depend on x): the training kernel's
+// backward pass from a one-hot output weight. y[i] is point i's class, in [0, K).
+func LogitGrad2D(hidden []int, k int, theta []float32, x0, x1 []float32, y []int32) (f, g0, g1 []float32, err error) {
+	e, err := newEval2D("LogitGrad2D", hidden, k, theta, x0, x1)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	n := len(x0)
+	if len(y) != n {
+		return nil, nil, nil, fmt.Errorf("kernel: LogitGrad2D: len(y)=%d != %d points", len(y), n)
+	}
+	for i, c := range y {
+		if c < 0 || int(c) >= k {
+			return nil, nil, nil, fmt.Errorf("kernel: LogitGrad2D: class %d of point %d outside [0, %d)", c, i, k)
+		}
+	}
+	f, g0, g1 = make([]float32, n), make([]float32, n), make([]float32, n)
+	for lo := 0; lo < n; lo += promiseChunk {
+		m := min(promiseChunk, n-lo)
+		P := e.load(x0, x1, lo, m)
+		e.net.forward(e.th, e.x[:2*P], P)
+		s := e.net.s[:k*P]
+		clear(s)
+		for p := range m {
+			c := int(y[lo+p])
+			s[c*P+p] = 1
+			f[lo+p] = e.net.f[c*P+p]
+		}
+		e.net.backward(e.th, s, P, false, e.dx)
+		copy(g0[lo:lo+m], e.dx[:m])
+		copy(g1[lo:lo+m], e.dx[P:P+m])
+	}
+	return f, g0, g1, nil
+}
+
 // PGD2D is the L∞ projected-gradient-descent attack of radius eps on the cross-entropy
 // CE(x) = −log softmax(f(x))[y] (Madry et al. 2018, without the random start): from
 // x⁰ = x, steps steps of
