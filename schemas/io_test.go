@@ -238,7 +238,7 @@ func TestReadParquetErrors(t *testing.T) {
 func TestWriteJSON(t *testing.T) {
 	b := memBucket(t)
 	ctx := context.Background()
-	s := Summary{Pipeline: "control", Seed: 42, Verdict: Verdict{Holds: true, Reason: "ok"},
+	s := Summary{Pipeline: "control", Seed: 42, Verdict: Verdict{Holds: true, Decided: true, Reason: "ok"},
 		Points: []PointSummary{{PointID: 1, Params: Grid{Samples: 1000, Model: "linear"}, Tables: 3}}}
 	if err := WriteJSON(ctx, b, "summary.json", s); err != nil {
 		t.Fatal(err)
@@ -264,14 +264,25 @@ func TestReadParquetRefusesDevices(t *testing.T) {
 	if err := os.Symlink("/dev/zero", filepath.Join(dir, "results.parquet")); err != nil {
 		t.Skipf("symlink: %v", err)
 	}
-	b, err := storage.OpenBucket(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
+	// A folder opened to write (an output) refuses the link itself; one opened only to
+	// read (an input, which may be a link) follows it and refuses the device.
+	for _, c := range []struct {
+		name string
+		open func(context.Context, string) (*blob.Bucket, error)
+		want string
+	}{
+		{"output folder", storage.OpenBucket, "symbolic link"},
+		{"input folder", storage.OpenExistingBucket, "is a device, not a regular file"},
+	} {
+		b, err := c.open(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = ReadParquet[ResultRow](context.Background(), b, "results.parquet")
+		b.Close()
+		if err == nil || !strings.Contains(err.Error(), "results.parquet") || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("%s: ReadParquet of a link to /dev/zero = %v, want a refusal naming results.parquet (%q)", c.name, err, c.want)
+		}
+		t.Logf("%s: refused: %v", c.name, err)
 	}
-	defer b.Close()
-	_, err = ReadParquet[ResultRow](context.Background(), b, "results.parquet")
-	if err == nil || !strings.Contains(err.Error(), "results.parquet") || !strings.Contains(err.Error(), "not a regular file") {
-		t.Fatalf("ReadParquet of /dev/zero = %v, want a refusal naming results.parquet", err)
-	}
-	t.Logf("refused: %v", err)
 }

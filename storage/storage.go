@@ -35,18 +35,10 @@ import (
 //     with "runs/run1/" (after the URL's own "prefix" query parameter, if any), so
 //     a location never spills into the rest of its bucket.
 //
-// Local directories are opened with fileblob options that suit output directories:
-// no ".attrs" sidecar files beside each object, and temporary files written next to
-// their final names (so that the final rename never crosses file systems).
-
-// localOptions are the fileblob options for plain paths and query-less file URLs.
-func localOptions(create bool) *fileblob.Options {
-	return &fileblob.Options{
-		CreateDir: create,
-		NoTempDir: true,
-		Metadata:  fileblob.MetadataDontWrite,
-	}
-}
+// Local directories (a plain path, or a file:// URL with or without a query) are
+// opened by this package as confined buckets (rootblob.go): every operation goes
+// through an *os.Root on the folder, no link is followed out of it, and each object is
+// written to a temporary file beside its name and renamed over it.
 
 // parsedLoc is a location taken apart: either a local directory (dir != "") or a URL
 // for blob.DefaultURLMux.
@@ -54,7 +46,8 @@ type parsedLoc struct {
 	dir       string // local directory, when the location is local and opened by us
 	url       string // otherwise, the URL to open through the mux
 	scheme    string
-	fileQuery bool   // a file:// URL with a query: opened by fileblob's URL opener
+	fileQuery bool   // a file:// URL with a query (local all the same: SubLocation keeps its form)
+	noCreate  bool   // a file:// URL whose query lacks create_dir: a missing folder is not created
 	prefix    string // for bucket URLs, the key prefix (the "prefix" parameter, then the path)
 }
 
@@ -120,7 +113,20 @@ func parseLoc(loc string) (parsedLoc, error) {
 			return parsedLoc{}, err
 		}
 		if u.RawQuery != "" {
-			return parsedLoc{dir: p, url: loc, scheme: scheme, fileQuery: true}, nil
+			// jemcheck opens every local folder itself, confined (rootblob.go), whatever
+			// the query: fileblob's options that only tune its own writes are accepted,
+			// create_dir kept; the rest (signed URLs) have no use here.
+			noCreate := true
+			for k := range u.Query() {
+				switch k {
+				case "create_dir":
+					noCreate = false
+				case "metadata", "no_tmp_dir", "dir_file_mode":
+				default:
+					return parsedLoc{}, fmt.Errorf("storage location %q: the file URL query parameter %q is not supported (jemcheck opens local folders itself; accepted: create_dir, metadata, no_tmp_dir, dir_file_mode)", u.Redacted(), k)
+				}
+			}
+			return parsedLoc{dir: p, url: loc, scheme: scheme, fileQuery: true, noCreate: noCreate}, nil
 		}
 		return parsedLoc{dir: p, scheme: scheme}, nil
 	}
@@ -169,7 +175,7 @@ func LocalDir(loc string) (string, bool) { return localDir(loc) }
 // and created exclusively with the operating system's calls.
 func localDir(loc string) (string, bool) {
 	pl, err := parseLoc(loc)
-	if err != nil || pl.dir == "" || pl.fileQuery {
+	if err != nil || pl.dir == "" {
 		return "", false
 	}
 	abs, err := filepath.Abs(pl.dir)
@@ -221,7 +227,14 @@ func openBucket(ctx context.Context, loc string, create bool) (*blob.Bucket, err
 	if err != nil {
 		return nil, err
 	}
-	if pl.url != "" && !pl.fileQuery {
+	if pl.dir != "" { // a local folder, with or without a file URL query: confined
+		b, err := openRootBucket(pl.dir, create && !pl.noCreate, !create)
+		if err != nil {
+			return nil, fmt.Errorf("opening storage location %q: %w", loc, err)
+		}
+		return b, nil
+	}
+	if pl.url != "" {
 		var b *blob.Bucket
 		if strings.HasPrefix(pl.url, "mem://") {
 			b, err = sharedMem(ctx, pl.url)
@@ -236,22 +249,7 @@ func openBucket(ctx context.Context, loc string, create bool) (*blob.Bucket, err
 		}
 		return b, nil
 	}
-	if pl.fileQuery {
-		b, err := blob.OpenBucket(ctx, pl.url)
-		if err != nil {
-			return nil, fmt.Errorf("opening storage location %q: %w", loc, err)
-		}
-		return b, nil
-	}
-	abs, err := filepath.Abs(pl.dir)
-	if err != nil {
-		return nil, fmt.Errorf("storage location %q: %w", loc, err)
-	}
-	b, err := fileblob.OpenBucket(abs, localOptions(create))
-	if err != nil {
-		return nil, fmt.Errorf("opening storage location %q: %w", loc, err)
-	}
-	return b, nil
+	return nil, fmt.Errorf("storage location %q: nothing to open", loc)
 }
 
 var (

@@ -135,7 +135,7 @@ func TestLegendsMatchTables(t *testing.T) {
 			func(texts []string, _ string) map[string]string {
 				return matches(regexp.MustCompile(`^(\S+) \(ECE (\S+)\)$`), texts)
 			},
-			func(rows [][]string) map[string]string { return pick(rows, "", 0, 2) }},
+			func(rows [][]string) map[string]string { return pick(rows, "", 0, 3) }}, // method, runs, gradient AUROC, ECE
 		{"ood_scores AUROC", inputPromises(), "ood_scores_p3", promise,
 			func(texts []string, _ string) map[string]string {
 				return matches(regexp.MustCompile(`^(\S+): AUROC (\S+)$`), texts)
