@@ -5,8 +5,8 @@ tables x is the support's value, on 2-D tasks the grid cell holding each draw; o
 block tasks (points that differ per task) only the class frequencies. Its logits are
 log(count + ½), written with jemcheck.write_logits in evaluate's contract.
 
-    PYTHONPATH=python /usr/bin/python3 examples/frequency.py out/export out/logits.csv
-    go run ./pipelines/evaluate --from=out/export --logits=out/logits.csv --out=out/evaluated
+    PYTHONPATH=python python3 examples/frequency.py out/export out/logits.csv
+    GOEXPERIMENT=simd go run ./pipelines/evaluate --from=out/export --logits=out/logits.csv --out=out/evaluated
 """
 
 import os
@@ -32,6 +32,8 @@ def main(export, out):
     n, k = p.meta["support"], p.classes
     logits = {}
     for tid, draws in p.samples.groupby(p.id_column):
+        if "heldout" in draws.columns:  # the protocol: the draws jemcheck's own methods train on
+            draws = draws[draws["heldout"] == 0]
         y = draws[p.label_column].to_numpy()
         if p.kind == "blocks":  # per-task points: class frequencies only
             logits[tid] = np.tile(np.log(np.bincount(y, minlength=k) + 0.5), (n, 1))

@@ -6,9 +6,13 @@ trains, on each task, a JEM with the reference implementation's recipe (Grathwoh
 writes the model's logits on the evaluation points for jemcheck's `evaluate` pipeline, which
 scores them against the exact truth (examples/README.md has the whole path and the columns).
 
-    go run ./pipelines/export --task=gmm:3,2 --tables=20 --out=out/export --csv
-    /usr/bin/python3 examples/official_jem.py --export out/export --out out/official.csv
-    go run ./pipelines/evaluate --from=out/export --logits=out/official.csv --methods=jem,sgld --out=out/evaluated
+    GOEXPERIMENT=simd go run ./pipelines/export --task=gmm:3,2 --tables=20 --out=out/export --csv
+    python3 examples/official_jem.py --export out/export --out out/official.csv
+    GOEXPERIMENT=simd go run ./pipelines/evaluate --from=out/export --logits=out/official.csv --methods=jem,sgld --out=out/evaluated
+
+The protocol: each task trains on the draws whose heldout column is 0 (export.json's "split":
+the draws jemcheck's own exact JEM trains on; the last ones are held out for its selection),
+so both sides of evaluate's comparison see the same data.
 
 The recipe, per task (the reference implementation's, adapted to a 2-D task as jemcheck's own
 `sgld` method adapts it, models/kernel/sgld2d.go):
@@ -46,7 +50,7 @@ Output (--out, CSV): task_id, cell, y, logit, model: one row per task x evaluati
 a cell's logit is the log of the model's mean of exp f(x)[y] over the cell by the 3x3
 Gauss-Legendre rule, as jemcheck computes its own runs' (--cell_rule centre: f at the centre).
 --export and --out default to $JEMCHECK_EXPORT and $JEMCHECK_LOGITS, so the script also runs as
-evaluate's --command='/usr/bin/python3 examples/official_jem.py'.
+evaluate's --command='python3 examples/official_jem.py'.
 
 Setup: apt-get install -y python3-torch python3-numpy python3-pandas
 """
@@ -305,6 +309,8 @@ def main(argv=None):
         d = by_task.get(tid)
         if d is None:
             sys.exit(f"official_jem: task {tid} has no draws in the samples files")
+        if "heldout" in d.columns:  # the protocol: train on the draws jemcheck's exact JEM trains on
+            d = d[d["heldout"] == 0]
         x = torch.tensor(d[["x0", "x1"]].to_numpy(np.float32))
         y = torch.tensor(d["y"].to_numpy(np.int64))
         f, diverged = train_task(x, y, k, hidden, box, a, seed * 1_000_003 + int(tid))

@@ -40,7 +40,37 @@ type ExportPoint struct {
 	LabelColumn string       `json:"label_column"`
 	Logits      ExportLogits `json:"logits"` // the logits file evaluate takes for the point
 	Model       string       `json:"model"`  // jemcheck's model of the point (its own runs' network)
-	Files       ExportFiles  `json:"files"`
+	// Split is the protocol's held-out split of every task's draws, marked in the
+	// samples (Split.Column): jemcheck's methods, exact JEM included, train on the
+	// draws marked 0 only, and so must a model evaluated against them.
+	Split ExportSplit `json:"split"`
+	// ONNX, on kinds whose models are judged as ONNX classifiers (images), says how
+	// (pipelines/evaluate --onnx); Logits is then unused.
+	ONNX  *ExportONNX `json:"onnx,omitempty"`
+	Files ExportFiles `json:"files"`
+}
+
+// HeldoutColumn is the held-out marker's column in the samples (1: held out of
+// training, 0: trained on) and its array in an .npz export.
+const HeldoutColumn = "heldout"
+
+// ExportSplit is the held-out split of a point's draws (tasks/protocol.go): of a
+// task's Samples draws, in draw order, the first Train are trained on (Column 0) and
+// the last HeldOut held out (Column 1), the same for every task and every method.
+type ExportSplit struct {
+	Column  string  `json:"column"`  // the marker's column in the samples (and array in .npz files)
+	Holdout float64 `json:"holdout"` // the share held out: HeldOut = ⌈Samples·Holdout⌉ (0: none)
+	Train   int     `json:"train"`   // draws per task trained on
+	HeldOut int     `json:"heldout"` // draws per task held out
+	About   string  `json:"about"`   // the rule in one sentence
+}
+
+// ExportONNX says how a point's tasks take a user's ONNX classifier.
+type ExportONNX struct {
+	Input       string `json:"input"`       // the input's shape, e.g. "[n, 1, 8, 8] float32"
+	Output      string `json:"output"`      // "[n, K] float32: the logits f(x)[y]"
+	Placeholder string `json:"placeholder"` // the task id's placeholder in --onnx ("{task}")
+	Evaluate    string `json:"evaluate"`    // the evaluate command line, with one model per task
 }
 
 // ExportLogits describes the logits file of a point (pipelines/evaluate --logits).
@@ -63,6 +93,11 @@ type ExportFiles struct {
 	SamplesColumns []string `json:"samples_columns,omitempty"`
 	PointsColumns  []string `json:"points_columns,omitempty"`
 	TruthColumns   []string `json:"truth_columns,omitempty"`
+	// Arrays, on kinds exported as numpy arrays (images), are one .npz file per task
+	// (in the order of IDs), each holding the arrays named in ArraysAbout (name: shape,
+	// dtype and meaning); Truth is then the folder of the truths' JSON parameters.
+	Arrays      []string          `json:"arrays,omitempty"`
+	ArraysAbout map[string]string `json:"arrays_about,omitempty"`
 	// With --csv, the CSV siblings of Samples, Points and Truth.
 	SamplesCSV []string `json:"samples_csv,omitempty"`
 	PointsCSV  string   `json:"points_csv,omitempty"`

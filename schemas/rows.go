@@ -10,10 +10,13 @@ type TableRow struct {
 }
 
 // SampleRow is one i.i.d. draw (x, y) from a table: the rows of samples/*.parquet.
+// Heldout is 1 for a draw held out of training (tasks.Options.HeldOut); tables and
+// binary tables train on every draw, so it is 0 on their rows.
 type SampleRow struct {
 	TableID int64 `parquet:"table_id" json:"table_id"`
 	X       int64 `parquet:"x" json:"x"`
 	Y       int64 `parquet:"y" json:"y"`
+	Heldout int64 `parquet:"heldout" json:"heldout"`
 }
 
 // ResultRow is one training run and its evaluation: the rows of the results/ files (one per block).
@@ -194,6 +197,18 @@ type ResultRow struct {
 	LongAccept          float64 `parquet:"long_accept" json:"long_accept"`
 	SamplerTVFloor      float64 `parquet:"sampler_tv_floor" json:"sampler_tv_floor"`
 	SamplerTVFloorModel float64 `parquet:"sampler_tv_floor_model" json:"sampler_tv_floor_model"`
+	// Z-free divergences of the selected model from the truth (models/prob/zfree.go),
+	// over the task's exact held-out draws, each with its standard error (_se): they need
+	// no normaliser, so they exist for any model. fisher_div: E_p ‖∇x log p(x) −
+	// ∇x LSE_y f(x)[y]‖²; fisher_div_cond: E_p(x,y) ‖∇x log p(x | y) − ∇x f(x)[y]‖²;
+	// log_ratio_sd: sd_p[log p(x, y) − f(x)[y]]. Each is 0 exactly when q = p. 2-D tasks
+	// (NaN elsewhere and for diverged runs).
+	FisherDiv       float64 `parquet:"fisher_div" json:"fisher_div"`
+	FisherDivSE     float64 `parquet:"fisher_div_se" json:"fisher_div_se"`
+	FisherDivCond   float64 `parquet:"fisher_div_cond" json:"fisher_div_cond"`
+	FisherDivCondSE float64 `parquet:"fisher_div_cond_se" json:"fisher_div_cond_se"`
+	LogRatioSD      float64 `parquet:"log_ratio_sd" json:"log_ratio_sd"`
+	LogRatioSDSE    float64 `parquet:"log_ratio_sd_se" json:"log_ratio_sd_se"`
 	// pcd and pcd-exact runs: the joint KL at the parameters averaged over the last 10%
 	// of the training steps (Polyak averaging, which cancels gradient noise; NaN for the
 	// other methods and for diverged runs).
@@ -269,12 +284,14 @@ type LearnedRow struct {
 }
 
 // SampleRow2D is one i.i.d. draw (x0, x1, y) from a 2-D task: the rows of a 2-D point's
-// samples/*.parquet.
+// samples/*.parquet, in draw order; Heldout is 1 for the draws held out of training
+// (the last ⌈N·holdout⌉ of the task, tasks.Options.HeldOut), 0 for those trained on.
 type SampleRow2D struct {
-	TaskID int64   `parquet:"task_id" json:"task_id"`
-	X0     float64 `parquet:"x0" json:"x0"`
-	X1     float64 `parquet:"x1" json:"x1"`
-	Y      int64   `parquet:"y" json:"y"`
+	TaskID  int64   `parquet:"task_id" json:"task_id"`
+	X0      float64 `parquet:"x0" json:"x0"`
+	X1      float64 `parquet:"x1" json:"x1"`
+	Y       int64   `parquet:"y" json:"y"`
+	Heldout int64   `parquet:"heldout" json:"heldout"`
 }
 
 // TruthRow is one cell and class of a 2-D task's true joint on the evaluation grid
@@ -361,5 +378,12 @@ func (r ResultRow) Options() Options {
 func (*ResultRow) LaterColumns() []string {
 	return []string{"method_options", "method_stats",
 		"short_tv_truth", "short_tv_model", "short_tv_truth_se", "short_tv_model_se", "long_tv_truth", "long_tv_model", "long_tv_truth_se", "long_tv_model_se", "long_accept", "sampler_tv_floor", "sampler_tv_floor_model",
-		"kl_joint_lower", "kl_joint_lower_se", "kl_joint_upper", "ais_teacher_lower", "ais_teacher_upper", "ais_teacher_gap", "ais_accepted", "ais_refused"}
+		"kl_joint_lower", "kl_joint_lower_se", "kl_joint_upper", "ais_teacher_lower", "ais_teacher_upper", "ais_teacher_gap", "ais_accepted", "ais_refused",
+		"fisher_div", "fisher_div_se", "fisher_div_cond", "fisher_div_cond_se", "log_ratio_sd", "log_ratio_sd_se"}
 }
+
+// LaterColumns: samples written before the held-out marker existed read as all 0.
+func (*SampleRow) LaterColumns() []string { return []string{"heldout"} }
+
+// LaterColumns: samples written before the held-out marker existed read as all 0.
+func (*SampleRow2D) LaterColumns() []string { return []string{"heldout"} }

@@ -1,6 +1,7 @@
 package schemas
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 )
@@ -100,6 +101,12 @@ type MethodSummary struct {
 	KLMarginalLower Dist `json:"kl_marginal_lower,omitzero"`
 	AISESS          Dist `json:"ais_ess,omitzero"`
 	AISAccepted     Dist `json:"ais_accepted,omitzero"`
+
+	// The Z-free divergences (see schemas.ResultRow: 2-D tasks, and the log-ratio
+	// spread on block tasks), over the runs that have them; absent elsewhere.
+	FisherDiv     Dist `json:"fisher_div,omitzero"`
+	FisherDivCond Dist `json:"fisher_div_cond,omitzero"`
+	LogRatioSD    Dist `json:"log_ratio_sd,omitzero"`
 }
 
 // Comparison is the paired JEM-vs-baseline comparison of joint KL over the tables
@@ -286,6 +293,44 @@ type VerdictFile struct {
 	Task             string              `json:"task"`
 	PxWeight         float64             `json:"jem_px_weight"`
 	Seed             uint64              `json:"seed"`
+}
+
+// A verdict not taken (decided false) neither holds nor fails: summary.json and
+// verdict.json write its "holds" as null, never false (a reader filtering on
+// holds == false would count it as a failure). Holds stays the first field of both
+// structs; null reads back as false with decided false.
+
+type verdictJSON Verdict
+
+// MarshalJSON writes holds as null when the verdict is not decided.
+func (v Verdict) MarshalJSON() ([]byte, error) {
+	if !v.Decided {
+		v.Holds = false
+	}
+	b, err := json.Marshal(verdictJSON(v))
+	if err != nil || v.Decided {
+		return b, err
+	}
+	return nullHolds(b), nil
+}
+
+type verdictFileJSON VerdictFile
+
+// MarshalJSON writes holds as null when the verdict is not decided.
+func (v VerdictFile) MarshalJSON() ([]byte, error) {
+	if !v.Decided {
+		v.Holds = false
+	}
+	b, err := json.Marshal(verdictFileJSON(v))
+	if err != nil || v.Decided {
+		return b, err
+	}
+	return nullHolds(b), nil
+}
+
+// nullHolds replaces the leading "holds":false of an undecided verdict's JSON by null.
+func nullHolds(b []byte) []byte {
+	return bytes.Replace(b, []byte(`{"holds":false,`), []byte(`{"holds":null,`), 1)
 }
 
 // Number is a float64 that may not exist: NaN in Go, null in JSON (never a made-up 0).

@@ -395,6 +395,10 @@ func newCell(ints []int64, floats []float64, at int64) cell {
 	return cell{TableRow: TableRow{TableID: ints[0], X: ints[1], Y: ints[2], P: floats[0]}, at: at}
 }
 
+// smallestNormal is the smallest normal float64, 2^-1022 ≈ 2.2e-308: a table's p is 0
+// or at least this.
+const smallestNormal = 0x1p-1022
+
 // assembleTables groups validated cells into tables sorted by id; unit names where a
 // cell came from ("line" or "row"). It works on the cells in place (sorting them), so
 // it needs no memory beyond the tables it returns, whatever the indices.
@@ -412,6 +416,11 @@ func assembleTables(cells []cell, unit string) ([]prob.Table, error) {
 			return nil, fmt.Errorf("%s %d: p is %v", unit, c.at, c.P)
 		case c.P < 0:
 			return nil, fmt.Errorf("%s %d: p is negative (%g)", unit, c.at, c.P)
+		case c.P > 0 && c.P < smallestNormal:
+			// A subnormal p passes every other check, then makes the exact reference
+			// KL -Inf (its add-½ term divides by p·N) and the run fails at the end.
+			return nil, fmt.Errorf("%s %d: p = %g is below 2.23e-308, the smallest normal float64, where jemcheck's exact "+
+				"reference cannot be computed: give 0 for an impossible cell, or a probability of at least 2.23e-308", unit, c.at, c.P)
 		}
 	}
 	// Sorted by table, cell and file position, a complete table is a run of its X·K

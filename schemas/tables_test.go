@@ -158,6 +158,9 @@ func TestReadTablesBad(t *testing.T) {
 		{"unnormalised", "u.csv", "table_id,x,y,p\n1,0,0,0.5\n1,0,1,0.6\n", []string{"table 1: sums to 1.1, want 1 within 1e-06"}},
 		{"negative p", "neg.csv", "table_id,x,y,p\n1,0,0,1.1\n1,0,1,-0.1\n", []string{"line 3: p is negative (-0.1)"}},
 		{"NaN p", "nan.csv", "table_id,x,y,p\n1,0,0,NaN\n1,0,1,0.5\n", []string{"line 2: p is NaN"}},
+		{"subnormal p", "sub.csv", "table_id,x,y,p\n1,0,0,0.5\n1,0,1,0.5\n2,0,0,1\n2,0,1,1e-320\n", []string{"line 5: p = 1e-320 is below 2.23e-308, the smallest normal float64", "give 0 for an impossible cell"}},
+		{"smallest subnormal p", "sub2.csv", "table_id,x,y,p\n1,0,0,1\n1,0,1,5e-324\n", []string{"line 3: p = 5e-324 is below"}},
+		{"parquet subnormal p", "sub.parquet", string(mustParquet(t, []TableRow{{TableID: 3, Y: 0, P: 1}, {TableID: 3, Y: 1, P: 1e-310}})), []string{"row 2: p = 1e-310 is below"}},
 		{"Inf p", "inf.csv", "table_id,x,y,p\n1,0,0,0.5\n1,0,1,Inf\n", []string{"line 3: p is +Inf"}},
 		{"negative x", "nx.csv", "table_id,x,y,p\n1,-1,0,0.5\n1,0,1,0.5\n", []string{"line 2: negative index x=-1, y=0"}},
 		{"incomplete", "inc.csv", "table_id,x,y,p\n1,0,0,0.5\n1,0,1,0.25\n1,1,1,0.25\n", []string{"table 1 is incomplete", "has 3 cells, want X·K = 2·2 = 4", "missing (x=1,y=0)"}},
@@ -170,7 +173,11 @@ func TestReadTablesBad(t *testing.T) {
 		{"truncated parquet", "tr.parquet", string(good[:len(good)/2]), []string{"not a valid Parquet file"}},
 		{"csv named parquet", "csv.parquet", "table_id,x,y,p\n1,0,0,1\n", []string{"not a valid Parquet file"}},
 		{"parquet extra column", "ex.parquet", string(mustParquet(t, sampleResults())), []string{"unexpected column(s) run_id, method"}},
-		{"parquet missing column", "mi.parquet", string(mustParquet(t, []SampleRow{{TableID: 1}})), []string{`missing column "p"`}},
+		{"parquet missing column", "mi.parquet", string(mustParquet(t, []struct {
+			TableID int64 `parquet:"table_id"`
+			X       int64 `parquet:"x"`
+			Y       int64 `parquet:"y"`
+		}{{TableID: 1}})), []string{`missing column "p"`}},
 		{"parquet null p", "null.parquet", string(mustParquet(t, []nullable{{1, 0, 0, &half}, {1, 0, 1, nil}})), []string{"row 2: p is null"}},
 		{"parquet decimal p", "dec.parquet", string(mustParquet(t, []decimal{{1, 0, 0, 50}, {1, 0, 1, 50}})), []string{`column "p" has type DECIMAL(9,2)`, "p::DOUBLE"}},
 		{"parquet string id", "str.parquet", string(mustParquet(t, []stringy{{"a", 0, 0, 1}})), []string{`column "table_id" has type STRING, want an integer`}},

@@ -15,6 +15,15 @@ returns the K logits f(x)[y] as [n, K], exported with a dynamic batch axis.
         Pad: no "same" convolutions or torch's avg_pool2d; see models/cnn/doc.go).
     /usr/bin/python3 scripts/export-onnx-cnn.py nan OUT.onnx --side S --classes K
         a model whose logits are NaN (log of a negative number), for the refusal test.
+    /usr/bin/python3 scripts/export-onnx-cnn.py silumaxpool OUT.onnx
+        4x4 images, max_pool2d 2, SiLU, a fixed linear head (the known answer of
+        models/cnn TestONNXSiLUMaxPool; Sigmoid is rewritten, MaxPool's gradient is
+        jemcheck's fallback for SelectAndScatterMax).
+    /usr/bin/python3 scripts/export-onnx-cnn.py maxpool3 OUT.onnx --side S --classes K [--expected FILE]
+        max_pool2d(3, stride 1, padding 1), sigmoid, max_pool2d 2, a linear head
+        (--expected as for torchcnn).
+    /usr/bin/python3 scripts/export-onnx-cnn.py leaky OUT.onnx --side S --classes K
+        a model ending in leaky_relu (LeakyRelu, not supported: the refusal test).
     /usr/bin/python3 scripts/export-onnx-cnn.py torchcnn OUT.onnx --side S --classes K [--expected FILE]
         a CNN as a user writes it: "same" 3x3 convolutions (padding=1), relu and tanh,
         F.avg_pool2d (exported with a Pad node), a linear head; --expected writes a
@@ -119,8 +128,7 @@ class SmallCNN(nn.Module):
 
 class TorchCNN(nn.Module):
     """conv 1->8 3x3 same, relu, avg_pool2d 2; conv 8->16 3x3 same, tanh, avg_pool2d 2; linear -> K.
-    (max_pool2d runs forward, but its gradient, SelectAndScatterMax, is not in SimpleGo;
-    Sigmoid, hence SiLU, does not convert.)"""
+    (max_pool2d and SiLU run too: see silumaxpool.)"""
 
     def __init__(self, S, K):
         super().__init__()
@@ -132,6 +140,42 @@ class TorchCNN(nn.Module):
         h = F.avg_pool2d(torch.relu(self.c1(x)), 2)
         h = F.avg_pool2d(torch.tanh(self.c2(h)), 2)
         return self.fc(h.flatten(1))
+
+
+class SiLUMaxPool(nn.Module):
+    """The known answer of models/cnn TestONNXSiLUMaxPool: a 4x4 image, max_pool2d 2
+    (MaxPool), SiLU (Sigmoid and Mul), a fixed linear head: logits = W silu(pool(x)) + b,
+    W = [[1, 2, 3, 4], [-1, 0, 1, 0]], b = [0.5, -0.5], computed by hand in the test."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        with torch.no_grad():
+            self.fc.weight.copy_(torch.tensor([[1.0, 2, 3, 4], [-1, 0, 1, 0]]))
+            self.fc.bias.copy_(torch.tensor([0.5, -0.5]))
+
+    def forward(self, x):
+        return self.fc(F.silu(F.max_pool2d(x, 2)).flatten(1))
+
+
+class MaxPool3(nn.Module):
+    """Overlapping max pooling with padding (kernel 3, stride 1, padding 1) and a
+    strided one (kernel 2, stride 2), then a fixed linear head: the general case of the
+    MaxPool gradient's fallback (models/cnn TestONNXSiLUMaxPool, by central differences)."""
+
+    def __init__(self, S, K):
+        super().__init__()
+        self.fc = nn.Linear((S // 2) * (S // 2), K)
+
+    def forward(self, x):
+        return self.fc(F.max_pool2d(torch.sigmoid(F.max_pool2d(x, 3, stride=1, padding=1)), 2).flatten(1))
+
+
+class Leaky(SmallCNN):
+    """A model with an op the importer lacks (LeakyRelu): the refusal names its layer."""
+
+    def forward(self, x):
+        return F.leaky_relu(super().forward(x), 0.1)
 
 
 class NaNLogits(SmallCNN):
@@ -148,9 +192,19 @@ def export(net, shape, out):
         print(out, "logits of a uniform image:", net(x[:1]).flatten().tolist())
 
 
+def write_expected(net, side, path):
+    """Two uniform images, torch's logits and its autograd input gradient of LSE_y f(x)[y]."""
+    x = torch.rand(2, 1, side, side, requires_grad=True)
+    y = net.eval()(x)
+    torch.logsumexp(y, 1).sum().backward()
+    with open(path, "w") as f:
+        for v in (x, y, x.grad):
+            f.write(" ".join("%.9g" % u for u in v.detach().flatten().tolist()) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["truth", "cnn", "nan", "torchcnn"])
+    ap.add_argument("what", choices=["truth", "cnn", "nan", "torchcnn", "silumaxpool", "maxpool3", "leaky"])
     ap.add_argument("args", nargs="+")
     ap.add_argument("--flat", action="store_true")
     ap.add_argument("--side", type=int, default=8)
@@ -169,12 +223,16 @@ def main():
         net = TorchCNN(a.side, a.classes)
         export(net, (2, 1, a.side, a.side), a.args[0])
         if a.expected:
-            x = torch.rand(2, 1, a.side, a.side, requires_grad=True)
-            y = net.eval()(x)
-            torch.logsumexp(y, 1).sum().backward()  # the input gradient of LSE_y f(x)[y]
-            with open(a.expected, "w") as f:
-                for v in (x, y, x.grad):
-                    f.write(" ".join("%.9g" % u for u in v.detach().flatten().tolist()) + "\n")
+            write_expected(net, a.side, a.expected)
+    elif a.what == "silumaxpool":
+        export(SiLUMaxPool(), (2, 1, 4, 4), a.args[0])
+    elif a.what == "maxpool3":
+        net = MaxPool3(a.side, a.classes)
+        export(net, (2, 1, a.side, a.side), a.args[0])
+        if a.expected:
+            write_expected(net, a.side, a.expected)
+    elif a.what == "leaky":
+        export(Leaky(a.side, a.classes), (2, 1, a.side, a.side), a.args[0])
     else:
         export(NaNLogits(a.side, a.classes), (2, 1, a.side, a.side), a.args[0])
 

@@ -16,11 +16,20 @@ tanh), Adam lr 0.003, 1,500 steps and batch 64 for every method, exact jem inclu
 scored at its iterate of least held-out NLL, never by the truth. The yardstick is exact jem
 trained that way; `jem-converged` (full batch, lr 0.01) is shown beside it as a reference.
 
-Made by one command (about an hour on 2 cores shared with other work for all 11 recipes; a
-sweep finished earlier from the same spec and seed is kept, so adding a recipe runs only its
-sweeps; this page by `scripts/leaderboard-page.sh out/leaderboard > docs/leaderboard.md`):
+Made by one command (about an hour on 2 cores for all 11 recipes: the wall time recorded for
+the last full run, on cores shared with other work, not remeasured since; the board's own CPU
+s / run column below sums to 20 CPU-minutes of training over its 2,250 runs, before the tuning's
+732 runs, the tuned boards and the measures. A sweep finished earlier from the same spec and
+seed is kept, so adding a recipe runs only its sweeps; this page by
+`scripts/leaderboard-page.sh out/leaderboard > docs/leaderboard.md`):
 
     scripts/leaderboard.sh out/leaderboard
+    scripts/leaderboard.sh --smoke    # every recipe, tuning and pick included, at tiny settings: 9 min 12 s on 2 cores shared with other work (8 min 20 s CPU, the build included)
+
+The smoke board (`out/leaderboard-smoke`) runs every spec at 3 tasks per family (2 on tuning
+specs), one run seed and 100 steps (`bin/leaderboard smoke SPEC` writes each one), with the
+measures beyond the exact KL on each point's first task: it shows the whole board working, and
+its numbers mean nothing (every verdict undecided, ranks on 3 tasks).
 
 It tunes every recipe (six settings of its key options each, `sweeps/leaderboard/tune-*.yaml`,
 4 tasks per family on run seed 101), picks each recipe's setting of least mean excess over exact

@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # The leaderboard of JEM recipes under the protocol (tasks/protocol.go), tuning included:
 #
-#   scripts/leaderboard.sh [OUT]          (default out/leaderboard; ~30 minutes on 2 cores)
+#   scripts/leaderboard.sh [OUT]          (default out/leaderboard; about an hour on 2 cores: docs/leaderboard.md)
+#   scripts/leaderboard.sh --smoke [OUT]  (default out/leaderboard-smoke; 9 minutes on 2 shared cores, the build included)
+#
+# --smoke runs every step below, every recipe and preset included, with each spec at tiny
+# settings (bin/leaderboard smoke SPEC: 3 tasks per family, 2 on tuning specs, one run seed,
+# 100 steps; OUT/specs/) and the measures beyond the exact KL on each point's first task only:
+# it shows the board working end to end, its numbers mean nothing.
 #
 # 1. tune: every recipe's six settings on tuning tasks (sweeps/leaderboard/tune-*.yaml, run
 #    seed 101) and exact jem on the same tasks;
@@ -14,7 +20,12 @@
 #    (OUT/leaderboard.md, OUT/leaderboard.json).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${1:-out/leaderboard}
+smoke= measure=-1
+if [ "${1-}" = "--smoke" ]; then
+	smoke=1 measure=1
+	shift
+fi
+out=${1:-out/leaderboard${smoke:+-smoke}}
 export GOEXPERIMENT="${GOEXPERIMENT-simd}"
 go build -o bin/ ./pipelines/sweep ./pipelines/leaderboard
 mkdir -p "$out"
@@ -25,13 +36,18 @@ mkdir -p "$out"
 sweep() {
 	local name=$1 spec=$2 log="$out/$1.log"
 	local key
+	if [ -n "$smoke" ]; then # the spec at the smoke board's settings
+		mkdir -p "$out/specs"
+		bin/leaderboard smoke "$spec" >"$out/specs/$name.yaml"
+		spec="$out/specs/$name.yaml"
+	fi
 	key="$(sha256sum <"$spec" | cut -d' ' -f1) seed=${SEED:-2}"
 	if [ -f "$out/$name/manifest.json" ] && [ "$(cat "$out/$name.key" 2>/dev/null)" = "$key" ]; then
 		echo "leaderboard: $name: kept ($out/$name from the same spec and seed)" >&2
 		return 0
 	fi
 	echo "leaderboard: $name ($spec)" >&2
-	bin/sweep --timings --overwrite --report_tables=0 --measure_tasks=-1 --seed="${SEED:-2}" --spec="$spec" --out="$out/$name" >"$log" 2>&1 ||
+	bin/sweep --timings --overwrite --report_tables=0 --measure_tasks="$measure" --seed="${SEED:-2}" --spec="$spec" --out="$out/$name" >"$log" 2>&1 ||
 		{ tail -5 "$log" >&2; return 1; }
 	echo "$key" >"$out/$name.key"
 }
@@ -58,3 +74,4 @@ for f in "$out"/picks/tuned-*.yaml; do
 done
 (IFS=,; bin/leaderboard report --board="$out/board,$out/board-recipes" --tuned="${tuned[*]}" --variants="${variants[*]}" --picks="$out/picks/picks.json" --out="$out")
 scripts/leaderboard-page.sh "$out" > "$out/leaderboard-page.md"
+echo "leaderboard: done in $((SECONDS / 60)) min $((SECONDS % 60)) s: $out/leaderboard.md" >&2

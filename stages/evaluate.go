@@ -83,7 +83,8 @@ func (f *evaluateFn) ProcessElement(ctx context.Context, tb TrainedBlock, emitRo
 }
 
 // evaluateModels replaces the rows of a block's external runs (a user's model given as
-// the file loc, pipelines/evaluate --onnx; the kind's Evaluate has no model for them)
+// the file loc, or one file per task where loc holds tasks.ONNXPlaceholder,
+// pipelines/evaluate --onnx; the kind's Evaluate has no model for them)
 // by the kind's evaluation of the model (tasks.ModelSource). Run r's row is rb.Rows[r].
 func evaluateModels(ctx context.Context, loc string, p Point, src tasks.Source, tb TrainedBlock, rb *ResultBlock) error {
 	if !slices.ContainsFunc(p.Methods, methods.IsExternal) {
@@ -101,7 +102,7 @@ func evaluateModels(ctx context.Context, loc string, p Point, src tasks.Source, 
 		if !methods.IsExternal(t.Job.Method) {
 			continue
 		}
-		row, err := ms.EvaluateModel(ctx, t, loc)
+		row, err := ms.EvaluateModel(ctx, t, tasks.ModelLocation(loc, t.Job.Dataset.Table.ID))
 		if err != nil {
 			return fmt.Errorf("%s on task %d: %w", t.Job.Method, t.Job.Dataset.Table.ID, err)
 		}

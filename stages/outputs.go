@@ -27,7 +27,29 @@ func OwnedOutput(key string) bool { return ownedOutput.MatchString(key) }
 
 // OutputLayout is the output layout for storage.CheckOwnership.
 func OutputLayout() storage.Layout {
-	return storage.Layout{Owned: OwnedOutput, Dirs: outputDirs}
+	return storage.Layout{Owned: OwnedOutput, Dirs: outputDirs, Others: OtherOutput}
+}
+
+// CompareOutputs are the names pipelines/compare writes, and leaderboardOutputs those
+// of pipelines/leaderboard (pick and report): jemcheck's outputs that no run of these
+// stages writes.
+var (
+	CompareOutputs     = regexp.MustCompile(`^compare\.(html|json)$`)
+	leaderboardOutputs = regexp.MustCompile(`^(leaderboard\.(md|json)|leaderboard-page\.md|picks\.(json|md)|tuned-[a-z0-9-]+\.yaml)$`)
+)
+
+// OtherOutput names the jemcheck tool that writes key when it is not a run's output
+// (OwnedOutput): "compare" or "leaderboard"; "" for any other name.
+func OtherOutput(key string) string {
+	switch {
+	case OwnedOutput(key):
+		return ""
+	case CompareOutputs.MatchString(key):
+		return "compare"
+	case leaderboardOutputs.MatchString(key):
+		return "leaderboard"
+	}
+	return ""
 }
 
 // OutBucket is the part of every DoFn that writes under --out, embedded in it: the

@@ -16,6 +16,7 @@ import (
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages/render"
 	"github.com/jemcheck/jemcheck/tasks"
+	"github.com/jemcheck/jemcheck/verdict"
 )
 
 func init() {
@@ -229,17 +230,29 @@ func triples(iter func(*Learned) bool) ([]render.Triple, []render.Task2D, []rend
 // points and the method table list them.
 func whatRan(sum schemas.Summary) (kinds []string, docs []render.MethodDoc) {
 	ran := map[string]bool{}
+	exact := map[string]bool{} // the method ran at a point that has an exact JEM
 	for _, ps := range sum.Points {
 		if k, err := tasks.Of(ps.Params.Task); err == nil && !slices.Contains(kinds, k.About()) {
 			kinds = append(kinds, k.About())
 		}
 		for _, m := range ps.Methods {
 			ran[m.Method] = true
+			exact[m.Method] = exact[m.Method] || !verdict.NoExact(ps)
 		}
 	}
 	for _, name := range methods.Sorted(maps.Keys(ran)) {
 		m, _ := methods.Lookup(name)
-		docs = append(docs, render.MethodDoc{Name: name, Doc: m.Doc})
+		doc := m.Doc
+		if m.External && !exact[name] {
+			doc = externalNoExactDoc // the method table's line speaks of exact jem, which these tasks lack
+		}
+		docs = append(docs, render.MethodDoc{Name: name, Doc: doc})
 	}
 	return kinds, docs
 }
+
+// externalNoExactDoc is what a model trained outside jemcheck is, on tasks without an
+// exact JEM (image-like tasks, a model file given to evaluate --onnx).
+const externalNoExactDoc = "a model trained outside jemcheck, scored as given against the truth itself: these tasks have no exact JEM to compare it with, " +
+	"so it gets the Z-free measures on exact draws of the truth (conditional KL to the Bayes classifier, accuracy, ECE, OOD AUROC) and a lower bound " +
+	"on its joint KL where the annealed importance sampling passes its calibration on the truth"

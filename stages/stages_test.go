@@ -144,3 +144,28 @@ func TestWhatRan(t *testing.T) {
 		t.Errorf("methods %v, want [baseline jem sgld]", names)
 	}
 }
+
+// TestWhatRanExternal: a user's model is described by what was done with it: on a 2-D
+// task compared with exact jem like a recipe; on an images task (evaluate --onnx, no
+// exact JEM) scored as given against the truth itself, never "compared with exact jem".
+func TestWhatRanExternal(t *testing.T) {
+	noExact := schemas.Verdict{Reason: "no verdict: exact JEM does not exist on images:8,2 (the model's log Z is intractable at this scale)"}
+	tests := []struct {
+		name      string
+		ps        schemas.PointSummary
+		want, not string
+	}{
+		{"2-D logits", schemas.PointSummary{Params: schemas.Grid{Task: "gmm:3,2"}, Methods: []schemas.MethodSummary{{Method: "external:mine"}}},
+			"compared with exact jem", "scored as given against the truth itself"},
+		{"images --onnx", schemas.PointSummary{Params: schemas.Grid{Task: "images:8,2"}, Methods: []schemas.MethodSummary{{Method: "external"}}, Verdict: noExact},
+			"scored as given against the truth itself", "exact jem like a sampler"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, docs := whatRan(schemas.Summary{Points: []schemas.PointSummary{tt.ps}})
+			if len(docs) != 1 || !strings.Contains(docs[0].Doc, tt.want) || strings.Contains(docs[0].Doc, tt.not) {
+				t.Errorf("docs %q, want one line with %q and without %q", docs, tt.want, tt.not)
+			}
+		})
+	}
+}

@@ -96,10 +96,12 @@ func (l LockInfo) stale(now time.Time, host string) string {
 //     process shares one bucket per URL (sharedMem); mem:// exists only in-process;
 //   - gs://: gcsblob writes with the precondition DoesNotExist (ifGenerationMatch=0),
 //     decided by Cloud Storage;
-//   - s3://: s3blob writes with If-None-Match: *, decided by S3 (AWS S3 since 2024;
-//     an S3-compatible store that ignores the header makes the takeover unsafe).
+//   - s3://: s3blob writes with If-None-Match: *, decided by S3 (AWS S3 since 2024).
 //
 // Other drivers get gocloud.dev's IfNotExist, atomic only if the driver makes it so.
+// On every location that is not local, a run first checks that the store refuses an
+// exclusive create of an existing object, and refuses a store that does not (an
+// S3-compatible server that ignores If-None-Match): see "Checked, not assumed".
 
 // claimPrefix starts the key of a claim to take a stale lock (or claim) over.
 const claimPrefix = LockKey + ".takeover."
@@ -131,6 +133,9 @@ func AcquireLock(ctx context.Context, loc string, me LockInfo) (note string, err
 		return "", err
 	}
 	defer b.Close()
+	if err := probeExclusive(ctx, b, loc, me, data); err != nil {
+		return "", err
+	}
 	for attempt := 0; ; attempt++ {
 		if attempt == 10 {
 			return note, fmt.Errorf("lock %s keeps changing under this run; try again", LockKey)
@@ -297,6 +302,21 @@ func sweepClaims(ctx context.Context, b *blob.Bucket, loc string) {
 			deleteIfExists(ctx, b, o.Key)
 		}
 	}
+	// Probes left by a process killed mid-probe, once old enough not to be a live run's.
+	probes, err := list(ctx, b, &blob.ListOptions{Prefix: probePrefix, Delimiter: "/"})
+	if err != nil {
+		return
+	}
+	for _, o := range probes {
+		if o.IsDir || !lockHelperSealed(ctx, b, dir, local, o.Key) {
+			continue
+		}
+		raw, err := readLock(ctx, b, o.Key)
+		var l LockInfo
+		if err == nil && json.Unmarshal(raw, &l) == nil && time.Since(l.Started) > probeMaxAge {
+			deleteIfExists(ctx, b, o.Key)
+		}
+	}
 }
 
 // maxLockBytes bounds a lock or claim read: jemcheck's are a few hundred bytes.
@@ -338,6 +358,64 @@ func createExclusive(ctx context.Context, b *blob.Bucket, loc, key string, data 
 		return true, nil
 	}
 	return false, err
+}
+
+// Checked, not assumed. A store that ignores the does-not-exist precondition (an
+// S3-compatible server that ignores If-None-Match: *) would let a second run overwrite
+// a live run's lock, read its own bytes back and go on, deleting the first run's
+// staging folder. So before a run on a location that is not local creates its lock,
+// it creates a probe object of its own (probeKey: the lock's name, "probe-" and the
+// run id's hash, holding its LockInfo) exclusively twice: the second create must be
+// refused. A store that accepts it is refused, and nothing is written there but the
+// probe, deleted again. A probe left by a process killed between the two creates is
+// jemcheck's (lockHelperSealed) and removed by a later run once it is an hour old.
+
+// probePrefix starts the key of a probe of the store's exclusive create.
+const probePrefix = LockKey + ".probe-"
+
+// probeMaxAge is how old a left probe must be before a run holding the lock removes
+// it (a younger one may be another run's, between its two creates).
+const probeMaxAge = time.Hour
+
+func probeKey(runID string) string {
+	h := sha256.Sum256([]byte(runID))
+	return probePrefix + hex.EncodeToString(h[:8])
+}
+
+// NoExclusiveCreateError is the refusal of a store that does not honour exclusive
+// creates: jemcheck's lock cannot keep two runs apart there.
+type NoExclusiveCreateError struct{ Loc string }
+
+func (e *NoExclusiveCreateError) Error() string {
+	return fmt.Sprintf("--out %s: the store does not honour exclusive creates (it replaced an existing object although "+
+		"the write asked to create it only if absent: If-None-Match: * on S3), so jemcheck's lock cannot keep two runs "+
+		"from writing there at once; jemcheck will not run there: use a store that honours it (AWS S3, Google Cloud "+
+		"Storage, MinIO) or a local --out", e.Loc)
+}
+
+// probeExclusive checks, on a location that is not local, that the store refuses an
+// exclusive create of an existing object (see "Checked, not assumed").
+func probeExclusive(ctx context.Context, b *blob.Bucket, loc string, me LockInfo, data []byte) error {
+	if _, local := exclusiveDir(loc); local {
+		return nil // link(2), decided by the kernel
+	}
+	k := probeKey(me.RunID)
+	held, err := createExclusive(ctx, b, loc, k, data)
+	if err != nil {
+		return fmt.Errorf("probe the store's exclusive create (%s): %w", k, err)
+	}
+	defer deleteIfExists(context.WithoutCancel(ctx), b, k)
+	if held {
+		return fmt.Errorf("probe the store's exclusive create: %s exists already (another run with this run's id?)", k)
+	}
+	again, err := createExclusive(ctx, b, loc, k, data)
+	if err != nil {
+		return fmt.Errorf("probe the store's exclusive create (%s): %w", k, err)
+	}
+	if !again {
+		return &NoExclusiveCreateError{Loc: loc}
+	}
+	return nil
 }
 
 // exclusiveDir returns the directory of any local location, a file:// URL with a query

@@ -136,6 +136,19 @@ func StagingKey(runID string) string { return StagingPrefix + runID + "/" }
 type Layout struct {
 	Owned func(key string) bool
 	Dirs  []string // e.g. "figures/"
+	// Others names the jemcheck tool that writes key when this layout does not own it
+	// ("compare" for compare.html), "" for a name no jemcheck tool writes: a location
+	// holding another tool's output is refused by that name, never as an edited
+	// manifest or as the user's files. Nil: none.
+	Others func(key string) string
+}
+
+// other is the jemcheck tool that writes key outside this layout, or "".
+func (l Layout) other(key string) string {
+	if l.Others == nil || l.Owned(key) {
+		return ""
+	}
+	return l.Others(key)
 }
 
 // OwnershipError is the refusal to run into a location jemcheck does not own.
@@ -208,6 +221,9 @@ func checkOwnership(ctx context.Context, loc string, layout Layout, inputs []str
 			if ok, err := b.Exists(ctx, obj.Key+commitKey); err == nil && ok {
 				committing = true
 			}
+		case strings.HasPrefix(obj.Key, StagingPrefix) && obj.IsDir &&
+			spentStaging(ctx, b, dir, local, strings.TrimSuffix(strings.TrimPrefix(obj.Key, StagingPrefix), "/")):
+			// jemcheck's own, spent (its removal cut short): the next run removes it.
 		case obj.IsDir && isRunFolder(ctx, b, obj.Key):
 			// Another jemcheck run's output nested inside (./out/regress in ./out):
 			// not in this run's layout, so never touched, and not the user's clutter.
@@ -222,6 +238,15 @@ func checkOwnership(ctx context.Context, loc string, layout Layout, inputs []str
 	// hand, and a run would delete it.
 	if prev != nil {
 		for _, f := range prev.Files {
+			if tool := layout.other(f.Path); tool != "" {
+				// Another jemcheck tool's output (compare's in a regress --out): never
+				// replaced, its files are not this layout's to delete.
+				if prev.Pipeline != "" {
+					tool = prev.Pipeline
+				}
+				return nil, &OwnershipError{fmt.Sprintf("%s holds a %s output (run %s, whose %s lists %s); choose another --out",
+					strings.TrimSuffix(loc, "/"), tool, prev.RunID, ManifestKey, f.Path)}
+			}
 			if !layout.Owned(f.Path) {
 				return nil, &OwnershipError{fmt.Sprintf("%s/%s lists %s, which is not a jemcheck output name (the manifest "+
 					"was edited): jemcheck will not delete it; restore the manifest or choose another --out",
@@ -247,6 +272,12 @@ func checkOwnership(ctx context.Context, loc string, layout Layout, inputs []str
 			}
 		}
 		if len(others) > 0 && !overwrite {
+			for _, k := range others {
+				if tool := layout.other(k); tool != "" {
+					return nil, &OwnershipError{fmt.Sprintf("%s holds a %s output (%s); choose another --out, or pass --overwrite "+
+						"to write jemcheck's files beside it (none of its files is touched)", strings.TrimSuffix(loc, "/"), tool, describeKeys(others))}
+				}
+			}
 			return nil, &OwnershipError{fmt.Sprintf("--out %s is not empty (%s) and holds no jemcheck %s, "+
 				"so jemcheck will not write there: choose an empty or new directory, or pass --overwrite to write "+
 				"jemcheck's files beside these (objects with jemcheck's output names are then replaced; nothing else "+
@@ -333,7 +364,7 @@ func keyInside(out, in string) (string, bool) {
 	if od, ok := localDir(out); ok {
 		if isURL(in) {
 			pl, err := parseLoc(in)
-			if err != nil || pl.dir == "" || pl.fileQuery {
+			if err != nil || pl.dir == "" {
 				return "", false
 			}
 			in = pl.dir
@@ -357,7 +388,7 @@ func keyInside(out, in string) (string, bool) {
 		return "", false
 	}
 	pi, err := parseLoc(dir)
-	if err != nil || pi.url != po.url {
+	if err != nil || pi.dir != "" || !sameStore(pi.url, po.url) {
 		return "", false
 	}
 	full := pi.prefix + key
@@ -514,6 +545,11 @@ func Commit(ctx context.Context, loc string, info CommitInfo) (*Manifest, error)
 		if err := checkCommitLinks(ctx, b, loc, m, prev); err != nil {
 			return nil, err
 		}
+		// The store can copy: else the commit would stop after deleting the previous
+		// manifest (step 3), and every later run would fail to finish it.
+		if err := probeCopy(ctx, b, loc, st); err != nil {
+			return nil, err
+		}
 		data, _ := json.Marshal(prev) // nil → null
 		if err := b.WriteAll(ctx, st+commitKey, data, nil); err != nil {
 			return nil, fmt.Errorf("write commit journal: %w", err)
@@ -525,8 +561,16 @@ func Commit(ctx context.Context, loc string, info CommitInfo) (*Manifest, error)
 	if err := checkCommitLinks(ctx, b, loc, m, prev); err != nil {
 		return nil, err
 	}
-	// 3. From here on the location holds no complete run until step 6.
+	// 3. From here on the location holds no complete run until step 6. (A later pass
+	// that still finds the previous manifest checks again that the store can copy.)
 	dir, local := localDir(loc)
+	if !local {
+		if ok, err := b.Exists(ctx, ManifestKey); err == nil && ok {
+			if err := probeCopy(ctx, b, loc, st); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if err := deleteKey(ctx, b, dir, local, ManifestKey); err != nil {
 		return nil, err
 	}
@@ -791,6 +835,51 @@ func checkCollisions(ctx context.Context, b *blob.Bucket, m, prev *Manifest) err
 	return nil
 }
 
+// copyProbeKey, inside a staging folder, is the object a commit copies its staged
+// manifest to, to check that the store can copy (probeCopy).
+const copyProbeKey = ".jemcheck-copy-probe"
+
+// CopyError is the refusal to publish on a store that cannot copy an object: nothing
+// was published, and the previous run is as it was.
+type CopyError struct {
+	Loc string
+	Err error
+}
+
+func (e *CopyError) Error() string {
+	return fmt.Sprintf("the store cannot copy an object (a test copy of the staged %s failed: %v), and publishing a run there "+
+		"copies each file into place: nothing was published, and what --out held before is as it was", ManifestKey, e.Err)
+}
+
+func (e *CopyError) Unwrap() error { return e.Err }
+
+// probeCopy copies the staged manifest of the staging folder st to st+copyProbeKey,
+// checks the copy and deletes it: a location whose moves are copies (an object store)
+// must copy before a commit deletes the previous manifest. Local directories rename.
+func probeCopy(ctx context.Context, b *blob.Bucket, loc, st string) error {
+	if _, local := localDir(loc); local {
+		return nil
+	}
+	src, dst := st+ManifestKey, st+copyProbeKey
+	want, err := hashObject(ctx, b, src)
+	if err != nil {
+		return fmt.Errorf("check the store can copy: %w", err)
+	}
+	defer deleteIfExists(context.WithoutCancel(ctx), b, dst)
+	if err := b.Copy(ctx, dst, src, nil); err != nil {
+		return &CopyError{Loc: loc, Err: err}
+	}
+	got, err := hashObject(ctx, b, dst)
+	if err != nil {
+		return &CopyError{Loc: loc, Err: err}
+	}
+	if got.Size != want.Size || got.SHA256 != want.SHA256 {
+		return &CopyError{Loc: loc, Err: fmt.Errorf("the copy has %d bytes sha256 %s, the original %d bytes sha256 %s",
+			got.Size, got.SHA256, want.Size, want.SHA256)}
+	}
+	return nil
+}
+
 // move moves the object src to dst: a rename within a local directory (creating dst's
 // folders), else a copy then a delete of src. A src that is gone was moved already.
 func move(ctx context.Context, b *blob.Bucket, dir string, local bool, src, dst string) error {
@@ -834,7 +923,9 @@ func removeEmptyParents(dir, key string) {
 func removeStaging(ctx context.Context, b *blob.Bucket, dir string, local bool, runID string) error {
 	st := StagingKey(runID)
 	if local {
-		if err := removeAllLocal(dir, strings.TrimSuffix(st, "/")); err != nil {
+		// The seal goes last here too (removeSealLast): a folder cut short while
+		// being removed is still jemcheck's to the next run, which removes the rest.
+		if err := removeSealLast(dir, strings.TrimSuffix(st, "/"), StagingSealKey); err != nil {
 			return fmt.Errorf("remove staging folder %s: %w", st, err)
 		}
 		return nil
@@ -923,8 +1014,27 @@ func RecoverStaging(ctx context.Context, loc, self string) ([]string, error) {
 	}
 	lines := lines0
 	dir, local := localDir(loc)
+	if local {
+		// An empty folder is not listed: read the directory itself.
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			id, ok := strings.CutPrefix(e.Name(), StagingPrefix)
+			if ok && e.IsDir() && id != self && id != "" && !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+	}
 	for _, id := range ids {
 		if ok, why := stagingSealed(ctx, b, dir, local, id); !ok {
+			if spentStaging(ctx, b, dir, local, id) {
+				// jemcheck's own, its removal cut short after the seal went.
+				if err := removeStaging(ctx, b, dir, local, id); err != nil {
+					return lines, err
+				}
+				lines = append(lines, fmt.Sprintf("removed %s, a spent staging folder whose removal was cut short "+
+					"(no seal left, and nothing in it but jemcheck's bookkeeping and files matching their hash records)", StagingKey(id)))
+				continue
+			}
 			// Not jemcheck's (a user's folder with a staging name): left alone.
 			lines = append(lines, fmt.Sprintf("left %s alone: it is not a staging folder jemcheck sealed (%s)", StagingKey(id), why))
 			continue

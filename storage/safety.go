@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -219,9 +221,12 @@ func deleteLocal(dir, key string) error {
 	return nil
 }
 
-// removeAllLocal removes the folder rel of the local directory dir and everything in
-// it, without following links (a link inside is removed, not its target).
-func removeAllLocal(dir, rel string) error {
+// removeSealLast removes the folder rel of the local directory dir and everything in
+// it, without following links (a link inside is removed, not its target), its file
+// seal (a name directly in it) last, and then the emptied folder: a removal cut short
+// leaves the seal while anything else is left (also a file that appeared meanwhile:
+// then it stops with an error, the seal kept).
+func removeSealLast(dir, rel, seal string) error {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return err
@@ -230,13 +235,51 @@ func removeAllLocal(dir, rel string) error {
 	if isLink(dir, rel) {
 		return linkRefusal("--out "+dir, dir, rel)
 	}
-	return root.RemoveAll(filepath.FromSlash(rel))
+	f, err := root.Open(filepath.FromSlash(rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ents, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if e.Name() != seal {
+			if err := root.RemoveAll(filepath.Join(filepath.FromSlash(rel), e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	if f, err := root.Open(filepath.FromSlash(rel)); err == nil {
+		left, _ := f.ReadDir(-1)
+		f.Close()
+		for _, e := range left {
+			if e.Name() != seal {
+				return fmt.Errorf("%s appeared in %s while it was removed", e.Name(), rel)
+			}
+		}
+	}
+	if err := root.Remove(filepath.Join(filepath.FromSlash(rel), seal)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := root.Remove(filepath.FromSlash(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // Overlap says how the folders out and in overlap: "" when they do not, else "is the
 // same folder as", "is inside" (out is inside in) or "contains" (in is inside out).
-// Local paths are compared after resolving links (of the part that exists); bucket
-// URLs when they name the same bucket, by their key prefixes.
+// Locations are compared by identity, not by spelling:
+//   - local paths after resolving links (of the part that exists), and then by device
+//     and inode: the same folder reached by another path (a bind mount) is the same;
+//   - bucket URLs when they name the same store (sameStore: the scheme, the bucket and
+//     the endpoint, normalised: localhost and 127.0.0.1, a default port, a trailing
+//     slash), by their key prefixes.
 func Overlap(out, in string) string {
 	po, err1 := parseLoc(out)
 	pi, err2 := parseLoc(in)
@@ -246,11 +289,93 @@ func Overlap(out, in string) string {
 	switch {
 	case po.dir != "" && pi.dir != "":
 		a, b := resolvePath(po.dir), resolvePath(pi.dir)
-		return relation(a, b, string(filepath.Separator))
-	case po.dir == "" && pi.dir == "" && po.url == pi.url:
+		if r := relation(a, b, string(filepath.Separator)); r != "" {
+			return r
+		}
+		return sameFileRelation(a, b)
+	case po.dir == "" && pi.dir == "" && sameStore(po.url, pi.url):
 		return relation("/"+po.prefix, "/"+pi.prefix, "/")
 	}
 	return ""
+}
+
+// sameFileRelation compares the absolute paths a (out) and b (in) by device and inode:
+// "is the same folder as" when a is b, "is inside" when an existing ancestor of a is b,
+// "contains" when an existing ancestor of b is a; "" otherwise (or where nothing can
+// be compared).
+func sameFileRelation(a, b string) string {
+	// sameAs reports whether the existing folder p is the folder whose info is fi.
+	sameAs := func(p string, fi fs.FileInfo) bool {
+		pi, err := os.Stat(p)
+		return err == nil && os.SameFile(pi, fi)
+	}
+	if bi, err := os.Stat(b); err == nil && bi.IsDir() {
+		for cur, first := a, true; ; first = false {
+			if sameAs(cur, bi) {
+				if first {
+					return "is the same folder as"
+				}
+				return "is inside"
+			}
+			parent := filepath.Dir(cur)
+			if parent == cur {
+				break
+			}
+			cur = parent
+		}
+	}
+	if ai, err := os.Stat(a); err == nil && ai.IsDir() {
+		for cur := filepath.Dir(b); ; {
+			if sameAs(cur, ai) {
+				return "contains"
+			}
+			parent := filepath.Dir(cur)
+			if parent == cur {
+				break
+			}
+			cur = parent
+		}
+	}
+	return ""
+}
+
+// sameStore reports whether the bucket URLs a and b (as parseLoc builds them: no path,
+// no prefix) name the same bucket of the same store: the same scheme and bucket, and
+// the same endpoint once normalised (storeEndpoint). The other parameters (region,
+// path-style addressing, ...) say how to reach a store, not which store it is.
+func sameStore(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Host, ub.Host) &&
+		storeEndpoint(ua.Query().Get("endpoint")) == storeEndpoint(ub.Query().Get("endpoint"))
+}
+
+// storeEndpoint normalises an endpoint URL for comparison: the scheme and host in lower
+// case, every loopback name (localhost, 127.0.0.0/8, ::1) as one, the scheme's default
+// port dropped, trailing slashes dropped.
+func storeEndpoint(e string) string {
+	if e == "" {
+		return ""
+	}
+	u, err := url.Parse(strings.TrimSpace(e))
+	if err != nil || u.Host == "" {
+		return strings.ToLower(strings.TrimRight(e, "/"))
+	}
+	scheme := strings.ToLower(u.Scheme)
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if ip := net.ParseIP(host); host == "localhost" || strings.HasSuffix(host, ".localhost") || ip != nil && ip.IsLoopback() {
+		host = "loopback"
+	}
+	if scheme == "http" && port == "80" || scheme == "https" && port == "443" {
+		port = ""
+	}
+	return scheme + "://" + host + ":" + port + strings.TrimRight(u.EscapedPath(), "/")
 }
 
 // relation compares two cleaned paths a (out) and b (in) with separator sep.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -28,8 +29,9 @@ import (
 //     it: its key, size and SHA-256. A resumed run reuses a kept block only if each of
 //     its files matches its record (else the block is recomputed), and publishing
 //     refuses a staged file that differs from its record.
-//   - A takeover claim or temporary lock file (.jemcheck.lock.*) holds the LockInfo of
-//     the run that wrote it; anything else under such a name is not jemcheck's.
+//   - A takeover claim, temporary lock file or probe (.jemcheck.lock.*) holds the
+//     LockInfo of the run that wrote it; anything else under such a name is not
+//     jemcheck's.
 
 // StagingSealKey is the seal of a staging folder, inside it.
 const StagingSealKey = ".jemcheck-seal.json"
@@ -118,6 +120,93 @@ func stagingSealed(ctx context.Context, b *blob.Bucket, dir string, local bool, 
 	return true, ""
 }
 
+// runIDName matches the run ids NewRunID makes.
+var runIDName = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}$`)
+
+// spentStaging reports whether run id's staging folder in b, which has no seal, is
+// what a removal of jemcheck's cut short left (a kill while a spent staging folder was
+// deleted: an earlier jemcheck removed a local folder's seal first, among the rest),
+// so that a later run may remove it: its name is a run id's, it is a real folder
+// (where dir is local) with no link and nothing but folders and regular files in it,
+// and it holds nothing but jemcheck's bookkeeping (its staged manifest, naming run id;
+// the commit journal; the copy probe; part records) and part files that match their
+// records, with the staged manifest among them; or, a local folder, nothing at all.
+// Anything else (a user's folder, one file of unknown origin) is not jemcheck's.
+func spentStaging(ctx context.Context, b *blob.Bucket, dir string, local bool, id string) bool {
+	if !runIDName.MatchString(id) {
+		return false
+	}
+	st := StagingKey(id)
+	if local {
+		root := filepath.Join(dir, StagingPrefix+id)
+		if fi, err := os.Lstat(root); err != nil || !fi.IsDir() {
+			return false
+		}
+		odd := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && !d.Type().IsRegular() {
+				return fs.ErrInvalid // a link, a pipe, a device
+			}
+			return nil
+		})
+		if odd != nil {
+			return false
+		}
+	}
+	objs, err := list(ctx, b, &blob.ListOptions{Prefix: st})
+	if err != nil {
+		return false
+	}
+	if len(objs) == 0 {
+		return local // an empty folder (an object store has no empty folders)
+	}
+	named := false
+	for _, o := range objs {
+		if o.IsDir {
+			continue
+		}
+		k := strings.TrimPrefix(o.Key, st)
+		switch {
+		case k == ManifestKey, k == copyProbeKey:
+			m, err := readManifest(ctx, b, o.Key)
+			if err != nil || m.RunID != id {
+				return false
+			}
+			named = named || k == ManifestKey
+		case k == commitKey:
+			j, err := ReadSmallKey(ctx, b, o.Key, MaxMetadataBytes)
+			if err != nil {
+				return false
+			}
+			if !bytes.Equal(bytes.TrimSpace(j), []byte("null")) {
+				if _, err := decodeManifest(j); err != nil {
+					return false
+				}
+			}
+		case strings.HasPrefix(k, partSealPrefix):
+			part, ok := strings.CutSuffix(strings.TrimPrefix(k, partSealPrefix), ".json")
+			if !ok {
+				return false
+			}
+			if _, err := readPartRecord(ctx, b, st, part); err != nil {
+				return false
+			}
+		default:
+			want, err := readPartRecord(ctx, b, st, k)
+			if err != nil {
+				return false
+			}
+			got, err := hashObject(ctx, b, o.Key)
+			if err != nil || got.Size != want.Size || got.SHA256 != want.SHA256 {
+				return false
+			}
+		}
+	}
+	return named
+}
+
 // PartRecord is the hash record of a part file, written when the file is written.
 type PartRecord struct {
 	Path   string `json:"path"`
@@ -189,7 +278,7 @@ func VerifyPart(ctx context.Context, b *blob.Bucket, key string) error {
 }
 
 // claimName matches the names of jemcheck's takeover claims and temporary lock files.
-var claimName = regexp.MustCompile(`^` + regexp.QuoteMeta(LockKey) + `\.(takeover\.[0-9a-f]{32}|tmp-[0-9]+)$`)
+var claimName = regexp.MustCompile(`^` + regexp.QuoteMeta(LockKey) + `\.(takeover\.[0-9a-f]{32}|tmp-[0-9]+|probe-[0-9a-f]{16})$`)
 
 // lockHelperSealed reports whether the lock helper key (a takeover claim or a
 // temporary lock file) is jemcheck's: its name is one jemcheck gives and it holds a
@@ -225,5 +314,5 @@ func isLockInfo(data []byte) bool {
 // stagingBookkeeping reports whether key, relative to a staging folder, is jemcheck's
 // bookkeeping there (never published).
 func stagingBookkeeping(key string) bool {
-	return key == commitKey || key == ManifestKey || key == StagingSealKey || strings.HasPrefix(key, partSealPrefix)
+	return key == commitKey || key == ManifestKey || key == StagingSealKey || key == copyProbeKey || strings.HasPrefix(key, partSealPrefix)
 }

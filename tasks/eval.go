@@ -214,6 +214,8 @@ func SetRunColumns(row *schemas.ResultRow, t *Trained) {
 	}
 	p.SetColumns(row, px)
 	SetMethod(row, t.Run, p)
+	nan := math.NaN() // the Z-free divergences: a kind that measures them sets them after
+	row.FisherDiv, row.FisherDivSE, row.FisherDivCond, row.FisherDivCondSE, row.LogRatioSD, row.LogRatioSDSE = nan, nan, nan, nan, nan, nan
 }
 
 // SetMethod writes the row's method-owned columns: the run's method options in the

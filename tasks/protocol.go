@@ -91,6 +91,32 @@ func (o Options) HoldoutSplit(n int) int {
 	return max(1, n-h)
 }
 
+// HeldOut is the held-out marker of draw j (in draw order) of a task's n draws: 1 when
+// the options hold it out of training (the last ⌈n·holdout⌉ draws, HoldoutSplit), 0
+// when every method trains on it. Options without a selection rule (Select "": the run
+// has no kind that selects) hold nothing out. The kinds without a split (tables and
+// binary tables, which train on every draw) write 0 whatever the options.
+func (o Options) HeldOut(j, n int) int64 {
+	if o.Select == "" || j < o.HoldoutSplit(n) {
+		return 0
+	}
+	return 1
+}
+
+// Split is the held-out split of point p's draws under the options: per task, the
+// draws trained on (the first) and held out (the last; HeldOut marks them). Kinds that
+// read no selection rule (Kind.Axes without "select": tables and binary tables) train
+// on every draw.
+func (o Options) Split(p Point) (train, heldout int) {
+	n := p.Samples
+	k, err := Of(p.Task)
+	if err != nil || o.Select == "" || !slices.Contains(k.Axes(), "select") {
+		return n, 0
+	}
+	t := o.HoldoutSplit(n)
+	return t, n - t
+}
+
 // CheckEvery is the cadence of a run's checks (held-out NLL and curve points):
 // --eval_every where set, else Steps/Checks (at least 1).
 func (o Options) CheckEvery(steps int) int {

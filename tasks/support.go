@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"gocloud.dev/blob"
+
+	"github.com/jemcheck/jemcheck/schemas"
 )
 
 // Support is a point's evaluation support as a user's model sees it (pipelines/export
@@ -44,6 +46,38 @@ func SupportOf(p Point) (Support, Supporter, error) {
 		return Support{}, nil, fmt.Errorf("%s have no evaluation support a model outside jemcheck can be evaluated on yet", k.Noun())
 	}
 	return s.Support(p), s, nil
+}
+
+// Arrayer is a kind an export writes as numpy arrays, one .npz file per task, where it
+// has no finite support to give logits on (images: a user's model is judged as an ONNX
+// classifier, pipelines/evaluate --onnx). Its sources are ArraySources.
+type Arrayer interface {
+	// ArraysPath is the .npz file of task id of point p.
+	ArraysPath(p Point, taskID int64) string
+	// ArraysAbout names each array of a task's file: its shape, dtype and meaning.
+	ArraysAbout(p Point, o Options) map[string]string
+	// ONNXAbout says how a user's classifier is given for the point's tasks.
+	ONNXAbout(p Point) schemas.ExportONNX
+}
+
+// ArraySource is the Source of an Arrayer: it writes the .npz files of a block's tasks
+// (Arrayer.ArraysPath) and returns their keys.
+type ArraySource interface {
+	WriteArrays(ctx context.Context, b Block, bucket *blob.Bucket) ([]string, error)
+}
+
+// Exportable checks that an export can write point p's tasks: its kind has an
+// evaluation support (Supporter) or is written as arrays (Arrayer).
+func Exportable(p Point) error {
+	k, err := Of(p.Task)
+	if err != nil {
+		return err
+	}
+	if _, ok := k.(Arrayer); ok {
+		return nil
+	}
+	_, _, err = SupportOf(p)
+	return err
 }
 
 // SupportPath is the support file of a point: points/point-NNNN.parquet.

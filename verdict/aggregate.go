@@ -111,7 +111,7 @@ func finishPoint(ps *schemas.PointSummary, g schemas.Grid, rule Rule, pairs []Sa
 	var exact string
 	switch {
 	case rule == NoReference:
-		ps.Verdict = schemas.Verdict{Reason: "no verdict: exact JEM does not exist on " + ps.Params.Task +
+		ps.Verdict = schemas.Verdict{Reason: noExactPrefix + ps.Params.Task +
 			" (the model's log Z is intractable at this scale); each method is measured against the truth itself: " +
 			"its conditional KL to the Bayes classifier, accuracy against Bayes, ECE, OOD against the true density, " +
 			"and a lower bound on its joint KL where the annealed importance sampling passes its calibration on the truth"}

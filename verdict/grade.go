@@ -261,6 +261,17 @@ var causeWords = map[string]string{
 	CauseTables: "too few tables to decide", CauseNonfinite: "infinite KL", CauseExact: "not below the baseline's KL",
 }
 
+// noExactPrefix opens the verdict of a point where exact JEM does not exist (the rule
+// NoReference: image-like tasks).
+const noExactPrefix = "no verdict: exact JEM does not exist on "
+
+// NoExact reports whether a point's kind has no exact JEM (its rule is NoReference:
+// image-like tasks): nothing there is graded against exact JEM or judged by the table
+// checks, and each method is measured against the truth itself.
+func NoExact(ps schemas.PointSummary) bool {
+	return !ps.Verdict.Decided && strings.HasPrefix(ps.Verdict.Reason, noExactPrefix)
+}
+
 // exactSentence says whether exact JEM holds at a point, with its KL from the truth
 // beside the baseline's, in nats.
 func exactSentence(ps schemas.PointSummary, v schemas.Verdict) string {
@@ -341,7 +352,11 @@ func pointHeadline(ps schemas.PointSummary, v schemas.Verdict) string {
 		parts = append(parts, recipeSentence(c, v.Decided))
 	}
 	head := exactSentence(ps, v) + "."
-	if !v.Decided {
+	switch {
+	case NoExact(ps):
+		// Not undecided for want of tasks: no number of tasks gives a verdict here.
+		head = "No verdict: exact JEM does not exist on " + ps.Params.Task + "; each method is measured against the truth itself."
+	case !v.Decided:
 		why := strings.TrimPrefix(v.Reason, "undecided: ")
 		if i := strings.IndexAny(why, ";("); i > 0 {
 			why = strings.TrimSpace(why[:i])
@@ -464,8 +479,8 @@ const maxTerminalPoints = 12
 // (up to maxTerminalPoints) exact JEM's KL beside the baseline's and each recipe's
 // graded line in nats with its unstable count, then "verdict: " and the reason.
 func Print(w io.Writer, sum schemas.Summary) {
-	if p := sum.Protocol; p != nil {
-		fmt.Fprintf(w, "protocol: %s\n", ProtocolLine(*p))
+	if p := ProtocolText(sum); p != "" {
+		fmt.Fprintf(w, "protocol: %s\n", p)
 	}
 	if sum.Verdict.Headline != "" {
 		fmt.Fprintf(w, "headline: %s\n", sum.Verdict.Headline)
@@ -521,7 +536,12 @@ func MethodTable(ps schemas.PointSummary) []string {
 		}
 		return append(out, alignRows(rows, 14, 22, 26, 18, 10)...)
 	}
-	out := []string{fmt.Sprintf("compared on %d tasks of %s: each method's joint KL(p‖q) from the exact truth, in nats; each recipe's excess over exact JEM trained the same way on the same tasks", tasks, ps.Params.Task)}
+	how := "each recipe's excess over exact JEM trained the same way on the same tasks"
+	if ext := externals(ps); len(ext) > 0 {
+		how = "each recipe's excess over exact JEM on the same tasks (" + strings.Join(ext, ", ") +
+			plural(ext, " was trained outside jemcheck and is", " were trained outside jemcheck and are") + " scored as given; jemcheck's methods were trained the same way)"
+	}
+	out := []string{fmt.Sprintf("compared on %d tasks of %s: each method's joint KL(p‖q) from the exact truth, in nats; %s", tasks, ps.Params.Task, how)}
 	rows := [][]string{{"method", "joint KL [p10, p90]", "excess over exact JEM [95% CI]", "grade", "rank"}}
 	for _, m := range ps.Methods {
 		kl := fmt.Sprintf("%s [%s, %s]", nats(m.KLJoint.Mean, false), nats(m.KLJoint.P10, false), nats(m.KLJoint.P90, false))
@@ -601,10 +621,67 @@ func PointLines(ps schemas.PointSummary) []string {
 		case c.Grade == GradeMatches:
 			grade = fmt.Sprintf("matches (within %s nats)", nats(c.MatchesWithin, false))
 		}
-		out = append(out, fmt.Sprintf("  %-14s %s nats [%s, %s] over exact JEM: %s; unstable %d of %d runs", c.Method,
-			nats(c.Excess, true), nats(c.ExcessCILow, false), nats(c.ExcessCIHigh, false), grade, c.Unstable, c.Runs))
+		unstable := fmt.Sprintf("; unstable %d of %d runs", c.Unstable, c.Runs)
+		if methods.IsExternal(c.Method) {
+			unstable = "; trained outside jemcheck" // no held-out NLL of jemcheck's to flag it by
+		}
+		out = append(out, fmt.Sprintf("  %-14s %s nats [%s, %s] over exact JEM: %s%s", c.Method,
+			nats(c.Excess, true), nats(c.ExcessCILow, false), nats(c.ExcessCIHigh, false), grade, unstable))
 	}
 	return out
+}
+
+// externals are the point's models trained outside jemcheck (methods.IsExternal).
+func externals(ps schemas.PointSummary) []string {
+	var out []string
+	for _, m := range ps.Methods {
+		if methods.IsExternal(m.Method) {
+			out = append(out, m.Method)
+		}
+	}
+	return out
+}
+
+// plural is one when xs has one element, else many.
+func plural(xs []string, one, many string) string {
+	if len(xs) == 1 {
+		return one
+	}
+	return many
+}
+
+// ProtocolText is the run's protocol in one line as the terminal and the report state
+// it: "" where the run declares none or trains nothing itself (every method a model
+// trained outside jemcheck); beside such a model, it says that the protocol is not its.
+func ProtocolText(sum schemas.Summary) string {
+	if sum.Protocol == nil {
+		return ""
+	}
+	var ext []string
+	trained := false
+	for _, ps := range sum.Points {
+		for _, m := range ps.Methods {
+			switch {
+			case !methods.IsExternal(m.Method):
+				trained = true
+			case !slices.Contains(ext, m.Method):
+				ext = append(ext, m.Method)
+			}
+		}
+	}
+	if !trained && len(ext) > 0 {
+		return ""
+	}
+	line := ProtocolLine(*sum.Protocol)
+	if len(ext) > 0 {
+		line += "; " + strings.Join(ext, ", ") + plural(ext, " was", " were") + " trained outside jemcheck: the protocol is jemcheck's methods', and " +
+			plural(ext, "it is", "they are") + " scored as given"
+		if h := sum.Protocol.Holdout; h > 0 { // the split an export states (export.json split, the samples' heldout column)
+			line += fmt.Sprintf("; jemcheck's methods (the exact-JEM reference among them, where the kind has one) trained on the same split the export gave %s: "+
+				"the first %.4g%% of each task's draws (heldout = 0), the last %.4g%% held out", strings.Join(ext, ", "), 100*(1-h), 100*h)
+		}
+	}
+	return line
 }
 
 // ProtocolLine is the protocol in one line.

@@ -121,6 +121,18 @@ var distFields = []func(r *schemas.ResultRow) float64{
 		}
 		return calibrated(r, 0)
 	},
+	func(r *schemas.ResultRow) float64 { return zfree(r.FisherDiv, r.FisherDivSE) },
+	func(r *schemas.ResultRow) float64 { return zfree(r.FisherDivCond, r.FisherDivCondSE) },
+	func(r *schemas.ResultRow) float64 { return zfree(r.LogRatioSD, r.LogRatioSDSE) },
+}
+
+// zfree is a Z-free divergence's value, NaN (left out) where it was not measured: NaN in
+// the row, or 0 with a 0 standard error (a results file written before the columns).
+func zfree(v, se float64) float64 {
+	if v == 0 && se == 0 {
+		return math.NaN()
+	}
+	return v
 }
 
 // calibrated is a column of the bound on the joint KL (image tasks), NaN (left out of
@@ -161,7 +173,8 @@ func distsOf(ms *schemas.MethodSummary) []*schemas.Dist {
 		&ms.SamplesTVNoise, &ms.SamplesTVBuffer, &ms.TrainMS, &ms.KLJointAveraged, &ms.RefGap,
 		&ms.BestTemperature, &ms.KLJointBestTemperature,
 		&ms.SelectedStep, &ms.GradEvals, &ms.GradEvalsSelected, &ms.CPUSeconds, &ms.HeldoutNLL, &ms.HeldoutNLLFinal,
-		&ms.KLJointLower, &ms.KLMarginalLower, &ms.AISESS, &ms.AISAccepted}
+		&ms.KLJointLower, &ms.KLMarginalLower, &ms.AISESS, &ms.AISAccepted,
+		&ms.FisherDiv, &ms.FisherDivCond, &ms.LogRatioSD}
 }
 
 // checkMoments are the verdict's ratios of one converged run, in the order of

@@ -334,8 +334,13 @@ func decide2D(ps schemas.PointSummary, all []SamplerPairs, _ uint64, th Threshol
 		return schemas.Verdict{Pairs: paired, Excluded: excluded, Reason: why}
 	}
 	exactNote := ""
-	if exact != "" {
+	switch {
+	case exact != "":
 		exactNote = "; exact JEM " + exact + ": " + exactWhy
+	case methodOf(ps, methods.Yardstick()) != nil:
+		// The verdict rests on the recipes alone: say so, so that a HOLDS is never read
+		// as exact JEM holding too.
+		exactNote = "; exact JEM itself not judged: no baseline ran"
 	}
 	if nonfinite > 0 {
 		checks := samplerChecks(ps, th)

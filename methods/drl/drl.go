@@ -1,6 +1,7 @@
 package drl
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/jemcheck/jemcheck/methods"
@@ -29,8 +30,29 @@ func init() {
 	methods.Register(methods.Method{Name: Name, Order: 24,
 		Doc:     "diffusion recovery likelihood at one noise level: maximise log q(x|x̃) ∝ ℓ(x) − ‖x − x̃‖²/(2σ²) for x̃ = x + σε, its negatives by Langevin on q(·|x̃) from x̃ (no time input: one σ)",
 		Source:  "Gao, Song, Poole, Wu & Kingma, ICLR 2021",
-		Sampler: true, KernelOnly: true, Defaults: defaults,
+		Sampler: true, KernelOnly: true, Defaults: defaults, Validate: validate,
 		Trainers: map[string]any{methods.KindPlane: spec2D, methods.KindPlane + ".sampler": sampler2D}})
+}
+
+// validate refuses options whose chains the float32 kernels cannot run: σ, the
+// Langevin step s²/2 = b²σ²/2 and its noise s = √(b²σ²) must each be a nonzero float32
+// (σ = 1e308 overflows; σ or b² = 1e-320 underflows to a chain without noise, which
+// failed inside training with the kernel's own message).
+func validate(g schemas.Grid) error {
+	var o Options
+	methods.Decode(g, &o)
+	if err := methods.CheckFloat32("drl_sigma", o.Sigma); err != nil {
+		return err
+	}
+	s2 := o.Step * o.Sigma * o.Sigma
+	for _, v := range []float64{s2 / 2, math.Sqrt(s2)} {
+		if !(v > 0) || v > math.MaxFloat32 || float32(v) == 0 {
+			return fmt.Errorf("drl_sigma=%v, drl_step=%v: the Langevin step b²σ²/2 = %.3g and its noise √(b²σ²) = %.3g must each be "+
+				"within the range of float32 (%.3g to %.3g), in which the kernels compute", o.Sigma, o.Step, s2/2, math.Sqrt(s2),
+				math.SmallestNonzeroFloat32, math.MaxFloat32)
+		}
+	}
+	return nil
 }
 
 // sampler2D is the sampler the 2-D evaluation reruns fresh (tasks/plane's short run):

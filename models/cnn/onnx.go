@@ -56,6 +56,20 @@ func ParseONNX(data []byte, name string) (*ONNXModel, error) {
 	if err := checkDeclared(m); err != nil {
 		return nil, fmt.Errorf("cnn: ONNX %s: %w", name, err)
 	}
+	if err := checkOps(m); err != nil { // before anything is compiled: the op and its PyTorch layer
+		return nil, fmt.Errorf("cnn: ONNX %s: %w", name, err)
+	}
+	if changed, err := rewriteOps(m); err != nil {
+		return nil, fmt.Errorf("cnn: ONNX %s: %w", name, err)
+	} else if changed {
+		if err := catch(func() error {
+			var err error
+			m, err = rewritten(m)
+			return err
+		}); err != nil {
+			return nil, fmt.Errorf("cnn: ONNX %s: rewriting its Sigmoid nodes: %w", name, err)
+		}
+	}
 	dims := m.InputsShapes[0].Dimensions
 	if len(dims) < 2 {
 		return nil, fmt.Errorf("cnn: ONNX %s input %q has rank %d, want a batch axis and image axes", name, m.InputsNames[0], len(dims))

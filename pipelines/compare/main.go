@@ -16,13 +16,13 @@ import (
 	"io"
 	"os"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
 	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/stages"
 	"github.com/jemcheck/jemcheck/stages/render"
 	"github.com/jemcheck/jemcheck/storage"
 	"github.com/jemcheck/jemcheck/verdict"
@@ -48,7 +48,7 @@ func main() {
 }
 
 // owned are compare's output names.
-var owned = regexp.MustCompile(`^(compare\.html|compare\.json)$`)
+var owned = stages.CompareOutputs
 
 // run reads the runs, compares them and publishes the page into out.
 func run(ctx context.Context, runs []string, out string, overwrite bool, w io.Writer) error {
@@ -158,7 +158,12 @@ func publish(ctx context.Context, out string, overwrite bool, inputs []string, f
 	if err := storage.CheckWritable(ctx, out); err != nil {
 		return launch.BadInput("out: %v", err)
 	}
-	layout := storage.Layout{Owned: owned.MatchString}
+	layout := storage.Layout{Owned: owned.MatchString, Others: func(k string) string {
+		if stages.OwnedOutput(k) {
+			return "jemcheck run" // the manifest names its pipeline (a regress run's --out)
+		}
+		return stages.OtherOutput(k)
+	}}
 	if _, err := storage.CheckOwnership(ctx, out, layout, inputs, overwrite); err != nil {
 		return ownershipError(err)
 	}

@@ -1,16 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -114,7 +117,13 @@ func (r *commandRun) cleanup() { os.RemoveAll(r.dir) }
 // runCommandChecked checks --out as the run will (with the external model the command
 // is expected to give), takes --out's lock, and runs the command while holding it; the
 // lock is released before the run takes it again.
+//
+// A dry run (--dry_run) runs no command: it makes the checks and returns nil, nil.
 func runCommandChecked(ctx context.Context, c Config, p tasks.Point, compare []string) (ran *commandRun, err error) {
+	if c.CommandTimeout < 0 || c.CommandTimeout == 0 && launch.Given("command_timeout") {
+		return nil, launch.BadInput("command_timeout: %v: give how long the command may run, a positive duration such as 30m or 2h (default %v)",
+			c.CommandTimeout, DefaultCommandTimeout)
+	}
 	pre, err := readConfig(ctx, c.From)
 	if err != nil {
 		return nil, err
@@ -127,6 +136,13 @@ func runCommandChecked(ctx context.Context, c Config, p tasks.Point, compare []s
 	if err := launch.Prepare(ctx, &pre); err != nil {
 		return nil, err
 	}
+	if dryRun() {
+		// Prepare made a dry run's checks (read only); the user's command does work
+		// (trains, writes), so a dry run never runs it, and takes no lock.
+		fmt.Fprintf(c.Stdout, "evaluate: dry run: --command %s was not run; the checks passed; nothing submitted or written\n",
+			methods.Quote(c.Command))
+		return nil, nil
+	}
 	createdOut := ""
 	if dir, ok := storage.LocalDir(c.Out); ok {
 		if _, err := os.Stat(dir); os.IsNotExist(err) {
@@ -136,7 +152,7 @@ func runCommandChecked(ctx context.Context, c Config, p tasks.Point, compare []s
 	host, _ := os.Hostname()
 	note, err := storage.AcquireLock(ctx, c.Out, storage.LockInfo{RunID: pre.RunID, Pipeline: "evaluate",
 		Host: host, PID: os.Getpid(), Started: time.Now().UTC()})
-	if le := (*storage.LockedError)(nil); errors.As(err, &le) {
+	if le, ne := (*storage.LockedError)(nil), (*storage.NoExclusiveCreateError)(nil); errors.As(err, &le) || errors.As(err, &ne) {
 		return nil, launch.BadInput("%v", err)
 	}
 	if err != nil {
@@ -167,11 +183,25 @@ func runCommandChecked(ctx context.Context, c Config, p tasks.Point, compare []s
 	return ran, nil
 }
 
+// dryRun reports whether --dry_run is set (Beam's flag: a Dataflow dry run; Prepare
+// refuses it on runners that have none).
+func dryRun() bool {
+	f := flag.Lookup("dry_run")
+	return f != nil && f.Value.String() == "true"
+}
+
 // exitFunc ends the process after a signal (tests replace it).
 var exitFunc = os.Exit
 
 // runCommand runs the user's command, which writes its logits to ran.logits, with the
 // timeout and the signal handling described above; release gives --out's lock back.
+//
+// Whatever way the shell ends (it exits, it overruns the timeout, evaluate gets a
+// signal, ctx ends), the command's process group is ended before runCommand returns:
+// SIGTERM, then SIGKILL to whatever of it is left after killGrace, and evaluate waits
+// until none of it is running (endGroup). A background child of a command that
+// succeeded is ended too, and one that ignores SIGTERM gets the SIGKILL. (A process
+// that leaves the group, by setsid or setpgid, is out of evaluate's reach.)
 func runCommand(ctx context.Context, c Config, ran *commandRun, release func()) error {
 	export := c.From
 	if dir, ok := storage.LocalDir(c.From); ok {
@@ -181,36 +211,68 @@ func runCommand(ctx context.Context, c Config, ran *commandRun, release func()) 
 	if timeout <= 0 {
 		timeout = DefaultCommandTimeout
 	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	line := shellCommand(c.Command)
-	cmd := exec.CommandContext(cctx, "sh", "-c", line)
+	cmd := exec.Command("sh", "-c", line)
 	cmd.Env = append(os.Environ(), envExport+"="+export, envLogits+"="+ran.logits)
-	cmd.Stdout, cmd.Stderr = c.Stdout, c.Stdout
+	// The command's output goes to c.Stdout: directly when it is a file (a terminal
+	// stays a terminal to the user's program), else through a pipe evaluate copies,
+	// so that the shell's exit is seen at once even while a background child of it
+	// holds the output open.
+	var copied chan struct{}
+	var pr, pw *os.File
+	if f, ok := c.Stdout.(*os.File); ok {
+		cmd.Stdout, cmd.Stderr = f, f
+	} else {
+		var err error
+		if pr, pw, err = os.Pipe(); err != nil {
+			return fmt.Errorf("command: %w", err)
+		}
+		cmd.Stdout, cmd.Stderr = pw, pw
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its own group: ended as a whole
-	cmd.Cancel = func() error { return endGroup(cmd.Process.Pid) }
-	cmd.WaitDelay = killGrace + time.Second
 	fmt.Fprintf(c.Stdout, "evaluate: running %s (%s=%s, %s=%s, timeout %v)\n", c.Command,
 		envExport, methods.Quote(export), envLogits, methods.Quote(ran.logits), timeout)
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	if err := cmd.Start(); err != nil {
+	err := cmd.Start()
+	if pw != nil {
+		pw.Close() // the command holds its own copy
+		if err == nil {
+			copied = make(chan struct{})
+			go func() {
+				io.Copy(c.Stdout, pr)
+				close(copied)
+			}()
+		} else {
+			pr.Close()
+		}
+	}
+	if err != nil {
 		return launch.BadInput("command %s could not start: %v", methods.Quote(c.Command), err)
+	}
+	pgid := cmd.Process.Pid
+	// finish waits for the command's output to end once its group is gone (bounded: a
+	// process that left the group may hold it open).
+	finish := func() {
+		if copied == nil {
+			return
+		}
+		select {
+		case <-copied:
+		case <-time.After(time.Second):
+			pr.Close()
+			<-copied
+		}
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case sig := <-sigs:
-		// End the command's group, remove the temporary folder, give the lock back,
-		// say so in one line, and exit as the shell would (130, 143).
-		endGroup(cmd.Process.Pid)
-		select {
-		case <-done:
-		case <-time.After(killGrace + time.Second):
-		}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	// interrupted ends the run after SIGINT or SIGTERM, the command's group ended:
+	// remove the temporary folder, give the lock back, say so in one line, and exit as
+	// the shell would (130, 143).
+	interrupted := func(sig os.Signal) error {
 		ran.cleanup()
 		release()
 		name, code := "SIGINT", 130
@@ -218,11 +280,42 @@ func runCommand(ctx context.Context, c Config, ran *commandRun, release func()) 
 			name, code = "SIGTERM", 143
 		}
 		fmt.Fprintf(os.Stderr, "evaluate: interrupted by %s while the command ran: it was stopped (process group %d), "+
-			"its temporary folder removed; nothing was written to %s\n", name, cmd.Process.Pid, c.Out)
+			"its temporary folder removed; nothing was written to %s\n", name, pgid, c.Out)
 		exitFunc(code)
 		return fmt.Errorf("interrupted by %s", name) // tests: exitFunc returns
 	}
-	if cctx.Err() == context.DeadlineExceeded {
+	var timedOut bool
+	select {
+	case err = <-done:
+		// The shell has exited; what it left running in its group is ended.
+		if n := endGroup(pgid, nil); n > 0 {
+			fmt.Fprintf(c.Stdout, "evaluate: the command's shell exited, but %d process(es) it started were still running "+
+				"in its process group %d: ended them\n", n, pgid)
+		}
+		finish()
+	case <-timer.C:
+		timedOut = true
+		endGroup(pgid, nil)
+		err = <-done
+		finish()
+	case <-ctx.Done():
+		endGroup(pgid, nil)
+		<-done
+		finish()
+		return fmt.Errorf("command %s stopped: %w", methods.Quote(c.Command), ctx.Err())
+	case sig := <-sigs:
+		// A second signal while the group ends sends its SIGKILL at once.
+		endGroup(pgid, sigs)
+		<-done
+		finish()
+		return interrupted(sig)
+	}
+	select {
+	case sig := <-sigs: // it came while the group was being ended
+		return interrupted(sig)
+	default:
+	}
+	if timedOut {
 		return launch.BadInput("command %s did not finish within --command_timeout=%v: it was stopped (raise --command_timeout for longer training)",
 			methods.Quote(c.Command), timeout)
 	}
@@ -235,15 +328,81 @@ func runCommand(ctx context.Context, c Config, ran *commandRun, release func()) 
 	return nil
 }
 
-// endGroup sends SIGTERM to the process group pgid, and SIGKILL after killGrace to
-// whatever of it is left.
-func endGroup(pgid int) error {
-	err := syscall.Kill(-pgid, syscall.SIGTERM)
-	time.AfterFunc(killGrace, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
-	if errors.Is(err, syscall.ESRCH) {
-		return os.ErrProcessDone
+// endGroup ends the process group pgid and returns once none of it is running: it
+// sends SIGTERM, waits up to killGrace for the group to exit, then sends SIGKILL to
+// whatever is left and waits for that (a signal on hurry sends the SIGKILL at once).
+// It returns how many of the group's processes were running when it was called (0:
+// nothing to end, and nothing is sent).
+func endGroup(pgid int, hurry <-chan os.Signal) int {
+	n := groupRunning(pgid)
+	if n == 0 {
+		return 0
 	}
-	return err
+	syscall.Kill(-pgid, syscall.SIGTERM)
+	deadline := time.NewTimer(killGrace)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+wait:
+	for groupRunning(pgid) > 0 {
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			break wait
+		case <-hurry:
+			break wait
+		}
+	}
+	for i := 0; groupRunning(pgid) > 0 && i < 500; i++ { // SIGKILL cannot be ignored: at most a moment
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		time.Sleep(10 * time.Millisecond)
+	}
+	return n
+}
+
+// groupRunning counts the processes of the process group pgid that are running (a
+// zombie, dead and waiting to be reaped by its parent, does not count). Without /proc
+// it is 1 while kill(2) can reach the group, else 0.
+func groupRunning(pgid int) int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		if syscall.Kill(-pgid, 0) == nil {
+			return 1
+		}
+		return 0
+	}
+	n := 0
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err != nil || pid <= 0 {
+			continue
+		}
+		if state, pg, ok := procStat(e.Name()); ok && pg == pgid && state != 'Z' && state != 'X' {
+			n++
+		}
+	}
+	return n
+}
+
+// procStat reads the state and process group of /proc/<pid>/stat.
+func procStat(pid string) (state byte, pgid int, ok bool) {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	// "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 3 || len(f[0]) != 1 {
+		return 0, 0, false
+	}
+	pg, err := strconv.Atoi(f[2])
+	if err != nil {
+		return 0, 0, false
+	}
+	return f[0][0], pg, true
 }
 
 // logitsSHA256 is the sha256 of each logits file, by file, read within the logits

@@ -42,7 +42,10 @@ type Config struct {
 	// ONNX is the user's classifier as an ONNX file, judged on an images task (onnx.go),
 	// whose tasks are From's or Task's: Tables, Samples and Seed (SeedGiven when the
 	// user set it) as the control flags (0: the kind's defaults).
-	ONNX            string
+	ONNX string
+	// ONNXShared judges the one model ONNX names on every task (--onnx_shared); without
+	// it one model for several tasks is refused (each images task has its own truth).
+	ONNXShared      bool
 	Task            string
 	Tables, Samples int
 	// AISChains and AISTemps set the images kind's AIS with --task (0: its defaults);
@@ -63,7 +66,8 @@ var (
 	commandTimeout = flag.Duration("command_timeout", DefaultCommandTimeout, "how long --command may run before it is stopped (its process group gets SIGTERM, then SIGKILL)")
 	compare        = flag.String("methods", "baseline,jem", "jemcheck's methods trained on the same tasks and draws, for the comparison (exact jem gives the excess KL); with --onnx none unless given (e.g. baseline,sgld)")
 	model          = flag.String("model", methods.External, "the name of the model whose rows name none (no model, method or run_id column)")
-	onnxFile       = flag.String("onnx", "", "instead of --logits: your classifier as an ONNX file (path or gocloud.dev URL), judged on an images task as jemcheck's own CNNs: input float32 images [n, 1, S, S] or [n, S*S], output the K logits [n, K] (docs/export-evaluate.md)")
+	onnxFile       = flag.String("onnx", "", "instead of --logits: your classifiers as ONNX files, one per task, judged on an images task as jemcheck's own CNNs: a name pattern with {task} for the task's id (--onnx='models/model-{task}.onnx'), or a folder holding model-{task}.onnx per task (path or gocloud.dev URL); input float32 images [n, 1, S, S] or [n, S*S], output the K logits [n, K] (docs/export-evaluate.md)")
+	onnxShared     = flag.Bool("onnx_shared", false, "with --onnx naming one .onnx file: judge that one model on every task (each task has its own truth, so one model for several tasks is refused without it)")
 	task           = flag.String("task", "", "with --onnx and no --from: the images task, images:S,K")
 	tables         = flag.Int("tables", 0, "with --task: the number of tasks (0: the kind's default, 10)")
 	samples        = flag.Int("samples", 0, "with --task: the exact draws of each task the comparison methods train on and the AIS base is fitted to (0: the kind's default, 2000)")
@@ -87,7 +91,7 @@ func main() {
 		ms = "" // a model file: only the user's model, unless methods are asked for
 	}
 	err := run(context.Background(), Config{From: *from, Logits: *logits, Command: *command, CommandTimeout: *commandTimeout, Methods: ms,
-		Model: *model, Out: *out, Overwrite: *overwrite, Stdout: os.Stderr, ONNX: *onnxFile, Task: *task, Tables: *tables, Samples: *samples,
+		Model: *model, Out: *out, Overwrite: *overwrite, Stdout: os.Stderr, ONNX: *onnxFile, ONNXShared: *onnxShared, Task: *task, Tables: *tables, Samples: *samples,
 		AISChains: *aisChains, AISTemps: *aisTemps, Seed: *seed, SeedGiven: launch.Given("seed")}, os.Stdout)
 	launch.Exit("evaluate", err)
 }
@@ -125,8 +129,8 @@ func run(ctx context.Context, c Config, w io.Writer) error {
 	}
 	var ran *commandRun
 	if c.Command != "" {
-		if ran, err = runCommandChecked(ctx, c, *p, compare); err != nil {
-			return err
+		if ran, err = runCommandChecked(ctx, c, *p, compare); err != nil || ran == nil {
+			return err // no run and no error: a dry run, which runs no command
 		}
 		defer ran.cleanup()
 		c.Logits = ran.logits

@@ -1,11 +1,16 @@
 // Command export writes jemcheck's tasks for a model trained outside jemcheck: the
-// same task flags as control, no training. Each point's training draws (samples/),
-// its evaluation support (points/: the cells, x values or states on which a model's
-// logits are evaluated), its truth on that support and export.json, which describes
-// them (schemas.Export); --csv adds a CSV copy of every Parquet file. Train your own
-// JEM on samples/, write its logits on points/ and give them to pipelines/evaluate.
+// same task flags as control, no training. Each point's training draws (samples/,
+// with the protocol's held-out marker: train on heldout = 0, as jemcheck's methods
+// do), its evaluation support (points/: the cells, x values or states on which a
+// model's logits are evaluated), its truth on that support and export.json, which
+// describes them (schemas.Export); --csv adds a CSV copy of every Parquet file. Train
+// your own JEM on samples/, write its logits on points/ and give them to
+// pipelines/evaluate. Images tasks have no finite support: each task is also written
+// as numpy arrays (arrays/*.npz: draws, held-out marker, evaluation draws, the truth's
+// parameters), and a classifier is given to evaluate as ONNX, one model per task.
 //
 //	go run ./pipelines/export --task=gmm:3,2 --tables=20 --out=out/export --csv
+//	go run ./pipelines/export --task=images:8,2 --tables=4 --out=out/images
 package main
 
 import (
@@ -48,16 +53,33 @@ func run(ctx context.Context, cfg launch.Config, csv bool, w io.Writer) error {
 	}
 	cfg.Options.WriteSamples = true
 	cfg.NoSummary = true
+	arrays := false
 	for i := range cfg.Points {
-		if _, _, err := tasks.SupportOf(cfg.Points[i]); err != nil {
+		if err := tasks.Exportable(cfg.Points[i]); err != nil {
 			return launch.BadInput("task %s: %v", cfg.Points[i].Task, err)
 		}
+		_, a := tasks.MustOf(cfg.Points[i].Task).(tasks.Arrayer)
+		arrays = arrays || a
 	}
 	if _, err := launch.Run(ctx, &cfg, func(s beam.Scope, cfg *launch.Config) error { build(s, cfg, csv); return nil }, w); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "export: %s (train on samples/, give your logits on points/ to pipelines/evaluate --from=%s)\n",
-		launch.Location(cfg.Options.Out, stages.ExportKey), cfg.Options.Out)
+	if arrays {
+		fmt.Fprintf(w, "export: %s (train one classifier per task on arrays/*.npz where heldout is False, export each to ONNX and give them to "+
+			"pipelines/evaluate --from=%s --onnx='DIR/model-{task}.onnx')\n", launch.Location(cfg.Options.Out, stages.ExportKey), cfg.Options.Out)
+	} else {
+		fmt.Fprintf(w, "export: %s (train on the samples/ rows with heldout = 0, give your logits on points/ to pipelines/evaluate --from=%s)\n",
+			launch.Location(cfg.Options.Out, stages.ExportKey), cfg.Options.Out)
+	}
+	for _, p := range cfg.Points {
+		train, held := cfg.Options.Split(p)
+		if held > 0 {
+			fmt.Fprintf(w, "export: split: of each task's %d draws the first %d are trained on (heldout = 0) and the last %d held out (heldout = 1, --holdout=%g), "+
+				"as jemcheck's methods (exact jem included, where the kind has it) train beside your model in evaluate\n", p.Samples, train, held, cfg.Options.Holdout)
+		} else {
+			fmt.Fprintf(w, "export: split: none: jemcheck's methods train on all %d draws of each task (heldout = 0 on every row)\n", p.Samples)
+		}
+	}
 	return nil
 }
 
@@ -69,5 +91,5 @@ func build(s beam.Scope, cfg *launch.Config, csv bool) {
 	tables := stages.GenerateTables(s, o, points, launch.Source(s, tasks.BlockRefs(points, o.TrainBatch)))
 	truth := stages.WriteTables(s, o, points, tables)
 	sampled := stages.SampleDatasets(s, o, points, tables)
-	launch.Publish(s, cfg, truth, stages.WriteExport(s, o, points, csv, truth, sampled))
+	launch.Publish(s, cfg, truth, stages.WriteExport(s, o, points, csv, truth, sampled), stages.WriteArrays(s, o, points, sampled))
 }

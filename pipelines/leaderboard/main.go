@@ -37,19 +37,24 @@ type config struct {
 }
 
 // usageLine is the command's usage.
-const usageLine = "usage: leaderboard pick --tune=DIR,… --out=DIR | leaderboard report --board=DIR [--tuned=DIR,…] [--picks=FILE] --out=DIR"
+const usageLine = "usage: leaderboard pick --tune=DIR,… --out=DIR | leaderboard report --board=DIR [--tuned=DIR,…] [--picks=FILE] --out=DIR | leaderboard smoke SPEC"
 
 func main() {
 	if len(os.Args) == 2 && (os.Args[1] == "-h" || os.Args[1] == "-help" || os.Args[1] == "--help") {
 		fmt.Println(usageLine)
 		fmt.Println("\npick ranks each recipe's tuning settings by mean excess over exact jem and writes picks.json and a tuned spec per recipe;")
 		fmt.Println("report ranks the board's runs (rank groups, the budget-matched view, the frontier) into leaderboard.md and leaderboard.json.")
-		fmt.Println("scripts/leaderboard.sh runs the whole board (docs/leaderboard.md). Flags:")
+		fmt.Println("smoke prints a board spec at the smoke board's tiny settings (scripts/leaderboard.sh --smoke).")
+		fmt.Println("scripts/leaderboard.sh runs the whole board (docs/leaderboard.md); scripts/leaderboard.sh --smoke every recipe at tiny settings, in minutes. Flags:")
 		fs := flag.NewFlagSet("leaderboard", flag.ContinueOnError)
 		fs.SetOutput(os.Stdout)
 		defineFlags(fs)
 		fs.PrintDefaults()
 		os.Exit(0)
+	}
+	if len(os.Args) >= 2 && os.Args[1] == "smoke" {
+		launch.Exit("leaderboard", smokeCmd(context.Background(), os.Args[2:], os.Stdout))
+		return
 	}
 	if len(os.Args) < 2 || (os.Args[1] != "pick" && os.Args[1] != "report") {
 		fmt.Fprintln(os.Stderr, usageLine+" (leaderboard --help for the flags)")
@@ -101,6 +106,23 @@ func taskList(s string) []string {
 		}
 	}
 	return out
+}
+
+// smokeCmd prints the smoke version of the one spec it is given (smokeSpec).
+func smokeCmd(ctx context.Context, args []string, w io.Writer) error {
+	if len(args) != 1 || strings.HasPrefix(args[0], "-") {
+		return launch.BadInput("smoke: give one sweep spec (leaderboard smoke SPEC), got %q", args)
+	}
+	raw, err := storage.ReadSmall(ctx, args[0], storage.MaxMetadataBytes) // a regular file, bounded
+	if err != nil {
+		return launch.BadInput("smoke: %v", err)
+	}
+	out, err := smokeSpec(raw)
+	if err != nil {
+		return launch.BadInput("smoke: %s: %v", args[0], err)
+	}
+	_, err = w.Write(out)
+	return err
 }
 
 func runCmd(ctx context.Context, cfg config, w io.Writer) error {

@@ -3,11 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,6 +20,7 @@ import (
 	"github.com/jemcheck/jemcheck/pipelines/internal/launchtest"
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages"
+	"github.com/jemcheck/jemcheck/storage"
 	"github.com/jemcheck/jemcheck/verdict"
 )
 
@@ -196,5 +201,65 @@ func TestOtherPipelinesRunKept(t *testing.T) {
 		if _, err := run(ctx, cfg, &bytes.Buffer{}); err != nil {
 			t.Fatalf("regress (--overwrite %v): %v", overwrite, err)
 		}
+	}
+}
+
+// TestOtherToolsOutputKept: a regress --out that holds compare's or leaderboard's
+// output is refused with a true message naming that tool ("holds a compare output;
+// choose another --out", never "the manifest was edited"), exit 2, before anything is
+// written; the other tool's files are left as they were.
+func TestOtherToolsOutputKept(t *testing.T) {
+	sha := func(b []byte) string { h := sha256.Sum256(b); return hex.EncodeToString(h[:]) }
+	tests := []struct {
+		name      string
+		files     map[string]string // the folder's files
+		manifest  string            // its manifest's pipeline ("": none)
+		overwrite bool
+		want      []string
+	}{
+		{"compare", map[string]string{"compare.html": "<html></html>", "compare.json": "{}"}, "compare", false,
+			[]string{"holds a compare output", "choose another --out"}},
+		{"compare, --overwrite", map[string]string{"compare.html": "<html></html>", "compare.json": "{}"}, "compare", true,
+			[]string{"holds a compare output", "choose another --out"}},
+		{"leaderboard report", map[string]string{"leaderboard.md": "# board", "leaderboard.json": "{}"}, "", false,
+			[]string{"holds a leaderboard output", "choose another --out", "--overwrite"}},
+		{"leaderboard pick", map[string]string{"picks.json": "{}", "tuned-ed.yaml": "name: x"}, "", false,
+			[]string{"holds a leaderboard output"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := t.TempDir()
+			m := storage.Manifest{Format: storage.ManifestFormat, RunID: "20261127T110000Z-0123abcd", Pipeline: tt.manifest}
+			for _, k := range slices.Sorted(maps.Keys(tt.files)) {
+				if err := os.WriteFile(filepath.Join(out, k), []byte(tt.files[k]), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				m.Files = append(m.Files, storage.ManifestFile{Path: k, Size: int64(len(tt.files[k])), SHA256: sha([]byte(tt.files[k]))})
+			}
+			if tt.manifest != "" {
+				raw, _ := json.Marshal(m)
+				if err := os.WriteFile(filepath.Join(out, storage.ManifestKey), raw, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before, _ := os.ReadDir(out)
+			cfg := small(out, func(p *stages.Point) { p.Tables = 20 })
+			cfg.Overwrite = tt.overwrite
+			_, err := run(context.Background(), cfg, &bytes.Buffer{})
+			if !errors.Is(err, launch.ErrBadInput) {
+				t.Fatalf("regress into a %s output = %v, want bad input", tt.name, err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "edited") {
+				t.Errorf("error %q says the manifest was edited", err)
+			}
+			if after, _ := os.ReadDir(out); len(after) != len(before) {
+				t.Errorf("the refused run changed the folder: %d entries, was %d", len(after), len(before))
+			}
+		})
 	}
 }

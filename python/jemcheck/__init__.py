@@ -1,18 +1,28 @@
-"""jemcheck's Python client: read an export, write logits, read a run's summary.
+"""jemcheck's Python client: judge your own model, read a run into pandas.
 
-The path a model trained outside jemcheck takes (docs/export-evaluate.md)::
+    import jemcheck
+    run = jemcheck.evaluate(my_model, task="gmm:3,2", tables=10)   # export → your fn → evaluate
+    run.results, run.verdict.holds                                  # the per-task frame; True, False or None
 
-    go run ./pipelines/export --task=gmm:3,2 --tables=20 --csv --out=out/export
-    python3 my_jem.py            # load_export, train, write_logits
-    go run ./pipelines/evaluate --from=out/export --logits=out/logits.csv --out=out/evaluated
-    python3 -c 'import jemcheck; print(jemcheck.read_summary("out/evaluated"))'
+    jemcheck.read_results("out/evaluated")    # results/*.parquet: one row per task × method
+    jemcheck.read_curves("out/evaluated")     # curves/*.parquet (2-D runs with checks), or None
+    jemcheck.read_summary("out/evaluated")    # summary.json: one row per point and method
+    jemcheck.read_verdict("out/evaluated")    # the verdict: holds True, False or None (undecided)
+    jemcheck.load_run("out/evaluated")        # all of these at once
 
-Needs numpy and pandas only. The export is read from the CSV copies that
-``export --csv`` writes (pandas reads Parquet only with pyarrow); a run's
-``results/*.parquet`` are read with DuckDB or with pandas and pyarrow (RESULTS_QUERY).
+The step by step path (docs/export-evaluate.md): load_export reads an export (its
+Parquet files, or the CSV copies of ``export --csv``), write_logits writes evaluate's
+logits contract. Needs numpy, pandas and pyarrow (pip install ./python); evaluate()
+needs jemcheck's export and evaluate binaries (find_binaries).
 """
 
+from .evaluation import JemcheckError, Task, evaluate, find_binaries, tasks_of
 from .export import Export, Point, load_export, write_logits
-from .summary import RESULTS_QUERY, read_summary
+from .run import (MAX_JSON_BYTES, MAX_PARQUET_BYTES, Run, RunError, Verdict, load_run, read_curves, read_results,
+                  read_summary, read_verdict)
+from .summary import RESULTS_QUERY
 
-__all__ = ["Export", "Point", "load_export", "write_logits", "read_summary", "RESULTS_QUERY"]
+__all__ = ["evaluate", "find_binaries", "tasks_of", "Task", "JemcheckError",
+           "read_results", "read_curves", "read_summary", "read_verdict", "load_run", "Run", "Verdict", "RunError",
+           "MAX_PARQUET_BYTES", "MAX_JSON_BYTES",
+           "Export", "Point", "load_export", "write_logits", "RESULTS_QUERY"]

@@ -10,6 +10,10 @@ import pandas as pd
 
 FORMAT = "jemcheck-export/1"
 
+# read_csv's arguments that read every digit written: pandas 3 does by default (and warns
+# on float_precision), earlier pandas with float_precision="round_trip".
+ROUND_TRIP = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+
 # What an export.json written before it named its columns implies (the same layout).
 _LEGACY_SAMPLES = {"table": ["table_id", "x", "y"], "bits": ["table_id", "x", "y"],
                    "plane": ["task_id", "x0", "x1", "y"], "blocks": ["task_id", "draw", "block", "x0", "x1", "y"]}
@@ -45,7 +49,8 @@ class Point:
     @property
     def coordinates(self):
         """The coordinate columns of the draws and of the support ("x" on tables)."""
-        return [c for c in self.samples.columns if c not in (self.id_column, self.label_column, "draw", "block")]
+        split = (self.meta.get("split") or {}).get("column") or "heldout"  # the held-out marker
+        return [c for c in self.samples.columns if c not in (self.id_column, self.label_column, "draw", "block", split)]
 
 
 @dataclass
@@ -76,8 +81,20 @@ def _csv(path, key, csv_key):
     name = csv_key or (key[: -len(".parquet")] + ".csv" if key.endswith(".parquet") else key)
     full = os.path.join(path, name)
     if not os.path.exists(full):
-        raise FileNotFoundError(f"{full}: not found; export with --csv (pandas reads Parquet only with pyarrow)")
-    return pd.read_csv(full, float_precision="round_trip")  # every digit the export wrote
+        pq = os.path.join(path, key)
+        if key.endswith(".parquet") and os.path.exists(pq) and _has_pyarrow():
+            from .run import read_parquet_bounded
+            return read_parquet_bounded(pq)  # the Parquet file itself (pyarrow, a dependency of the package)
+        raise FileNotFoundError(f"{full}: not found; export with --csv, or install pyarrow to read the Parquet files")
+    return pd.read_csv(full, **ROUND_TRIP)  # every digit the export wrote
+
+
+def _has_pyarrow():
+    try:
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _bounds(ep):

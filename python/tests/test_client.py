@@ -88,7 +88,7 @@ class TestWriteLogits(unittest.TestCase):
         df = pd.DataFrame({"task_id": [0] * 8, "cell": np.repeat(np.arange(4), 2), "y": [0, 1] * 4,
                            "logit": np.linspace(-1, 1, 8) / 3, "extra": 1})
         jemcheck.write_logits(df, self.out, point=self.p)
-        back = pd.read_csv(self.out, float_precision="round_trip")
+        back = pd.read_csv(self.out, **jemcheck.export.ROUND_TRIP)
         self.assertEqual(list(back.columns), ["task_id", "cell", "y", "logit"])
         np.testing.assert_array_equal(back.logit.to_numpy(), df.logit.to_numpy())  # every digit kept
 

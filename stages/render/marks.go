@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -245,9 +246,19 @@ func verdictFigure(bars []verdictBar) template.HTML {
 		return ""
 	}
 	const (
-		w, left, right, rowH, top = 1000.0, 270.0, 250.0, 24.0, 30.0
-		lmin, lmax                = -3.0, 3.0 // log10 of value / limit
+		plotW, rowH, top = 480.0, 24.0, 30.0
+		lmin, lmax       = -3.0, 3.0 // log10 of value / limit
+		fontSize         = 13.0      // the figure's font-size
 	)
+	// The label areas are as wide as their longest text (at least 270 and 250 units),
+	// so that no label runs off the figure: a check's numbers in nats
+	// ("0.00994 nats [0.00817 nats, 0.0117 nats]") are long.
+	left, right := 270.0, 250.0
+	for _, r := range bars {
+		left = max(left, 10+svgTextWidth(r.Label, fontSize)+8)
+		right = max(right, 12+fontSize+svgTextWidth(r.Text, fontSize)+8) // the mark ✓/✗ and a space: one em
+	}
+	w := left + plotW + right
 	h := top + rowH*float64(len(bars)) + 34
 	x := func(r float64) float64 {
 		l := lmin
@@ -287,6 +298,13 @@ func verdictFigure(bars []verdictBar) template.HTML {
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
+}
+
+// svgTextWidth is the width of s at size units in Liberation Sans, metric-compatible
+// with Helvetica and Arial, the fonts the inline figures name.
+func svgTextWidth(s string, size float64) float64 {
+	sty := draw.TextStyle{Font: font.From(font.Font{Typeface: "Liberation", Variant: "Sans"}, vg.Length(size)), Handler: plot.DefaultTextHandler}
+	return float64(sty.Width(s))
 }
 
 func tickLabel(e float64) string {
@@ -364,7 +382,7 @@ func tableOfContents(v *reportView) []tocEntry {
 	add(len(v.PromiseRows) > 0, "promises", "OOD and calibration")
 	add(len(v.RobustRows) > 0, "robust", "2-D robustness")
 	add(len(v.SamplerDist) > 0, "samplerdist", "sampler's distribution")
-	add(true, "paired", "JEM vs baseline")
+	add(!v.NoExact, "paired", "JEM vs baseline")
 	add(len(v.Leaderboard) > 0, "leaderboard", "leaderboard")
 	add(len(v.Ladder) > 0 || len(v.LadderBounds) > 0, "ladder", "dimension ladder")
 	add(len(v.Warnings) > 0, "warnings", "warnings")

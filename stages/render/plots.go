@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"image/color"
 	"math"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -79,6 +80,7 @@ func newPlot(title, xlabel, ylabel string) *plot.Plot {
 	p.Y.Label.TextStyle.Font.Size = 11
 	p.X.Tick.Label.Font.Size = 9
 	p.Y.Tick.Label.Font.Size = 9
+	p.X.Tick.Marker, p.Y.Tick.Marker = roundedTicks{}, roundedTicks{}
 	g := plotter.NewGrid()
 	g.Vertical.Color = colGrid
 	g.Horizontal.Color = colGrid
@@ -112,9 +114,8 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 		var ticks []plot.Tick
 		labelled := 0
 		for e := lo; e <= hi; e++ {
-			base := math.Pow10(e)
 			for m := 1; m <= 9; m++ {
-				v := float64(m) * base
+				v := decadeValue(m, e)
 				if !in(v) {
 					continue
 				}
@@ -128,7 +129,7 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 					isLabel = false
 				}
 				if isLabel {
-					ticks = append(ticks, plot.Tick{Value: v, Label: fmtNum(v)})
+					ticks = append(ticks, plot.Tick{Value: v, Label: tickText(v)})
 					labelled++
 				} else if stride == 1 {
 					ticks = append(ticks, plot.Tick{Value: v})
@@ -140,7 +141,48 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 		}
 	}
 	// A range narrower than one step of 1..9: linear ticks read fine.
-	return plot.DefaultTicks{}.Ticks(min, max)
+	return roundedTicks{}.Ticks(min, max)
+}
+
+// decadeValue is m·10^e as the float64 nearest to it: m * math.Pow10(e) rounds twice
+// (6 × 0.1 is 0.6000000000000001), the decimal literal once.
+func decadeValue(m, e int) float64 {
+	v, _ := strconv.ParseFloat(strconv.Itoa(m)+"e"+strconv.Itoa(e), 64)
+	return v
+}
+
+// tickText is a tick's label: %g-style with at most tickDigits significant digits, so
+// a value computed in binary floating point (0.1 + 0.2) reads as the decimal it stands
+// for (0.3), never 0.30000000000000004.
+func tickText(v float64) string {
+	if v == 0 {
+		return "0" // never −0
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', tickDigits, 64), 64) // rounded to tickDigits
+	return fmtNum(r)                                                            // then the shortest: 0.6, 250, 3e6
+}
+
+// tickDigits are the most significant digits of a tick label: far more than any axis
+// needs to tell its ticks apart, far fewer than float64's round-off shows.
+const tickDigits = 10
+
+// roundedTicks are gonum's default linear ticks with every label written by tickText
+// (gonum's own labels keep a fixed number of decimals), a tick within a billionth of
+// the range of 0 labelled 0.
+type roundedTicks struct{}
+
+func (roundedTicks) Ticks(min, max float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(min, max)
+	for i := range ticks {
+		if ticks[i].Label == "" {
+			continue
+		}
+		if math.Abs(ticks[i].Value) < 1e-9*(max-min) {
+			ticks[i].Value = 0
+		}
+		ticks[i].Label = tickText(ticks[i].Value)
+	}
+	return ticks
 }
 
 // logRange pads [lo, hi] on a log axis by frac of its span (in decades).
@@ -324,6 +366,7 @@ func colourBar(cm palette.ColorMap, label string) *plot.Plot {
 	cb.Y.Label.Text = label
 	cb.Y.Label.TextStyle.Font.Size = 10
 	cb.Y.Tick.Label.Font.Size = 9
+	cb.Y.Tick.Marker = roundedTicks{}
 	cb.Y.Padding = 0
 	cb.Y.Min, cb.Y.Max = cm.Min(), cm.Max()
 	return cb

@@ -6,6 +6,7 @@ package render
 import (
 	"fmt"
 	jm "github.com/jemcheck/jemcheck/methods"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -164,15 +165,23 @@ const maxTripleCells = 4096
 const MaxTripleCells = maxTripleCells
 
 // plottableTriples are the triples with at most maxTripleCells cells, and how many
-// were left out.
+// were left out for their size. A triple with no joint at all, true or learned (an
+// image-like task: its joint is a density, never enumerated), has no triple plot to
+// draw and is dropped silently: the figure does not apply, it did not fail. A learned
+// joint without its truth is still drawn, and its failure reported.
 func plottableTriples(ts []Triple) ([]Triple, int) {
 	out := make([]Triple, 0, len(ts))
+	large := 0
 	for _, t := range ts {
-		if t.X*t.K <= maxTripleCells {
+		switch {
+		case len(t.True) == 0 && !slices.ContainsFunc(slices.Collect(maps.Values(t.Learned)), func(q []float64) bool { return len(q) > 0 }):
+		case t.X*t.K > maxTripleCells:
+			large++
+		default:
 			out = append(out, t)
 		}
 	}
-	return out, len(ts) - len(out)
+	return out, large
 }
 
 // tripleNames names the triple figures: triple_p<point>_t<ordinal>, with the triple's

@@ -32,7 +32,8 @@ type reportView struct {
 	Headline    string   // the verdict in one sentence, in nats
 	GradeLines  []string // per point: exact JEM and each recipe's graded line
 	Protocol    string   // the training protocol in one line ("" for a run that declares none)
-	Bands       string   // the grading bands in words
+	Bands       string   // the grading bands in words ("" where no recipe was graded)
+	NoExact     bool     // no point has an exact JEM (image-like tasks): no grade, check or pairing against it applies
 	Varying     string
 	PointRows   []pointRow
 	OpenPoints  bool
@@ -91,7 +92,7 @@ type pointRow struct {
 	Method   string
 	Runs     int
 	Diverged int
-	Unstable int
+	Unstable string    // the count of unstable runs; "—" for a model trained outside jemcheck
 	Joint    [4]string // mean, median, p10, p90
 	Marginal [2]string // mean, median
 	Cond     [2]string
@@ -191,9 +192,13 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 	}
 	v.Level, v.Label = bannerOf(s)
 	v.Headline = s.Verdict.Headline
-	v.Bands = bandsText()
-	if s.Protocol != nil {
-		v.Protocol = verdict.ProtocolLine(*s.Protocol)
+	v.Protocol = verdict.ProtocolText(s)
+	v.NoExact = len(s.Points) > 0
+	for _, ps := range s.Points {
+		if len(ps.Samplers) > 0 && ps.Verdict.Decided {
+			v.Bands = bandsText() // the grades apply: some recipe was graded against exact JEM
+		}
+		v.NoExact = v.NoExact && verdict.NoExact(ps)
 	}
 	v.SamplerDist = samplerDistRows(in.Results)
 	for _, ps := range s.Points {
@@ -226,10 +231,11 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 			r := pointRow{
 				First: i == 0, Span: len(ps.Methods), PointID: ps.PointID, Params: params, Tables: ps.Tables,
 				Holds: ps.Verdict.Holds, Mark: mark, Verdict: ref,
-				Method: m.Method, Runs: m.Runs, Diverged: m.Diverged, Unstable: m.Unstable,
-				Joint:    [4]string{fmtKL(m.KLJoint.Mean), fmtKL(m.KLJoint.Median), fmtKL(m.KLJoint.P10), fmtKL(m.KLJoint.P90)},
-				Marginal: [2]string{fmtSig(m.KLMarginal.Mean, 3), fmtSig(m.KLMarginal.Median, 3)},
-				Cond:     [2]string{fmtSig(m.KLConditional.Mean, 3), fmtSig(m.KLConditional.Median, 3)},
+				Method: m.Method, Runs: m.Runs, Diverged: m.Diverged, Unstable: fmt.Sprint(m.Unstable),
+				Joint: [4]string{distStat(m.KLJoint, m.KLJoint.Mean, fmtKL), distStat(m.KLJoint, m.KLJoint.Median, fmtKL),
+					distStat(m.KLJoint, m.KLJoint.P10, fmtKL), distStat(m.KLJoint, m.KLJoint.P90, fmtKL)},
+				Marginal: [2]string{distStat(m.KLMarginal, m.KLMarginal.Mean, fmtSig3), distStat(m.KLMarginal, m.KLMarginal.Median, fmtSig3)},
+				Cond:     [2]string{distStat(m.KLConditional, m.KLConditional.Mean, fmtSig3), distStat(m.KLConditional, m.KLConditional.Median, fmtSig3)},
 				Floor:    fmtSig(ps.Floor, 3),
 				Ratio:    fmtTimes(m.FloorRatio),
 				Acc:      fmtPct(m.Accuracy.Mean),
@@ -239,6 +245,9 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 			}
 			if m.RefGap.Count > 0 {
 				r.RefGap = fmtSig(m.RefGap.Mean, 3)
+			}
+			if jm.IsExternal(m.Method) {
+				r.Unstable = "—" // jemcheck never trained it: no held-out NLL of its own to flag it by
 			}
 			if !(ps.Floor > 0) {
 				r.Floor, r.Ratio = "—", "—" // no floor (a 2-D task)
@@ -301,7 +310,7 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 	v.NoSplit = len(v.SplitRows) == 0 && v.Split2D
 	v.FewPoints = len(s.Points) <= maxOpenVerdictRows
 	for _, ps := range s.Points {
-		v.Tables = v.Tables || ps.Params.GridCells == 0
+		v.Tables = v.Tables || ps.Params.GridCells == 0 && !verdict.NoExact(ps) // image-like points are no tables
 	}
 	bars := verdictBars(s.Points)
 	v.VerdictFig = verdictFigure(bars)
@@ -399,6 +408,7 @@ type robustRow struct {
 	Span                                   int
 	PointID                                int64
 	Method                                 string
+	Runs                                   int
 	Grad, ECE, Clean, Attacked, Purified   string
 	BayesPurified, SamplesNoise, SamplesBu string
 }
@@ -417,7 +427,7 @@ func robustRows(ps schemas.PointSummary) []robustRow {
 	}
 	var out []robustRow
 	for i, m := range ps.Methods {
-		out = append(out, robustRow{First: i == 0, Span: len(ps.Methods), PointID: ps.PointID, Method: m.Method,
+		out = append(out, robustRow{First: i == 0, Span: len(ps.Methods), PointID: ps.PointID, Method: m.Method, Runs: m.AccClean.Count,
 			Grad: distMean(m.AUROCPxGrad), ECE: distMean(m.ECE), Clean: distMean(m.AccClean), Attacked: distMean(m.AccAttacked),
 			Purified: distMean(m.AccPurified), BayesPurified: distMean(m.AccBayesPurified),
 			SamplesNoise: distMean(m.SamplesTVNoise), SamplesBu: distMean(m.SamplesTVBuffer)})
@@ -502,6 +512,22 @@ func fmtNA(v float64) string {
 	}
 	return fmtSig(v, 3)
 }
+
+// distStat is one statistic v of a Dist, printed by f; n/a (∞ when its values are all
+// infinite) when the Dist has no finite value, whatever v holds (a measure the kind
+// does not take, such as the joint KL of an image-like task, is never shown as 0).
+func distStat(d schemas.Dist, v float64, f func(float64) string) string {
+	if d.Count == 0 {
+		if d.Infinite > 0 {
+			return "∞"
+		}
+		return "n/a"
+	}
+	return f(v)
+}
+
+// fmtSig3 is fmtSig with 3 significant digits.
+func fmtSig3(v float64) string { return fmtSig(v, 3) }
 
 // distMean is the mean of a Dist, n/a when it has no finite value.
 func distMean(d schemas.Dist) string {
@@ -718,6 +744,7 @@ h2 { margin-top: 2em; border-bottom: 1px solid #ddd; padding-bottom: 0.2em; }
 .verdict.bad { background: #fce8e6; border-color: #c5221f; color: #7a1210; }
 .verdict.undecided { background: #fef7e0; border-color: #b06000; color: #5c3300; }
 .verdict.short { background: #fff4e5; border-color: #e37400; color: #5c3300; }
+.verdict.partial { background: #e8f0fe; border-color: #5f6368; color: #202124; }
 .verdict .headline { display: block; margin-top: 0.3em; }
 .verdict details { font-size: 0.75em; margin-top: 0.4em; }
 .verdict ul.grades { font-size: 0.8em; margin: 0.4em 0 0; }
@@ -774,7 +801,7 @@ dl.howto dd { margin: 0 0 0.5em 1.5em; }
 {{end}}{{if .HasVerdict}}<div class="verdict {{.Level}}" id="verdict"><span class="label">{{.Label}}</span>{{if .Headline}}<span class="headline">{{.Headline}}</span>
 {{if .GradeLines}}<ul class="grades">{{range .GradeLines}}<li>{{.}}</li>{{end}}</ul>
 {{end}}<details><summary>the full verdict</summary>{{.Reason}}</details>{{else}}{{.Reason}}{{end}}</div>
-{{if .Headline}}<p class="bands">Grades (excess joint KL over exact JEM, in nats, judged at its 95% CI's upper end): {{.Bands}}</p>
+{{if .Bands}}<p class="bands">Grades (excess joint KL over exact JEM, in nats, judged at its 95% CI's upper end): {{.Bands}}</p>
 {{end}}{{else}}<div class="verdict bad"><span class="label">No verdict:</span>the summary has no grid points.</div>
 {{end}}<nav class="toc" id="contents"><strong>Contents:</strong>{{range .TOC}} <a href="#{{.ID}}">{{.Title}}</a>{{end}}</nav>
 <section id="answer">
@@ -821,18 +848,19 @@ The “floor” (X·K−1)/(2N) is only the first-order asymptotic expected KL, 
 {{end}}{{end}}<p>A share is a ratio of sums over the point's converged JEM runs (the part of their error named, over their statistical error), with its table-bootstrap 95% CI;
 a check passes when the CI's upper end is within its limit, and the claim holds at a point when every deciding check passes.
 The paired line (JEM's excess KL over the family's best, against that of the add-½ estimate on the same counts) and the Wilcoxon baseline-vs-JEM line (a p-value) are reported, not deciding. A sampler check (sampler_excess_…) is in nats: the recipe's mean excess joint KL over exact JEM with its 95% CI, against the upper end of the “matches” band (the grades are stated under the verdict). n/a: the number does not exist (no statistical error to compare with, no CI for a p-value).</p>
+{{else if .NoExact}}<p>No verdict checks: no exact JEM exists on these tasks, so nothing is checked against it; each method is measured against the truth itself (the summary table, the OOD and calibration table and the dimension ladder).</p>
 {{else}}<p>No verdict checks: the summary has none (an undecided point takes none).</p>
 {{end}}</section>
 <details class="section" id="figures"><summary><h2>Figures</h2> {{len .Figures}} more figure(s) over the grid points and tables</summary>
-<dl class="howto">
+{{if or .Figures (not .NoExact)}}<dl class="howto">
 <dt>Reading the log axes</dt><dd>KL values span orders of magnitude, so they are drawn on log axes. {{if .NoFloor}}The 2-D tasks have no floor, so no reference line is drawn.{{else}}The dashed line is the first-order (X·K−1)/(2N), a scale for the eye:
 the verdict compares with the exact finite-N reference of the error split, not with this line.{{end}}</dd>
 </dl>
-{{range .Figures}}<figure id="{{.Name}}">
+{{end}}{{range .Figures}}<figure id="{{.Name}}">
 <img src="{{.File}}" alt="{{.Title}}" loading="lazy">
 <figcaption><strong>{{.Title}}.</strong> {{.Caption}}</figcaption>
 </figure>
-{{else}}{{if .Figures2D}}<p>No figures over the grid points: see the 2-D tasks below.</p>{{else}}<p>No figures: there are no results to draw.</p>{{end}}
+{{else}}{{if .Figures2D}}<p>No figures over the grid points: see the 2-D tasks below.</p>{{else if and .NoExact .LadderBounds}}<p>No figures over the grid points: the dimension ladder below draws each method against the truth.</p>{{else}}<p>No figures: there are no results to draw.</p>{{end}}
 {{end}}</details>
 {{template "tasks2d" .}}<h2 id="detail-heading">Detail</h2>
 <p>Every table below is collapsed: open one to read it.</p>
@@ -881,16 +909,17 @@ The empirical KL is the measured KL(p‖p̂) of the empirical table p̂: +Inf on
 {{range .PromiseRows}}<tr>{{if .First}}<td class="l key" rowspan="{{.Span}}">{{.PointID}}</td><td rowspan="{{.Span}}">{{.Ceiling}}</td>{{end}}<td class="l"><span class="method-{{.Method}}">{{.Method}}</span></td><td>{{.AUROCPx}}</td><td>{{.AUROCPy}}</td><td>{{.Calib}}</td></tr>
 {{end}}</tbody>
 </table></div>
-<p>Means over converged runs, exact on each table. AUROC of x ~ p(x) against x uniform over its values, for the paper's density score log q(x) and its classifier score max q(y|x); the ceiling is the true p(x) as the score (½ is chance). The calibration error is Σ<sub>x</sub> p(x) |max<sub>y</sub> q(y|x) − p(ŷ(x)|x)|, exact (0 for the Bayes classifier).</p>
-</details>
+{{if .NoExact}}<p>Means over converged runs, Monte Carlo estimates on exact draws of each task (their standard errors are in the dimension ladder): the AUROC of the paper's density score log q(x) and of its classifier score max q(y|x) at telling draws of p(x) from out-of-distribution inputs, beside the true p(x) as the score (the ceiling; ½ is chance), and the calibration error against the true p(y|x) (0 for the Bayes classifier).</p>
+{{else}}<p>Means over converged runs, exact on each table. AUROC of x ~ p(x) against x uniform over its values, for the paper's density score log q(x) and its classifier score max q(y|x); the ceiling is the true p(x) as the score (½ is chance). The calibration error is Σ<sub>x</sub> p(x) |max<sub>y</sub> q(y|x) − p(ŷ(x)|x)|, exact (0 for the Bayes classifier).</p>
+{{end}}</details>
 {{end}}{{if .RobustRows}}<details class="section" id="robust"><summary><h2>Beyond the joint on 2-D tasks: the gradient score, binned calibration, robustness and samples</h2></summary>
 <div class="scroll"><table>
-<thead><tr><th class="l key">point</th><th class="l">method</th><th>AUROC −‖∇ log q(x)‖</th><th>ECE (15 bins)</th><th>accuracy clean</th><th>attacked</th><th>purified</th><th>Bayes at purified</th><th>samples TV, from noise</th><th>from buffer</th></tr></thead>
+<thead><tr><th class="l key">point</th><th class="l">method</th><th>runs</th><th>AUROC −‖∇ log q(x)‖</th><th>ECE (15 bins)</th><th>accuracy clean</th><th>attacked</th><th>purified</th><th>Bayes at purified</th><th>samples TV, from noise</th><th>from buffer</th></tr></thead>
 <tbody>
-{{range .RobustRows}}<tr>{{if .First}}<td class="l key" rowspan="{{.Span}}">{{.PointID}}</td>{{end}}<td class="l"><span class="method-{{.Method}}">{{.Method}}</span></td><td>{{.Grad}}</td><td>{{.ECE}}</td><td>{{.Clean}}</td><td>{{.Attacked}}</td><td>{{.Purified}}</td><td>{{.BayesPurified}}</td><td>{{.SamplesNoise}}</td><td>{{.SamplesBu}}</td></tr>
+{{range .RobustRows}}<tr>{{if .First}}<td class="l key" rowspan="{{.Span}}">{{.PointID}}</td>{{end}}<td class="l"><span class="method-{{.Method}}">{{.Method}}</span></td><td>{{.Runs}}</td><td>{{.Grad}}</td><td>{{.ECE}}</td><td>{{.Clean}}</td><td>{{.Attacked}}</td><td>{{.Purified}}</td><td>{{.BayesPurified}}</td><td>{{.SamplesNoise}}</td><td>{{.SamplesBu}}</td></tr>
 {{end}}</tbody>
 </table></div>
-<p>Means over converged runs, on 2,000 held-out draws of each task (and as many OOD draws for the AUROC): the paper's gradient score; the binned expected calibration error; the accuracy of argmax q(y|x) clean, under an L∞ PGD attack, after energy descent from the attacked points (purification), and the Bayes classifier's at the purified points; the total-variation distance from p(x) of long-run Langevin chains of q(x) from uniform noise and from the final replay buffer (the report's tasks only).</p>
+<p>Means over converged runs of the first tasks of each point, as many as <code>--measure_tasks</code> says (16 by default, the same tasks for every method; −1 measures every task): the runs column counts them. On 2,000 held-out draws of each task (and as many OOD draws for the AUROC): the paper's gradient score; the binned expected calibration error; the accuracy of argmax q(y|x) clean, under an L∞ PGD attack, after energy descent from the attacked points (purification), and the Bayes classifier's at the purified points; the total-variation distance from p(x) of long-run Langevin chains of q(x) from uniform noise and from the final replay buffer (the report's tasks only).</p>
 </details>
 {{end}}{{if .SamplerDist}}<details class="section" id="samplerdist"><summary><h2>The sampler's own distribution on 2-D tasks: a fresh short run and a long chain</h2></summary>
 <div class="scroll"><table>
@@ -899,9 +928,9 @@ The empirical KL is the measured KL(p‖p̂) of the empirical table p̂: +Inf on
 {{range .SamplerDist}}<tr>{{if .First}}<td class="l key" rowspan="{{.Span}}">{{.PointID}}</td>{{end}}<td class="l"><span class="method-{{.Method}}">{{.Method}}</span></td><td>{{.Runs}}</td><td>{{.ShortTruth}}</td><td>{{.ShortModel}}</td><td>{{.LongTruth}}</td><td>{{.LongModel}}</td><td>{{.Floor}}</td><td>{{.FloorModel}}</td><td>{{.Accept}}</td><td>{{.Closer}}</td></tr>
 {{end}}</tbody>
 </table></div>
-<p>Measured on the runs of the first tasks of each point, as many as <code>--sampler_dist_tasks</code> says (16 by default, the same tasks for every method; −1 measures every task): the runs column counts them. Means over the converged runs shown, each the total-variation distance of 2,000 independent chains' end points from the true p(x) and from the model's own q(x) (exact on the grid), on the pooled grid of the buffer's TV plus a bin outside the box. Short run: a fresh run of the method's own sampler (its start, steps, step and noise) on the selected model (n/a for a method without one). Long chain: Metropolis-adjusted Langevin at temperature 1, two grid cells per move, 500 moves from uniform, whose steady state is q: its TV to p(x) is how far q is from the truth in sample terms, its TV to q whether it reached q. The floor is the expected TV of 2,000 exact draws. A short run closer to p(x) than the long chain reproduces the data by its dynamics, not by the model's equilibrium (Nijkamp et al. 2019; Agoritsas et al. 2023).</p>
+<p>Measured on the runs of the first tasks of each point, as many as <code>--measure_tasks</code> says (16 by default, the same tasks for every method; −1 measures every task): the runs column counts them. Means over the converged runs shown, each the total-variation distance of 2,000 independent chains' end points from the true p(x) and from the model's own q(x) (exact on the grid), on the pooled grid of the buffer's TV plus a bin outside the box. Short run: a fresh run of the method's own sampler (its start, steps, step and noise) on the selected model (n/a for a method without one). Long chain: Metropolis-adjusted Langevin at temperature 1, two grid cells per move, 500 moves from uniform, whose steady state is q: its TV to p(x) is how far q is from the truth in sample terms, its TV to q whether it reached q. The floor is the expected TV of 2,000 exact draws. A short run closer to p(x) than the long chain reproduces the data by its dynamics, not by the model's equilibrium (Nijkamp et al. 2019; Agoritsas et al. 2023).</p>
 </details>
-{{end}}<details class="section" id="paired"><summary><h2>JEM vs baseline, paired by table</h2></summary>
+{{end}}{{if not .NoExact}}<details class="section" id="paired"><summary><h2>JEM vs baseline, paired by table</h2></summary>
 {{if .Comparisons}}<div class="scroll"><table>
 <thead><tr><th class="l key">point</th><th class="l">parameters</th><th>pairs</th><th>JEM win share</th><th>mean KL<sub>baseline</sub> − KL<sub>jem</sub></th><th>95% bootstrap CI</th><th>Wilcoxon W<sup>+</sup></th><th>z</th><th>p (two-sided)</th><th>baseline / JEM</th><th class="l">verdict</th></tr></thead>
 <tbody>
@@ -912,7 +941,7 @@ The empirical KL is the measured KL(p‖p̂) of the empirical table p̂: +Inf on
 the Wilcoxon signed-rank test asks whether the paired differences are centred on zero (W<sup>+</sup> sums the ranks of the tables JEM wins).</p>
 {{else}}<p>No paired comparison: the baseline and JEM did not both run.</p>
 {{end}}</details>
-{{if .Leaderboard}}<details class="section" id="leaderboard"><summary><strong>Leaderboard</strong></summary>
+{{end}}{{if .Leaderboard}}<details class="section" id="leaderboard"><summary><strong>Leaderboard</strong></summary>
 {{template "leaderboard" .}}</details>
 {{end}}{{if or .Ladder .LadderBounds}}<details class="section" id="ladder"><summary><strong>Dimension ladder</strong></summary>
 {{template "ladder" .}}{{template "ladderbounds" .}}</details>
@@ -956,13 +985,17 @@ func bannerOf(s schemas.Summary) (level, label string) {
 			level = verdict.LevelUndecided
 		}
 	}
-	var failing, short []string
+	var failing, short, matched []string
 	for _, ps := range s.Points {
 		for _, c := range ps.Samplers {
 			if c.Reference {
 				continue
 			}
 			switch c.Grade {
+			case verdict.GradeMatches:
+				if !slices.Contains(matched, c.Method) {
+					matched = append(matched, c.Method)
+				}
 			case verdict.GradeWorse, verdict.GradeInfinite:
 				if !slices.Contains(failing, c.Method) {
 					failing = append(failing, c.Method)
@@ -974,16 +1007,32 @@ func bannerOf(s schemas.Summary) (level, label string) {
 			}
 		}
 	}
+	// Exact JEM ran but nothing judged it (a 2-D point without a baseline): the banner
+	// claims only what the recipes show, and says so.
+	notJudged := v.Exact == "" && exactUnjudged(s)
+	const unjudged = "exact JEM itself was not judged (no baseline ran)."
 	switch level {
 	case verdict.LevelHolds:
+		switch {
+		case notJudged && len(matched) > 0:
+			return "partial", "Recipes only: " + strings.Join(matched, ", ") + plural(matched, " matches", " match") + " exact JEM; " + unjudged
+		case notJudged:
+			return "partial", "No claim judged: " + unjudged
+		}
 		return "ok", "✔ The JEM claim holds."
 	case verdict.LevelShort:
 		verb := " does not match exact JEM."
 		if len(short) > 1 {
 			verb = " do not match exact JEM."
 		}
+		if notJudged {
+			return "short", "≈ No recipe fails, but " + strings.Join(short, ", ") + strings.TrimSuffix(verb, ".") + "; " + unjudged
+		}
 		return "short", "≈ Nothing fails, but " + strings.Join(short, ", ") + verb
 	case verdict.LevelUndecided:
+		if len(s.Points) > 0 && !slices.ContainsFunc(s.Points, func(ps schemas.PointSummary) bool { return !verdict.NoExact(ps) }) {
+			return "undecided", "? No verdict: exact JEM does not exist on these tasks." // more tasks would not decide it
+		}
 		return "undecided", "? Undecided: no verdict."
 	}
 	switch {
@@ -993,12 +1042,29 @@ func bannerOf(s schemas.Summary) (level, label string) {
 		return "bad", "✘ Exact JEM itself does not hold."
 	case len(failing) > 0 && v.Exact == verdict.ExactHolds:
 		return "bad", "✘ " + strings.Join(failing, ", ") + plural(failing, " fails", " fail") + "; exact JEM holds."
+	case len(failing) > 0 && notJudged:
+		return "bad", "✘ " + strings.Join(failing, ", ") + plural(failing, " fails", " fail") + "; " + unjudged
 	case len(failing) > 0:
 		return "bad", "✘ " + strings.Join(failing, ", ") + plural(failing, " fails.", " fail.")
 	case v.Level == "":
 		return "bad", "✘ The JEM claim does not hold."
 	}
 	return "bad", "✘ A deciding check fails."
+}
+
+// exactUnjudged reports whether exact JEM (the yardstick) ran without a baseline at
+// some point of the summary: nothing there judges exact JEM itself, only the recipes
+// against it.
+func exactUnjudged(s schemas.Summary) bool {
+	for _, ps := range s.Points {
+		has := func(m string) bool {
+			return slices.ContainsFunc(ps.Methods, func(ms schemas.MethodSummary) bool { return ms.Method == m })
+		}
+		if has(jm.Yardstick()) && !has(jm.Baseline()) {
+			return true
+		}
+	}
+	return false
 }
 
 // bandsText states the grading bands (verdict's constants) in words.

@@ -22,7 +22,9 @@ type perRunCeilings struct{ generate, sample, train, evaluate float64 }
 // deriving its key from reflect.VisibleFields on every look-up, the options encoded
 // per run) evaluate measured 960, 918, 3,501 and 811 allocations a run on the four
 // cases: every kind fails. The test logs what it measures (go test -v), to set a
-// ceiling after a deliberate change.
+// ceiling after a deliberate change: the Z-free divergences (a model's scores and logits
+// at 2,000 draws a run) raised 2-D evaluate to 253 and blocks evaluate to 135.5, whose
+// ceilings were set again by the same rule.
 func TestAllocsPerRun(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -39,13 +41,13 @@ func TestAllocsPerRun(t *testing.T) {
 			Methods: []string{"baseline", "jem", "oracle"}}, 64, 256, perRunCeilings{generate: 5, sample: 6, train: 12, evaluate: 27}, false},
 		{"gmm 2-D", tasks.Point{Grid: schemas.Grid{Task: "gmm:2,2", Samples: 200, Model: "mlp:8", LR: 0.01,
 			Steps: 10, BatchSize: 32, PxWeight: 1, GridCells: 16, Box: 5, TrainGrid: 16},
-			Methods: []string{"baseline", "jem"}}, 2, 6, perRunCeilings{generate: 17, sample: 2, train: 370, evaluate: 262}, false},
+			Methods: []string{"baseline", "jem"}}, 2, 6, perRunCeilings{generate: 17, sample: 2, train: 370, evaluate: 318}, false},
 		{"bits 5-D", tasks.Point{Grid: schemas.Grid{Task: "bits:5,3", Components: 2, Samples: 200, Model: "mlp:8",
 			LR: 0.01, Steps: 10, BatchSize: 32, PxWeight: 1, BufferSize: 100, ReinitFreq: 0.05, ChainSteps: 2, Proposal: "gwg"},
 			Methods: []string{"baseline", "jem", "pcd"}}, 2, 6, perRunCeilings{generate: 15, sample: 2, train: 35, evaluate: 27}, false},
 		{"blocks 4-D", tasks.Point{Grid: schemas.Grid{Task: "blocks:2,gmm:2,2", Samples: 200, Model: "additive:8", LR: 0.01,
 			Steps: 10, BatchSize: 32, PxWeight: 1, GridCells: 16, Box: 5, TrainGrid: 16},
-			Methods: []string{"baseline", "jem"}}, 2, 6, perRunCeilings{generate: 44, sample: 2, train: 646, evaluate: 130}, false},
+			Methods: []string{"baseline", "jem"}}, 2, 6, perRunCeilings{generate: 44, sample: 2, train: 646, evaluate: 171}, false},
 		{"images 8x8", tasks.Point{Grid: schemas.Grid{Task: "images:8,2", Samples: 200, Model: "cnn:8,16", LR: 0.001, Steps: 10, BatchSize: 32, PxWeight: 1},
 			Methods: []string{"baseline"}},
 			2, 6, perRunCeilings{generate: 158, sample: 2}, true},

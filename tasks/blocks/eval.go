@@ -204,6 +204,29 @@ func within(g prob.Grid, d prob.BlocksDraws, x []float64, rng interface{ Float64
 	}
 }
 
+// ZFreeDraws are the truth draws (the first rows of the evaluation set) the log-ratio
+// spread of a block run is taken over.
+const ZFreeDraws = 2000
+
+// LogRatioSpread is the Z-free log-ratio spread sd_p[log p(x, y) − f(x)[y]] (see
+// prob/zfree.go) and its standard error over the first n truth draws of the set (n ≤ M),
+// from f at them, logits [n][K] (row i's class y at i·K + y): log p(x, y) is the grid
+// truth's density, log p(c, y) − LogVol for x in the cells c. The truth of a block task
+// is that piecewise-constant density, which has no score: the Fisher divergences do not
+// apply to block tasks.
+func (s EvalSet) LogRatioSpread(logits []float64, n int) (sd, se float64) {
+	k := s.K
+	if n > s.M || len(logits) < n*k {
+		return math.NaN(), math.NaN()
+	}
+	r := make([]float64, n)
+	for i := range n {
+		y := int(s.Truth.Y[i])
+		r[i] = s.Truth.LogPx[i] + math.Log(s.Truth.Post[i*k+y]) - s.LogVol - logits[i*k+y]
+	}
+	return prob.SDSE(r)
+}
+
 // LogitsEval is a model's measures from its logits at a task's evaluation points.
 type LogitsEval struct {
 	// MC is the Monte Carlo part over the truth draws, without log Z: MC.Joint is

@@ -83,15 +83,20 @@ func (s *source) draws(t tasks.Table, task prob.BlocksTask) ([]float32, []int32)
 }
 
 // SampleRow is one block of one draw of a block task: the rows of a block point's
-// samples/*.parquet (draw i of the task has B rows, one per block, with its class).
+// samples/*.parquet (draw i of the task has B rows, one per block, with its class and
+// its held-out marker: 1 on the draws the protocol holds out, tasks.Options.HeldOut).
 type SampleRow struct {
-	TaskID int64   `parquet:"task_id" json:"task_id"`
-	Draw   int64   `parquet:"draw" json:"draw"`
-	Block  int64   `parquet:"block" json:"block"`
-	X0     float64 `parquet:"x0" json:"x0"`
-	X1     float64 `parquet:"x1" json:"x1"`
-	Y      int64   `parquet:"y" json:"y"`
+	TaskID  int64   `parquet:"task_id" json:"task_id"`
+	Draw    int64   `parquet:"draw" json:"draw"`
+	Block   int64   `parquet:"block" json:"block"`
+	X0      float64 `parquet:"x0" json:"x0"`
+	X1      float64 `parquet:"x1" json:"x1"`
+	Y       int64   `parquet:"y" json:"y"`
+	Heldout int64   `parquet:"heldout" json:"heldout"`
 }
+
+// LaterColumns: samples written before the held-out marker existed read as all 0.
+func (*SampleRow) LaterColumns() []string { return []string{"heldout"} }
 
 // Sample writes the block's draws (task_id, draw, block, x0, x1, y), task by task in
 // ordinal order, each task's draws in draw order (as training sees them); the draws are
@@ -109,7 +114,7 @@ func (s *source) Sample(ctx context.Context, b *tasks.Block, bucket *blob.Bucket
 			for j := range y {
 				for bb := range B {
 					rows = append(rows, SampleRow{TaskID: t.ID, Draw: int64(j), Block: int64(bb),
-						X0: x[(j*B+bb)*2], X1: x[(j*B+bb)*2+1], Y: int64(y[j])})
+						X0: x[(j*B+bb)*2], X1: x[(j*B+bb)*2+1], Y: int64(y[j]), Heldout: s.env.Options.HeldOut(j, len(y))})
 				}
 			}
 			if err := write(rows); err != nil {
@@ -427,6 +432,7 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 				s.evaluateReference(&row, t, truth, evalSet())
 			}
 		}
+		row.LogRatioSD, row.LogRatioSDSE = logRatioSpread(t, model, evalSet, K, B)
 		rb.Rows[r] = row
 		if !tasks.KeepsCells(s.env.Options, p, tab.Ordinal) {
 			logits, q, tab.P = nil, nil, nil
@@ -435,6 +441,32 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 			X: p.XValues, K: K, Logits: logits, Q: q, P: tab.P, Task: p.Task, Curve: t.Run.Curve}
 	}
 	return rb, lb, nil
+}
+
+// logRatioSpread is a run's Z-free log-ratio spread (EvalSet.LogRatioSpread) over the
+// task's first ZFreeDraws truth draws: from the logits at the evaluation points of a
+// model given by them, else from the trained model at the draws (NaN without either).
+func logRatioSpread(t tasks.Trained, model modelSpec, evalSet func() EvalSet, K, B int) (sd, se float64) {
+	if atPoints(t, K) {
+		return evalSet().LogRatioSpread(t.Logits, ZFreeDraws)
+	}
+	if t.Run.Theta == nil || t.Diverged {
+		return math.NaN(), math.NaN()
+	}
+	ev := evalSet()
+	n, d := min(ZFreeDraws, ev.M), ev.Dim
+	var l []float64
+	var err error
+	if model.joint {
+		l, err = kernel.JointPointLogits(model.hidden, K, d, t.Run.Theta, ev.X[:n*d], n)
+	} else {
+		l, err = kernel.AdditivePointLogits(model.hidden, K, B, t.Run.Theta, ev.X[:n*d], n)
+	}
+	kernel.ClearUpper()
+	if err != nil {
+		return math.NaN(), math.NaN()
+	}
+	return ev.LogRatioSpread(l, n)
 }
 
 // atPoints reports whether a run is a model without parameters whose logits are at the

@@ -240,7 +240,7 @@ func newEvalSet(tr *mfa.Truth, seed uint64, train []float64, labels []int32) (*e
 	}
 	D, K, M := tr.D(), tr.K(), MCDraws
 	s := &evalSet{truth: tr, den: den, D: D, K: K, seed: seed}
-	s.x, s.y = tr.Sample(prob.NewRand(prob.Seed(seed, tagMC)), M)
+	s.x, s.y = evalDraws(tr, seed)
 	s.lj, s.post, s.logPx = make([]float64, M*K), make([]float64, M*K), make([]float64, M)
 	hit := 0
 	for i := range M {

@@ -52,7 +52,11 @@ func (m onnxModel) LogDensityBatch(x []float64, n int, out, grad []float64) {
 	energyBatch(x, n, m.D, out, grad, m.m.Energy)
 }
 
-// onnxModels are the models read, by location and task (one read a process).
+// maxCachedONNX bounds the models onnxModels keeps (with one model a task, each is
+// read for its check and again for its task's evaluation).
+const maxCachedONNX = 4
+
+// onnxModels are the models read, by location and task spec.
 var onnxModels struct {
 	sync.Mutex
 	byKey map[string]onnxModel
@@ -66,6 +70,12 @@ func loadONNX(ctx context.Context, loc string, s spec) (onnxModel, error) {
 	defer onnxModels.Unlock()
 	if m, ok := onnxModels.byKey[key]; ok {
 		return m, nil
+	}
+	if len(onnxModels.byKey) >= maxCachedONNX { // one model a task: keep a few
+		for k := range onnxModels.byKey {
+			delete(onnxModels.byKey, k)
+			break
+		}
 	}
 	o, err := storage.OpenObject(ctx, loc, MaxONNXBytes)
 	if storage.IsNotFound(err) {
@@ -96,11 +106,11 @@ func loadONNX(ctx context.Context, loc string, s spec) (onnxModel, error) {
 	return m, nil
 }
 
-// CheckModel reads the ONNX classifier at loc and checks it against point p: its
-// input is S² values an image, it gives K logits an image, finite on ProbeDraws exact
-// draws of the first task and as many uniform noise images, and its input gradient
-// (needed by the AIS of log Z) can be computed.
-func (Kind) CheckModel(ctx context.Context, o tasks.Options, p tasks.Point, loc string) error {
+// CheckModel reads the ONNX classifier at loc and checks it against the task of
+// ordinal ord of point p: its input is S² values an image, it gives K logits an image,
+// finite on ProbeDraws exact draws of the task and as many uniform noise images, and
+// its input gradient (needed by the AIS of log Z) can be computed.
+func (Kind) CheckModel(ctx context.Context, o tasks.Options, p tasks.Point, ord int64, loc string) error {
 	s, err := parseTask(p.Task)
 	if err != nil {
 		return err
@@ -109,11 +119,12 @@ func (Kind) CheckModel(ctx context.Context, o tasks.Options, p tasks.Point, loc 
 	if err != nil {
 		return err
 	}
-	tr, err := mfa.New(tasks.TableSeed(o.Seed, tasks.Table{Point: p}), s.mfaSpec())
+	t := tasks.Table{Point: p, ID: ord, Ordinal: ord}
+	tr, err := mfa.New(tasks.TableSeed(o.Seed, t), s.mfaSpec())
 	if err != nil {
 		return err
 	}
-	x, _ := tr.Sample(prob.NewRand(prob.Seed(tasks.TableSeed(o.Seed, tasks.Table{Point: p}), prob.SeedString("onnx probe"))), ProbeDraws)
+	x, _ := tr.Sample(prob.NewRand(prob.Seed(tasks.TableSeed(o.Seed, t), prob.SeedString("onnx probe"))), ProbeDraws)
 	rng := prob.NewRand(prob.Seed(o.Seed, prob.SeedString("onnx probe noise")))
 	for range ProbeDraws * m.D {
 		x = append(x, rng.Float64())
@@ -129,7 +140,7 @@ func (Kind) CheckModel(ctx context.Context, o tasks.Options, p tasks.Point, loc 
 	}
 	for i, v := range f {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			what := "an exact draw of the first task"
+			what := fmt.Sprintf("an exact draw of task %d", ord)
 			if i/m.K >= ProbeDraws {
 				what = "a uniform noise image"
 			}

@@ -132,11 +132,11 @@ func TestCheckModel(t *testing.T) {
 		{"not ONNX", "images:8,2", notONNX, "is not a readable ONNX model"},
 		{"input size", "images:8,2", "testdata/cnn-16x2.onnx", "its input takes 256 values an example, but the task images:8,2 has 8×8 = 64 pixels"},
 		{"classes", "images:8,2", "testdata/cnn-8x3.onnx", "it gives 3 outputs an image, but the task images:8,2 has 2 classes"},
-		{"NaN", "images:8,2", "testdata/nan-8x2.onnx", "its logit 0 on an exact draw of the first task is NaN"},
+		{"NaN", "images:8,2", "testdata/nan-8x2.onnx", "its logit 0 on an exact draw of task 0 is NaN"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := Kind{}.CheckModel(context.Background(), o, point(c.task), c.file)
+			err := Kind{}.CheckModel(context.Background(), o, point(c.task), 0, c.file)
 			switch {
 			case c.want == "" && err != nil:
 				t.Errorf("refused: %v", err)

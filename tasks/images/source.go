@@ -60,12 +60,14 @@ func (s *source) draws(tr *mfa.Truth, t tasks.Table) ([]float64, []int32) {
 	return tr.Sample(prob.NewRand(tasks.SampleSeed(s.env.Options.Seed, t)), s.p.Samples)
 }
 
-// SampleRow is one draw of an images task (samples/*.parquet): its pixels row-major.
+// SampleRow is one draw of an images task (samples/*.parquet): its pixels row-major,
+// and its held-out marker (1 on the draws the protocol holds out, tasks.Options.HeldOut).
 type SampleRow struct {
-	TaskID int64     `parquet:"task_id" json:"task_id"`
-	Draw   int64     `parquet:"draw" json:"draw"`
-	Y      int64     `parquet:"y" json:"y"`
-	X      []float64 `parquet:"x,list" json:"x"`
+	TaskID  int64     `parquet:"task_id" json:"task_id"`
+	Draw    int64     `parquet:"draw" json:"draw"`
+	Y       int64     `parquet:"y" json:"y"`
+	X       []float64 `parquet:"x,list" json:"x"`
+	Heldout int64     `parquet:"heldout" json:"heldout"`
 }
 
 // Sample writes the block's draws (task_id, draw, y, x[D]) when bucket is set; the
@@ -85,7 +87,7 @@ func (s *source) Sample(ctx context.Context, b *tasks.Block, bucket *blob.Bucket
 			x, y := s.draws(tr, t)
 			rows := make([]SampleRow, len(y))
 			for j := range y {
-				rows[j] = SampleRow{TaskID: t.ID, Draw: int64(j), Y: int64(y[j]), X: x[j*D : (j+1)*D]}
+				rows[j] = SampleRow{TaskID: t.ID, Draw: int64(j), Y: int64(y[j]), X: x[j*D : (j+1)*D], Heldout: s.env.Options.HeldOut(j, len(y))}
 			}
 			if err := write(rows); err != nil {
 				return err

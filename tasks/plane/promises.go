@@ -68,6 +68,9 @@ type taskEval struct {
 	inY            []int32
 	out0, out1     []float32
 	trueIn, trueOu []float64 // log p(x) at the in and out draws
+	// The truth at the in draws for the Z-free divergences: the score ∇x log p(x), the
+	// class-conditional score ∇x log p(x | y) and log p(x, y), at each draw's own class.
+	score0, score1, cond0, cond1, logJoint []float64
 }
 
 // newTaskEval draws a task's held-out and OOD draws (seeded by the task; other-task:
@@ -95,7 +98,42 @@ func newTaskEval(runSeed uint64, o tasks.Options, p tasks.Point, t tasks.Table, 
 		}
 	}
 	e.trueIn, e.trueOu = e.logPx(e.in0, e.in1), e.logPx(e.out0, e.out1)
+	n := len(e.in0)
+	e.score0, e.score1, e.cond0, e.cond1, e.logJoint = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	for i := range n {
+		x0, x1, y := float64(e.in0[i]), float64(e.in1[i]), int(e.inY[i])
+		e.score0[i], e.score1[i] = prob.MixtureScore(e.comps, x0, x1, -1)
+		e.cond0[i], e.cond1[i] = prob.MixtureScore(e.comps, x0, x1, y)
+		e.logJoint[i] = prob.MixtureLogDensity(e.comps, x0, x1, y)
+	}
 	return e
+}
+
+// zfree2D fills the row's Z-free divergences (prob/zfree.go) of the model theta from the
+// truth, over the task's held-out draws (exact draws of p(x, y)).
+func zfree2D(row *schemas.ResultRow, hidden []int, k int, theta []float32, e *taskEval) error {
+	_, q0, q1, err := kernel.EnergyGrad2D(hidden, k, theta, e.in0, e.in1)
+	if err != nil {
+		return err
+	}
+	f, c0, c1, err := kernel.LogitGrad2D(hidden, k, theta, e.in0, e.in1, e.inY)
+	if err != nil {
+		return err
+	}
+	kernel.ClearUpper() // scalar code after the model's vector code
+	n := len(e.in0)
+	fisher, cond, ratio := make([]float64, n), make([]float64, n), make([]float64, n)
+	for i := range n {
+		d0, d1 := e.score0[i]-float64(q0[i]), e.score1[i]-float64(q1[i])
+		fisher[i] = d0*d0 + d1*d1
+		d0, d1 = e.cond0[i]-float64(c0[i]), e.cond1[i]-float64(c1[i])
+		cond[i] = d0*d0 + d1*d1
+		ratio[i] = e.logJoint[i] - float64(f[i])
+	}
+	row.FisherDiv, row.FisherDivSE = prob.MeanSE(fisher)
+	row.FisherDivCond, row.FisherDivCondSE = prob.MeanSE(cond)
+	row.LogRatioSD, row.LogRatioSDSE = prob.SDSE(ratio)
+	return nil
 }
 
 func f32(xs []float64) []float32 {
@@ -147,6 +185,9 @@ func aurocDraws(in, out []float64) float64 {
 func promises2D(row *schemas.ResultRow, o tasks.Options, p tasks.Point, e *taskEval, theta []float32, truth []float64, buffer []float32, measure, sample bool, seed uint64) (frames [][]float32, err error) {
 	hidden, _ := models.ParseModel(p.Model)
 	k, box := p.Classes, float32(p.Box)
+	if err := zfree2D(row, hidden, k, theta, e); err != nil { // cheap (two passes): every task
+		return nil, err
+	}
 	if !measure { // a task past --measure_tasks: its draw-based promise columns are not measured
 		nan := math.NaN()
 		row.AUROCPx, row.AUROCPy, row.AUROCPxGrad, row.AUROCTruePx = nan, nan, nan, nan

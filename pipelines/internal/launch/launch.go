@@ -476,7 +476,7 @@ func (c *Config) lock(ctx context.Context, w io.Writer) error {
 	host, _ := os.Hostname()
 	note, err := storage.AcquireLock(ctx, c.Options.Out, storage.LockInfo{RunID: c.RunID, Pipeline: c.Pipeline,
 		Host: host, PID: os.Getpid(), Started: time.Now().UTC(), Remote: !workersInProcess(c.Runner)})
-	if le := (*storage.LockedError)(nil); errors.As(err, &le) {
+	if le, ne := (*storage.LockedError)(nil), (*storage.NoExclusiveCreateError)(nil); errors.As(err, &le) || errors.As(err, &ne) {
 		return BadInput("%v", err)
 	}
 	if err != nil {
