@@ -56,8 +56,9 @@ for m in jem sgld mala jarzynski ed shortrun nce tre dsm snl drl; do
 	SEED=101 sweep "tune-$m" "sweeps/leaderboard/tune-$m.yaml"
 	tune+=("$out/tune-$m")
 done
-mkdir -p "$out/picks"
-(IFS=,; bin/leaderboard pick --tune="${tune[*]}" --out="$out/picks") | tee "$out/picks/picks.md"
+# pick and report publish as a run does (lock, manifest); --overwrite: $out also holds the
+# sweeps' folders, their logs and keys, which they leave alone.
+(IFS=,; bin/leaderboard pick --overwrite --tune="${tune[*]}" --out="$out/picks")
 sweep board sweeps/leaderboard.yaml
 sweep board-recipes sweeps/leaderboard-recipes.yaml
 variants=()
@@ -72,6 +73,6 @@ for f in "$out"/picks/tuned-*.yaml; do
 	sweep "$m" "$f"
 	tuned+=("$out/$m")
 done
-(IFS=,; bin/leaderboard report --board="$out/board,$out/board-recipes" --tuned="${tuned[*]}" --variants="${variants[*]}" --picks="$out/picks/picks.json" --out="$out")
+(IFS=,; bin/leaderboard report --overwrite --board="$out/board,$out/board-recipes" --tuned="${tuned[*]}" --variants="${variants[*]}" --picks="$out/picks/picks.json" --out="$out")
 scripts/leaderboard-page.sh "$out" > "$out/leaderboard-page.md"
 echo "leaderboard: done in $((SECONDS / 60)) min $((SECONDS % 60)) s: $out/leaderboard.md" >&2

@@ -30,12 +30,12 @@ func OutputLayout() storage.Layout {
 	return storage.Layout{Owned: OwnedOutput, Dirs: outputDirs, Others: OtherOutput}
 }
 
-// CompareOutputs are the names pipelines/compare writes, and leaderboardOutputs those
+// CompareOutputs are the names pipelines/compare writes, and LeaderboardOutputs those
 // of pipelines/leaderboard (pick and report): jemcheck's outputs that no run of these
 // stages writes.
 var (
 	CompareOutputs     = regexp.MustCompile(`^compare\.(html|json)$`)
-	leaderboardOutputs = regexp.MustCompile(`^(leaderboard\.(md|json)|leaderboard-page\.md|picks\.(json|md)|tuned-[a-z0-9-]+\.yaml)$`)
+	LeaderboardOutputs = regexp.MustCompile(`^(leaderboard\.(md|json)|leaderboard-page\.md|picks\.(json|md)|tuned-[a-z0-9-]+\.yaml)$`)
 )
 
 // OtherOutput names the jemcheck tool that writes key when it is not a run's output
@@ -46,7 +46,7 @@ func OtherOutput(key string) string {
 		return ""
 	case CompareOutputs.MatchString(key):
 		return "compare"
-	case leaderboardOutputs.MatchString(key):
+	case LeaderboardOutputs.MatchString(key):
 		return "leaderboard"
 	}
 	return ""

@@ -10,7 +10,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -18,7 +17,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
 	"github.com/jemcheck/jemcheck/schemas"
@@ -79,7 +77,7 @@ func run(ctx context.Context, runs []string, out string, overwrite bool, w io.Wr
 	if err != nil {
 		return fmt.Errorf("encode compare.json: %w", err)
 	}
-	if err := publish(ctx, out, overwrite, runs, map[string][]byte{"compare.html": page, "compare.json": append(js, '\n')}); err != nil {
+	if err := launch.PublishFiles(ctx, out, "compare", owned.MatchString, overwrite, runs, map[string][]byte{"compare.html": page, "compare.json": append(js, '\n')}); err != nil {
 		return err
 	}
 	shared := 0
@@ -151,74 +149,3 @@ func readRun(ctx context.Context, loc string) (verdict.Run, error) {
 	return r, nil
 }
 
-// publish writes files into out as a run does: checked ownership, the lock, a staging
-// folder committed with a manifest (an earlier compare's files are replaced, nothing
-// else is touched).
-func publish(ctx context.Context, out string, overwrite bool, inputs []string, files map[string][]byte) error {
-	if err := storage.CheckWritable(ctx, out); err != nil {
-		return launch.BadInput("out: %v", err)
-	}
-	layout := storage.Layout{Owned: owned.MatchString, Others: func(k string) string {
-		if stages.OwnedOutput(k) {
-			return "jemcheck run" // the manifest names its pipeline (a regress run's --out)
-		}
-		return stages.OtherOutput(k)
-	}}
-	if _, err := storage.CheckOwnership(ctx, out, layout, inputs, overwrite); err != nil {
-		return ownershipError(err)
-	}
-	runID := storage.NewRunID(time.Now())
-	host, _ := os.Hostname()
-	if _, err := storage.AcquireLock(ctx, out, storage.LockInfo{RunID: runID, Pipeline: "compare", Host: host, PID: os.Getpid(), Started: time.Now().UTC()}); err != nil {
-		var le *storage.LockedError
-		if errors.As(err, &le) {
-			return launch.BadInput("%v", err)
-		}
-		return err
-	}
-	defer storage.ReleaseLock(context.WithoutCancel(ctx), out, runID)
-	// Under the lock: the previous compare's files hashed against its manifest, and
-	// the staging folders of compares that died removed (those jemcheck sealed only).
-	if _, err := storage.VerifyOwnership(ctx, out, layout, inputs, overwrite); err != nil {
-		return ownershipError(err)
-	}
-	if _, err := storage.RecoverStaging(ctx, out, runID); err != nil {
-		return fmt.Errorf("clean up earlier compares under %s: %w", out, err)
-	}
-	if err := storage.SealStaging(ctx, out, runID, "compare", ""); err != nil {
-		return err
-	}
-	staging, err := storage.SubLocation(out, storage.StagingKey(runID))
-	if err != nil {
-		return err
-	}
-	st, err := storage.OpenBucket(ctx, staging)
-	if err != nil {
-		return err
-	}
-	for key, data := range files {
-		if err := st.WriteAll(ctx, key, data, nil); err != nil {
-			st.Close()
-			return fmt.Errorf("write %s: %w", key, err)
-		}
-	}
-	if err := st.Close(); err != nil {
-		return err
-	}
-	if _, err := storage.Commit(ctx, out, storage.CommitInfo{RunID: runID, Pipeline: "compare", Overwrite: overwrite}); err != nil {
-		if _, aerr := storage.Abort(context.WithoutCancel(ctx), out, runID); aerr != nil {
-			err = errors.Join(err, aerr)
-		}
-		return ownershipError(fmt.Errorf("publish into %s: %w", out, err))
-	}
-	return nil
-}
-
-// ownershipError makes a refusal to write into --out (an ownership or link refusal)
-// bad input; other errors stay as they are.
-func ownershipError(err error) error {
-	if oe := (*storage.OwnershipError)(nil); errors.As(err, &oe) {
-		return launch.BadInput("%v", err)
-	}
-	return err
-}

@@ -18,10 +18,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
+	"github.com/jemcheck/jemcheck/stages"
 	"github.com/jemcheck/jemcheck/storage"
 )
 
@@ -34,6 +35,7 @@ type config struct {
 	Tasks              []string
 	Tables, Replicates int
 	Seed               uint64
+	Overwrite          bool
 }
 
 // usageLine is the command's usage.
@@ -61,15 +63,15 @@ func main() {
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet("leaderboard "+os.Args[1], flag.ExitOnError)
-	tune, board, tuned, variants, picks, out, tasksFlag, tables, replicates, seed := defineFlags(fs)
+	tune, board, tuned, variants, picks, out, tasksFlag, tables, replicates, seed, overwrite := defineFlags(fs)
 	_ = fs.Parse(os.Args[2:])
 	cfg := config{Verb: os.Args[1], Tune: list(*tune), Board: list(*board), Tuned: list(*tuned), Variants: list(*variants), Picks: *picks, Out: *out,
-		Tasks: taskList(*tasksFlag), Tables: *tables, Replicates: *replicates, Seed: *seed}
+		Tasks: taskList(*tasksFlag), Tables: *tables, Replicates: *replicates, Seed: *seed, Overwrite: *overwrite}
 	launch.Exit("leaderboard", runCmd(context.Background(), cfg, os.Stdout))
 }
 
 // defineFlags defines the command's flags on fs (the same for pick and report).
-func defineFlags(fs *flag.FlagSet) (tune, board, tuned, variants, picks, out, tasksFlag *string, tables, replicates *int, seed *uint64) {
+func defineFlags(fs *flag.FlagSet) (tune, board, tuned, variants, picks, out, tasksFlag *string, tables, replicates *int, seed *uint64, overwrite *bool) {
 	tune = fs.String("tune", "", "pick: the tuning runs' folders (comma-separated; exact jem's among them)")
 	board = fs.String("board", "", "report: the board's run folders at the recipes' defaults (comma-separated; exact jem among them)")
 	tuned = fs.String("tuned", "", "report: the tuned boards' run folders (comma-separated)")
@@ -80,6 +82,8 @@ func defineFlags(fs *flag.FlagSet) (tune, board, tuned, variants, picks, out, ta
 	tables = fs.Int("tables", 10, "pick: tasks per family on the board")
 	replicates = fs.Int("replicates", 3, "pick: run seeds (replicates) on the board")
 	seed = fs.Uint64("seed", 1, "report: the bootstrap's seed")
+	overwrite = fs.Bool("overwrite", false, "write into a non-empty --out that holds no jemcheck manifest.json (e.g. the folder of the board's runs), "+
+		"replacing only the leaderboard's own names (leaderboard.md, leaderboard.json; picks.json, picks.md, tuned-*.yaml); deletes nothing")
 	return
 }
 
@@ -129,8 +133,11 @@ func runCmd(ctx context.Context, cfg config, w io.Writer) error {
 	if cfg.Out == "" {
 		return launch.BadInput("out: no output folder given")
 	}
-	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
-		return fmt.Errorf("leaderboard: %w", err)
+	// The output is published as a run's is (launch.PublishFiles: ownership, lock,
+	// staging, manifest); the inputs are read only, never created.
+	files := map[string][]byte{}
+	publish := func(inputs ...string) error {
+		return launch.PublishFiles(ctx, cfg.Out, "leaderboard", stages.LeaderboardOutputs.MatchString, cfg.Overwrite, inputs, files)
 	}
 	switch cfg.Verb {
 	case "pick":
@@ -145,21 +152,18 @@ func runCmd(ctx context.Context, cfg config, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		writeScores(w, scores, picks)
+		var md strings.Builder
+		writeScores(&md, scores, picks)
+		fmt.Fprint(w, md.String())
 		f, err := json.MarshalIndent(map[string]any{"picks": picks, "scores": scores}, "", "  ")
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(cfg.Out, "picks.json"), f, 0o644); err != nil {
-			return err
-		}
+		files["picks.json"], files["picks.md"] = f, []byte(md.String())
 		for m, v := range picks {
-			spec := tunedSpec(m, v, cfg.Tasks, cfg.Tables, cfg.Replicates)
-			if err := os.WriteFile(filepath.Join(cfg.Out, "tuned-"+m+".yaml"), []byte(spec), 0o644); err != nil {
-				return err
-			}
+			files["tuned-"+m+".yaml"] = []byte(tunedSpec(m, v, cfg.Tasks, cfg.Tables, cfg.Replicates))
 		}
-		return nil
+		return publish(cfg.Tune...)
 	case "report":
 		if len(cfg.Board) == 0 {
 			return launch.BadInput("board: give the board's run folders at the defaults")
@@ -202,14 +206,13 @@ func runCmd(ctx context.Context, cfg config, w io.Writer) error {
 		var md strings.Builder
 		writeBoards(&md, bs)
 		fmt.Fprint(w, md.String())
-		if err := os.WriteFile(filepath.Join(cfg.Out, "leaderboard.md"), []byte(md.String()), 0o644); err != nil {
-			return err
-		}
 		raw, err := json.MarshalIndent(jsonSafe(bs), "", "  ")
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(filepath.Join(cfg.Out, "leaderboard.json"), raw, 0o644)
+		files["leaderboard.md"], files["leaderboard.json"] = []byte(md.String()), raw
+		inputs := append(append(append(slices.Clone(cfg.Board), cfg.Tuned...), cfg.Variants...), cfg.Picks)
+		return publish(inputs...)
 	}
 	return errors.New("unknown verb")
 }

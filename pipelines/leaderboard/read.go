@@ -3,13 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/jemcheck/jemcheck/methods"
+
 	"io"
 	"slices"
 	"strings"
 
 	"gocloud.dev/blob"
 
+	"github.com/jemcheck/jemcheck/methods"
+	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/storage"
 )
@@ -36,9 +38,9 @@ func (r run) unit() unit { return unit{r.Task, r.Replicate, r.TableID} }
 func readRuns(ctx context.Context, dirs []string) ([]run, error) {
 	var out []run
 	for _, dir := range dirs {
-		b, err := storage.OpenBucket(ctx, dir)
+		b, err := storage.OpenExistingBucket(ctx, dir) // read only: a missing folder is not created
 		if err != nil {
-			return nil, fmt.Errorf("open %s: %w", dir, err)
+			return nil, launch.BadInput("%s: %v (not a finished jemcheck run's folder?)", dir, err)
 		}
 		rows, err := readAll[schemas.ResultRow](ctx, b, "results/")
 		if err != nil {
@@ -47,7 +49,7 @@ func readRuns(ctx context.Context, dirs []string) ([]run, error) {
 		}
 		if len(rows) == 0 {
 			b.Close()
-			return nil, fmt.Errorf("%s: no results/*.parquet (not a finished jemcheck run?)", dir)
+			return nil, launch.BadInput("%s: no results/*.parquet (not a finished jemcheck run?)", dir)
 		}
 		curves, err := readAll[schemas.CurveRow](ctx, b, "curves/")
 		b.Close()
