@@ -148,4 +148,3 @@ func readRun(ctx context.Context, loc string) (verdict.Run, error) {
 	}
 	return r, nil
 }
-
