@@ -44,6 +44,7 @@ type reportView struct {
 	PromiseRows []promiseRow     // OOD detection and calibration, per point and method
 	RobustRows  []robustRow      // 2-D points: the gradient OOD score, ECE, robustness and samples, per point and method
 	SamplerDist []samplerDistRow // 2-D points: the sampler's own distribution (samplerdist.go)
+	ZFree       []zfreeRow       // 2-D and block points: the Z-free divergences (zfree.go)
 	CheckRows   []checkRow       // the verdict checks, per point
 	CauseLines  []string         // per point that fails: its cause
 	VerdictRows []verdictRow
@@ -201,6 +202,7 @@ func renderHTML(in Input, d *data, figs []figure, warnings []string) ([]byte, er
 		v.NoExact = v.NoExact && verdict.NoExact(ps)
 	}
 	v.SamplerDist = samplerDistRows(in.Results)
+	v.ZFree = zfreeRows(in.Results)
 	for _, ps := range s.Points {
 		v.GradeLines = append(v.GradeLines, verdict.PointLines(ps)...)
 	}
@@ -929,6 +931,15 @@ The empirical KL is the measured KL(p‖p̂) of the empirical table p̂: +Inf on
 {{end}}</tbody>
 </table></div>
 <p>Measured on the runs of the first tasks of each point, as many as <code>--measure_tasks</code> says (16 by default, the same tasks for every method; −1 measures every task): the runs column counts them. Means over the converged runs shown, each the total-variation distance of 2,000 independent chains' end points from the true p(x) and from the model's own q(x) (exact on the grid), on the pooled grid of the buffer's TV plus a bin outside the box. Short run: a fresh run of the method's own sampler (its start, steps, step and noise) on the selected model (n/a for a method without one). Long chain: Metropolis-adjusted Langevin at temperature 1, two grid cells per move, 500 moves from uniform, whose steady state is q: its TV to p(x) is how far q is from the truth in sample terms, its TV to q whether it reached q. The floor is the expected TV of 2,000 exact draws. A short run closer to p(x) than the long chain reproduces the data by its dynamics, not by the model's equilibrium (Nijkamp et al. 2019; Agoritsas et al. 2023).</p>
+</details>
+{{end}}{{if .ZFree}}<details class="section" id="zfree"><summary><h2>Z-free divergences: measures that need no normaliser, against the exact KL</h2></summary>
+<div class="scroll"><table>
+<thead><tr><th class="l key">point</th><th class="l">method</th><th>runs</th><th>Fisher divergence</th><th>class-conditional</th><th>log-ratio spread</th><th>ρ Fisher</th><th>ρ class-conditional</th><th>ρ spread</th></tr></thead>
+<tbody>
+{{range .ZFree}}<tr>{{if .First}}<td class="l key" rowspan="{{.Span}}">{{.PointID}}</td>{{end}}<td class="l"><span class="method-{{.Method}}">{{.Method}}</span></td><td>{{.Runs}}</td><td>{{.Fisher}}</td><td>{{.FisherCond}}</td><td>{{.Spread}}</td>{{if .First}}<td rowspan="{{.Span}}">{{.RhoFisher}}</td><td rowspan="{{.Span}}">{{.RhoCond}}</td><td rowspan="{{.Span}}">{{.RhoSpread}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table></div>
+<p>Means over converged runs of three divergences of the model from the truth that need no log Z, so that they exist for any model at any dimension: the Fisher divergence E<sub>p</sub>‖∇<sub>x</sub> log p(x) − ∇<sub>x</sub> LSE<sub>y</sub> f(x)[y]‖², its class-conditional form E<sub>p(x,y)</sub>‖∇<sub>x</sub> log p(x|y) − ∇<sub>x</sub> f(x)[y]‖² and the log-ratio spread sd<sub>p</sub>[log p(x, y) − f(x)[y]] (log Z cancels in the sd; for q near p the joint KL is about half its square), each 0 exactly when q = p, over 2,000 exact draws of each task (2-D: the held-out draws; block tasks: the spread only, their truth has no score). ρ: Spearman's rank correlation of each with the exact joint KL over the point's runs of every method, how far it can stand in for the KL where the KL does not exist.</p>
 </details>
 {{end}}{{if not .NoExact}}<details class="section" id="paired"><summary><h2>JEM vs baseline, paired by table</h2></summary>
 {{if .Comparisons}}<div class="scroll"><table>
