@@ -226,92 +226,160 @@ func fileFormat(name string) (string, error) {
 	}
 }
 
+// userRow is a parsed row of a user file, validated as it is read: on its own
+// (check), then against the rows before it (a repeated key is a duplicate).
+type userRow interface {
+	key() rowKey                              // what must be unique: (table, x, y), (task, y, component)
+	pos() int64                               // its CSV line or Parquet row
+	check(unit string) error                  // its values on their own
+	duplicate(unit string, first int64) error // the error for a repeat of the row at first
+}
+
+// rowKey is the unique key of a userRow.
+type rowKey [3]int64
+
+func (a rowKey) compare(b rowKey) int {
+	return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]), cmp.Compare(a[2], b[2]))
+}
+
+// rowCollector keeps the rows of a user file that pass their checks, refusing the
+// first bad row as soon as it is read, so that a file of invalid rows costs a batch
+// of memory whatever it declares, and a valid one its rows. A key is unique while
+// the keys ascend (the order TableRows and TaskRows write, and any sorted file): then
+// only the last key is held. At the first key out of order the keys so far go into a
+// set, for the rest of the file: memory in proportion to the rows kept.
+type rowCollector[R userRow] struct {
+	unit string // "line" or "row"
+	rows []R
+	last rowKey
+	seen map[rowKey]int64 // key → its row; nil while the keys ascend
+}
+
+// add checks r and keeps it.
+func (c *rowCollector[R]) add(r R) error {
+	if err := r.check(c.unit); err != nil {
+		return err
+	}
+	k := r.key()
+	switch {
+	case c.seen != nil:
+		if first, dup := c.seen[k]; dup {
+			return r.duplicate(c.unit, first)
+		}
+		c.seen[k] = r.pos()
+	case len(c.rows) == 0 || k.compare(c.last) > 0:
+		c.last = k
+	case k == c.last:
+		return r.duplicate(c.unit, c.rows[len(c.rows)-1].pos())
+	default: // out of order: from now on, a set of the keys
+		c.seen = make(map[rowKey]int64, len(c.rows)+1)
+		for _, o := range c.rows {
+			c.seen[o.key()] = o.pos()
+		}
+		if first, dup := c.seen[k]; dup {
+			return r.duplicate(c.unit, first)
+		}
+		c.seen[k] = r.pos()
+	}
+	c.rows = append(c.rows, r)
+	return nil
+}
+
 // parseUserRows parses the bytes of a file of kind f, CSV or Parquet by the extension
-// of name, into rows made by conv (see parseCSVRows and parseParquetRows). unit is
-// what the file's errors call a row's position: "line" (CSV, from 1, the header
-// included) or "row" (Parquet, from 1).
-func parseUserRows[R any](f userFile, name string, src userSource, conv func(ints []int64, floats []float64, at int64) R) (rows []R, unit string, err error) {
+// of name, into rows made by conv (see parseCSVRows and parseParquetRows), each
+// checked (userRow) as it is read: the first bad row, in file order, is the error.
+// unit is what the file's errors call a row's position: "line" (CSV, from 1, the
+// header included) or "row" (Parquet, from 1).
+func parseUserRows[R userRow](f userFile, name string, src userSource, conv func(ints []int64, floats []float64, at int64) R) (rows []R, unit string, err error) {
 	format, err := fileFormat(name)
 	if err != nil {
 		return nil, "", err
 	}
+	c := rowCollector[R]{unit: "line"}
+	add := func(ints []int64, floats []float64, at int64) error { return c.add(conv(ints, floats, at)) }
 	if format == "csv" {
-		rows, err = parseCSVRows(f, src.r, conv)
-		return rows, "line", err
+		err = parseCSVRows(f, src.r, add)
+	} else {
+		c.unit = "row"
+		err = parseParquetRows(f, src.ra, src.size, func(n int64) { c.rows = make([]R, 0, n) }, add)
 	}
-	rows, err = parseParquetRows(f, src.ra, src.size, conv)
-	return rows, "row", err
+	if err != nil {
+		return nil, "", err
+	}
+	return c.rows, c.unit, nil
 }
 
 // parseCSVRows reads a CSV file of f's columns: a header row naming each column once,
 // in any order (case and surrounding spaces ignored; a leading BOM is skipped), then
-// at most the row limit of rows. conv makes each row into an R from its values, in
-// f.columns' order (integers, then floats: scratch slices, reused), and its line. A
-// value that is not a number is refused here; an out-of-range float comes as ±Inf or
-// 0, for the caller to judge.
-func parseCSVRows[R any](f userFile, src io.Reader, conv func(ints []int64, floats []float64, at int64) R) ([]R, error) {
+// at most the row limit of rows. It hands each row to add, with its values in
+// f.columns' order (integers, then floats: scratch slices, reused) and its line,
+// stopping at add's first error. A value that is not a number is refused here; an
+// out-of-range float comes as ±Inf or 0, for add to judge.
+func parseCSVRows(f userFile, src io.Reader, add func(ints []int64, floats []float64, at int64) error) error {
 	r, ll := csvReader(src)
 	header, err := r.Read()
 	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("empty file: want a header %s and rows", strings.Join(f.columns, ","))
+		return fmt.Errorf("empty file: want a header %s and rows", strings.Join(f.columns, ","))
 	}
 	if err != nil {
-		return nil, csvError(err, ll)
+		return csvError(err, ll)
 	}
 	col := map[string]int{}
 	for i, h := range header {
 		name := strings.ToLower(strings.TrimSpace(h))
 		if !slices.Contains(f.columns, name) {
-			return nil, fmt.Errorf("line 1: unexpected column %q: want exactly %s", h, f.want())
+			return fmt.Errorf("line 1: unexpected column %q: want exactly %s", h, f.want())
 		}
 		if _, dup := col[name]; dup {
-			return nil, fmt.Errorf("line 1: column %q appears twice", name)
+			return fmt.Errorf("line 1: column %q appears twice", name)
 		}
 		col[name] = i
 	}
 	for _, name := range f.columns {
 		if _, ok := col[name]; !ok {
-			return nil, fmt.Errorf("line 1: missing column %q: want exactly %s", name, f.want())
+			return fmt.Errorf("line 1: missing column %q: want exactly %s", name, f.want())
 		}
 	}
 	ints := make([]int64, f.ints)
 	floats := make([]float64, len(f.columns)-f.ints)
-	var rows []R
+	var n int64
 	for {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
-			break
+			return nil
 		}
 		if err != nil {
-			return nil, csvError(err, ll)
+			return csvError(err, ll)
 		}
 		line, _ := r.FieldPos(0)
-		if int64(len(rows)) >= *f.maxRows {
-			return nil, f.tooManyRows("line", int64(line))
+		if n >= *f.maxRows {
+			return f.tooManyRows("line", int64(line))
 		}
+		n++
 		for j, name := range f.columns {
 			s := strings.TrimSpace(rec[col[name]])
 			if j >= f.ints {
 				v, err := strconv.ParseFloat(s, 64)
-				if err != nil && !errors.Is(err, strconv.ErrRange) { // out of range: ±Inf or 0, judged by the caller
-					return nil, fmt.Errorf("line %d: %s %q is not a number", line, name, s)
+				if err != nil && !errors.Is(err, strconv.ErrRange) { // out of range: ±Inf or 0, judged by add
+					return fmt.Errorf("line %d: %s %q is not a number", line, name, s)
 				}
 				floats[j-f.ints] = v
 				continue
 			}
 			v, err := strconv.ParseInt(s, 10, 64)
 			if errors.Is(err, strconv.ErrRange) {
-				return nil, fmt.Errorf("line %d: %s %s is out of range: it must be in [%d, %d] (a signed 64-bit integer)",
+				return fmt.Errorf("line %d: %s %s is out of range: it must be in [%d, %d] (a signed 64-bit integer)",
 					line, name, s, int64(math.MinInt64), int64(math.MaxInt64))
 			}
 			if err != nil {
-				return nil, fmt.Errorf("line %d: %s %q is not an integer", line, name, s)
+				return fmt.Errorf("line %d: %s %q is not an integer", line, name, s)
 			}
 			ints[j] = v
 		}
-		rows = append(rows, conv(ints, floats, int64(line)))
+		if err := add(ints, floats, int64(line)); err != nil {
+			return err
+		}
 	}
-	return rows, nil
 }
 
 // tableColumns are the columns of a user tables file, in TableRow's order.
@@ -363,31 +431,17 @@ func ParseTables(name string, data []byte) ([]prob.Table, error) {
 // parseTables parses the tables file src, streamed (CSV) or read at offsets (Parquet):
 // never held whole.
 func parseTables(name string, src userSource) ([]prob.Table, error) {
-	cells, unit, err := parseUserRows(tablesFile, name, src, newCell)
+	cells, _, err := parseUserRows(tablesFile, name, src, newCell)
 	if err != nil {
 		return nil, err
 	}
-	return assembleTables(cells, unit)
+	return assembleTables(cells)
 }
 
 // cell is one parsed row with where it came from: its CSV line or Parquet row (from 1).
 type cell struct {
 	TableRow
 	at int64
-}
-
-// firstDuplicate returns, in rows sorted by key and then file position, the index of
-// the duplicate met first in file order (a row whose key equals the row before it, the
-// key's first occurrence), or 0 when no key repeats.
-func firstDuplicate[T any](rows []T, same func(a, b T) bool, at func(T) int64) int {
-	dup := 0
-	for i := 1; i < len(rows); i++ {
-		second := same(rows[i-1], rows[i]) && (i == 1 || !same(rows[i-2], rows[i]))
-		if second && (dup == 0 || at(rows[i]) < at(rows[dup])) {
-			dup = i
-		}
-	}
-	return dup
 }
 
 // newCell makes a cell of the values of a row of tablesFile.
@@ -399,42 +453,45 @@ func newCell(ints []int64, floats []float64, at int64) cell {
 // or at least this.
 const smallestNormal = 0x1p-1022
 
-// assembleTables groups validated cells into tables sorted by id; unit names where a
-// cell came from ("line" or "row"). It works on the cells in place (sorting them), so
-// it needs no memory beyond the tables it returns, whatever the indices.
-func assembleTables(cells []cell, unit string) ([]prob.Table, error) {
+func (c cell) key() rowKey { return rowKey{c.TableID, c.X, c.Y} }
+func (c cell) pos() int64  { return c.at }
+
+func (c cell) duplicate(unit string, first int64) error {
+	return fmt.Errorf("%s %d: duplicate cell (table %d, x=%d, y=%d), first at %s %d",
+		unit, c.at, c.TableID, c.X, c.Y, unit, first)
+}
+
+// check checks the indices and p of one cell on their own; unit names where it came
+// from ("line" or "row").
+func (c cell) check(unit string) error {
+	switch {
+	case c.X < 0 || c.Y < 0:
+		return fmt.Errorf("%s %d: negative index x=%d, y=%d", unit, c.at, c.X, c.Y)
+	case math.IsNaN(c.P):
+		return fmt.Errorf("%s %d: p is NaN", unit, c.at)
+	case math.IsInf(c.P, 0):
+		return fmt.Errorf("%s %d: p is %v", unit, c.at, c.P)
+	case c.P < 0:
+		return fmt.Errorf("%s %d: p is negative (%g)", unit, c.at, c.P)
+	case c.P > 0 && c.P < smallestNormal:
+		// A subnormal p passes every other check, then makes the exact reference
+		// KL -Inf (its add-½ term divides by p·N) and the run fails at the end.
+		return fmt.Errorf("%s %d: p = %g is below 2.23e-308, the smallest normal float64, where jemcheck's exact "+
+			"reference cannot be computed: give 0 for an impossible cell, or a probability of at least 2.23e-308", unit, c.at, c.P)
+	}
+	return nil
+}
+
+// assembleTables groups cells, each checked and none a duplicate (parseUserRows),
+// into tables sorted by id. It works on the cells in place (sorting them), so it
+// needs no memory beyond the tables it returns, whatever the indices.
+func assembleTables(cells []cell) ([]prob.Table, error) {
 	if len(cells) == 0 {
 		return nil, errors.New("no tables: the file has no rows")
 	}
-	for _, c := range cells { // in file order, so the first bad row is named
-		switch {
-		case c.X < 0 || c.Y < 0:
-			return nil, fmt.Errorf("%s %d: negative index x=%d, y=%d", unit, c.at, c.X, c.Y)
-		case math.IsNaN(c.P):
-			return nil, fmt.Errorf("%s %d: p is NaN", unit, c.at)
-		case math.IsInf(c.P, 0):
-			return nil, fmt.Errorf("%s %d: p is %v", unit, c.at, c.P)
-		case c.P < 0:
-			return nil, fmt.Errorf("%s %d: p is negative (%g)", unit, c.at, c.P)
-		case c.P > 0 && c.P < smallestNormal:
-			// A subnormal p passes every other check, then makes the exact reference
-			// KL -Inf (its add-½ term divides by p·N) and the run fails at the end.
-			return nil, fmt.Errorf("%s %d: p = %g is below 2.23e-308, the smallest normal float64, where jemcheck's exact "+
-				"reference cannot be computed: give 0 for an impossible cell, or a probability of at least 2.23e-308", unit, c.at, c.P)
-		}
-	}
-	// Sorted by table, cell and file position, a complete table is a run of its X·K
-	// cells in row-major order, and a duplicate follows the cell's first occurrence.
-	slices.SortFunc(cells, func(a, b cell) int {
-		return cmp.Or(cmp.Compare(a.TableID, b.TableID), cmp.Compare(a.X, b.X), cmp.Compare(a.Y, b.Y), cmp.Compare(a.at, b.at))
-	})
-	dup := firstDuplicate(cells, func(a, b cell) bool { return a.TableID == b.TableID && a.X == b.X && a.Y == b.Y },
-		func(c cell) int64 { return c.at })
-	if dup > 0 {
-		c := cells[dup]
-		return nil, fmt.Errorf("%s %d: duplicate cell (table %d, x=%d, y=%d), first at %s %d",
-			unit, c.at, c.TableID, c.X, c.Y, unit, cells[dup-1].at)
-	}
+	// Sorted by table and cell, a complete table is a run of its X·K cells in
+	// row-major order.
+	slices.SortFunc(cells, func(a, b cell) int { return a.key().compare(b.key()) })
 	var tables []prob.Table
 	var p []float64
 	for len(cells) > 0 {

@@ -24,34 +24,37 @@ const maxPageBytes = 1 << 27
 // readBatch is how many rows are decoded at a time.
 const readBatch = 1024
 
-// parseParquetRows reads the rows of a Parquet file of kind f, made by conv from each
-// row's values (as parseCSVRows) and its row number (from 1). parquet-go trusts the
-// footer and page headers, allocating what they declare, so before it reads them they
-// are checked against the file's size and f's limits (checkParquetFooter, then
-// checkLayout); rows are then decoded in batches, never allocated from a declared
-// count, and a panic inside parquet-go becomes an error.
-func parseParquetRows[R any](f userFile, ra io.ReaderAt, size int64, conv func(ints []int64, floats []float64, at int64) R) (rows []R, err error) {
+// parseParquetRows reads the rows of a Parquet file of kind f, handing each to add
+// with its values (as parseCSVRows) and its row number (from 1), and stopping at add's
+// first error; reserve is told the number of rows to expect, bounded (a capacity
+// hint). parquet-go trusts the footer and page headers, allocating what they declare,
+// so before it reads them they are checked against the file's size and f's limits
+// (checkParquetFooter, then checkLayout: the declared rows against the row limit);
+// rows are then decoded readBatch at a time, never allocated from a declared count,
+// so the first bad row is refused after at most a batch, and a panic inside
+// parquet-go becomes an error.
+func parseParquetRows(f userFile, ra io.ReaderAt, size int64, reserve func(n int64), add func(ints []int64, floats []float64, at int64) error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			rows, err = nil, fmt.Errorf("not a readable %s Parquet file: the Parquet reader failed: %v", f.kind, r)
+			err = fmt.Errorf("not a readable %s Parquet file: the Parquet reader failed: %v", f.kind, r)
 		}
 	}()
 	pf, err := openUserParquet(ra, size)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	unsigned, err := f.checkSchema(pf.Schema())
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := f.checkLayout(ra, size, pf.Metadata()); err != nil {
-		return nil, err
+		return err
 	}
 	declared := pf.NumRows() // checked: in [0, *f.maxRows]
-	// A capacity hint only: an honest file rarely stores a row in under a byte, and
-	// when it does (run-length encoding) append grows the slice as rows really decode.
-	rows = make([]R, 0, min(declared, size))
-	d := rowDecoder[R]{f: f, unsigned: unsigned, conv: conv,
+	// A hint only: an honest file rarely stores a row in under a byte, and when it
+	// does (run-length encoding) the rows grow as they really decode and pass.
+	reserve(min(declared, size))
+	d := rowDecoder{f: f, unsigned: unsigned, add: add,
 		col: make([]int, len(f.columns)), ints: make([]int64, f.ints), floats: make([]float64, len(f.columns)-f.ints)}
 	for i, name := range f.columns {
 		leaf, _ := pf.Schema().Lookup(name) // checked: present
@@ -59,42 +62,48 @@ func parseParquetRows[R any](f userFile, ra io.ReaderAt, size int64, conv func(i
 	}
 	buf := make([]parquet.Row, min(readBatch, max(declared, 1)))
 	for _, rg := range pf.RowGroups() {
-		if err := d.readRowGroup(rg, buf, &rows); err != nil {
-			return nil, err
+		if err := d.readRowGroup(rg, buf); err != nil {
+			return err
 		}
 	}
-	if int64(len(rows)) != declared {
-		return nil, fmt.Errorf("not a readable %s Parquet file: the footer declares %d rows but %d could be read", f.kind, declared, len(rows))
+	if d.n != declared {
+		return fmt.Errorf("not a readable %s Parquet file: the footer declares %d rows but %d could be read", f.kind, declared, d.n)
 	}
-	return rows, nil
+	return nil
 }
 
-// rowDecoder converts the rows of a Parquet file of kind f, in scratch slices.
-type rowDecoder[R any] struct {
+// rowDecoder converts the rows of a Parquet file of kind f, in scratch slices, and
+// hands them to add.
+type rowDecoder struct {
 	f        userFile
 	col      []int // the leaf column index of each of f.columns
 	unsigned []int // of each integer column: see checkSchema
 	ints     []int64
 	floats   []float64
-	conv     func(ints []int64, floats []float64, at int64) R
+	add      func(ints []int64, floats []float64, at int64) error
+	n        int64 // the rows read so far
 }
 
-// readRowGroup appends the rows of one row group, decoded a batch of rows at a time
-// into buf (parquet.Row values, reused: no allocation per row).
-func (d *rowDecoder[R]) readRowGroup(rg parquet.RowGroup, buf []parquet.Row, out *[]R) error {
+// readRowGroup reads the rows of one row group, decoded a batch of rows at a time
+// into buf (parquet.Row values, reused: no allocation per row), each handed to d.add
+// before the next batch is read.
+func (d *rowDecoder) readRowGroup(rg parquet.RowGroup, buf []parquet.Row) error {
 	rows := rg.Rows()
 	defer rows.Close()
 	for {
 		n, err := rows.ReadRows(buf)
 		for _, row := range buf[:n] {
-			at := int64(len(*out)) + 1
+			at := d.n + 1
 			if at > *d.f.maxRows {
 				return d.f.tooManyRows("row", at)
 			}
 			if err := d.decode(row, at); err != nil {
 				return err
 			}
-			*out = append(*out, d.conv(d.ints, d.floats, at))
+			if err := d.add(d.ints, d.floats, at); err != nil {
+				return err
+			}
+			d.n = at
 		}
 		if errors.Is(err, io.EOF) {
 			return nil
@@ -111,7 +120,7 @@ func (d *rowDecoder[R]) readRowGroup(rg parquet.RowGroup, buf []parquet.Row, out
 // decode puts the values of the row-th row (from 1) in d.ints and d.floats. Unsigned
 // columns come as their bits: a UINT_32 value above MaxInt32 is restored, and a
 // UINT_64 value above MaxInt64, which would wrap to a negative number, is refused.
-func (d *rowDecoder[R]) decode(r parquet.Row, row int64) error {
+func (d *rowDecoder) decode(r parquet.Row, row int64) error {
 	f := d.f
 	var seen [maxUserColumns]bool
 	for _, v := range r {

@@ -124,11 +124,11 @@ func ParseTasks(name string, data []byte) (tasks []prob.Task2D, ids []int64, err
 
 // parseTasks parses the tasks file src, streamed (CSV) or read at offsets (Parquet).
 func parseTasks(name string, src userSource) (tasks []prob.Task2D, ids []int64, err error) {
-	rows, unit, err := parseUserRows(tasksFile, name, src, newTaskRow)
+	rows, _, err := parseUserRows(tasksFile, name, src, newTaskRow)
 	if err != nil {
 		return nil, nil, err
 	}
-	return assembleTasks(rows, unit)
+	return assembleTasks(rows)
 }
 
 // taskRow is one parsed row with where it came from: its CSV line or Parquet row.
@@ -143,8 +143,17 @@ func newTaskRow(ints []int64, floats []float64, at int64) taskRow {
 		Weight: floats[0], Mu0: floats[1], Mu1: floats[2], SD: floats[3]}, at: at}
 }
 
-// checkTaskRow checks the values of one row on their own.
-func checkTaskRow(r taskRow, unit string) error {
+func (r taskRow) key() rowKey { return rowKey{r.TaskID, r.Y, r.Component} }
+func (r taskRow) pos() int64  { return r.at }
+
+func (r taskRow) duplicate(unit string, first int64) error {
+	return fmt.Errorf("%s %d: duplicate component (task %d, y=%d, component=%d), first at %s %d",
+		unit, r.at, r.TaskID, r.Y, r.Component, unit, first)
+}
+
+// check checks the values of one row on their own; unit names where it came from
+// ("line" or "row").
+func (r taskRow) check(unit string) error {
 	where := fmt.Sprintf("%s %d", unit, r.at)
 	switch {
 	case r.Y < 0:
@@ -172,30 +181,14 @@ func checkTaskRow(r taskRow, unit string) error {
 	return nil
 }
 
-// assembleTasks groups validated rows into tasks sorted by id; unit names where a row
-// came from ("line" or "row"). It sorts rows in place.
-func assembleTasks(rows []taskRow, unit string) ([]prob.Task2D, []int64, error) {
+// assembleTasks groups rows, each checked and none a duplicate (parseUserRows), into
+// tasks sorted by id. It sorts rows in place.
+func assembleTasks(rows []taskRow) ([]prob.Task2D, []int64, error) {
 	if len(rows) == 0 {
 		return nil, nil, errors.New("no tasks: the file has no rows")
 	}
-	for _, r := range rows { // in file order, so the first bad row is named
-		if err := checkTaskRow(r, unit); err != nil {
-			return nil, nil, err
-		}
-	}
-	// Sorted by task, class, component and file position, a duplicate follows the
-	// first occurrence of its component.
-	slices.SortFunc(rows, func(a, b taskRow) int {
-		return cmp.Or(cmp.Compare(a.TaskID, b.TaskID), cmp.Compare(a.Y, b.Y),
-			cmp.Compare(a.Component, b.Component), cmp.Compare(a.at, b.at))
-	})
-	dup := firstDuplicate(rows, func(a, b taskRow) bool { return a.TaskID == b.TaskID && a.Y == b.Y && a.Component == b.Component },
-		func(r taskRow) int64 { return r.at })
-	if dup > 0 {
-		r := rows[dup]
-		return nil, nil, fmt.Errorf("%s %d: duplicate component (task %d, y=%d, component=%d), first at %s %d",
-			unit, r.at, r.TaskID, r.Y, r.Component, unit, rows[dup-1].at)
-	}
+	// Sorted by task, class and component.
+	slices.SortFunc(rows, func(a, b taskRow) int { return a.key().compare(b.key()) })
 	var tasks []prob.Task2D
 	var ids []int64
 	var comps []prob.Component // scratch: NewMixture copies it

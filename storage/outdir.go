@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -454,29 +453,18 @@ func VerifyManifest(ctx context.Context, loc string) (*Manifest, error) {
 		return nil, fmt.Errorf("%s: %w", ManifestKey, err)
 	}
 	for _, f := range m.Files {
-		got, err := hashObject(ctx, b, f.Path)
+		got, err := checkListed(ctx, b, f.Path, f)
 		if err != nil {
 			return nil, err
+		}
+		if got.Size != f.Size {
+			return nil, fmt.Errorf("%s: %d bytes, manifest says %d", f.Path, got.Size, f.Size)
 		}
 		if got != f {
 			return nil, fmt.Errorf("%s: %d bytes sha256 %s, manifest says %d bytes sha256 %s", f.Path, got.Size, got.SHA256, f.Size, f.SHA256)
 		}
 	}
 	return m, nil
-}
-
-func hashObject(ctx context.Context, b *blob.Bucket, key string) (ManifestFile, error) {
-	r, err := b.NewReader(ctx, key, nil)
-	if err != nil {
-		return ManifestFile{}, fmt.Errorf("read %s: %w", key, err)
-	}
-	defer r.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, r)
-	if err != nil {
-		return ManifestFile{}, fmt.Errorf("read %s: %w", key, err)
-	}
-	return ManifestFile{Path: key, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
 // CommitInfo describes the run a commit publishes.

@@ -2,11 +2,15 @@ package storage
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
+	"path"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
@@ -31,6 +35,114 @@ import (
 // jemcheck writes (a summary of 10,000 grid points is a few MB), far below what could
 // exhaust memory.
 const MaxMetadataBytes = 64 << 20
+
+// MaxParquetBytes is the limit for a Parquet file a run's manifest lists that jemcheck
+// reads whole (a block's results part: a few MB), the same as schemas.MaxParquetBytes.
+const MaxParquetBytes = 1 << 30
+
+// ListedLimit is the most bytes ReadListed reads of the file key a manifest lists, by
+// its kind: MaxParquetBytes for a .parquet file, MaxMetadataBytes for anything else
+// (summary.json, config.json, ...). The size the manifest declares is never the limit:
+// a manifest is a file like any other, and one edited to list an 8 GiB file must not
+// make a reader allocate 8 GiB.
+func ListedLimit(key string) int64 {
+	if path.Ext(key) == ".parquet" {
+		return MaxParquetBytes
+	}
+	return MaxMetadataBytes
+}
+
+// ReadListed reads the file key of a run whose manifest m lists it (b is the run's
+// location) and checks it against the manifest: a file the manifest does not list, or
+// one changed since jemcheck wrote it, is refused with one message naming key. Before
+// anything is read, the size m lists and the object's own (its bucket's attributes,
+// which also refuse a local object that is not a regular file) must both be within
+// ListedLimit(key) and equal; the bytes are then hashed as they stream in, at most
+// that size plus one read, and must have m's SHA-256. Nothing beyond the limit is ever
+// allocated, whatever m declares.
+func ReadListed(ctx context.Context, b *blob.Bucket, m *Manifest, key string) ([]byte, error) {
+	i, ok := findFile(m, key)
+	if !ok {
+		return nil, fmt.Errorf("%s is not listed in %s", key, ManifestKey)
+	}
+	f := m.Files[i]
+	limit := ListedLimit(key)
+	if f.Size > limit {
+		return nil, fmt.Errorf("%s: %s lists it with %d bytes, more than the %d jemcheck reads of such a file "+
+			"(the manifest was edited or damaged): not read", key, ManifestKey, f.Size, limit)
+	}
+	size, err := CheckObject(ctx, b, key, limit)
+	if tl := (*TooLargeError)(nil); errors.As(err, &tl) {
+		return nil, fmt.Errorf("%s has %d bytes, but %s lists %d (changed since jemcheck wrote it): not read", key, tl.Size, ManifestKey, f.Size)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", key, err)
+	}
+	if size != f.Size {
+		return nil, fmt.Errorf("%s has %d bytes, but %s lists %d (changed since jemcheck wrote it): not read", key, size, ManifestKey, f.Size)
+	}
+	r, err := b.NewReader(ctx, key, nil)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", key, err)
+	}
+	defer r.Close()
+	h := sha256.New()
+	// size ≤ limit: checked above, so this allocation is bounded by the limit.
+	data, err := readAllInto(make([]byte, 0, size+1), io.TeeReader(io.LimitReader(r, size+1), h))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", key, err)
+	}
+	if int64(len(data)) != f.Size {
+		return nil, fmt.Errorf("%s: %d bytes came, but it had %d when it was opened and %s lists %d (changed while read)",
+			key, len(data), size, ManifestKey, f.Size)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != f.SHA256 {
+		return nil, fmt.Errorf("%s: sha256 %s, but %s lists sha256 %s (changed since jemcheck wrote it)", key, got, ManifestKey, f.SHA256)
+	}
+	return data, nil
+}
+
+// hashObject hashes the object key of b as it streams (nothing is held): its size and
+// SHA-256. The object is checked first (CheckObject: a local FIFO would block, a device
+// never end), and at most its declared size plus one byte is read, so a file that grows
+// meanwhile ends there (and shows as a size mismatch to the caller).
+func hashObject(ctx context.Context, b *blob.Bucket, key string) (ManifestFile, error) {
+	size, err := CheckObject(ctx, b, key, math.MaxInt64-1)
+	if err != nil {
+		return ManifestFile{}, fmt.Errorf("read %s: %w", key, err)
+	}
+	return hashObjectSize(ctx, b, key, size)
+}
+
+// hashObjectSize is hashObject of an object whose size was checked as size.
+func hashObjectSize(ctx context.Context, b *blob.Bucket, key string, size int64) (ManifestFile, error) {
+	r, err := b.NewReader(ctx, key, nil)
+	if err != nil {
+		return ManifestFile{}, fmt.Errorf("read %s: %w", key, err)
+	}
+	defer r.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(r, size+1))
+	if err != nil {
+		return ManifestFile{}, fmt.Errorf("read %s: %w", key, err)
+	}
+	return ManifestFile{Path: key, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// checkListed checks the object key of b against want (a manifest's entry or a hash
+// record): its size first, from its bucket's attributes (a local object that is not a
+// regular file is refused), and only if that matches its SHA-256, streamed. It returns
+// what the object has (SHA256 empty when the sizes differ).
+func checkListed(ctx context.Context, b *blob.Bucket, key string, want ManifestFile) (ManifestFile, error) {
+	size, err := CheckObject(ctx, b, key, math.MaxInt64-1)
+	if err != nil {
+		return ManifestFile{}, fmt.Errorf("read %s: %w", key, err)
+	}
+	if size != want.Size {
+		return ManifestFile{Path: key, Size: size}, nil
+	}
+	return hashObjectSize(ctx, b, key, size)
+}
 
 // TooLargeError is the error for an object over its size limit.
 type TooLargeError struct {

@@ -2,8 +2,6 @@ package storage
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -432,30 +430,6 @@ func resolvePath(p string) string {
 		rest = filepath.Join(filepath.Base(cur), rest)
 		cur = parent
 	}
-}
-
-// ReadListed reads the file key of a run whose manifest m lists it, and checks it
-// against the manifest (size, then SHA-256): a file changed since jemcheck wrote it,
-// or one the manifest does not list, is an error. b is the run's location.
-func ReadListed(ctx context.Context, b *blob.Bucket, m *Manifest, key string) ([]byte, error) {
-	i, ok := findFile(m, key)
-	if !ok {
-		return nil, fmt.Errorf("%s is not listed in %s", key, ManifestKey)
-	}
-	f := m.Files[i]
-	data, err := ReadSmallKey(ctx, b, key, f.Size)
-	if err != nil {
-		if tl := (*TooLargeError)(nil); errors.As(err, &tl) {
-			return nil, fmt.Errorf("%s has more bytes than the %d %s lists (changed since jemcheck wrote it)", key, f.Size, ManifestKey)
-		}
-		return nil, fmt.Errorf("read %s: %w", key, err)
-	}
-	h := sha256.Sum256(data)
-	if got := hex.EncodeToString(h[:]); int64(len(data)) != f.Size || got != f.SHA256 {
-		return nil, fmt.Errorf("%s: %d bytes sha256 %s, %s says %d bytes sha256 %s (changed since jemcheck wrote it)",
-			key, len(data), got, ManifestKey, f.Size, f.SHA256)
-	}
-	return data, nil
 }
 
 func findFile(m *Manifest, key string) (int, bool) {

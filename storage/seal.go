@@ -198,7 +198,7 @@ func spentStaging(ctx context.Context, b *blob.Bucket, dir string, local bool, i
 			if err != nil {
 				return false
 			}
-			got, err := hashObject(ctx, b, o.Key)
+			got, err := checkListed(ctx, b, o.Key, ManifestFile(want))
 			if err != nil || got.Size != want.Size || got.SHA256 != want.SHA256 {
 				return false
 			}
@@ -266,11 +266,14 @@ func VerifyPart(ctx context.Context, b *blob.Bucket, key string) error {
 	if err != nil {
 		return err
 	}
-	got, err := hashObject(ctx, b, key)
+	got, err := checkListed(ctx, b, key, ManifestFile(want))
 	if err != nil {
 		return fmt.Errorf("hash %s: %w", key, err)
 	}
-	if got.Size != want.Size || got.SHA256 != want.SHA256 {
+	if got.Size != want.Size {
+		return fmt.Errorf("%w: %s has %d bytes, but %d bytes were recorded when it was written", ErrPartChanged, key, got.Size, want.Size)
+	}
+	if got.SHA256 != want.SHA256 {
 		return fmt.Errorf("%w: %s has %d bytes sha256 %s, but %d bytes sha256 %s were recorded when it was written",
 			ErrPartChanged, key, got.Size, got.SHA256, want.Size, want.SHA256)
 	}

@@ -9,11 +9,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/parquet-go/parquet-go"
+	"gocloud.dev/blob"
+
+	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages"
 	"github.com/jemcheck/jemcheck/storage"
 	"github.com/jemcheck/jemcheck/tasks"
@@ -35,8 +40,10 @@ import (
 // Nothing kept is trusted unchecked (storage's "Seals"): only a staging folder jemcheck
 // sealed is resumed, and only if its config.json still has the hash sealed when the
 // folder was made (an edited one is not resumed: the run starts afresh and says so);
-// each kept block's files must match the hashes recorded when they were written (a
-// block that does not is recomputed, and the run says so on stderr).
+// each kept block's files must match the hashes recorded when they were written, and
+// hold that block's rows (blockRowsDiffer: the records carry no secret, so another
+// block's files with rewritten records match them); a block that does not is
+// recomputed, and the run says so on stderr.
 
 // resumeState is what Prepare found to resume.
 type resumeState struct {
@@ -123,6 +130,14 @@ func (c *Config) findResume(ctx context.Context) error {
 			if err != nil {
 				b.Close()
 				return fmt.Errorf("resume: %s: block %d of point %d: %w", st, ref.Index, ref.PointID, err)
+			}
+			// ... and only if they hold that block's rows (hash records carry no secret:
+			// review F19, another block's files with rewritten records).
+			if why := c.blockRowsDiffer(ctx, b, ref); why != "" {
+				changed++
+				warnings = append(warnings, fmt.Sprintf("resume: block %d of point %d in %s is recomputed: %s", ref.Index, ref.PointID,
+					Location(out, storage.StagingKey(id)), why))
+				continue
 			}
 			kept = append(kept, ref)
 		}
@@ -341,4 +356,146 @@ func (c *Config) printResume(w io.Writer) {
 // totalBlocks is the number of blocks the run computes (all, less those it resumes).
 func (c *Config) totalBlocks() int64 {
 	return int64(len(tasks.BlockRefs(c.Points, c.Options.TrainBatch)) - len(c.Skipped()))
+}
+
+// blockRowsDiffer says why the part files of the kept block ref in b (the staging
+// folder) are not that block's, or "" when they are. The plan says what the block holds:
+// point p's tables with ordinals First to First+Len-1 (tasks.BlockTables), each trained
+// with every method of p. Its results part must hold exactly one row per such run, by
+// run id (schemas.RunID: point, ordinal, method), all of point p; the run ids of its
+// learned, learned_grid, curves and buffers parts must be among them, and the table ids
+// of its samples part among its results' (parts a block lacks are not checked). Every
+// file was checked against its hash record before (stages.VerifyBlock); these are read
+// one column at a time, streamed, so a large samples part costs no memory.
+func (c *Config) blockRowsDiffer(ctx context.Context, b *blob.Bucket, ref stages.BlockRef) string {
+	p, ok := tasks.PointsByID(c.Points)[ref.PointID]
+	if !ok {
+		return fmt.Sprintf("no point %d in this run", ref.PointID)
+	}
+	size := tasks.BlockTables(p, c.Options.TrainBatch)
+	first := ref.Index * size
+	n := min(size, int64(p.Tables)-first)
+	want := make(map[string]bool, int(n)*len(p.Methods))
+	for o := first; o < first+n; o++ {
+		for _, m := range p.Methods {
+			want[schemas.RunID(p.ID, o, m)] = true
+		}
+	}
+	key := stages.ResultsPath(ref.PointID, ref.Index)
+	rows, err := schemas.ReadParquet[blockResult](ctx, b, key)
+	if err != nil {
+		return err.Error()
+	}
+	seen := make(map[string]bool, len(rows))
+	ids := map[int64]bool{}
+	for _, r := range rows {
+		switch {
+		case r.PointID != p.ID:
+			return fmt.Sprintf("%s holds a row of point %d (run %s), not point %d's", key, r.PointID, r.RunID, p.ID)
+		case !want[r.RunID]:
+			return fmt.Sprintf("%s holds run %s, not one of this block's (point %d, tables %d to %d)", key, r.RunID, p.ID, first, first+n-1)
+		case seen[r.RunID]:
+			return fmt.Sprintf("%s holds run %s twice", key, r.RunID)
+		}
+		seen[r.RunID] = true
+		ids[r.TableID] = true
+	}
+	if len(seen) != len(want) {
+		return fmt.Sprintf("%s holds %d runs, but the block has %d (point %d, tables %d to %d, %d method(s))", key, len(seen), len(want),
+			p.ID, first, first+n-1, len(p.Methods))
+	}
+	for _, k := range []string{stages.LearnedPath(ref.PointID, ref.Index), stages.LearnedGridPath(ref.PointID, ref.Index),
+		stages.CurvesPath(ref.PointID, ref.Index), stages.BuffersPath(ref.PointID, ref.Index)} {
+		if why := eachValue(ctx, b, k, []string{"run_id"}, func(v parquet.Value) string {
+			if id := v.String(); !want[id] {
+				return fmt.Sprintf("%s holds run %s, not one of this block's (point %d, tables %d to %d)", k, id, p.ID, first, first+n-1)
+			}
+			return ""
+		}); why != "" {
+			return why
+		}
+	}
+	k := stages.SamplePath(ref.PointID, ref.Index)
+	return eachValue(ctx, b, k, []string{"table_id", "task_id"}, func(v parquet.Value) string {
+		if id := v.Int64(); !ids[id] {
+			return fmt.Sprintf("%s holds draws of table %d, which is not in this block (point %d, tables %d to %d)", k, id, p.ID, first, first+n-1)
+		}
+		return ""
+	})
+}
+
+// blockResult is what blockRowsDiffer reads of a results part.
+type blockResult struct {
+	RunID   string `parquet:"run_id"`
+	TableID int64  `parquet:"table_id"`
+	PointID int64  `parquet:"point_id"`
+}
+
+// eachValue calls check on every value of the first of columns the Parquet file key of
+// b has, streamed a page at a time, until check says what is wrong; it returns that,
+// or why the file cannot be read, or "" (also when there is no such file).
+func eachValue(ctx context.Context, b *blob.Bucket, key string, columns []string, check func(parquet.Value) string) (why string) {
+	obj, err := storage.OpenObjectKey(ctx, b, key, math.MaxInt64-1)
+	if storage.IsNotFound(err) {
+		return ""
+	}
+	if err != nil {
+		return fmt.Sprintf("read %s: %v", key, err)
+	}
+	defer obj.Close()
+	defer func() {
+		if r := recover(); r != nil { // parquet-go may panic on damaged data
+			why = fmt.Sprintf("%s is not a valid Parquet file: %v", key, r)
+		}
+	}()
+	f, err := parquet.OpenFile(obj, obj.Size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return fmt.Sprintf("%s is not a valid Parquet file: %v", key, err)
+	}
+	col := -1
+	for _, name := range columns {
+		if leaf, ok := f.Schema().Lookup(name); ok {
+			col = leaf.ColumnIndex
+			break
+		}
+	}
+	if col < 0 {
+		return fmt.Sprintf("%s has no %s column", key, strings.Join(columns, " or "))
+	}
+	buf := make([]parquet.Value, 4096)
+	for _, rg := range f.RowGroups() {
+		pages := rg.ColumnChunks()[col].Pages()
+		for {
+			page, err := pages.ReadPage()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				pages.Close()
+				return fmt.Sprintf("read %s: %v", key, err)
+			}
+			values := page.Values()
+			for {
+				n, err := values.ReadValues(buf)
+				for _, v := range buf[:n] {
+					if why := check(v); why != "" {
+						parquet.Release(page)
+						pages.Close()
+						return why
+					}
+				}
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					parquet.Release(page)
+					pages.Close()
+					return fmt.Sprintf("read %s: %v", key, err)
+				}
+			}
+			parquet.Release(page)
+		}
+		pages.Close()
+	}
+	return ""
 }
