@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -448,6 +449,17 @@ func eachValue(ctx context.Context, b *blob.Bucket, key string, columns []string
 			why = fmt.Sprintf("%s is not a valid Parquet file: %v", key, r)
 		}
 	}()
+	// The footer is read whole: bound it first (its length is the 4 bytes before "PAR1").
+	var tail [8]byte
+	if obj.Size < 12 {
+		return fmt.Sprintf("%s is not a valid Parquet file (%d bytes)", key, obj.Size)
+	}
+	if _, err := obj.ReadAt(tail[:], obj.Size-8); err != nil {
+		return fmt.Sprintf("read %s: %v", key, err)
+	}
+	if n := int64(binary.LittleEndian.Uint32(tail[:4])); n > storage.MaxMetadataBytes || n > obj.Size-12 || string(tail[4:]) != "PAR1" {
+		return fmt.Sprintf("%s is not a valid Parquet file (a footer of %d bytes in %d)", key, n, obj.Size)
+	}
 	f, err := parquet.OpenFile(obj, obj.Size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
 		return fmt.Sprintf("%s is not a valid Parquet file: %v", key, err)
