@@ -3,6 +3,7 @@ package schemas
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"runtime"
 	"strings"
@@ -105,4 +106,43 @@ func TestReadRowsStreamed(t *testing.T) {
 			t.Fatalf("got error %v, want %q", err, want)
 		}
 	})
+}
+
+// TestReadTablesOutOfOrder reads files whose keys do not ascend, where duplicates are
+// found in a hash set of the rows kept (keySet), grown while the rows are read.
+func TestReadTablesOutOfOrder(t *testing.T) {
+	const k = 256 // one table of k·k cells
+	// cellAt is the i-th cell of a permutation of the table's cells.
+	cellAt := func(i int) TableRow {
+		c := (i * 7919) % (k * k)
+		return TableRow{X: int64(c / k), Y: int64(c % k), P: 1.0 / (k * k)}
+	}
+	again := cellAt(999) // the 1000th row's cell
+	cases := []struct {
+		name string
+		rows int
+		row  func(i int) TableRow
+		want string // "" for none
+	}{
+		{"shuffled", k * k, cellAt, ""},
+		{"shuffled, then the 1000th cell again", k*k + 1, func(i int) TableRow {
+			if i == k*k {
+				return again
+			}
+			return cellAt(i)
+		}, fmt.Sprintf("row 65537: duplicate cell (table 0, x=%d, y=%d), first at row 1000", again.X, again.Y)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ts, err := ParseTables("t.parquet", manyRowsParquet(t, c.rows, c.row))
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("got error %v, want none", err)
+			case c.want == "" && (len(ts) != 1 || ts[0].X != k || ts[0].K != k):
+				t.Fatalf("got %d tables, want one of %d·%d cells", len(ts), k, k)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Fatalf("got error %v, want one with %q", err, c.want)
+			}
+		})
+	}
 }

@@ -5,12 +5,15 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"math"
 	"math/big"
+	"math/bits"
 	"os"
 	"path"
 	"path/filepath"
@@ -26,8 +29,10 @@ import (
 // or absurd file fails fast, in bounded memory, with a message that names the limit.
 const (
 	// MaxTablesFileCells bounds the rows of a tables file, one row per cell: all its
-	// tables' X·K cells together. Validation holds 40 bytes a cell; reading a file
-	// at the limit peaks at about 1.3-1.7 GB of memory and takes seconds.
+	// tables' X·K cells together. Validation holds 40 bytes a cell that passed (and
+	// 11-22 more when the cells do not come sorted); reading a valid file at the limit
+	// peaks at about 0.9 GB of memory (1 GB unsorted) and takes seconds. A row that
+	// fails is refused when it is read: an invalid file costs the rows before it.
 	MaxTablesFileCells = 10_000_000
 	// MaxTablesFileBytes bounds the size of a tables file, which is read whole into
 	// memory: 1 GiB, ample for MaxTablesFileCells rows of CSV.
@@ -246,13 +251,15 @@ func (a rowKey) compare(b rowKey) int {
 // first bad row as soon as it is read, so that a file of invalid rows costs a batch
 // of memory whatever it declares, and a valid one its rows. A key is unique while
 // the keys ascend (the order TableRows and TaskRows write, and any sorted file): then
-// only the last key is held. At the first key out of order the keys so far go into a
-// set, for the rest of the file: memory in proportion to the rows kept.
+// only the last key is held. At the first key out of order the rows so far go into a
+// hash set of their indices (keySet), for the rest of the file: 11 to 22 bytes a
+// row kept.
 type rowCollector[R userRow] struct {
-	unit string // "line" or "row"
-	rows []R
-	last rowKey
-	seen map[rowKey]int64 // key → its row; nil while the keys ascend
+	unit   string // "line" or "row"
+	rows   []R
+	expect int64 // the rows the file declares (Parquet), else 0: see keep
+	last   rowKey
+	set    *keySet // nil while the keys ascend
 }
 
 // add checks r and keeps it.
@@ -262,27 +269,100 @@ func (c *rowCollector[R]) add(r R) error {
 	}
 	k := r.key()
 	switch {
-	case c.seen != nil:
-		if first, dup := c.seen[k]; dup {
-			return r.duplicate(c.unit, first)
-		}
-		c.seen[k] = r.pos()
+	case c.set != nil:
 	case len(c.rows) == 0 || k.compare(c.last) > 0:
 		c.last = k
+		c.keep(r)
+		return nil
 	case k == c.last:
 		return r.duplicate(c.unit, c.rows[len(c.rows)-1].pos())
-	default: // out of order: from now on, a set of the keys
-		c.seen = make(map[rowKey]int64, len(c.rows)+1)
-		for _, o := range c.rows {
-			c.seen[o.key()] = o.pos()
+	default: // out of order: from now on, a set of the keys, all distinct so far
+		c.set = newKeySet(len(c.rows)+1, func(i int32) rowKey { return c.rows[i].key() })
+		for i := range c.rows {
+			c.set.insert(c.rows[i].key(), int32(i))
 		}
-		if first, dup := c.seen[k]; dup {
-			return r.duplicate(c.unit, first)
+	}
+	if i, dup := c.set.insert(k, int32(len(c.rows))); dup {
+		return r.duplicate(c.unit, c.rows[i].pos())
+	}
+	c.keep(r)
+	return nil
+}
+
+// keySet is a set of distinct row keys, held as the rows' indices (a user file holds
+// at most 10^7 rows: an index fits 32 bits) in an open-addressing table, at most 3/4
+// full. A slot holds 32 bits of its key's hash too: they choose the slot (the table
+// has at most 2^32 of them), and a probe reads a row only where they match. The hash
+// is seeded at random, as Go's maps are, so that no file can make its keys collide.
+// 11 to 22 bytes a key.
+type keySet struct {
+	seed  maphash.Seed
+	slots []uint64 // hash<<32 | (1 + a row's index); 0 for an empty slot
+	n     int
+	key   func(i int32) rowKey // the key of the i-th row
+}
+
+// newKeySet makes a keySet for about n keys of the rows that key gives.
+func newKeySet(n int, key func(i int32) rowKey) *keySet {
+	return &keySet{seed: maphash.MakeSeed(), slots: make([]uint64, max(16, 1<<bits.Len(uint(n+n/3)))), key: key}
+}
+
+// hash is 32 bits of the hash of k.
+func (s *keySet) hash(k rowKey) uint64 {
+	var b [24]byte
+	binary.LittleEndian.PutUint64(b[0:], uint64(k[0]))
+	binary.LittleEndian.PutUint64(b[8:], uint64(k[1]))
+	binary.LittleEndian.PutUint64(b[16:], uint64(k[2]))
+	return maphash.Bytes(s.seed, b[:]) >> 32
+}
+
+// insert adds the key k of row i, unless the set holds it already: then it returns
+// the index of the row that has it, and true.
+func (s *keySet) insert(k rowKey, i int32) (int32, bool) {
+	if 4*(s.n+1) > 3*len(s.slots) {
+		old := s.slots
+		s.slots = make([]uint64, 2*len(old))
+		for _, v := range old {
+			if v != 0 {
+				s.place(v)
+			}
 		}
-		c.seen[k] = r.pos()
+	}
+	h := s.hash(k)
+	mask := uint64(len(s.slots) - 1)
+	for j := h & mask; ; j = (j + 1) & mask {
+		v := s.slots[j]
+		if v == 0 {
+			s.slots[j] = h<<32 | uint64(i+1)
+			s.n++
+			return 0, false
+		}
+		if v>>32 == h && s.key(int32(v)-1) == k {
+			return int32(v) - 1, true
+		}
+	}
+}
+
+// place puts the slot value v of a key not in the set in its slot (rehashing).
+func (s *keySet) place(v uint64) {
+	mask := uint64(len(s.slots) - 1)
+	j := v >> 32 & mask
+	for s.slots[j] != 0 {
+		j = (j + 1) & mask
+	}
+	s.slots[j] = v
+}
+
+// keep appends r to c.rows. The rows a file declares are not reserved up front: a
+// file that declares millions and fails at its second row would cost their memory.
+// Instead the capacity doubles as rows pass, up to the declared count, so a valid
+// Parquet file ends in a slice of exactly its rows and an invalid one never holds
+// more than twice the rows that passed.
+func (c *rowCollector[R]) keep(r R) {
+	if n := int64(len(c.rows)); n == int64(cap(c.rows)) && n < c.expect {
+		c.rows = slices.Grow(c.rows, int(min(max(2*n, readBatch), c.expect)-n))
 	}
 	c.rows = append(c.rows, r)
-	return nil
 }
 
 // parseUserRows parses the bytes of a file of kind f, CSV or Parquet by the extension
@@ -301,7 +381,7 @@ func parseUserRows[R userRow](f userFile, name string, src userSource, conv func
 		err = parseCSVRows(f, src.r, add)
 	} else {
 		c.unit = "row"
-		err = parseParquetRows(f, src.ra, src.size, func(n int64) { c.rows = make([]R, 0, n) }, add)
+		err = parseParquetRows(f, src.ra, src.size, func(n int64) { c.expect = n }, add)
 	}
 	if err != nil {
 		return nil, "", err

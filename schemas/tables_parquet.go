@@ -26,14 +26,14 @@ const readBatch = 1024
 
 // parseParquetRows reads the rows of a Parquet file of kind f, handing each to add
 // with its values (as parseCSVRows) and its row number (from 1), and stopping at add's
-// first error; reserve is told the number of rows to expect, bounded (a capacity
-// hint). parquet-go trusts the footer and page headers, allocating what they declare,
+// first error; expect is told the number of rows the file declares, once it is
+// bounded (checkLayout). parquet-go trusts the footer and page headers, allocating what they declare,
 // so before it reads them they are checked against the file's size and f's limits
 // (checkParquetFooter, then checkLayout: the declared rows against the row limit);
 // rows are then decoded readBatch at a time, never allocated from a declared count,
 // so the first bad row is refused after at most a batch, and a panic inside
 // parquet-go becomes an error.
-func parseParquetRows(f userFile, ra io.ReaderAt, size int64, reserve func(n int64), add func(ints []int64, floats []float64, at int64) error) (err error) {
+func parseParquetRows(f userFile, ra io.ReaderAt, size int64, expect func(n int64), add func(ints []int64, floats []float64, at int64) error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("not a readable %s Parquet file: the Parquet reader failed: %v", f.kind, r)
@@ -51,9 +51,7 @@ func parseParquetRows(f userFile, ra io.ReaderAt, size int64, reserve func(n int
 		return err
 	}
 	declared := pf.NumRows() // checked: in [0, *f.maxRows]
-	// A hint only: an honest file rarely stores a row in under a byte, and when it
-	// does (run-length encoding) the rows grow as they really decode and pass.
-	reserve(min(declared, size))
+	expect(declared)
 	d := rowDecoder{f: f, unsigned: unsigned, add: add,
 		col: make([]int, len(f.columns)), ints: make([]int64, f.ints), floats: make([]float64, len(f.columns)-f.ints)}
 	for i, name := range f.columns {
@@ -270,6 +268,8 @@ func (f userFile) checkLayout(ra io.ReaderAt, size int64, md *format.FileMetaDat
 		return fmt.Errorf("the file declares %d rows, more than the %d a %s file may hold (one row per %s)", md.NumRows, *f.maxRows, f.kind, f.row)
 	}
 	var rows int64
+	var bodies bodyChecker // one for the file's pages
+	defer bodies.close()
 	for g, rg := range md.RowGroups {
 		if rg.NumRows < 0 || rg.NumRows > md.NumRows-rows {
 			return bad("row group %d declares %d rows, of %d in the file", g, rg.NumRows, md.NumRows)
@@ -289,7 +289,7 @@ func (f userFile) checkLayout(ra io.ReaderAt, size int64, md *format.FileMetaDat
 			if m.NumValues < 0 || m.NumValues > *f.maxRows {
 				return bad("row group %d, column %s declares %d values", g, name, m.NumValues)
 			}
-			if err := checkPages(ra, start, m.TotalCompressedSize, m.Codec, *f.maxRows); err != nil {
+			if err := checkPages(ra, start, m.TotalCompressedSize, m.Codec, *f.maxRows, &bodies); err != nil {
 				return bad("row group %d, column %s: %v", g, name, err)
 			}
 		}
@@ -303,7 +303,9 @@ func (f userFile) checkLayout(ra io.ReaderAt, size int64, md *format.FileMetaDat
 // checkTablesPages checks the pages of a column chunk of a tables file: chunk, which
 // starts at byte offset of the file.
 func checkTablesPages(chunk []byte, offset int64, codec format.CompressionCodec) error {
-	return checkPages(shifted{chunk, offset}, offset, int64(len(chunk)), codec, maxTablesCells)
+	var bodies bodyChecker
+	defer bodies.close()
+	return checkPages(shifted{chunk, offset}, offset, int64(len(chunk)), codec, maxTablesCells, &bodies)
 }
 
 // shifted is a ReaderAt of bytes b that start at offset base.
@@ -345,9 +347,10 @@ func readPageHeader(ra io.ReaderAt, off, left int64) (format.PageHeader, int, er
 }
 
 // checkPages walks the page headers of one column chunk, the length bytes at byte
-// offset of the file ra, of a file of at most maxValues rows. It reads one page at a
-// time (a header, then a compressed body of at most about maxPageBytes).
-func checkPages(ra io.ReaderAt, offset, length int64, codec format.CompressionCodec, maxValues int64) error {
+// offset of the file ra, of a file of at most maxValues rows, their bodies with
+// bodies. It reads one page at a time (a header, then a compressed body of at most
+// about maxPageBytes).
+func checkPages(ra io.ReaderAt, offset, length int64, codec format.CompressionCodec, maxValues int64, bodies *bodyChecker) error {
 	var values int64
 	for pos := int64(0); pos < length; {
 		at := offset + pos
@@ -379,7 +382,7 @@ func checkPages(ra io.ReaderAt, offset, length int64, codec format.CompressionCo
 			return fmt.Errorf("page at byte %d declares %d values", at, n)
 		}
 		if codec != format.Uncompressed && h.CompressedPageSize > 0 {
-			body := make([]byte, h.CompressedPageSize)
+			body := bodies.body(h.CompressedPageSize)
 			if _, err := ra.ReadAt(body, offset+pos); err != nil {
 				return fmt.Errorf("page at byte %d: %v", at, err)
 			}
@@ -396,7 +399,7 @@ func checkPages(ra io.ReaderAt, offset, length int64, codec format.CompressionCo
 				}
 			}
 			if len(body) > 0 {
-				if err := checkPageBody(codec, body, limit); err != nil {
+				if err := bodies.check(codec, body, limit); err != nil {
 					return fmt.Errorf("page at byte %d: %v", at, err)
 				}
 			}
