@@ -26,6 +26,7 @@ import (
 
 	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/pipelines/internal/launch"
+	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/storage"
 	"github.com/jemcheck/jemcheck/tasks"
 	"github.com/jemcheck/jemcheck/verdict"
@@ -180,8 +181,7 @@ func run(ctx context.Context, c Config, w io.Writer) error {
 	for _, ps := range sum.Points {
 		for _, sc := range ps.Samplers {
 			if methods.IsExternal(sc.Method) {
-				fmt.Fprintf(w, "%s: excess joint KL over exact jem %+.4g nats [95%% CI %.4g, %.4g] on %d tasks (q(x) part %+.4g); exact jem's own KL %.4g\n",
-					sc.Method, sc.Excess, sc.ExcessCILow, sc.ExcessCIHigh, sc.Pairs, sc.MarginalExcess, sc.MeanExact)
+				fmt.Fprintln(w, externalLine(sc))
 			}
 		}
 	}
@@ -212,4 +212,25 @@ func readConfig(ctx context.Context, from string) (launch.Config, error) {
 		return launch.Config{}, launch.BadInput("from %s: it has %d grid points: evaluate a model on the tasks of one point (export them with pipelines/export)", from, len(cfg.Points))
 	}
 	return cfg, nil
+}
+
+// externalLine is the terminal's line on a user's model against exact jem: its excess
+// with the CI over the tasks where both KLs are finite, or, where there are none, what
+// happened instead (no NaN printed for a number that was not measured).
+func externalLine(sc schemas.SamplerComparison) string {
+	if sc.Pairs == 0 {
+		switch {
+		case sc.Nonfinite > 0:
+			return fmt.Sprintf("%s: infinite joint KL on %d of %d tasks (its q puts no mass where the truth has some, or its logits overflow): "+
+				"no finite excess over exact jem to report", sc.Method, sc.Nonfinite, sc.Nonfinite+sc.Excluded)
+		default:
+			return fmt.Sprintf("%s: no task to compare with exact jem (%d left out: a run diverged or is missing)", sc.Method, sc.Excluded)
+		}
+	}
+	line := fmt.Sprintf("%s: excess joint KL over exact jem %+.4g nats [95%% CI %.4g, %.4g] on %d tasks (q(x) part %+.4g); exact jem's own KL %.4g",
+		sc.Method, sc.Excess, sc.ExcessCILow, sc.ExcessCIHigh, sc.Pairs, sc.MarginalExcess, sc.MeanExact)
+	if sc.Nonfinite > 0 {
+		line += fmt.Sprintf("; infinite on %d more tasks", sc.Nonfinite)
+	}
+	return line
 }

@@ -574,3 +574,30 @@ func TestCommandSignal(t *testing.T) {
 		})
 	}
 }
+
+// TestHugeLogitsLine: logits of ±1e308 (an infinite KL on every task) get a line that
+// says so, not "+NaN nats … exact jem's own KL NaN" (exact jem's KL was finite).
+func TestHugeLogitsLine(t *testing.T) {
+	from := writeFrom(t, tablePoint())
+	tmp := t.TempDir()
+	var rows [][]string
+	for _, r := range truthRows(t, from, "huge") {
+		v := "1e308"
+		if r[2] != "0" {
+			v = "-1e308"
+		}
+		rows = append(rows, []string{r[0], r[1], r[2], v, r[4]})
+	}
+	logits := writeCSV(t, filepath.Join(tmp, "huge.csv"), []string{"table_id", "x", "y", "logit", "model"}, rows)
+	msg, _ := evaluate(t, Config{From: from, Logits: logits, Out: filepath.Join(tmp, "out")})
+	line := ""
+	for l := range strings.SplitSeq(msg, "\n") {
+		if strings.HasPrefix(l, "external:huge: ") {
+			line = l
+		}
+	}
+	if line == "" || strings.Contains(line, "NaN") || !strings.Contains(line, "infinite") {
+		t.Errorf("the external model's line: %q, want one saying its KL is infinite, without NaN", line)
+	}
+	t.Log(line)
+}
