@@ -129,6 +129,19 @@ func (b *rootBucket) checkNotLink(key, name string, write bool) (os.FileInfo, er
 	return fi, nil
 }
 
+// stat is the object's file info for reading: after links in a folder opened only to
+// read, else refused for a symbolic link; a missing object is fs.ErrNotExist.
+func (b *rootBucket) stat(key, name string) (os.FileInfo, error) {
+	if b.follow {
+		return os.Stat(filepath.Join(b.dir, name))
+	}
+	fi, err := b.checkNotLink(key, name, false)
+	if err == nil && fi == nil {
+		err = fmt.Errorf("storage: %s: %w", key, fs.ErrNotExist)
+	}
+	return fi, err
+}
+
 // hardLinks is the file's link count (1 where the system does not say).
 func hardLinks(fi os.FileInfo) uint64 {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
@@ -172,14 +185,7 @@ func (b *rootBucket) attributes(_ context.Context, key string) (*driver.Attribut
 	if err != nil {
 		return nil, err
 	}
-	var fi os.FileInfo
-	if b.follow {
-		fi, err = os.Stat(filepath.Join(b.dir, name))
-	} else {
-		if fi, err = b.checkNotLink(key, name, false); err == nil && fi == nil {
-			err = fmt.Errorf("storage: %s: %w", key, fs.ErrNotExist)
-		}
-	}
+	fi, err := b.stat(key, name)
 	if err != nil {
 		return nil, err
 	}
@@ -286,17 +292,9 @@ func (b *rootBucket) newRangeReader(_ context.Context, key string, offset, lengt
 	if err != nil {
 		return nil, err
 	}
-	var fi os.FileInfo
-	if b.follow {
-		fi, err = os.Stat(filepath.Join(b.dir, name))
-	} else {
-		fi, err = b.checkNotLink(key, name, false)
-	}
+	fi, err := b.stat(key, name)
 	if err != nil {
 		return nil, err
-	}
-	if fi == nil {
-		return nil, fmt.Errorf("storage: %s: %w", key, fs.ErrNotExist)
 	}
 	if fi.IsDir() {
 		return nil, fmt.Errorf("storage: %s is a folder: %w", key, fs.ErrNotExist)

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"io/fs"
@@ -26,27 +24,7 @@ import (
 )
 
 // snapshot maps every file under dir (relative, slash-separated) to its SHA-256.
-func snapshot(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	got := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		h := sha256.Sum256(data)
-		got[filepath.ToSlash(rel)] = hex.EncodeToString(h[:])
-		return nil
-	})
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		t.Fatal(err)
-	}
-	return got
-}
+func snapshot(t *testing.T, dir string) map[string]string { return launchtest.Snapshot(t, dir) }
 
 func sameSnapshot(t *testing.T, what string, before, after map[string]string) {
 	t.Helper()

@@ -51,19 +51,7 @@ func samplerDistRows(rs []schemas.ResultRow) []samplerDistRow {
 	var out []samplerDistRow
 	for _, k := range keys {
 		g := groups[k]
-		mean := func(f func(*schemas.ResultRow) float64) string {
-			s, n := 0.0, 0
-			for _, r := range g {
-				if v := f(r); !math.IsNaN(v) && !math.IsInf(v, 0) {
-					s += v
-					n++
-				}
-			}
-			if n == 0 {
-				return "n/a"
-			}
-			return fmtNA(s / float64(n))
-		}
+		mean := func(f func(*schemas.ResultRow) float64) string { return finiteMean(g, f) }
 		row := samplerDistRow{PointID: k.point, Method: k.method, Runs: len(g),
 			ShortTruth: mean(func(r *schemas.ResultRow) float64 { return r.ShortTVTruth }),
 			ShortModel: mean(func(r *schemas.ResultRow) float64 { return r.ShortTVModel }),
@@ -96,4 +84,20 @@ func samplerDistRows(rs []schemas.ResultRow) []samplerDistRow {
 		}
 	}
 	return out
+}
+
+// finiteMean is the mean of f over the rows where it is finite, formatted ("n/a" for
+// none).
+func finiteMean(g []*schemas.ResultRow, f func(*schemas.ResultRow) float64) string {
+	s, n := 0.0, 0
+	for _, r := range g {
+		if v := f(r); !math.IsNaN(v) && !math.IsInf(v, 0) {
+			s += v
+			n++
+		}
+	}
+	if n == 0 {
+		return "n/a"
+	}
+	return fmtNA(s / float64(n))
 }

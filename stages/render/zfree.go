@@ -51,19 +51,7 @@ func zfreeRows(rs []schemas.ResultRow) []zfreeRow {
 	slices.SortFunc(keys, func(a, b key) int {
 		return cmp.Or(cmp.Compare(a.point, b.point), jm.Compare(a.method, b.method))
 	})
-	mean := func(g []*schemas.ResultRow, f func(*schemas.ResultRow) float64) string {
-		s, n := 0.0, 0
-		for _, r := range g {
-			if v := f(r); !math.IsNaN(v) && !math.IsInf(v, 0) {
-				s += v
-				n++
-			}
-		}
-		if n == 0 {
-			return "n/a"
-		}
-		return fmtNA(s / float64(n))
-	}
+	mean := finiteMean
 	rho := func(g []*schemas.ResultRow, f func(*schemas.ResultRow) float64) string {
 		var kl, v []float64
 		for _, r := range g {

@@ -1,7 +1,6 @@
 package plane
 
 import (
-	"context"
 	"math"
 	"strings"
 	"testing"
@@ -25,35 +24,8 @@ func TestSamplerDistColumns(t *testing.T) {
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	o := tasks.Options{Seed: 3, TrainBatch: 64}
-	k := tasks.MustOf(p.Task)
-	if err := k.Check(ctx, o, p); err != nil {
-		t.Fatal(err)
-	}
-	src, err := k.Open(ctx, tasks.Env{Options: o}, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	b := tasks.Block{PointID: p.ID}
-	id, truth, err := src.Truth(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.IDs, b.P = append(b.IDs, id), truth
-	if err := src.Sample(ctx, &b, nil, ""); err != nil {
-		t.Fatal(err)
-	}
-	tb, err := src.Train(ctx, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rb, _, err := src.Evaluate(ctx, tb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range rb.Rows {
+	rows := runPoint(t, p, tasks.Options{Seed: 3, TrainBatch: 64})
+	for _, r := range rows {
 		_, hasShort := samplerOf(r.Method, p.Grid)
 		long := !methods.Has(r.Method, func(m methods.Method) bool { return m.NoPx })
 		t.Logf("%-9s short %.3f/%.3f ± %.3f  long %.3f/%.3f ± %.3f (accept %.2f)  floor %.3f/%.3f", r.Method,
@@ -120,40 +92,12 @@ func TestMeasureTasks(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := tasks.Point{Grid: g, Tables: 3, Methods: []string{"baseline", "sgld"}}
 			p.Resolve()
-			ctx := context.Background()
 			o := tasks.Options{Seed: 5, TrainBatch: 64, AttackEps: 0.3, PurifySteps: 3, PurifyLR: 0.01, MeasureTasks: c.measure}
-			k := tasks.MustOf(p.Task)
-			if err := k.Check(ctx, o, p); err != nil {
-				t.Fatal(err)
+			rows := runPoint(t, p, o)
+			if len(rows) != 6 {
+				t.Fatalf("%d rows, want 6", len(rows))
 			}
-			src, err := k.Open(ctx, tasks.Env{Options: o}, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer src.Close()
-			b := tasks.Block{PointID: p.ID}
-			for i := range 3 {
-				id, truth, err := src.Truth(int64(i))
-				if err != nil {
-					t.Fatal(err)
-				}
-				b.IDs, b.P = append(b.IDs, id), append(b.P, truth...)
-			}
-			if err := src.Sample(ctx, &b, nil, ""); err != nil {
-				t.Fatal(err)
-			}
-			tb, err := src.Train(ctx, b)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rb, _, err := src.Evaluate(ctx, tb)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(rb.Rows) != 6 {
-				t.Fatalf("%d rows, want 6", len(rb.Rows))
-			}
-			for i, r := range rb.Rows {
+			for i, r := range rows {
 				task := i / 2
 				want := c.measured[task]
 				cols := map[string]float64{"auroc_px": r.AUROCPx, "ece": r.ECE, "acc_attacked": r.AccAttacked, "acc_purified": r.AccPurified}

@@ -1,7 +1,6 @@
 package plane
 
 import (
-	"context"
 	"math"
 	"testing"
 
@@ -25,37 +24,9 @@ func TestZFreeRanksLikeKL(t *testing.T) {
 		g.Task, g.GridCells, g.Box, g.TrainGrid = "gmm:3,2", 32, 5, 32
 		p := tasks.Point{Grid: g, Tables: 3, Methods: []string{"baseline", "jem"}}
 		p.Resolve()
-		ctx := context.Background()
 		o := tasks.Options{Seed: 5, TrainBatch: 64, AttackEps: 0.3, PurifySteps: 3, PurifyLR: 0.01, Select: "last"}
-		k := tasks.MustOf(p.Task)
-		if err := k.Check(ctx, o, p); err != nil {
-			t.Fatal(err)
-		}
-		src, err := k.Open(ctx, tasks.Env{Options: o}, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := tasks.Block{PointID: p.ID}
-		for i := range 3 {
-			id, truth, err := src.Truth(int64(i))
-			if err != nil {
-				t.Fatal(err)
-			}
-			b.IDs, b.P = append(b.IDs, id), append(b.P, truth...)
-		}
-		if err := src.Sample(ctx, &b, nil, ""); err != nil {
-			t.Fatal(err)
-		}
-		tb, err := src.Train(ctx, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rb, _, err := src.Evaluate(ctx, tb)
-		if err != nil {
-			t.Fatal(err)
-		}
-		src.Close()
-		for _, r := range rb.Rows {
+		rows := runPoint(t, p, o)
+		for _, r := range rows {
 			for name, v := range map[string][2]float64{"fisher_div": {r.FisherDiv, r.FisherDivSE},
 				"fisher_div_cond": {r.FisherDivCond, r.FisherDivCondSE}, "log_ratio_sd": {r.LogRatioSD, r.LogRatioSDSE}} {
 				if !(v[0] >= 0 && v[1] > 0) || math.IsInf(v[0], 0) || math.IsInf(v[1], 0) {
