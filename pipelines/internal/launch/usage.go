@@ -88,8 +88,9 @@ var flagGroups = []struct {
 	{"Methods", []string{"methods", "model", "x_encoding", "jem_px_weight", "train_grid"}},
 	{"Training", []string{"lr", "steps", "batch_size", "train_batch", "backend"}},
 	{"Selection, evaluation and verdict", []string{"select", "holdout", "eval_every", "ood", "attack_eps", "purify_steps", "purify_lr",
-		"margin", "max_p", "max_sampler_excess", "report_tables"}},
+		"measure_tasks", "ais_chains", "ais_temps", "margin", "max_p", "max_sampler_excess", "report_tables"}},
 	{"Output", []string{"out", "overwrite", "resume", "write_samples", "timings", "csv"}},
+	{"Help", []string{HelpRunnerFlag}},
 }
 
 // methodOptionsTitle heads the flags only some methods read (methods.Table's Options).
@@ -162,6 +163,15 @@ func printUsageOf(w io.Writer, fs *flag.FlagSet, runner bool) {
 		}
 		byGroup[g] = append(byGroup[g], f)
 	})
+	rank := map[string]int{} // a group's flags in the order flagGroups names them
+	for _, g := range flagGroups {
+		for i, n := range g.names {
+			rank[n] = i
+		}
+	}
+	for _, fl := range byGroup {
+		slices.SortStableFunc(fl, func(a, b *flag.Flag) int { return rank[a.Name] - rank[b.Name] })
+	}
 	for _, g := range order {
 		if len(byGroup[g]) == 0 {
 			continue
