@@ -16,11 +16,11 @@ tanh), Adam lr 0.003, 1,500 steps and batch 64 for every method, exact jem inclu
 scored at its iterate of least held-out NLL, never by the truth. The yardstick is exact jem
 trained that way; `jem-converged` (full batch, lr 0.01) is shown beside it as a reference.
 
-Made by one command (about an hour on 2 cores for all 11 recipes: the wall time recorded for
-the last full run, on cores shared with other work, not remeasured since; the board's own CPU
-s / run column below sums to 20 CPU-minutes of training over its 2,250 runs, before the tuning's
-732 runs, the tuned boards and the measures. A sweep finished earlier from the same spec and
-seed is kept, so adding a recipe runs only its sweeps; this page by
+Made by one command: 66 min on 2 cores for all 11 recipes, tuning, pick, the boards at the
+defaults, the presets and the tuned boards (measured from a clean clone, the build included:
+`/usr/bin/time scripts/leaderboard.sh`, 66 min 1 s wall, 76 CPU-minutes, on cores shared with
+other work for 8 of those minutes). A sweep finished earlier from the same spec and seed is
+kept, so adding a recipe runs only its sweeps; this page by
 `scripts/leaderboard-page.sh out/leaderboard > docs/leaderboard.md`):
 
     scripts/leaderboard.sh out/leaderboard

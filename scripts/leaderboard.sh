@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The leaderboard of JEM recipes under the protocol (tasks/protocol.go), tuning included:
 #
-#   scripts/leaderboard.sh [OUT]          (default out/leaderboard; about an hour on 2 cores: docs/leaderboard.md)
+#   scripts/leaderboard.sh [OUT]          (default out/leaderboard; 66 min on 2 cores, the build included: docs/leaderboard.md)
 #   scripts/leaderboard.sh --smoke [OUT]  (default out/leaderboard-smoke; 9 minutes on 2 shared cores, the build included)
 #
 # --smoke runs every step below, every recipe and preset included, with each spec at tiny
