@@ -90,7 +90,7 @@ func WriteParquetStream[T any](ctx context.Context, b *blob.Bucket, key string, 
 // MaxParquetBytes bounds a Parquet file ReadParquet reads whole: far above any part
 // file jemcheck writes (a block's results are a few MB), far below what would exhaust
 // memory.
-const MaxParquetBytes = 1 << 30
+const MaxParquetBytes = storage.MaxParquetBytes // one limit for every whole-file Parquet read
 
 // ReadParquet reads all rows of the Parquet file at key in b. Every column of T must be
 // in the file (extra file columns are ignored); errors name the key. The file is checked

@@ -37,7 +37,7 @@ import (
 const MaxMetadataBytes = 64 << 20
 
 // MaxParquetBytes is the limit for a Parquet file a run's manifest lists that jemcheck
-// reads whole (a block's results part: a few MB), the same as schemas.MaxParquetBytes.
+// reads whole (a block's results part: a few MB); schemas.MaxParquetBytes is this one.
 const MaxParquetBytes = 1 << 30
 
 // ListedLimit is the most bytes ReadListed reads of the file key a manifest lists, by
