@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -13,25 +12,13 @@ import (
 )
 
 // TestLinksSwappedDuringEvaluate: links planted at random moments while evaluate
-// trains, scores and publishes (launchtest.SwapLinks) change nothing outside --out; an
-// evaluation left alone publishes.
+// trains, scores and publishes (launchtest.UnderLinkSwaps) change nothing outside --out.
 func TestLinksSwappedDuringEvaluate(t *testing.T) {
 	testenv.Slow(t, "runs evaluate several times")
 	from := writeFrom(t, tablePoint())
-	base := t.TempDir()
-	logits := writeCSV(t, filepath.Join(base, "truth.csv"), []string{"table_id", "x", "y", "logit", "model"}, truthRows(t, from, "truth"))
-	outside, before := launchtest.UserFolder(t, base)
-	for round := range 8 {
-		out := filepath.Join(base, "evaluated")
+	logits := writeCSV(t, filepath.Join(t.TempDir(), "truth.csv"), []string{"table_id", "x", "y", "logit", "model"}, truthRows(t, from, "truth"))
+	launchtest.UnderLinkSwaps(t, 8, 300*time.Millisecond, func(out string, _ int) error {
 		var buf bytes.Buffer
-		stop := launchtest.SwapLinks(out, outside, uint64(round), 300*time.Millisecond)
-		err := run(context.Background(), Config{From: from, Logits: logits, Out: out, Methods: "baseline,jem", Model: "external", Overwrite: true, Stdout: &buf}, &buf)
-		stop()
-		t.Logf("round %d: %v", round, err)
-		if round == 0 && err != nil {
-			t.Fatalf("an evaluation without attacks: %v\n%s", err, buf.String())
-		}
-		launchtest.Unchanged(t, outside, before)
-		os.RemoveAll(out)
-	}
+		return run(context.Background(), Config{From: from, Logits: logits, Out: out, Methods: "baseline,jem", Model: "external", Overwrite: true, Stdout: &buf}, &buf)
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jemcheck/jemcheck/internal/tasktest"
 	_ "github.com/jemcheck/jemcheck/methods/all"
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
@@ -31,37 +32,7 @@ func point(t *testing.T, task string, ms ...string) tasks.Point {
 // stages do.
 func run(t *testing.T, p tasks.Point, seed uint64) (tasks.Block, tasks.TrainedBlock, tasks.ResultBlock, tasks.LearnedBlock) {
 	t.Helper()
-	ctx := context.Background()
-	o := tasks.Options{Seed: seed, TrainBatch: 64, ReportTables: 1}
-	k := tasks.MustOf(p.Task)
-	if err := k.Check(ctx, o, p); err != nil {
-		t.Fatal(err)
-	}
-	src, err := k.Open(ctx, tasks.Env{Options: o}, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	b := tasks.Block{PointID: p.ID}
-	for i := range p.Tables {
-		id, truth, err := src.Truth(int64(i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.IDs, b.P = append(b.IDs, id), append(b.P, truth...)
-	}
-	if err := src.Sample(ctx, &b, nil, ""); err != nil {
-		t.Fatal(err)
-	}
-	tb, err := src.Train(ctx, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rb, lb, err := src.Evaluate(ctx, tb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b, tb, rb, lb
+	return tasktest.Run(t, p, tasks.Options{Seed: seed, TrainBatch: 64, ReportTables: 1})
 }
 
 // TestOneBlockIsPlane is the one-block identity: blocks:1,gmm:3,2 is the plane kind's

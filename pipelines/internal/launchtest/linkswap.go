@@ -128,3 +128,26 @@ func SwapLinks(out, outside string, seed uint64, window time.Duration) (stop fun
 	}()
 	return func() { close(done); wg.Wait() }
 }
+
+// UnderLinkSwaps runs a command rounds times into base/out while SwapLinks attacks it
+// (round r with seed r: round 0 is left alone and must succeed), and after every round
+// checks that the user's folder beside it (UserFolder) is unchanged; out is removed
+// between rounds (links removed, never followed). window bounds the first attack's
+// moment: about the command's run time.
+func UnderLinkSwaps(t *testing.T, rounds int, window time.Duration, run func(out string, round int) error) {
+	t.Helper()
+	base := t.TempDir()
+	outside, before := UserFolder(t, base)
+	for round := range rounds {
+		out := filepath.Join(base, "out")
+		stop := SwapLinks(out, outside, uint64(round), window)
+		err := run(out, round)
+		stop()
+		t.Logf("round %d: %v", round, err)
+		if round == 0 && err != nil {
+			t.Fatalf("a run without attacks: %v", err)
+		}
+		Unchanged(t, outside, before)
+		os.RemoveAll(out)
+	}
+}
