@@ -1,6 +1,7 @@
 package schemas
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -183,6 +184,67 @@ func columnNames(s *parquet.Schema) string {
 		names = append(names, f.Name())
 	}
 	return strings.Join(names, ", ")
+}
+
+// WriteSummary writes sum as WriteJSON does, byte for byte, but one point at a time, so
+// that a sweep of thousands of points never holds its whole summary.json (tens of MB)
+// in memory, nor the copies json.MarshalIndent makes of it.
+func WriteSummary(ctx context.Context, b *blob.Bucket, key string, sum Summary) error {
+	if len(sum.Points) == 0 {
+		return WriteJSON(ctx, b, key, sum) // small, and null or [] as sum has it
+	}
+	shell := sum
+	shell.Points = []PointSummary{}
+	head, err := json.MarshalIndent(shell, "", "  ")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", key, err)
+	}
+	i := bytes.Index(head, []byte(emptyPoints))
+	if i < 0 {
+		return fmt.Errorf("writing %s: no points field in %s", key, head)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := b.NewWriter(wctx, key, &blob.WriterOptions{ContentType: "application/json"})
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", key, err)
+	}
+	if err := writeSummaryBody(w, head, i, sum.Points); err != nil {
+		cancel() // the writer discards what it has, as a failed write must
+		w.Close()
+		return fmt.Errorf("writing %s: %w", key, err)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", key, err)
+	}
+	return nil
+}
+
+// emptyPoints is how json.MarshalIndent writes Summary's empty points field.
+const emptyPoints = "\n  \"points\": [],\n"
+
+// writeSummaryBody writes the summary whose points-less indented JSON is head (its empty
+// points field at i) with points (at least one) in that field.
+func writeSummaryBody(w io.Writer, head []byte, i int, points []PointSummary) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	bw.Write(head[:i])
+	bw.WriteString("\n  \"points\": [\n")
+	for j, p := range points {
+		data, err := json.MarshalIndent(p, "    ", "  ")
+		if err != nil {
+			return fmt.Errorf("point %d: %w", p.PointID, err)
+		}
+		bw.WriteString("    ")
+		bw.Write(data)
+		if j < len(points)-1 {
+			bw.WriteByte(',')
+		}
+		bw.WriteByte('\n')
+	}
+	bw.WriteString("  ],\n")
+	bw.Write(head[i+len(emptyPoints):])
+	bw.WriteByte('\n')
+	return bw.Flush()
 }
 
 // WriteJSON writes v as indented JSON with a trailing newline at key in b.

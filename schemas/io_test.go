@@ -14,7 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 	"gocloud.dev/blob"
-	_ "gocloud.dev/blob/memblob"
+	"gocloud.dev/blob/memblob"
 
 	"github.com/jemcheck/jemcheck/storage"
 )
@@ -284,5 +284,41 @@ func TestReadParquetRefusesDevices(t *testing.T) {
 			t.Fatalf("%s: ReadParquet of a link to /dev/zero = %v, want a refusal naming results.parquet (%q)", c.name, err, c.want)
 		}
 		t.Logf("%s: refused: %v", c.name, err)
+	}
+}
+
+// TestWriteSummary: WriteSummary writes what WriteJSON writes, byte for byte, whatever
+// the number of points, with and without a protocol, NaNs included.
+func TestWriteSummary(t *testing.T) {
+	ctx := context.Background()
+	b := memblob.OpenBucket(nil)
+	defer b.Close()
+	point := func(id int64) PointSummary {
+		return PointSummary{PointID: id, Tables: 10, Floor: math.NaN(), Family: "complete",
+			Methods: []MethodSummary{{Method: "jem", Runs: 10}, {Method: "baseline", Runs: 9}},
+			Verdict: Verdict{Reason: "FAILS \"quoted\" <b>", Decided: true}}
+	}
+	for _, tc := range []struct {
+		name string
+		sum  Summary
+	}{
+		{"no points", Summary{Pipeline: "control", Seed: 1}},
+		{"one point", Summary{Pipeline: "control", Seed: 2, Points: []PointSummary{point(0)}}},
+		{"three points and a protocol", Summary{Pipeline: "sweep", Seed: 3, Protocol: &Protocol{Select: "heldout", Checks: "every 20 steps"},
+			Points: []PointSummary{point(0), point(1), point(7)}, Verdict: Verdict{Holds: true, Reason: "holds"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := WriteJSON(ctx, b, "want.json", tc.sum); err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteSummary(ctx, b, "got.json", tc.sum); err != nil {
+				t.Fatal(err)
+			}
+			want, _ := b.ReadAll(ctx, "want.json")
+			got, _ := b.ReadAll(ctx, "got.json")
+			if !bytes.Equal(got, want) {
+				t.Errorf("WriteSummary wrote\n%s\nwant\n%s", got, want)
+			}
+		})
 	}
 }

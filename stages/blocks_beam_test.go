@@ -115,16 +115,16 @@ func TestBlockComposites(t *testing.T) {
 	passert.True(s, rows, rowOKFn)
 	passert.Equals(s, beam.ParDo(s, rowRunFn, beam.ParDo(s, &figureRowsFn{N: 1}, results)),
 		"p0000-t0000000-baseline", "p0000-t0000000-jem", "p0000-t0000000-oracle", "p0001-t0000000-baseline", "p0001-t0000000-jem")
-	passert.Equals(s, beam.ParDo(s, summaryShapeFn, Aggregate(s, opts, points, "test", results)),
+	passert.Equals(s, beam.ParDo(s, summaryShapeFn, Aggregate(s, opts, points, "test", SummarizePoints(s, opts, points, results))),
 		"p0 5 tables: baseline 5 jem 5 oracle 5; p1 2 tables: baseline 2 jem 2; ")
 	ptest.RunAndValidate(t, p)
 }
 
 func fmtShape(format string, args ...any) string { return fmt.Sprintf(format, args...) }
 
-// TestAggregateFolded runs Aggregate on prism with every block folded (verdict.ExactMaxTables
-// = 0): the accumulators cross the runner's coder and merge in its order, and the
-// summary equals the one combined in process.
+// TestAggregateFolded runs SummarizePoints and Aggregate on prism with every block folded
+// (verdict.ExactMaxTables = 0): the accumulator crosses the runner's state coder and
+// adds blocks in its order, and the summary equals the one accumulated in process.
 func TestAggregateFolded(t *testing.T) {
 	old := verdict.ExactMaxTables
 	verdict.ExactMaxTables = 0
@@ -146,7 +146,9 @@ func TestAggregateFolded(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, s := beam.NewPipelineWithRoot()
-	sum := Aggregate(s, Options{Seed: 1, Thresholds: DefaultThresholds()}, []Point{pt}, "", beam.CreateList(s, blocks))
+	pt.Tables = int(acc.Tables)
+	o := Options{Seed: 1, Thresholds: DefaultThresholds()}
+	sum := Aggregate(s, o, []Point{pt}, "", SummarizePoints(s, o, []Point{pt}, beam.CreateList(s, blocks)))
 	passert.Equals(s, beam.ParDo(s, summaryJSONFn, sum), string(want))
 	ptest.RunAndValidate(t, p)
 }

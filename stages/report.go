@@ -29,12 +29,39 @@ func init() {
 // histogram, the baseline-vs-JEM scatter, the sweep plots and heat maps) are drawn
 // from: the first FigureTables(points) tables of each point, by ordinal. Tables are
 // i.i.d. draws, so the first n are a random sample; the report's tables and
-// summary.json cover every table.
-const FigureTablesBudget = 20000
+// summary.json cover every table. A run of one point draws from up to
+// FigureTablesBudget tables; a sweep shares SweepFigureTablesBudget among its points
+// (its figures pool the points along each axis), at least 2 each, so that the rows the
+// report holds do not grow with the number of points (a sweep is at most 10,000).
+const (
+	FigureTablesBudget      = 20000
+	SweepFigureTablesBudget = 4000
+)
 
-// FigureTables is the number of tables per point the report's figures are drawn from:
-// FigureTablesBudget shared among the points, at least 200 each.
-func FigureTables(points int) int64 { return int64(max(200, FigureTablesBudget/max(1, points))) }
+// FigureTables is the number of tables per point the report's figures are drawn from.
+func FigureTables(points int) int64 {
+	if points <= 1 {
+		return FigureTablesBudget
+	}
+	return int64(max(2, SweepFigureTablesBudget/points))
+}
+
+// FigurePoints bounds the grid points that get per-table figures (the triple plots of
+// their first opts.ReportTables tables and the 2-D task figures): the first
+// FigurePoints points by id. A sweep of 1,000 points would otherwise draw 3,000 triple
+// plots, held by the report stage until they are written; the report says how many
+// points were drawn.
+const FigurePoints = 24
+
+// figurePointIDs returns the ids of the points that get per-table figures.
+func figurePointIDs(points []tasks.Point) []int64 {
+	ids := make([]int64, 0, len(points))
+	for _, p := range points {
+		ids = append(ids, p.ID)
+	}
+	slices.Sort(ids)
+	return ids[:min(len(ids), FigurePoints)]
+}
 
 // Report writes summary.json, report.html and figures/: the seed's triple plot (joint,
 // marginal, conditional; truth vs each method) for the first opts.ReportTables tables
@@ -43,18 +70,21 @@ func FigureTables(points int) int64 { return int64(max(200, FigureTablesBudget/m
 // the first FigureTables tables of each point. It never holds more result rows than
 // those, whatever the number of tables.
 //
-// In: PCollection<schemas.Summary> (one element), PCollection<ResultBlock>,
-// PCollection<LearnedBlock>. Out: PCollection<string> (the keys written).
-func Report(s beam.Scope, opts Options, points int, title, configJSON string, summary, results, learned beam.PCollection) beam.PCollection {
+// In: PCollection<schemas.PointSummary> (one per point, see SummarizePoints),
+// PCollection<ResultBlock>, PCollection<LearnedBlock>. Out: PCollection<string> (the
+// keys written).
+func Report(s beam.Scope, opts Options, points []tasks.Point, pipeline, title, configJSON string, summaries, results, learned beam.PCollection) beam.PCollection {
 	s = s.Scope("stages.Report")
-	n := FigureTables(points)
-	first := beam.ParDo(s, &firstTablesFn{N: int64(opts.ReportTables), Curves: n}, learned)
+	n := FigureTables(len(points))
+	first := beam.ParDo(s, &firstTablesFn{N: int64(opts.ReportTables), Curves: n, Points: figurePointIDs(points)}, learned)
 	rows := beam.ParDo(s, &figureRowsFn{N: n}, results)
 	// One CoGroupByKey, not side inputs: prism reschedules a stage whose side inputs are
 	// ready but whose main input is not in a busy loop, which took a quarter of a
 	// one-core run's CPU while the blocks trained.
-	all := beam.CoGroupByKey(s, beam.AddFixedKey(s, summary), beam.AddFixedKey(s, rows), beam.AddFixedKey(s, first))
-	return beam.ParDo(s, &reportFn{OutBucket: OutBucket{Out: opts.Out}, Title: title, ConfigJSON: configJSON, FigureTables: n}, all)
+	// The points' summaries, not the run's: the run's summary of a sweep of thousands of
+	// points is one element of tens of MB, each hop of which the runner holds in copies.
+	all := beam.CoGroupByKey(s, beam.AddFixedKey(s, summaries), beam.AddFixedKey(s, rows), beam.AddFixedKey(s, first))
+	return beam.ParDo(s, &reportFn{OutBucket: OutBucket{Out: opts.Out}, Run: runOf(opts, points, pipeline), Title: title, ConfigJSON: configJSON, FigureTables: n}, all)
 }
 
 // FailReport, set by tests, makes the report stage fail with its error: a runner failure
@@ -78,16 +108,20 @@ func (f *figureRowsFn) ProcessElement(b ResultBlock, emit func(schemas.ResultRow
 	}
 }
 
-// firstTablesFn keeps the learned joints of the first N tables of each point: the
-// tables with ordinals 0..N-1 (the N lowest ids), whatever the ids are, their cells
-// only where a triple plot draws them (render.MaxTripleCells); and of 2-D runs with a
-// KL curve, the curve alone (no joint) for the first Curves tasks.
-type firstTablesFn struct{ N, Curves int64 }
+// firstTablesFn keeps the learned joints of the first N tables of each of the points
+// Points (see FigurePoints): the tables with ordinals 0..N-1 (the N lowest ids),
+// whatever the ids are, their cells only where a triple plot draws them
+// (render.MaxTripleCells); and of 2-D runs with a KL curve, the curve alone (no joint)
+// for the first Curves tasks of every point.
+type firstTablesFn struct {
+	N, Curves int64
+	Points    []int64 // sorted; nil: every point
+}
 
 func (f *firstTablesFn) ProcessElement(b LearnedBlock, emit func(Learned)) {
 	for _, l := range b.Runs {
 		switch {
-		case l.Ordinal >= 0 && l.Ordinal < f.N:
+		case l.Ordinal >= 0 && l.Ordinal < f.N && f.drawn(l.PointID):
 			if l.G == 0 && l.X*l.K > render.MaxTripleCells {
 				// no triple plot is drawn for it (the report counts it): its joints,
 				// 2^21 cells a run for a D = 20 binary task, are not carried to the
@@ -101,24 +135,34 @@ func (f *firstTablesFn) ProcessElement(b LearnedBlock, emit func(Learned)) {
 	}
 }
 
+// drawn reports whether the point gets per-table figures.
+func (f *firstTablesFn) drawn(point int64) bool {
+	if f.Points == nil {
+		return true
+	}
+	_, ok := slices.BinarySearch(f.Points, point)
+	return ok
+}
+
 type reportFn struct {
 	OutBucket
+	Run          runInfo
 	Title        string
 	ConfigJSON   string
 	FigureTables int64
 }
 
-func (f *reportFn) ProcessElement(ctx context.Context, _ int, sums func(*schemas.Summary) bool, rowIter func(*schemas.ResultRow) bool, first func(*Learned) bool, emit func(string)) error {
+func (f *reportFn) ProcessElement(ctx context.Context, _ int, sums func(*schemas.PointSummary) bool, rowIter func(*schemas.ResultRow) bool, first func(*Learned) bool, emit func(string)) error {
 	if FailReport != nil {
 		if err := FailReport(); err != nil {
 			return err
 		}
 	}
-	var sum schemas.Summary
-	if !sums(&sum) {
-		return fmt.Errorf("report: no summary")
+	sum, err := f.Run.gather(ctx, sums)
+	if err != nil {
+		return err
 	}
-	if err := schemas.WriteJSON(ctx, f.bucket, "summary.json", sum); err != nil {
+	if err := schemas.WriteSummary(ctx, f.bucket, "summary.json", sum); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	emit("summary.json")
@@ -133,23 +177,21 @@ func (f *reportFn) ProcessElement(ctx context.Context, _ int, sums func(*schemas
 	}
 	tri, tasks, curves := triples(first)
 	kinds, docs := whatRan(sum)
-	files, err := render.Render(render.Input{Title: f.Title, Config: cfg, Summary: sum, Results: rows,
-		FigureTables: int(f.FigureTables), Triples: tri, Tasks2D: tasks, Curves: curves, Kinds: kinds, Methods: docs})
+	n := 0
+	err = render.RenderTo(render.Input{Title: f.Title, Config: cfg, Summary: sum, Results: rows,
+		FigureTables: int(f.FigureTables), FigurePoints: FigurePoints, Triples: tri, Tasks2D: tasks, Curves: curves, Kinds: kinds, Methods: docs},
+		func(k string, data []byte) error {
+			if err := f.bucket.WriteAll(ctx, k, data, nil); err != nil {
+				return fmt.Errorf("write %s: %w", k, err)
+			}
+			emit(k)
+			n++
+			return nil
+		})
 	if err != nil {
-		return fmt.Errorf("report: render: %w", err)
+		return fmt.Errorf("report: %w", err)
 	}
-	keys := make([]string, 0, len(files))
-	for k := range files {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if err := f.bucket.WriteAll(ctx, k, files[k], nil); err != nil {
-			return fmt.Errorf("report: write %s: %w", k, err)
-		}
-		emit(k)
-	}
-	progress(ctx, "report: summary.json, %d report files", len(keys))
+	progress(ctx, "report: summary.json, %d report files", n)
 	return nil
 }
 

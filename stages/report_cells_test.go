@@ -45,3 +45,38 @@ func TestFirstTablesCells(t *testing.T) {
 		t.Errorf("a triple plot of %d cells is named: %v", big, names)
 	}
 }
+
+// TestReportBounds: the rows and per-table figures the report holds do not grow with a
+// sweep's points beyond the stated budgets: at most SweepFigureTablesBudget tables (2 a
+// point at least) and the triple plots of FigurePoints points.
+func TestReportBounds(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		points         int
+		tables, figPts int64
+	}{
+		{"one point", 1, FigureTablesBudget, 1},
+		{"kl-vs-n", 8, 500, 8},
+		{"100 points", 100, 40, 24},
+		{"1,000 points", 1000, 4, 24},
+		{"10,000 points", 10000, 2, 24},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pts := make([]Point, tc.points)
+			for i := range pts {
+				pts[i].ID = int64(tc.points - 1 - i) // ids in any order
+			}
+			if got := FigureTables(tc.points); got != tc.tables {
+				t.Errorf("FigureTables(%d) = %d, want %d", tc.points, got, tc.tables)
+			}
+			ids := figurePointIDs(pts)
+			if int64(len(ids)) != tc.figPts || ids[0] != 0 || !slices.IsSorted(ids) {
+				t.Errorf("figure points %v, want the first %d ids", ids, tc.figPts)
+			}
+			f := &firstTablesFn{N: 3, Points: ids}
+			if f.drawn(int64(tc.figPts)) || !f.drawn(0) {
+				t.Errorf("drawn: point %d drawn or point 0 not", tc.figPts)
+			}
+		})
+	}
+}

@@ -31,23 +31,31 @@ import (
 // file that grows meanwhile, or a device whose declared size is 0).
 
 // MaxMetadataBytes is the limit for jemcheck's own small JSON files (config.json,
-// summary.json, manifest.json, .jemcheck.lock, the staging config): far above what
-// jemcheck writes (a summary of 10,000 grid points is a few MB), far below what could
-// exhaust memory.
+// manifest.json, .jemcheck.lock, the staging config): far above what jemcheck writes
+// (a sweep of 10,000 grid points writes a config.json of 9 MB and a manifest.json of
+// 12 MB), far below what could exhaust memory.
 const MaxMetadataBytes = 64 << 20
+
+// MaxSummaryBytes is the limit for summary.json, which grows with points × methods:
+// ~1.5 KB a point plus ~4.2 KB a method (a sweep of 10,000 points × 2 methods writes
+// 183 MB; 10,000 × 14 methods would be ~600 MB).
+const MaxSummaryBytes = 1 << 30
 
 // MaxParquetBytes is the limit for a Parquet file a run's manifest lists that jemcheck
 // reads whole (a block's results part: a few MB); schemas.MaxParquetBytes is this one.
 const MaxParquetBytes = 1 << 30
 
 // ListedLimit is the most bytes ReadListed reads of the file key a manifest lists, by
-// its kind: MaxParquetBytes for a .parquet file, MaxMetadataBytes for anything else
-// (summary.json, config.json, ...). The size the manifest declares is never the limit:
+// its kind: MaxParquetBytes for a .parquet file, MaxSummaryBytes for summary.json,
+// MaxMetadataBytes for anything else (config.json, ...). The size the manifest declares is never the limit:
 // a manifest is a file like any other, and one edited to list an 8 GiB file must not
 // make a reader allocate 8 GiB.
 func ListedLimit(key string) int64 {
-	if path.Ext(key) == ".parquet" {
+	switch {
+	case path.Ext(key) == ".parquet":
 		return MaxParquetBytes
+	case key == "summary.json":
+		return MaxSummaryBytes
 	}
 	return MaxMetadataBytes
 }

@@ -102,7 +102,7 @@ func TestCompareListedSizes(t *testing.T) {
 				t.Skipf("no sparse 8 GiB file here: %v", err)
 			}
 			edit(t, d, "summary.json", gib8, zeros)
-		}, "summary.json: manifest.json lists it with 8589934592 bytes, more than the 67108864"},
+		}, "summary.json: manifest.json lists it with 8589934592 bytes, more than the 1073741824"},
 		{"listed size under the limit, the file shorter", func(t *testing.T, d string) {
 			edit(t, d, part, 900<<20, zeros)
 		}, part + " has " + itoa(partSize) + " bytes, but manifest.json lists 943718400"},

@@ -79,7 +79,7 @@ func run(ctx context.Context, cfg launch.Config, w io.Writer) (bool, error) {
 
 // build is the regression DAG: the control experiment's stages, then WriteVerdict.
 func build(s beam.Scope, cfg *launch.Config) {
-	summary, written := launch.Experiment(s, cfg, "JEM regression check")
-	verdict := stages.WriteVerdict(s, cfg.StageOptions(), summary)
+	summaries, written := launch.Experiment(s, cfg, "JEM regression check")
+	verdict := stages.WriteVerdict(s, cfg.StageOptions(), stages.Aggregate(s, cfg.StageOptions(), cfg.Points, cfg.Pipeline, summaries))
 	launch.Publish(s, cfg, append(written, verdict)...)
 }

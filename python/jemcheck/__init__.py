@@ -18,11 +18,11 @@ needs jemcheck's export and evaluate binaries (find_binaries).
 
 from .evaluation import JemcheckError, Task, evaluate, find_binaries, tasks_of
 from .export import Export, Point, load_export, write_logits
-from .run import (MAX_JSON_BYTES, MAX_PARQUET_BYTES, Run, RunError, Verdict, load_run, read_curves, read_results,
+from .run import (MAX_JSON_BYTES, MAX_PARQUET_BYTES, MAX_SUMMARY_BYTES, Run, RunError, Verdict, load_run, read_curves, read_results,
                   read_summary, read_verdict)
 from .summary import RESULTS_QUERY
 
 __all__ = ["evaluate", "find_binaries", "tasks_of", "Task", "JemcheckError",
            "read_results", "read_curves", "read_summary", "read_verdict", "load_run", "Run", "Verdict", "RunError",
-           "MAX_PARQUET_BYTES", "MAX_JSON_BYTES",
+           "MAX_PARQUET_BYTES", "MAX_JSON_BYTES", "MAX_SUMMARY_BYTES",
            "Export", "Point", "load_export", "write_logits", "RESULTS_QUERY"]

@@ -33,8 +33,11 @@ MAX_PARQUET_BYTES = 1 << 30
 # The most bytes a Parquet file's footer may declare its columns to decode to: a small
 # file that declares more is refused before anything is decoded.
 MAX_DECODED_BYTES = 4 << 30
-# The most bytes summary.json, manifest.json or config.json may hold (storage.MaxMetadataBytes).
+# The most bytes manifest.json or config.json may hold (storage.MaxMetadataBytes).
 MAX_JSON_BYTES = 64 << 20
+# The most bytes summary.json may hold (storage.MaxSummaryBytes): it grows with points x
+# methods (a sweep of 10,000 points x 2 methods writes 183 MB).
+MAX_SUMMARY_BYTES = 1 << 30
 
 
 class RunError(ValueError):
@@ -92,8 +95,8 @@ def read_bounded(path, limit):
     return data
 
 
-def _json(path):
-    data = read_bounded(path, MAX_JSON_BYTES)
+def _json(path, limit=None):
+    data = read_bounded(path, MAX_JSON_BYTES if limit is None else limit)
     try:
         return json.loads(data)
     except (ValueError, UnicodeDecodeError) as e:
@@ -228,7 +231,7 @@ def verdict_of(v):
 def _summary_json(run):
     run = run_path(run)
     path = run if run.endswith(".json") else os.path.join(run, "summary.json")
-    return _json(path)
+    return _json(path, MAX_SUMMARY_BYTES)
 
 
 def read_verdict(run):

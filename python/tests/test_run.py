@@ -176,7 +176,7 @@ def test_refused(real_run, tmp_path, monkeypatch, spoil, message):
 def test_summary_refused(tmp_path, monkeypatch):
     big = tmp_path / "summary.json"
     big.write_text(json.dumps({"points": [], "pad": "x" * 200}))
-    monkeypatch.setattr(jemcheck.run, "MAX_JSON_BYTES", 100)
+    monkeypatch.setattr(jemcheck.run, "MAX_SUMMARY_BYTES", 100)
     with pytest.raises(jemcheck.RunError, match="more than the 100 allowed"):
         jemcheck.read_summary(str(tmp_path))
 

@@ -35,7 +35,11 @@ type Input struct {
 	// FigureTables is the number of tables per point Results was cut to (0: Results
 	// holds every run). The per-table figures say so when a point has more tables.
 	FigureTables int
-	Triples      []Triple // the first few tables of (each) point, for the triple plot
+	Triples      []Triple // the first few tables of (each of the first FigurePoints) point(s), for the triple plot
+	// FigurePoints is the number of points, the first by id, that per-table figures
+	// (triple plots, 2-D task figures) were kept for (0: every point). Their captions
+	// say so when the run has more points.
+	FigurePoints int
 	// Tasks2D are the first tasks of each 2-D point with their learned joints and the
 	// sampler runs' final replay buffers, for the task figures.
 	Tasks2D []Task2D
@@ -69,16 +73,34 @@ const (
 // Render draws every figure and the report. The keys of the result are "report.html"
 // and "figures/<name>.svg".
 func Render(in Input) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := RenderTo(in, func(key string, data []byte) error {
+		out[key] = data
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RenderTo draws every figure and the report like Render, handing each file to put as
+// soon as it is drawn (figures first, report.html last), so that the caller need not
+// hold them all.
+func RenderTo(in Input, put func(key string, data []byte) error) error {
 	var warnings []string
 	var large int
 	if in.Triples, large = plottableTriples(in.Triples); large > 0 {
 		warnings = append(warnings, fmt.Sprintf("%d learned joint(s) have more than %d cells (x values × classes): too many bars for a triple plot, so none is drawn for them", large, maxTripleCells))
 	}
 	d := prepare(in)
-	out := map[string][]byte{}
 	var figs []figure
+	var putErr error
 
 	add := func(name, title string, build func() (svg []byte, caption string, err error)) {
+		if putErr != nil {
+			return
+		}
 		svg, caption, err := safeBuild(build)
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("figure %s could not be drawn: %v", name, err))
@@ -91,8 +113,13 @@ func Render(in Input) (map[string][]byte, error) {
 			!strings.HasPrefix(name, figSamplesPrefix) {
 			caption += " " + note
 		}
+		if note := in.pointsNote(); note != "" && (strings.HasPrefix(name, figTriplePrefix) || strings.HasPrefix(name, figTask2DPrefix)) {
+			caption += " " + note
+		}
 		file := "figures/" + name + ".svg"
-		out[file] = svg
+		if putErr = put(file, svg); putErr != nil {
+			return
+		}
 		figs = append(figs, figure{Name: name, File: file, Title: title, Caption: caption})
 	}
 
@@ -115,12 +142,24 @@ func Render(in Input) (map[string][]byte, error) {
 		add(f.name, f.title, f.build)
 	}
 
+	if putErr != nil {
+		return putErr
+	}
 	html, err := renderHTML(in, d, figs, warnings)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out["report.html"] = html
-	return out, nil
+	return put("report.html", html)
+}
+
+// pointsNote says that the per-table figures cover the first points only, when
+// FigurePoints cut them.
+func (in Input) pointsNote() string {
+	if in.FigurePoints <= 0 || len(in.Summary.Points) <= in.FigurePoints {
+		return ""
+	}
+	return fmt.Sprintf("Per-table figures are drawn for the first %d of the %d grid points (by id); summary.json and results/ cover every point.",
+		in.FigurePoints, len(in.Summary.Points))
 }
 
 // sampleNote says that the per-table figures show the first tables of each point, when

@@ -9,7 +9,7 @@ import (
 
 // Experiment is the DAG every pipeline runs over its grid points:
 //
-//	blocks → GenerateTables → SampleDatasets → Train → Evaluate → Aggregate → Report
+//	blocks → GenerateTables → SampleDatasets → Train → Evaluate → SummarizePoints → Report
 //
 // Its elements are blocks of up to --train_batch/|methods| tables of one grid point
 // (see stages.Block): a block is sampled, written to samples/, trained as one batch and
@@ -19,10 +19,10 @@ import (
 // way, all into the run's staging folder. A resumed run (Config.Resume) trains only the
 // blocks its kept staging folder lacks: SkipBlocks drops the others after
 // GenerateTables (WriteTables needs every block's truth) and stages.Kept reads their
-// result rows and KL curves back for Aggregate and Report. It returns the summary
-// (PCollection<schemas.Summary>, one element) for pipelines that add stages after
-// Aggregate, and the keys each write stage emits, for Publish.
-func Experiment(s beam.Scope, cfg *Config, title string) (summary beam.PCollection, written []beam.PCollection) {
+// result rows and KL curves back for SummarizePoints and Report. It returns the points'
+// summaries (PCollection<schemas.PointSummary>) for pipelines that add stages after
+// stages.Aggregate, and the keys each write stage emits, for Publish.
+func Experiment(s beam.Scope, cfg *Config, title string) (summaries beam.PCollection, written []beam.PCollection) {
 	o := cfg.StageOptions()
 	points := cfg.Points
 	tables := stages.GenerateTables(s, o, points, Source(s, tasks.BlockRefs(points, o.TrainBatch)))
@@ -44,9 +44,9 @@ func Experiment(s beam.Scope, cfg *Config, title string) (summary beam.PCollecti
 		learned = beam.Flatten(s, learned, keptLearned)
 		written = append(written, keptKeys)
 	}
-	summary = stages.Aggregate(s, o, points, cfg.Pipeline, results)
-	wroteReport := stages.Report(s, o, len(points), title, cfg.JSON(), summary, results, learned)
-	return summary, append(written, wroteReport)
+	summaries = stages.SummarizePoints(s, o, points, results)
+	wroteReport := stages.Report(s, o, points, cfg.Pipeline, title, cfg.JSON(), summaries, results, learned)
+	return summaries, append(written, wroteReport)
 }
 
 // Publish is every pipeline's last stage: once all written (the key collections of

@@ -442,7 +442,7 @@ func Execute(ctx context.Context, cfg *Config, p *beam.Pipeline, w io.Writer) (*
 	}
 	defer b.Close()
 	var sum schemas.Summary
-	r, err := storage.ReadSmallKey(ctx, b, "summary.json", storage.MaxMetadataBytes)
+	r, err := storage.ReadSmallKey(ctx, b, "summary.json", storage.MaxSummaryBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read summary.json: %w", err)
 	}
