@@ -340,10 +340,15 @@ func (s *evalSet) fillTask(row *schemas.ResultRow) {
 
 // result is a model's measures on a task.
 type result struct {
-	KLCond, KLCondSE   float64
-	Acc, ECE, ECETrue  float64
-	AUCPx, AUCPy       float64
-	Joint, JointSE     float64 // mean and SE of log p(x, y) − f(x)[y]
+	KLCond, KLCondSE  float64
+	Acc, ECE, ECETrue float64
+	AUCPx, AUCPy      float64
+	Joint, JointSE    float64 // mean and SE of log p(x, y) − f(x)[y]
+	// The Z-free divergences over the exact draws (prob.MeanSE, prob.SDSE): the Fisher
+	// divergence E_p‖∇ₓ log p(x) − ∇ₓ LSE_y f(x)[y]‖² and the log-ratio spread
+	// sd_p[log p(x, y) − f(x)[y]], both 0 exactly when q = p, whatever Z_θ is.
+	Fisher, FisherSE   float64
+	Spread, SpreadSE   float64
 	LogZ, LogZSE, ESS  float64 // forward AIS of log Z_θ (stochastic lower bound)
 	LogZUp, LogZUpSE   float64 // reverse AIS (exact draws of the model only; NaN otherwise)
 	KLLower, KLLowerSE float64
@@ -371,7 +376,7 @@ func meanSE(v []float64) (float64, float64) {
 func (s *evalSet) measure(ctx context.Context, m model, exact []float64) result {
 	nan := math.NaN()
 	r := result{KLCond: nan, KLCondSE: nan, Acc: nan, ECE: nan, ECETrue: nan, AUCPx: nan, AUCPy: nan, Joint: nan, JointSE: nan,
-		LogZ: nan, LogZSE: nan, ESS: nan, LogZUp: nan, LogZUpSE: nan, KLLower: nan, KLLowerSE: nan, KLUpper: nan, KLUpperSE: nan}
+		Fisher: nan, FisherSE: nan, Spread: nan, SpreadSE: nan, LogZ: nan, LogZSE: nan, ESS: nan, LogZUp: nan, LogZUpSE: nan, KLLower: nan, KLLowerSE: nan, KLUpper: nan, KLUpperSE: nan}
 	M, K := len(s.y), s.K
 	f, err := m.logits(s.x, M)
 	if err != nil {
@@ -431,6 +436,8 @@ func (s *evalSet) measure(ctx context.Context, m model, exact []float64) result 
 	if !finiteAll(f) {
 		return r
 	}
+	r.Spread, r.SpreadSE = prob.SDSE(joint)
+	r.Fisher, r.FisherSE = s.fisher(m)
 	if s.cal != nil && !s.cal.Accepted && exact == nil {
 		// The schedule failed on the truth: a learned model's forward AIS would not be
 		// believed (kl_joint_lower stays NaN), so it is not run (at D = 256 it is most
@@ -457,6 +464,36 @@ func (s *evalSet) measure(ctx context.Context, m model, exact []float64) result 
 	return r
 }
 
+// fisher is the Fisher divergence E_p‖∇ₓ log p(x) − ∇ₓ ℓ(x)‖² of a model (ℓ = LSE_y
+// f(x)[y], its input gradient from LogDensityBatch) over the task's exact draws, with
+// its standard error; NaN where the model gives no finite gradient. The draws go to the
+// model evalChunk at a time.
+func (s *evalSet) fisher(m model) (float64, float64) {
+	M, D := len(s.y), s.D
+	out, gm, gt := make([]float64, evalChunk), make([]float64, evalChunk*D), make([]float64, D)
+	div := make([]float64, M)
+	for i := 0; i < M; i += evalChunk {
+		c := min(evalChunk, M-i)
+		m.LogDensityBatch(s.x[i*D:(i+c)*D], c, out[:c], gm[:c*D])
+		for j := range c {
+			if math.IsNaN(out[j]) {
+				return math.NaN(), math.NaN()
+			}
+			s.den.eval(s.x[(i+j)*D:(i+j+1)*D], nil, gt)
+			var d2 float64
+			for k, g := range gm[j*D : (j+1)*D] {
+				d := gt[k] - g
+				d2 += d * d
+			}
+			div[i+j] = d2
+		}
+	}
+	if !finiteAll(div) {
+		return math.NaN(), math.NaN()
+	}
+	return prob.MeanSE(div)
+}
+
 func finiteAll(v []float64) bool {
 	for _, x := range v {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -473,6 +510,7 @@ func (r result) fill(row *schemas.ResultRow, cal *calibration) {
 	row.ECE, row.CalibrationErrorTrue, row.AUROCPx, row.AUROCPy = r.ECE, r.ECETrue, r.AUCPx, r.AUCPy
 	row.LogZAIS, row.LogZAISSE, row.AISESS = r.LogZ, r.LogZSE, r.ESS
 	row.KLJointUpper = r.KLUpper
+	row.FisherDiv, row.FisherDivSE, row.LogRatioSD, row.LogRatioSDSE = r.Fisher, r.FisherSE, r.Spread, r.SpreadSE
 	if cal != nil && cal.Accepted {
 		row.KLJointLower, row.KLJointLowerSE = r.KLLower, r.KLLowerSE
 	}

@@ -159,3 +159,83 @@ func TestKind(t *testing.T) {
 		}
 	}
 }
+
+// tilted is the truth tilted along pixel 0 and shifted: f(x)[y] = log p(x, y) + a·x₀ + c,
+// so ∇ₓ LSE_y f = ∇ₓ log p(x) + a·e₀ and log p(x, y) − f(x)[y] = −a·x₀ − c, whatever c
+// (a normaliser) is.
+type tilted struct {
+	truthModel
+	a, c float64
+}
+
+func (m tilted) logits(x []float64, n int) ([]float64, error) {
+	f, _ := m.truthModel.logits(x, n)
+	D, K := m.Dim(), len(f)/n
+	for i := range n {
+		for y := range K {
+			f[i*K+y] += m.a*x[i*D] + m.c
+		}
+	}
+	return f, nil
+}
+
+func (m tilted) LogDensityBatch(x []float64, n int, out, grad []float64) {
+	m.truthModel.LogDensityBatch(x, n, out, grad)
+	D := m.Dim()
+	for i := range n {
+		out[i] += m.a*x[i*D] + m.c
+		if grad != nil {
+			grad[i*D] += m.a
+		}
+	}
+}
+
+// TestZFreeKnownAnswer: the Fisher divergence and the log-ratio spread of the truth are
+// 0, and of the truth tilted by a·x₀ (and shifted by any constant: Z cancels) a² exactly
+// and a·sd(x₀) over the draws.
+func TestZFreeKnownAnswer(t *testing.T) {
+	tr, err := mfa.New(11, mfa.DefaultSpec(8, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, labels := tr.Sample(prob.NewRand(2), 2000)
+	set, err := newEvalSet(tr, 5, train, labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x0 := make([]float64, len(set.y))
+	for i := range x0 {
+		x0[i] = set.x[i*set.D]
+	}
+	sd0, _ := prob.SDSE(x0)
+	for _, tc := range []struct {
+		name                string
+		a, c                float64
+		fisher, spread, tol float64
+	}{
+		{"truth", 0, 0, 0, 0, 1e-9},
+		{"truth shifted", 0, 7.5, 0, 0, 1e-9},
+		{"tilted", 0.3, 0, 0.09, 0.3 * sd0, 1e-9},
+		{"tilted and shifted", -1.5, -40, 2.25, 1.5 * sd0, 1e-9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m model = tilted{truthModel{set.den}, tc.a, tc.c}
+			set.cal = &calibration{Accepted: false} // no AIS: the Z-free measures need none
+			r := set.measure(context.Background(), m, nil)
+			if r.Err != nil {
+				t.Fatal(r.Err)
+			}
+			if math.Abs(r.Fisher-tc.fisher) > tc.tol*max(1, tc.fisher) || !(r.FisherSE <= tc.tol) {
+				t.Errorf("Fisher divergence %v ± %v, want %v exactly", r.Fisher, r.FisherSE, tc.fisher)
+			}
+			if math.Abs(r.Spread-tc.spread) > tc.tol*max(1, tc.spread) {
+				t.Errorf("log-ratio spread %v, want %v", r.Spread, tc.spread)
+			}
+			var row schemas.ResultRow
+			r.fill(&row, set.cal)
+			if row.FisherDiv != r.Fisher || row.LogRatioSD != r.Spread {
+				t.Errorf("row fisher_div %v, log_ratio_sd %v: not the measures %v, %v", row.FisherDiv, row.LogRatioSD, r.Fisher, r.Spread)
+			}
+		})
+	}
+}
