@@ -62,6 +62,9 @@ func EvaluateRun(t Trained, refs *Refs) (schemas.ResultRow, Learned) {
 	promises(&row, refs, truth, q)
 	row.Diverged, row.Nonfinite = RunStatus(t.Diverged, t.Logits, row.KLJoint, row.KLMarginal, row.KLConditional)
 	SetRunColumns(&row, &t)
+	if t.Logits != nil { // exact over the enumeration, as the KLs are: no SE
+		row.LogRatioSD, row.LogRatioSDSE = prob.LogRatioSpread(truth, t.Logits), 0
+	}
 	l := Learned{RunID: t.Job.RunID, PointID: p.ID, TableID: d.Table.ID, Ordinal: d.Table.Ordinal,
 		Method: t.Job.Method, X: x, K: k, Logits: t.Logits, Q: q, P: truth, Buffer: t.Run.Buffer, Curve: t.Run.Curve}
 	return row, l

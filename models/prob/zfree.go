@@ -107,6 +107,39 @@ func SDSE(v []float64) (sd, se float64) {
 	return sd, math.Sqrt(max(0, m4-s2*s2)/n) / (2 * sd)
 }
 
+// LogRatioSpread is the exact log-ratio spread of an enumerated joint: the sd under p
+// of log p(x, y) − f(x)[y] over the cells where p > 0 (p and f row-major alike; f the
+// logits, whose normaliser cancels in the sd). 0 exactly when softmax(f) = p; NaN when
+// a logit where p > 0 is not finite, p has no mass or the lengths differ. Two passes, no allocation (it is
+// on a run's evaluation path).
+func LogRatioSpread(p, f []float64) float64 {
+	if len(p) != len(f) {
+		return math.NaN()
+	}
+	var mass, mean float64
+	for i, pi := range p {
+		if pi > 0 {
+			if math.IsNaN(f[i]) || math.IsInf(f[i], 0) {
+				return math.NaN()
+			}
+			mass += pi
+			mean += pi * (math.Log(pi) - f[i])
+		}
+	}
+	if !(mass > 0) {
+		return math.NaN()
+	}
+	mean /= mass
+	var v float64
+	for i, pi := range p {
+		if pi > 0 {
+			d := math.Log(pi) - f[i] - mean
+			v += pi * d * d
+		}
+	}
+	return math.Sqrt(v / mass)
+}
+
 // SquaredDistances is ‖(a0, a1) − (b0, b1)‖² per point.
 func SquaredDistances(a0, a1, b0, b1 []float64) []float64 {
 	out := make([]float64, len(a0))

@@ -111,3 +111,45 @@ func TestSpearman(t *testing.T) {
 		}
 	}
 }
+
+// TestLogRatioSpread: the exact spread of an enumerated joint against closed forms.
+func TestLogRatioSpread(t *testing.T) {
+	p := []float64{0.1, 0.2, 0.3, 0.4}
+	logp := make([]float64, len(p))
+	for i, v := range p {
+		logp[i] = math.Log(v)
+	}
+	add := func(f func(i int) float64) []float64 {
+		out := make([]float64, len(p))
+		for i := range out {
+			out[i] = logp[i] + f(i)
+		}
+		return out
+	}
+	// f = log p + a·1[i ≥ 2]: log p − f = −a on cells 2, 3 (mass 0.7), 0 on 0, 1 (0.3):
+	// sd = a·sqrt(0.7·0.3).
+	for _, tc := range []struct {
+		name string
+		p, f []float64
+		want float64
+	}{
+		{"the truth", p, logp, 0},
+		{"the truth shifted (Z cancels)", p, add(func(int) float64 { return 12.5 }), 0},
+		{"a step of 2", p, add(func(i int) float64 { return 2 * float64(i/2) }), 2 * math.Sqrt(0.7*0.3)},
+		{"a step of 2 and a shift", p, add(func(i int) float64 { return 2*float64(i/2) - 40 }), 2 * math.Sqrt(0.7*0.3)},
+		{"empty cells ignored", []float64{0, 0.5, 0.5, 0}, []float64{math.Inf(-1), 1, 3, math.NaN()}, 1},
+		{"a non-finite logit where p > 0", p, []float64{0, 0, math.Inf(1), 0}, math.NaN()},
+		{"no mass", []float64{0, 0}, []float64{1, 2}, math.NaN()},
+		{"lengths differ", p, logp[:3], math.NaN()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := LogRatioSpread(tc.p, tc.f)
+			if math.IsNaN(tc.want) != math.IsNaN(got) || (!math.IsNaN(got) && math.Abs(got-tc.want) > 1e-12) {
+				t.Errorf("LogRatioSpread = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if n := testing.AllocsPerRun(100, func() { LogRatioSpread(p, logp) }); n != 0 {
+		t.Errorf("%v allocations a call, want 0", n)
+	}
+}

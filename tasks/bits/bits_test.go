@@ -63,13 +63,15 @@ func TestEvaluateIndependent(t *testing.T) {
 			z += math.Exp(v - mx)
 		}
 		logZ := mx + math.Log(z)
-		var joint, marg, cond float64
+		var joint, marg, cond, r1, r2 float64
 		for xi := range x {
 			var lpx, lqx []float64
 			for y := range k {
 				lp := task.LogJoint(uint32(xi), y)
 				lq := lg[xi*k+y] - logZ
 				joint += math.Exp(lp) * (lp - lq)
+				r := lp - lg[xi*k+y] // the log ratio with the raw logit: Z cancels in its sd
+				r1, r2 = r1+math.Exp(lp)*r, r2+math.Exp(lp)*r*r
 				lpx, lqx = append(lpx, lp), append(lqx, lq)
 			}
 			px, qx := lse(lpx), lse(lqx)
@@ -81,9 +83,10 @@ func TestEvaluateIndependent(t *testing.T) {
 		for _, c := range []struct {
 			name      string
 			got, want float64
-		}{{"joint", row.KLJoint, joint}, {"marginal", row.KLMarginal, marg}, {"conditional", row.KLConditional, cond}} {
+		}{{"joint", row.KLJoint, joint}, {"marginal", row.KLMarginal, marg}, {"conditional", row.KLConditional, cond},
+			{"log-ratio spread", row.LogRatioSD, math.Sqrt(max(0, r2-r1*r1))}} {
 			if math.Abs(c.got-c.want) > 1e-9 {
-				t.Errorf("run %s: %s KL %v, independently %v", row.RunID, c.name, c.got, c.want)
+				t.Errorf("run %s: %s %v, independently %v", row.RunID, c.name, c.got, c.want)
 			}
 		}
 		kl[row.Method] += row.KLJoint / 2
@@ -148,5 +151,45 @@ func TestLimitsJEMWork(t *testing.T) {
 	p.Methods = []string{"baseline", "pcd"}
 	if err := (Kind{}).Limits(tasks.Options{}, p, true); err != nil {
 		t.Fatalf("without jem: %v", err)
+	}
+}
+
+// TestLogRatioSpreadRanksLikeKL: on binary tasks the exact log-ratio spread orders runs
+// (baseline and exact jem after 3, 30 and 300 steps, on two tasks) as their exact joint
+// KL does (Spearman ρ).
+func TestLogRatioSpreadRanksLikeKL(t *testing.T) {
+	var kl, spread []float64
+	for _, steps := range []int{3, 30, 300} {
+		p := point("bits:7,3")
+		p.Steps, p.Methods = steps, []string{"baseline", "jem"}
+		ctx := context.Background()
+		src, err := Kind{}.Open(ctx, tasks.Env{Options: tasks.Options{Seed: 5, TrainBatch: 64}}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := tasks.Block{PointID: p.ID, IDs: []int64{0, 1}}
+		for i := range 2 {
+			_, truth, _ := src.Truth(int64(i))
+			b.P = append(b.P, truth...)
+		}
+		tb, err := src.Train(ctx, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb, _, err := src.Evaluate(ctx, tb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rb.Rows {
+			if !(r.LogRatioSD >= 0) || r.LogRatioSDSE != 0 || !math.IsNaN(r.FisherDiv) {
+				t.Errorf("steps %d %s: log_ratio_sd %v ± %v, fisher_div %v: want an exact spread, no Fisher", steps, r.Method, r.LogRatioSD, r.LogRatioSDSE, r.FisherDiv)
+			}
+			kl, spread = append(kl, r.KLJoint), append(spread, r.LogRatioSD)
+		}
+	}
+	rho := prob.Spearman(kl, spread)
+	t.Logf("log_ratio_sd: Spearman ρ with kl_joint over %d runs = %.3f", len(kl), rho)
+	if !(rho >= 0.8) {
+		t.Errorf("Spearman ρ = %v, want ≥ 0.8", rho)
 	}
 }
