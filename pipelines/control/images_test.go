@@ -61,9 +61,12 @@ func TestControlImages(t *testing.T) {
 			t.Errorf("%s task %d: no calibration (%v, %v)", r.Method, r.TableID, r.AISTeacherLower, r.AISTeacherUpper)
 		case r.AISAccepted == math.IsNaN(r.KLJointLower) || r.AISAccepted == (r.AISRefused != ""):
 			t.Errorf("%s task %d: accepted %v, kl_joint_lower %v, refused %q", r.Method, r.TableID, r.AISAccepted, r.KLJointLower, r.AISRefused)
+		case !(r.FisherDiv > 0 && r.FisherDivSE > 0) || !(r.LogRatioSD > 0 && r.LogRatioSDSE > 0) || !math.IsNaN(r.FisherDivCond):
+			t.Errorf("%s task %d: fisher_div %v ± %v, log_ratio_sd %v ± %v, fisher_div_cond %v: want the Z-free divergences (no conditional form)",
+				r.Method, r.TableID, r.FisherDiv, r.FisherDivSE, r.LogRatioSD, r.LogRatioSDSE, r.FisherDivCond)
 		}
-		t.Logf("%s task %d: kl_conditional %.3g, accuracy %.3f (Bayes %.3f), calibration gap %.3g accepted %v %s",
-			r.Method, r.TableID, r.KLConditional, r.Accuracy, r.BayesAccuracy, r.AISTeacherGap, r.AISAccepted, r.AISRefused)
+		t.Logf("%s task %d: kl_conditional %.3g, accuracy %.3f (Bayes %.3f), fisher_div %.3g, log_ratio_sd %.3g, calibration gap %.3g accepted %v %s",
+			r.Method, r.TableID, r.KLConditional, r.Accuracy, r.BayesAccuracy, r.FisherDiv, r.LogRatioSD, r.AISTeacherGap, r.AISAccepted, r.AISRefused)
 	}
 	conf, err := b.ReadAll(ctx, "config.json")
 	if err != nil {

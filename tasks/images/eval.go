@@ -494,6 +494,13 @@ func (s *evalSet) fisher(m model) (float64, float64) {
 	return prob.MeanSE(div)
 }
 
+// fillZFree writes a model's Z-free divergences into its row: after the row's run
+// columns (finishRow: tasks.SetRunColumns clears them for the kinds that do not measure
+// them).
+func (r result) fillZFree(row *schemas.ResultRow) {
+	row.FisherDiv, row.FisherDivSE, row.LogRatioSD, row.LogRatioSDSE = r.Fisher, r.FisherSE, r.Spread, r.SpreadSE
+}
+
 func finiteAll(v []float64) bool {
 	for _, x := range v {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -510,7 +517,6 @@ func (r result) fill(row *schemas.ResultRow, cal *calibration) {
 	row.ECE, row.CalibrationErrorTrue, row.AUROCPx, row.AUROCPy = r.ECE, r.ECETrue, r.AUCPx, r.AUCPy
 	row.LogZAIS, row.LogZAISSE, row.AISESS = r.LogZ, r.LogZSE, r.ESS
 	row.KLJointUpper = r.KLUpper
-	row.FisherDiv, row.FisherDivSE, row.LogRatioSD, row.LogRatioSDSE = r.Fisher, r.FisherSE, r.Spread, r.SpreadSE
 	if cal != nil && cal.Accepted {
 		row.KLJointLower, row.KLJointLowerSE = r.KLLower, r.KLLowerSE
 	}

@@ -189,7 +189,9 @@ func (s *source) EvaluateModel(ctx context.Context, t tasks.Trained, loc string)
 	set.chains, set.temps = s.env.Options.AISChains, s.env.Options.AISTemps
 	set.cal = s.calibration(ctx, tab.Ordinal, set)
 	row := newRow(t, set)
-	set.measure(ctx, m, nil).fill(&row, set.cal)
+	r := set.measure(ctx, m, nil)
+	r.fill(&row, set.cal)
 	finishRow(&row, t)
+	r.fillZFree(&row)
 	return row, nil
 }

@@ -233,6 +233,8 @@ func TestZFreeKnownAnswer(t *testing.T) {
 			}
 			var row schemas.ResultRow
 			r.fill(&row, set.cal)
+			finishRow(&row, tasks.Trained{Job: tasks.Job{Method: "jem"}})
+			r.fillZFree(&row)
 			if row.FisherDiv != r.Fisher || row.LogRatioSD != r.Spread {
 				t.Errorf("row fisher_div %v, log_ratio_sd %v: not the measures %v, %v", row.FisherDiv, row.LogRatioSD, r.Fisher, r.Spread)
 			}

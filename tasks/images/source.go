@@ -283,11 +283,17 @@ func (s *source) Evaluate(ctx context.Context, tb tasks.TrainedBlock) (tasks.Res
 			set.cal = s.calibration(ctx, tab.Ordinal, set)
 		}
 		row := newRow(t, set)
+		var res *result
 		if params, err := s.unflatten(t.Run.Theta); err == nil && !t.Diverged {
 			m := cnnModel{params, s.env.Options.Backend}
-			set.measure(ctx, m, nil).fill(&row, set.cal)
+			r := set.measure(ctx, m, nil)
+			r.fill(&row, set.cal)
+			res = &r
 		}
 		finishRow(&row, t)
+		if res != nil {
+			res.fillZFree(&row)
+		}
 		rb.Rows[r] = row
 		lb.Runs[r] = tasks.Learned{RunID: t.Job.RunID, PointID: p.ID, TableID: tab.ID, Ordinal: tab.Ordinal, Method: t.Job.Method,
 			X: p.XValues, K: p.Classes, Task: p.Task}
