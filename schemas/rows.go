@@ -242,6 +242,14 @@ type ResultRow struct {
 	// with (the point's batch_size and lr, but jem-converged's full batch and rate).
 	TrainBatch int64   `parquet:"train_batch" json:"train_batch"`
 	TrainLR    float64 `parquet:"train_lr" json:"train_lr"`
+	// Converged: the protocol's convergence rule (tasks.Converged: the best held-out NLL
+	// improved by less than tasks.ConvergeTol nats over the last fifth of the checks, at
+	// least tasks.ConvergeMinChecks checks) held on the run's curve by its last step;
+	// ConvergedStep is the first check at which it held (0 when it never did, or the run
+	// has no held-out curve). jem-converged (the converged yardstick) trains until it
+	// holds, up to tasks.YardstickCap steps; every other run is only read.
+	Converged     bool  `parquet:"converged" json:"converged"`
+	ConvergedStep int64 `parquet:"converged_step" json:"converged_step"`
 
 	FinalLoss float64 `parquet:"final_loss" json:"final_loss"`
 	// A run's status: diverged when the trainer flagged it (a divergence guard fired,

@@ -129,12 +129,31 @@ type Comparison struct {
 // 95% CI and a Wilcoxon signed-rank test, and the same for q(x) alone.
 type SamplerComparison struct {
 	Method string `json:"method"`
-	// Rank is the recipe's rank group among the point's recipes (verdict.RankGroups:
-	// Holm-corrected paired Wilcoxon tests of their excesses over the same tasks;
-	// recipes that are not distinguishable share a rank); 0 for a reference.
-	Rank     int `json:"rank"`
-	Pairs    int `json:"pairs"`
-	Excluded int `json:"excluded_pairs"` // tasks left out: a run diverged (or is missing), or exact jem's KL is not finite
+	// Rank is the recipe's rank by mean excess among the point's recipes, 1 = best
+	// (verdict.Rank); 0 for a reference.
+	Rank int `json:"rank"`
+	// InBestSet: the recipe is not distinguishable from the point's best (least mean
+	// excess): its paired two-sided Wilcoxon test against the best, Holm-corrected over
+	// the comparisons with the best, has p ≥ 0.05 (BestPHolm); the best is in the set.
+	// OverBest is its mean paired excess over the best's [95% paired-bootstrap CI], MDE
+	// the smallest difference from the best the point's tasks can detect (80% power),
+	// AvgRank its Friedman average rank on the tasks every recipe has; the point's
+	// FriedmanP over FriedmanTasks tasks and its Nemenyi CriticalDifference of average
+	// ranks (α = 0.05) are repeated on each of its recipes. Null where not computed, and
+	// MDE null also where no difference is detectable at the point's tasks (the exact
+	// signed-rank test's smallest p exceeds α over the comparisons: verdict.Detectable).
+	InBestSet          bool   `json:"indistinguishable_from_best"`
+	OverBest           Number `json:"over_best"`
+	OverBestLo         Number `json:"over_best_ci_low"`
+	OverBestHi         Number `json:"over_best_ci_high"`
+	BestPHolm          Number `json:"p_vs_best_holm"`
+	MDE                Number `json:"mde"`
+	AvgRank            Number `json:"avg_rank"`
+	FriedmanP          Number `json:"friedman_p"`
+	FriedmanTasks      int    `json:"friedman_tasks"`
+	CriticalDifference Number `json:"critical_difference"`
+	Pairs              int    `json:"pairs"`
+	Excluded           int    `json:"excluded_pairs"` // tasks left out: a run diverged (or is missing), or exact jem's KL is not finite
 	// Nonfinite are the tasks where the sampler's KL is not finite (no guard fired) and
 	// exact jem's is: its excess there is +Inf, so they count against the sampler (the
 	// excess statistics are over the Pairs with finite KLs).
@@ -166,6 +185,23 @@ type SamplerComparison struct {
 	// (jem-converged: exact JEM on full batches), graded but never judged: it does not
 	// decide the verdict, and exact jem stays the yardstick.
 	Reference bool `json:"reference,omitempty"`
+
+	// The converged yardstick (jem-converged, trained until the protocol's convergence
+	// rule holds, up to a cap): OverConverged is the recipe's mean excess joint KL over
+	// it on the ConvergedPairs tasks both ran [95% bootstrap CI], NaN where jem-converged
+	// did not run or on its own entry. BelowConverged: the CI's upper end is below 0,
+	// the recipe "below the converged yardstick" — flagged as suspect (a yardstick that
+	// is not converged, or chance), never counted as a win. On jem-converged's own entry,
+	// JemOverConverged is exact jem's (the shared-budget yardstick's) mean excess over
+	// it [95% CI]: how far the verdict's yardstick is from converged; NaN elsewhere.
+	OverConverged      Number `json:"excess_over_converged"`
+	OverConvergedLo    Number `json:"excess_over_converged_ci_low"`
+	OverConvergedHi    Number `json:"excess_over_converged_ci_high"`
+	ConvergedPairs     int    `json:"converged_pairs"`
+	BelowConverged     bool   `json:"below_converged,omitempty"`
+	JemOverConverged   Number `json:"jem_excess_over_converged"`
+	JemOverConvergedLo Number `json:"jem_excess_over_converged_ci_low"`
+	JemOverConvergedHi Number `json:"jem_excess_over_converged_ci_high"`
 }
 
 // PointSummary aggregates one grid point (the whole run in the control pipeline).

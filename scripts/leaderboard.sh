@@ -16,7 +16,7 @@
 # 3. board: sweeps/leaderboard.yaml and sweeps/leaderboard-recipes.yaml (run seed 2, 3
 #    replicates × 10 tasks per family) at the defaults, sgld's named presets
 #    (sweeps/leaderboard/preset-*.yaml), and each recipe at its pick on the same tasks;
-# 4. report: rank groups, the budget-matched view and the frontier per family and pooled
+# 4. report: ranks against the best, Friedman and the critical difference, the budget-matched view and the frontier per family and pooled
 #    (OUT/leaderboard.md, OUT/leaderboard.json).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -26,8 +26,11 @@ import (
 // computed alike for every method, so it may rank their iterates. The KLs against the
 // truth are taken at the selected iterate only (and along the curve for the report).
 // The one exception is jem-converged, named as such: exact JEM on full batches at a
-// rate of at least RefMinLR, "the best this model family does on these draws",
-// reported beside the others and never used as the yardstick.
+// rate of at least RefMinLR, trained until the convergence rule holds (up to
+// YardstickCap steps; see "The converged yardstick" below), "the best this model
+// family does on these draws": the converged yardstick, against which every recipe's
+// excess is reported beside its excess over exact jem at the shared budget (which
+// decides the verdict).
 
 // Selection rules (Options.Select).
 const (
@@ -67,8 +70,9 @@ func (o Options) ProtocolOf() Protocol {
 		checks = fmt.Sprintf("every %d steps and the last step", o.EvalEvery)
 	}
 	return Protocol{Select: o.Select, Holdout: o.Holdout, Checks: checks, UnstableNats: UnstableNats,
-		Same:      "draws, held-out split, initial parameters, model, optimiser (Adam), steps, batch_size, lr and selection rule, for every method (exact jem and oracle included)",
-		Exception: "jem-converged: exact JEM on full batches at lr >= 0.01, selected by the same rule (a reference, never the yardstick)"}
+		Same: "draws, held-out split, initial parameters, model, optimiser (Adam), steps, batch_size, lr and selection rule, for every method (exact jem and oracle included)",
+		Exception: fmt.Sprintf("jem-converged (the converged yardstick): exact JEM on full batches at lr >= 0.01, trained until its best held-out NLL improves by less than %g nats over the last fifth of its checks (at least %d checks), up to %dx the steps, selected by the same rule among its checks up to then (a reference beside the verdict's yardstick, exact jem at the shared budget)",
+			ConvergeTol, ConvergeMinChecks, YardstickCapFactor)}
 }
 
 // validateProtocol checks the selection options.
@@ -127,7 +131,8 @@ func (o Options) CheckEvery(steps int) int {
 }
 
 // SetProtocol copies a run's protocol fields into its result row: NaN where the kind
-// did not measure them, and the point's batch and rate where the run did not say.
+// did not measure them, the point's batch and rate where the run did not say, and
+// whether the convergence rule held on the run's curve and where (ConvergedStep).
 func SetProtocol(row *schemas.ResultRow, r TrainedRun, p Point) {
 	row.SelectedStep, row.Unstable = r.SelectedStep, r.Unstable
 	row.GradEvals, row.GradEvalsSelected = r.GradEvals, r.GradEvalsSelected
@@ -138,6 +143,7 @@ func SetProtocol(row *schemas.ResultRow, r TrainedRun, p Point) {
 	if r.CPUSeconds > 0 {
 		row.CPUSeconds = r.CPUSeconds
 	}
+	row.ConvergedStep, row.Converged = ConvergedStep(r.Curve)
 	row.TrainBatch, row.TrainLR = int64(p.BatchSize), p.LR
 	if r.TrainBatch > 0 {
 		row.TrainBatch, row.TrainLR = r.TrainBatch, r.TrainLR
@@ -275,4 +281,149 @@ func FlagBlockAgainstBaseline(runs []TrainedRun, ms []string) {
 		}
 		FlagAgainstBaseline(task, base)
 	}
+}
+
+// # The converged yardstick
+//
+// jem-converged (the converged yardstick) trains until a truth-free convergence rule
+// holds on its held-out NLL, up to YardstickCap steps; every recipe's excess is
+// reported against it beside the excess over exact jem at the shared budget. The rule
+// (Converged) reads only the held-out NLL at the run's checks, at the point's cadence
+// (CheckEvery): at a check with at least ConvergeMinChecks checks so far, the run has
+// converged when the best held-out NLL improved by less than ConvergeTol nats per draw
+// over the last fifth of its checks (at least ConvergeMinWindow checks), every check
+// of that fifth finite. Its converged step is the first check at which the rule holds.
+// The rule asks whether the selected iterate (the best check) still improves, not
+// whether the curve is flat: a curve that oscillates or rises past its best (the
+// held-out rule already keeps the best) has converged; one still falling has not.
+
+// The convergence rule's constants.
+const (
+	// ConvergeTol is the rule's tolerance in nats per held-out draw: the best held-out
+	// NLL may improve by less than this over the last fifth of the checks. It is a
+	// seventh of the smallest gap between exact jem at the shared budget and
+	// jem-converged measured on held-out families (0.007 nats), and below the width of a
+	// recipe's excess CI over 10 tasks (about 0.004 nats for exact references), so a
+	// yardstick that stops under it is converged to what the comparisons can resolve.
+	ConvergeTol = 1e-3
+	// ConvergeMinChecks is the fewest checks at which the rule may hold (a third of
+	// the Checks of a run's own steps).
+	ConvergeMinChecks = 10
+	// ConvergeMinWindow is the fewest checks in the rule's last fifth.
+	ConvergeMinWindow = 3
+	// YardstickCapFactor is the converged yardstick's cap in multiples of the point's
+	// steps (YardstickCap).
+	YardstickCapFactor = 10
+)
+
+// Converged is the convergence rule at the last of a run's checks so far: nll are the
+// held-out NLLs at its checks, in step order. It holds when there are at least
+// ConvergeMinChecks checks, the last fifth of them (⌈n/5⌉, at least
+// ConvergeMinWindow) are finite, and the least NLL of all the checks is less than
+// ConvergeTol below the least of the checks before that fifth. It reads no truth.
+func Converged(nll []float64) bool {
+	n := len(nll)
+	if n < ConvergeMinChecks {
+		return false
+	}
+	w := max(ConvergeMinWindow, (n+4)/5)
+	before, now := math.Inf(1), math.Inf(1)
+	for i, v := range nll {
+		finite := !math.IsNaN(v) && !math.IsInf(v, 0)
+		if i >= n-w && !finite {
+			return false
+		}
+		if !finite {
+			continue
+		}
+		if i < n-w {
+			before = min(before, v)
+		}
+		now = min(now, v)
+	}
+	return !math.IsInf(before, 1) && before-now < ConvergeTol
+}
+
+// Convergence follows one run's checks and finds the first at which the rule
+// (Converged) holds: Step is that check's step, 0 while it has not held.
+type Convergence struct {
+	nll  []float64
+	Step int
+}
+
+// Observe records the check at step with held-out NLL nll, in step order, and says
+// whether the rule has held (at this check or an earlier one; later checks change
+// nothing).
+func (c *Convergence) Observe(step int, nll float64) bool {
+	if c.Step > 0 {
+		return true
+	}
+	c.nll = append(c.nll, nll)
+	if Converged(c.nll) {
+		c.Step = step
+	}
+	return c.Step > 0
+}
+
+// ConvergedStep is the first step of a run's curve (its checks and its last step) at
+// which the convergence rule holds on the held-out NLL, and whether it held at all
+// (0, false for a curve on which it never does, or without held-out NLL).
+func ConvergedStep(curve []CurvePoint) (int64, bool) {
+	var c Convergence
+	for _, p := range curve {
+		if c.Observe(p.Step, p.HeldoutNLL) {
+			return int64(c.Step), true
+		}
+	}
+	return 0, false
+}
+
+// YardstickCap is the most steps the converged yardstick trains at a point of the
+// given steps: YardstickCapFactor times them, at most MaxSteps.
+func YardstickCap(steps int) int { return min(MaxSteps, YardstickCapFactor*steps) }
+
+// NextHorizon is the converged yardstick's next training horizon after one of h steps
+// on which some run had not converged: twice h, at most limit. A run's trajectory does
+// not depend on its horizon (the same seed, data and rate, no decay), so training the
+// runs that have not converged again to the next horizon replays and continues them
+// exactly: a run costs at most about four times the steps of stopping it where its
+// rule held.
+func NextHorizon(h, limit int) int { return min(limit, 2*h) }
+
+// TrainYardstick trains a method's n runs for steps, and the converged yardstick's
+// (yard) until each run's convergence rule has held (conv, filled by the runs' checks)
+// or it has reached YardstickCap(steps) or diverged (diverged(r)): those not converged
+// at a horizon are trained again from their start to the next (NextHorizon), reset(i)
+// first clearing what run i's checks recorded, and the same seed replays the steps
+// already taken. train(h, idx) trains runs idx to horizon h, results in idx order;
+// addCPU(r, prev) adds a previous horizon's CPU seconds to the result r. It returns
+// each run's result and the horizon it trained to.
+func TrainYardstick[R any](n, steps int, yard bool, conv []Convergence, train func(h int, idx []int) ([]R, error),
+	reset func(i int), diverged func(r R) bool, addCPU func(r *R, prev R)) ([]R, []int, error) {
+	res, horizon := make([]R, n), make([]int, n)
+	todo := make([]int, n)
+	for i := range todo {
+		todo[i] = i
+	}
+	limit, h := YardstickCap(steps), steps
+	for len(todo) > 0 {
+		got, err := train(h, todo)
+		if err != nil {
+			return nil, nil, err
+		}
+		var next []int
+		for k, i := range todo {
+			if horizon[i] > 0 {
+				addCPU(&got[k], res[i])
+			}
+			res[i], horizon[i] = got[k], h
+			if yard && conv[i].Step == 0 && !diverged(got[k]) && h < limit {
+				reset(i)
+				conv[i] = Convergence{}
+				next = append(next, i)
+			}
+		}
+		todo, h = next, NextHorizon(h, limit)
+	}
+	return res, horizon, nil
 }

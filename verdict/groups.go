@@ -5,41 +5,11 @@ import (
 	"slices"
 
 	"github.com/jemcheck/jemcheck/methods"
-	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
 )
 
-// # Rank groups
-//
-// A leaderboard ranks recipes by their mean paired value (e.g. the excess joint KL over
-// exact jem, lower is better) but claims an order only where the paired data support
-// it: every pair of recipes is tested with a two-sided Wilcoxon signed-rank test on
-// their paired differences (pairs where either is missing dropped), the p-values of all
-// pairs Holm-corrected together (family-wise error GroupAlpha), and recipes share a
-// rank while they are not significantly different from every recipe already in the
-// rank's group. Ranks are competition ranks (1, 1, 3, …): a recipe's rank is 1 + the
-// number of recipes in better groups.
-
-// GroupAlpha is the family-wise error rate of a leaderboard's rank groups.
-const GroupAlpha = 0.05
-
-// Ranked is one recipe's place on a leaderboard.
-type Ranked struct {
-	Name  string
-	Mean  float64 // mean of its values (lower is better)
-	N     int     // values that are not NaN
-	Rank  int     // competition rank of its group
-	Group int     // 0-based group index, in rank order
-}
-
-// PairTest is the Holm-corrected test of two recipes' paired differences.
-type PairTest struct {
-	A, B     string
-	N        int     // pairs with both values
-	MeanDiff float64 // mean of A − B over those pairs
-	P        float64 // Wilcoxon two-sided p-value
-	PHolm    float64 // Holm-adjusted
-}
+// Holm, CompareNaNLast and the ranks of a point's recipes in summary.json (see
+// ranking.go for the statistics).
 
 // Holm returns the Holm step-down adjusted p-values of ps (in their order): the
 // i-th smallest p (0-based) times (m − i), made monotone and capped at 1.
@@ -68,84 +38,6 @@ func Holm(ps []float64) []float64 {
 	return out
 }
 
-// RankGroups ranks recipes names[i] with values x[i][k] (k indexes the pairing unit,
-// e.g. a task and run seed; NaN where missing) into groups (see the file's doc) and
-// returns them best first, with every pair's test.
-func RankGroups(names []string, x [][]float64, alpha float64) ([]Ranked, []PairTest) {
-	n := len(names)
-	rs := make([]Ranked, n)
-	for i := range n {
-		var s float64
-		for _, v := range x[i] {
-			if !math.IsNaN(v) {
-				s += v
-				rs[i].N++
-			}
-		}
-		rs[i].Name, rs[i].Mean = names[i], s/float64(max(rs[i].N, 1))
-		if rs[i].N == 0 {
-			rs[i].Mean = math.NaN()
-		}
-	}
-	var tests []PairTest
-	pairIdx := map[[2]int]int{}
-	for i := range n {
-		for j := i + 1; j < n; j++ {
-			var d []float64
-			for k := range min(len(x[i]), len(x[j])) {
-				if a, b := x[i][k], x[j][k]; !math.IsNaN(a) && !math.IsNaN(b) {
-					d = append(d, a-b)
-				}
-			}
-			t := PairTest{A: names[i], B: names[j], N: len(d), MeanDiff: prob.Mean(d), P: 1}
-			if len(d) > 0 {
-				t.P = prob.WilcoxonSignedRank(d).P
-			}
-			pairIdx[[2]int{i, j}], pairIdx[[2]int{j, i}] = len(tests), len(tests)
-			tests = append(tests, t)
-		}
-	}
-	ps := make([]float64, len(tests))
-	for i, t := range tests {
-		ps[i] = t.P
-	}
-	for i, p := range Holm(ps) {
-		tests[i].PHolm = p
-	}
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return CompareNaNLast(rs[a].Mean, rs[b].Mean) })
-	differ := func(i, j int) bool { return tests[pairIdx[[2]int{i, j}]].PHolm < alpha }
-	group, rank := 0, 1
-	for start := 0; start < n; group++ {
-		members := []int{order[start]}
-		end := start + 1
-		for ; end < n; end++ {
-			c := order[end]
-			ok := !math.IsNaN(rs[c].Mean)
-			for _, m := range members {
-				ok = ok && !differ(c, m)
-			}
-			if !ok {
-				break
-			}
-			members = append(members, c)
-		}
-		for _, m := range members {
-			rs[m].Group, rs[m].Rank = group, rank
-		}
-		rank += len(members)
-		start = end
-	}
-	out := make([]Ranked, n)
-	for i, o := range order {
-		out[i] = rs[o]
-	}
-	return out, tests
-}
-
 // CompareNaNLast orders numbers ascending with NaN last (a slices.SortFunc comparison).
 func CompareNaNLast(a, b float64) int {
 	switch {
@@ -163,10 +55,21 @@ func CompareNaNLast(a, b float64) int {
 	return 0
 }
 
-// rankSamplers sets the rank group of each recipe of a point (cs[i] the comparison of
-// pairs[i]): their paired excesses over exact jem aligned by table; references
-// (jem-converged) are not ranked.
+// rankSamplersSeed is the seed of the paired bootstrap behind a point's differences
+// to its best recipe (summary.json is byte-identical across runners).
+const rankSamplersSeed = 1
+
+// rankSamplers ranks the recipes of a point (cs[i] the comparison of pairs[i]) on
+// their paired excesses over exact jem aligned by table (Rank): the order by mean, the
+// difference to the best with its CI, the Holm-adjusted p, the set indistinguishable
+// from the best, the Friedman average ranks and the critical difference, and the MDE;
+// references (jem-converged) are not ranked.
 func rankSamplers(cs []schemas.SamplerComparison, pairs []SamplerPairs) {
+	nan := schemas.Number(math.NaN())
+	for i := range cs {
+		c := &cs[i]
+		c.OverBest, c.OverBestLo, c.OverBestHi, c.BestPHolm, c.MDE, c.AvgRank, c.FriedmanP, c.CriticalDifference = nan, nan, nan, nan, nan, nan, nan, nan
+	}
 	col := map[int64]int{}
 	for _, sp := range pairs {
 		if len(sp.IDs) != len(sp.Diffs) {
@@ -195,12 +98,20 @@ func rankSamplers(cs []schemas.SamplerComparison, pairs []SamplerPairs) {
 		}
 		names, xs = append(names, sp.Method), append(xs, x)
 	}
-	ranked, _ := RankGroups(names, xs, GroupAlpha)
-	for _, r := range ranked {
+	rk := Rank(names, xs, RankAlpha, rankSamplersSeed)
+	for _, s := range rk.Standings {
 		for i := range cs {
-			if cs[i].Method == r.Name {
-				cs[i].Rank = r.Rank
+			if cs[i].Method != s.Name {
+				continue
 			}
+			c := &cs[i]
+			c.Rank, c.InBestSet = s.Rank, s.InBestSet
+			c.OverBest, c.OverBestLo, c.OverBestHi = schemas.Number(s.OverBest), schemas.Number(s.OverBestLo), schemas.Number(s.OverBestHi)
+			c.BestPHolm, c.MDE, c.AvgRank = schemas.Number(s.PHolm), schemas.Number(s.MDE), schemas.Number(s.AvgRank)
+			if math.IsInf(s.MDE, 1) { // no difference detectable at the point's n: null (JSON has no ∞)
+				c.MDE = nan
+			}
+			c.CriticalDifference, c.FriedmanP, c.FriedmanTasks = schemas.Number(rk.Friedman.CD), schemas.Number(rk.Friedman.P), rk.Friedman.N
 		}
 	}
 }

@@ -35,57 +35,10 @@ func TestHolm(t *testing.T) {
 	}
 }
 
-// TestRankGroups: recipes that tie share a rank, a clearly worse one ranks alone after
-// them, and a recipe with no values ranks last.
-func TestRankGroups(t *testing.T) {
-	const n = 30
-	vals := func(f func(k int) float64) []float64 {
-		out := make([]float64, n)
-		for k := range out {
-			out[k] = f(k)
-		}
-		return out
-	}
-	// noise that is symmetric about 0 and the same for a and b up to its sign pattern
-	noise := func(k int) float64 { return 0.01 * math.Sin(float64(7*k+1)) }
-	cases := []struct {
-		name      string
-		names     []string
-		x         [][]float64
-		wantOrder []string
-		wantRanks []int
-	}{
-		{"tie-then-worse", []string{"worse", "a", "b"},
-			[][]float64{vals(func(k int) float64 { return 1 + noise(k) }), vals(func(k int) float64 { return 0.05 + noise(k) }), vals(func(k int) float64 { return 0.05 - noise(k) })},
-			[]string{"b", "a", "worse"}, []int{1, 1, 3}},
-		{"strict-order", []string{"c", "b", "a"},
-			[][]float64{vals(func(k int) float64 { return 3 + noise(k) }), vals(func(k int) float64 { return 2 + noise(k) }), vals(func(k int) float64 { return 1 + noise(k) })},
-			[]string{"a", "b", "c"}, []int{1, 2, 3}},
-		{"missing", []string{"none", "a"},
-			[][]float64{vals(func(int) float64 { return math.NaN() }), vals(func(k int) float64 { return 1 + noise(k) })},
-			[]string{"a", "none"}, []int{1, 2}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got, tests := RankGroups(tc.names, tc.x, GroupAlpha)
-			var order []string
-			var ranks []int
-			for _, r := range got {
-				order, ranks = append(order, r.Name), append(ranks, r.Rank)
-			}
-			if !slices.Equal(order, tc.wantOrder) || !slices.Equal(ranks, tc.wantRanks) {
-				t.Errorf("order %v ranks %v, want %v %v (tests %+v)", order, ranks, tc.wantOrder, tc.wantRanks, tests)
-			}
-			if len(tests) != len(tc.names)*(len(tc.names)-1)/2 {
-				t.Errorf("%d pair tests", len(tests))
-			}
-		})
-	}
-}
-
-// TestRankSamplers: a point's recipes are ranked on their excesses aligned by table
-// (the pairs' orders differ), references are not ranked, and pairs pooled over points
-// (no table per pair) are left unranked.
+// TestRankSamplers: a point's recipes are ranked by mean on their excesses aligned by
+// table (the pairs' orders differ; two identical recipes share rank 1 and the best's
+// set), references are not ranked, and pairs pooled over points (no table per pair)
+// are left unranked.
 func TestRankSamplers(t *testing.T) {
 	ids := make([]int64, 12)
 	a, b, c := make([]float64, 12), make([]float64, 12), make([]float64, 12)
@@ -107,6 +60,16 @@ func TestRankSamplers(t *testing.T) {
 	got := []int{cs[0].Rank, cs[1].Rank, cs[2].Rank, cs[3].Rank}
 	if !slices.Equal(got, []int{1, 1, 3, 0}) {
 		t.Errorf("ranks %v, want [1 1 3 0]", got)
+	}
+	set := []bool{cs[0].InBestSet, cs[1].InBestSet, cs[2].InBestSet, cs[3].InBestSet}
+	if !slices.Equal(set, []bool{true, true, false, false}) {
+		t.Errorf("indistinguishable from the best %v, want [true true false false]", set)
+	}
+	if d := float64(cs[2].OverBest); math.Abs(d-1.95) > 1e-9 || !(float64(cs[2].OverBestLo) <= d && d <= float64(cs[2].OverBestHi)) {
+		t.Errorf("sgld over the best %v [%v, %v], want 1.95 inside its CI", d, cs[2].OverBestLo, cs[2].OverBestHi)
+	}
+	if cs[0].FriedmanTasks != 12 || !(cs[0].CriticalDifference > 0) || !math.IsNaN(float64(cs[3].AvgRank)) {
+		t.Errorf("Friedman: %d tasks, CD %v, a reference's average rank %v", cs[0].FriedmanTasks, cs[0].CriticalDifference, cs[3].AvgRank)
 	}
 	pooled := []SamplerPairs{{Method: "ed", Diffs: a}, {Method: "sgld", Diffs: c}}
 	cs = []schemas.SamplerComparison{{Method: "ed"}, {Method: "sgld"}}

@@ -35,6 +35,10 @@ type SamplerPairs struct {
 	IDs           []int64 // the table of each pair (within one point)
 	Tables        int64
 	Nonfinite     int64
+	// ConvDiffs are the joint-KL differences method − jem-converged (the converged
+	// yardstick) by table, where both ran with finite KLs; on jem-converged's own pairs,
+	// exact jem − jem-converged (how far the shared-budget yardstick is from converged).
+	ConvDiffs []float64
 }
 
 // pairSampler pairs the sampler's rows with jem's by table id. Both are sorted by table
@@ -77,14 +81,39 @@ func samplerPairsOf(byMethod map[string][]schemas.ResultRow) []SamplerPairs {
 	if !ok {
 		return nil
 	}
+	conv := convergedYardstick(byMethod)
 	var out []SamplerPairs
 	for _, m := range methods.Sorted(maps.Keys(byMethod)) {
 		if methods.IsSampler(m) || methods.Has(m, func(x methods.Method) bool { return x.Comparable }) {
-			out = append(out, pairSampler(m, jem, byMethod[m]))
+			sp := pairSampler(m, jem, byMethod[m])
+			switch {
+			case conv == "":
+			case m == conv:
+				sp.ConvDiffs = pairSampler(methods.Yardstick(), byMethod[conv], jem).Diffs
+			default:
+				sp.ConvDiffs = pairSampler(m, byMethod[conv], byMethod[m]).Diffs
+			}
+			out = append(out, sp)
 		}
 	}
 	return out
 }
+
+// convergedYardstick is the point's converged yardstick among its methods: the exact
+// reference trained on full batches until its convergence rule holds (jem-converged),
+// or "" when it did not run.
+func convergedYardstick(byMethod map[string][]schemas.ResultRow) string {
+	for _, m := range methods.Sorted(maps.Keys(byMethod)) {
+		if methods.Has(m, isConvergedYardstick) {
+			return m
+		}
+	}
+	return ""
+}
+
+// isConvergedYardstick says whether a method is the converged yardstick: an exact
+// reference on full batches (jem-converged).
+func isConvergedYardstick(m methods.Method) bool { return m.Reference && m.FullBatch }
 
 // appendPairs concatenates the pairs of o to those of the same method in a.
 func appendPairs(a []SamplerPairs, o []SamplerPairs) []SamplerPairs {
@@ -100,6 +129,7 @@ func appendPairs(a []SamplerPairs, o []SamplerPairs) []SamplerPairs {
 		a[i].ExactM = append(a[i].ExactM, sp.ExactM...)
 		a[i].Tables += sp.Tables
 		a[i].Nonfinite += sp.Nonfinite
+		a[i].ConvDiffs = append(a[i].ConvDiffs, sp.ConvDiffs...)
 	}
 	slices.SortFunc(a, func(x, y SamplerPairs) int {
 		return methods.Compare(x.Method, y.Method)
@@ -113,6 +143,7 @@ func (sp SamplerPairs) comparisonOf(seed uint64) schemas.SamplerComparison {
 	n := len(sp.Diffs)
 	c := schemas.SamplerComparison{Method: sp.Method, Pairs: n, Nonfinite: int(sp.Nonfinite), Excluded: int(sp.Tables) - n - int(sp.Nonfinite), WilcoxonP: 1,
 		Reference: !methods.IsSampler(sp.Method), MatchesWithin: math.NaN()}
+	sp.overConverged(&c, seed)
 	if n == 0 {
 		nan := math.NaN()
 		c.MeanExact, c.MeanSampler, c.Excess, c.ExcessCILow, c.ExcessCIHigh = nan, nan, nan, nan, nan
@@ -141,6 +172,51 @@ func (sp SamplerPairs) comparisonOf(seed uint64) schemas.SamplerComparison {
 	}
 	return c
 }
+
+// overConverged sets c's comparison with the converged yardstick from sp.ConvDiffs:
+// a recipe's excess over it with its 95% CI, flagged BelowConverged when the CI's upper
+// end is below 0; on jem-converged's own entry, exact jem's excess over it. NaN where
+// there are no such pairs.
+func (sp SamplerPairs) overConverged(c *schemas.SamplerComparison, seed uint64) {
+	nan := schemas.Number(math.NaN())
+	c.OverConverged, c.OverConvergedLo, c.OverConvergedHi = nan, nan, nan
+	c.JemOverConverged, c.JemOverConvergedLo, c.JemOverConvergedHi = nan, nan, nan
+	if len(sp.ConvDiffs) == 0 {
+		return
+	}
+	mean := schemas.Number(prob.Mean(sp.ConvDiffs))
+	lo, hi := meanCI(prob.Seed(seed, prob.SeedString("converged"), prob.SeedString(sp.Method)), sp.ConvDiffs)
+	if methods.Has(sp.Method, isConvergedYardstick) {
+		c.JemOverConverged, c.JemOverConvergedLo, c.JemOverConvergedHi = mean, schemas.Number(lo), schemas.Number(hi)
+		return
+	}
+	c.OverConverged, c.OverConvergedLo, c.OverConvergedHi = mean, schemas.Number(lo), schemas.Number(hi)
+	c.ConvergedPairs, c.BelowConverged = len(sp.ConvDiffs), hi < 0
+}
+
+// convergedWords describes a comparison's part against the converged yardstick: a
+// recipe's excess over it (flagged when below it), or on jem-converged's own entry
+// exact jem's; "" without it.
+func convergedWords(c schemas.SamplerComparison) string {
+	switch {
+	case !math.IsNaN(float64(c.JemOverConverged)):
+		return fmt.Sprintf("; exact JEM at the shared budget is %s nats [95%% CI %s, %s] over this converged yardstick",
+			nats(float64(c.JemOverConverged), true), nats(float64(c.JemOverConvergedLo), false), nats(float64(c.JemOverConvergedHi), false))
+	case math.IsNaN(float64(c.OverConverged)):
+		return ""
+	}
+	s := fmt.Sprintf("; over the converged yardstick (jem-converged) %s nats [95%% CI %s, %s] on %d tasks", nats(float64(c.OverConverged), true),
+		nats(float64(c.OverConvergedLo), false), nats(float64(c.OverConvergedHi), false), c.ConvergedPairs)
+	if c.BelowConverged {
+		s += ": " + BelowConvergedWords
+	}
+	return s
+}
+
+// BelowConvergedWords flag a recipe whose excess over the converged yardstick has its
+// CI's upper end below 0: exact JEM trained to convergence is the family's best on
+// these draws, so a recipe below it is suspect, not a win.
+const BelowConvergedWords = "BELOW the converged yardstick (suspect: a yardstick not converged, or chance; not a win)"
 
 // CheckSamplerPrefix names a sampler's verdict check: sampler_excess_<method>.
 const CheckSamplerPrefix = "sampler_excess_"
@@ -272,6 +348,7 @@ func samplerWords(ps schemas.PointSummary, checks []schemas.Check) string {
 				s += fmt.Sprintf(" (need ≤ %g nats at the CI's upper end: %s)", float64(ck.Limit), map[bool]string{true: "passes", false: "fails"}[ck.Pass])
 			}
 		}
+		s += convergedWords(c)
 		if c.Unstable > 0 {
 			s += fmt.Sprintf("; %d of %d runs unstable (kept in these means)", c.Unstable, c.Runs)
 		}

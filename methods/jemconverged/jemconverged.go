@@ -1,8 +1,10 @@
-// Package jemconverged is exact JEM trained to convergence: full batches of the
-// training draws at a learning rate of at least the kind's floor, selected by the same
-// truth-free rule as every method. It shows the best this model family does on these
-// draws, beside the others, and is never the yardstick (jem, trained like the
-// samplers, is).
+// Package jemconverged is exact JEM trained to convergence, the converged yardstick:
+// full batches of the training draws at a learning rate of at least the kind's floor,
+// trained until the protocol's truth-free convergence rule holds on its held-out NLL
+// (tasks.Converged, up to tasks.YardstickCap steps) and selected by the same rule as
+// every method. It shows the best this model family does on these draws: every
+// recipe's excess is reported against it beside its excess over exact jem at the
+// shared budget, which stays the verdict's yardstick.
 package jemconverged
 
 import (
@@ -15,6 +17,6 @@ const Name = "jem-converged"
 
 func init() {
 	methods.Register(methods.Method{Name: Name, Order: 2, Reference: true, FullBatch: true, Comparable: true, Options: []string{"train_grid"},
-		Doc:      "exact JEM on full batches at lr >= 0.01 (2-D, block tasks), selected by the same truth-free rule: the best this model family does on these draws; a reference shown beside the others, never the yardstick",
+		Doc:      "exact JEM on full batches at lr >= 0.01 (2-D, block tasks) until its held-out NLL converges (a truth-free rule, up to 10x the steps), selected by the same rule: the converged yardstick, the best this model family does on these draws; every recipe's excess is shown against it beside the verdict's (over jem)",
 		Trainers: map[string]any{methods.KindPlane: jem.Spec2D, methods.KindBlocks: jem.Spec2D}})
 }

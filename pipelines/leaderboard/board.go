@@ -26,15 +26,29 @@ type entry struct {
 
 // Row is an entry's line on one family's board.
 type Row struct {
-	Rank   int     `json:"rank"` // competition rank of its group (0: a reference, not ranked)
-	Group  int     `json:"group"`
-	Entry  string  `json:"entry"`
-	Tuned  string  `json:"tuned,omitempty"`
-	Units  int     `json:"units"`     // tasks × run seeds paired with exact jem
-	KL     float64 `json:"kl_joint"`  // mean joint KL at the selected iterate
-	Excess float64 `json:"excess"`    // mean paired excess over exact jem, nats
-	Lo     float64 `json:"excess_lo"` // bootstrap 95% CI of the mean
-	Hi     float64 `json:"excess_hi"`
+	Rank int `json:"rank"` // competition rank by mean excess, 1 = best (0: a reference, not ranked)
+	// BestSet: not distinguishable from the board's best recipe (Holm-adjusted paired
+	// Wilcoxon p against the best ≥ verdict.RankAlpha; the best itself is in the set).
+	BestSet bool `json:"indistinguishable_from_best"`
+	// OverBest is the mean paired excess over the best recipe's on the units both
+	// have, with its paired-bootstrap 95% CI; PBest the Wilcoxon p of those differences
+	// and PHolm it Holm-adjusted over the comparisons with the best; MDE the smallest
+	// difference from the best the board can detect (80% power); AvgRank the Friedman
+	// average rank on the units every ranked recipe has.
+	OverBest   float64 `json:"over_best"`
+	OverBestLo float64 `json:"over_best_lo"`
+	OverBestHi float64 `json:"over_best_hi"`
+	PBest      float64 `json:"p_vs_best"`
+	PHolm      float64 `json:"p_vs_best_holm"`
+	MDE        float64 `json:"mde"`
+	AvgRank    float64 `json:"avg_rank"`
+	Entry      string  `json:"entry"`
+	Tuned      string  `json:"tuned,omitempty"`
+	Units      int     `json:"units"`     // tasks × run seeds paired with exact jem
+	KL         float64 `json:"kl_joint"`  // mean joint KL at the selected iterate
+	Excess     float64 `json:"excess"`    // mean paired excess over exact jem, nats
+	Lo         float64 `json:"excess_lo"` // bootstrap 95% CI of the mean
+	Hi         float64 `json:"excess_hi"`
 	// Budget-matched: each run's iterate of least held-out NLL among its curve's
 	// checks within the family's budget (Board.Budget gradient evaluations), less exact
 	// jem's KL (NaN when no check fits the budget).
@@ -49,11 +63,17 @@ type Row struct {
 
 // Board is one family's leaderboard (or all families pooled: Family "all").
 type Board struct {
-	Family string             `json:"family"`
-	JEMKL  float64            `json:"jem_kl_joint"` // exact jem's mean joint KL (the yardstick)
-	Budget float64            `json:"budget"`       // the budget-matched view's gradient evaluations per run
-	Rows   []Row              `json:"rows"`
-	Pairs  []verdict.PairTest `json:"pairs"`
+	Family string  `json:"family"`
+	JEMKL  float64 `json:"jem_kl_joint"` // exact jem's mean joint KL (the yardstick)
+	Budget float64 `json:"budget"`       // the budget-matched view's gradient evaluations per run
+	Rows   []Row   `json:"rows"`
+	// Best is the ranked recipe of least mean excess, Friedman the Friedman test of the
+	// ranked recipes with the Nemenyi critical difference, and MDE the board's typical
+	// detectable difference from the best at its Tasks units (verdict.Ranking).
+	Best     string           `json:"best"`
+	Friedman verdict.Friedman `json:"friedman"`
+	Tasks    int              `json:"mde_units"`
+	MDE      float64          `json:"mde"`
 }
 
 // bootstrapReps is the bootstrap's resamples for a mean's 95% CI.
@@ -157,15 +177,18 @@ func board(family string, entries []*entry, jem map[unit]run, keep func(unit) bo
 		}
 		b.Rows = append(b.Rows, row)
 	}
-	groups, pairs := verdict.RankGroups(ranked, xs, verdict.GroupAlpha)
-	b.Pairs = pairs
-	byName := map[string]verdict.Ranked{}
-	for _, g := range groups {
-		byName[g.Name] = g
+	rk := verdict.Rank(ranked, xs, verdict.RankAlpha, prob.Seed(seed, prob.SeedString("rank "+family)))
+	b.Best, b.Friedman, b.Tasks, b.MDE = rk.Best, rk.Friedman, rk.N, rk.MDE
+	byName := map[string]verdict.Standing{}
+	for _, s := range rk.Standings {
+		byName[s.Name] = s
 	}
 	for i := range b.Rows {
-		if g, ok := byName[b.Rows[i].Entry]; ok {
-			b.Rows[i].Rank, b.Rows[i].Group = g.Rank, g.Group
+		r := &b.Rows[i]
+		r.OverBest, r.OverBestLo, r.OverBestHi, r.PBest, r.PHolm, r.MDE, r.AvgRank = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
+		if s, ok := byName[r.Entry]; ok {
+			r.Rank, r.BestSet = s.Rank, s.InBestSet
+			r.OverBest, r.OverBestLo, r.OverBestHi, r.PBest, r.PHolm, r.MDE, r.AvgRank = s.OverBest, s.OverBestLo, s.OverBestHi, s.P, s.PHolm, s.MDE, s.AvgRank
 		}
 	}
 	// The frontier: ranked recipes no other ranked recipe beats on both excess and cost.

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jemcheck/jemcheck/schemas"
+	"github.com/jemcheck/jemcheck/stages"
 )
 
 // synth builds runs of one family: exact jem at KL 0.05 on each of n units, and each
@@ -56,16 +60,25 @@ func TestBoard(t *testing.T) {
 		excess       float64
 		budgetExcess float64
 		frontier     bool
+		bestSet      bool
+		overBest     float64
 	}{
-		{"ed", 1, 0.003, 0.003, true},
-		{"mala", 1, 0.003, 1.003, false},
-		{"sgld", 3, 2, 3, false},
+		{"ed", 1, 0.003, 0.003, true, true, 0},
+		{"mala", 1, 0.003, 1.003, false, true, 0},
+		{"sgld", 3, 2, 3, false, false, 1.997},
+	}
+	// ed and mala tie exactly: the best is the first in the methods' order, mala
+	if b.Best != "mala" || b.Friedman.K != 3 || b.Friedman.N != 30 || !(b.Friedman.P < 0.05) || !(b.MDE >= 0) || b.Tasks != 30 {
+		t.Errorf("best %q, Friedman %+v, MDE %v at %d units", b.Best, b.Friedman, b.MDE, b.Tasks)
 	}
 	for _, tc := range cases {
 		t.Run(tc.entry, func(t *testing.T) {
 			r := got[tc.entry]
 			if r.Rank != tc.rank || math.Abs(r.Excess-tc.excess) > 1e-3 || math.Abs(r.BudgetExcess-tc.budgetExcess) > 1e-3 || r.Frontier != tc.frontier {
 				t.Errorf("%+v, want rank %d excess %v budget excess %v frontier %v", r, tc.rank, tc.excess, tc.budgetExcess, tc.frontier)
+			}
+			if r.BestSet != tc.bestSet || math.Abs(r.OverBest-tc.overBest) > 1e-9 || r.BestSet != (r.PHolm >= 0.05) {
+				t.Errorf("in the best's set %v (Holm p %v), over the best %v; want %v, %v", r.BestSet, r.PHolm, r.OverBest, tc.bestSet, tc.overBest)
 			}
 			if !(r.Lo <= r.Excess && r.Excess <= r.Hi) || r.Units != 30 {
 				t.Errorf("CI [%v, %v] around %v over %d units", r.Lo, r.Hi, r.Excess, r.Units)
@@ -124,4 +137,96 @@ func TestTaskList(t *testing.T) {
 			t.Errorf("%v, want %v", got, want)
 		}
 	}
+}
+
+// TestWriteBoards: the Markdown board marks the best's set, gives each recipe's excess
+// over the best with its Holm p, the Friedman test with the critical difference and the
+// groups closer than it, and the smallest detectable difference.
+func TestWriteBoards(t *testing.T) {
+	runs := synth(30, map[string]float64{"ed": 0.003, "mala": 0.003, "sgld": 2}, map[string]int64{"ed": 100, "mala": 200, "sgld": 200})
+	entries, jem, err := entriesOf(runs, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md strings.Builder
+	writeBoards(&md, boards(entries, jem, 1))
+	out := md.String()
+	cases := []struct{ name, want string }{
+		{"best-set", "Indistinguishable from the best (mala; ≈ in the rank column): {mala, ed}"},
+		{"best-row", "| 1 ≈ | mala | +0.00297 [+0.0025, +0.00344] | best | — | — |"},
+		{"tied-row", "| 1 ≈ | ed ◆ | +0.00297 [+0.00251, +0.00345] | 0 [0, 0] | 1 | 0 |"},
+		{"worse-row", "| 3 | sgld | +2 [+2, +2] | +2 [+2, +2] |"},
+		{"friedman", "Friedman test over the 3 ranked recipes on the 30 tasks × seeds every one has: χ² = "},
+		{"cd", "Nemenyi critical difference CD = 0.605 average ranks (α = 0.05)"},
+		{"cd-groups", "average ranks (1 = best): mala 1.50, ed 1.50, sgld 3.00; not distinguishable (average ranks closer than CD): {mala, ed}."},
+		{"mde", "At n = 30 tasks × seeds the board can detect a difference from the best of "},
+		{"cd-figure", "![critical-difference diagram of "},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if !strings.Contains(out, tc.want) {
+				t.Errorf("the board lacks %q:\n%s", tc.want, out)
+			}
+		})
+	}
+}
+
+// TestCDFile: every board's diagram has a name report may publish, from its family.
+func TestCDFile(t *testing.T) {
+	for _, tc := range []struct{ family, want string }{
+		{"all", "leaderboard-cd-all.svg"},
+		{"gmm:3,2", "leaderboard-cd-gmm-3-2.svg"},
+		{"moons:0.25", "leaderboard-cd-moons-0-25.svg"},
+		{"Blocks:2,GMM:2,2 ", "leaderboard-cd-blocks-2-gmm-2-2.svg"},
+	} {
+		t.Run(tc.family, func(t *testing.T) {
+			got := cdFile(tc.family)
+			if got != tc.want || !stages.LeaderboardOutputs.MatchString(got) {
+				t.Errorf("cdFile(%q) = %q (an output name: %v), want %q", tc.family, got, stages.LeaderboardOutputs.MatchString(got), tc.want)
+			}
+		})
+	}
+	runs := synth(30, map[string]float64{"ed": 0.003, "mala": 0.003, "sgld": 2}, map[string]int64{"ed": 100, "mala": 200, "sgld": 200})
+	entries, jem, err := entriesOf(runs, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range boards(entries, jem, 1) {
+		svg, err := cdFigure(b)
+		if err != nil || !bytes.Contains(svg, []byte("<svg")) || !bytes.Contains(svg, []byte("sgld")) {
+			t.Errorf("%s: diagram %.60q, %v", b.Family, svg, err)
+		}
+	}
+}
+
+// TestStatsTextUndetectable: a board whose tasks are too few for the signed-rank test
+// to reject at α/(k−1) says that no difference is detectable (9 tasks, 22 comparisons:
+// 2/2⁹ = 0.0039 > 0.05/22), instead of giving a finite MDE.
+func TestStatsTextUndetectable(t *testing.T) {
+	cases := []struct {
+		name string
+		b    Board
+		want string
+	}{
+		{"undetectable", Board{Best: "a", Tasks: 9, MDE: math.Inf(1), Rows: rowsNamed(23)},
+			"At n = 9 tasks × seeds the board cannot detect any difference from the best: the exact signed-rank test's smallest p there, 2/2^9 = 0.00391, exceeds α/(k−1) = 0.00227"},
+		{"detectable", Board{Best: "a", Tasks: 30, MDE: 0.0123, Rows: rowsNamed(3)},
+			"At n = 30 tasks × seeds the board can detect a difference from the best of 0.0123 nats (80% power, family-wise α = 0.05, Bonferroni over the 2 comparisons with the best;"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := statsText(tc.b); !strings.Contains(got, tc.want) {
+				t.Errorf("%s\nlacks %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// rowsNamed are k ranked rows, r1..rk.
+func rowsNamed(k int) []Row {
+	rows := make([]Row, k)
+	for i := range rows {
+		rows[i] = Row{Rank: i + 1, Entry: "r" + strconv.Itoa(i+1), AvgRank: math.NaN()}
+	}
+	return rows
 }

@@ -1,7 +1,8 @@
 // Command leaderboard judges JEM recipes against exact JEM under the protocol
 // (tasks/protocol.go): it picks each recipe's tuned options from its tuning runs, and
-// ranks the recipes of board runs by their paired excess joint KL over exact jem,
-// in rank groups, with the budget-matched view and the cost frontier.
+// ranks the recipes of board runs by their paired excess joint KL over exact jem
+// (the set indistinguishable from the best, the Friedman test and critical difference,
+// the smallest detectable difference), with the budget-matched view and the cost frontier.
 //
 //	leaderboard pick   --tune=DIR,DIR,… --out=DIR [--tasks=… --tables=10 --replicates=3]
 //	leaderboard report --board=DIR [--tuned=DIR,…] [--picks=DIR/picks.json] --out=DIR
@@ -45,7 +46,7 @@ func main() {
 	if len(os.Args) == 2 && (os.Args[1] == "-h" || os.Args[1] == "-help" || os.Args[1] == "--help") {
 		fmt.Println(usageLine)
 		fmt.Println("\npick ranks each recipe's tuning settings by mean excess over exact jem and writes picks.json and a tuned spec per recipe;")
-		fmt.Println("report ranks the board's runs (rank groups, the budget-matched view, the frontier) into leaderboard.md and leaderboard.json.")
+		fmt.Println("report ranks the board's runs (excess over the best, the set indistinguishable from it, Friedman and the critical difference, the budget-matched view, the frontier) into leaderboard.md and leaderboard.json.")
 		fmt.Println("smoke prints a board spec at the smoke board's tiny settings (scripts/leaderboard.sh --smoke).")
 		fmt.Println("scripts/leaderboard.sh runs the whole board (docs/leaderboard.md); scripts/leaderboard.sh --smoke every recipe at tiny settings, in minutes. Flags:")
 		fs := flag.NewFlagSet("leaderboard", flag.ContinueOnError)
@@ -211,6 +212,15 @@ func runCmd(ctx context.Context, cfg config, w io.Writer) error {
 			return err
 		}
 		files["leaderboard.md"], files["leaderboard.json"] = []byte(md.String()), raw
+		for _, b := range bs {
+			svg, err := cdFigure(b)
+			if err != nil {
+				return fmt.Errorf("critical-difference diagram of %s: %w", b.Family, err)
+			}
+			if svg != nil {
+				files[cdFile(b.Family)] = svg
+			}
+		}
 		inputs := append(append(append(slices.Clone(cfg.Board), cfg.Tuned...), cfg.Variants...), cfg.Picks)
 		return publish(inputs...)
 	}

@@ -33,6 +33,11 @@ type samplerRow struct {
 	MargCI   string
 	Worse    string
 	P        string
+	// OverConv is the recipe's excess over the converged yardstick with its CI (on
+	// jem-converged's own row, exact jem's excess over it), "—" without it; Below flags
+	// a recipe below the converged yardstick (suspect, not a win).
+	OverConv string
+	Below    bool
 }
 
 // samplerRows are a point's rows of the sampler table, one per sampler method.
@@ -59,6 +64,8 @@ func samplerRows(ps schemas.PointSummary) []samplerRow {
 			MargCI:   fmtRange(c.MarginalCILow, c.MarginalCIHigh, func(v float64) string { return fmtSig(v, 3) }),
 			Worse:    fmtPct(c.WorseShare),
 			P:        fmtP(c.WilcoxonP),
+			OverConv: overConvergedText(c),
+			Below:    c.BelowConverged,
 		})
 	}
 	return out
@@ -130,14 +137,15 @@ func splitFigures(figs []figure) (general, twoD []figure) {
 // The report's sampler table and 2-D tasks section, called from reportTemplate.
 var _ = template.Must(reportTemplate.New("samplers").Parse(`{{if .Samplers}}<section id="samplers"><h2>Sampler against exact JEM</h2>
 <div class="scroll"><table>
-<thead><tr><th class="l key">point</th><th class="l">task</th><th class="l">sampler method</th><th class="l">sampler options</th><th>pairs (excluded)</th><th>mean KL exact JEM</th><th>mean KL sampler</th><th>excess KL (nats)</th><th>95% CI</th><th class="l">grade</th><th>unstable runs</th><th>q(x) excess KL (nats)</th><th>95% CI</th><th>share of tasks worse</th><th>Wilcoxon p (two-sided)</th></tr></thead>
+<thead><tr><th class="l key">point</th><th class="l">task</th><th class="l">sampler method</th><th class="l">sampler options</th><th>pairs (excluded)</th><th>mean KL exact JEM</th><th>mean KL sampler</th><th>excess KL (nats)</th><th>95% CI</th><th class="l">grade</th><th>unstable runs</th><th>q(x) excess KL (nats)</th><th>95% CI</th><th>share of tasks worse</th><th>Wilcoxon p (two-sided)</th><th>excess over the converged yardstick (nats) [95% CI]</th></tr></thead>
 <tbody>
-{{range .Samplers}}<tr>{{if .First}}<td class="l key" rowspan="{{.Span}}">{{.PointID}}</td><td class="l" rowspan="{{.Span}}">{{.Task}}</td>{{end}}<td class="l"><span class="method-{{.Method}}">{{.Method}}</span></td><td class="params">{{.Options}}</td><td>{{.Pairs}}</td><td>{{.Exact}}</td><td>{{.Sampler}}</td><td>{{.Excess}}</td><td>{{.CI}}</td><td class="l"><span class="{{if .Bad}}bad-cell{{else if .Good}}ok-cell{{end}}">{{.Grade}}</span></td><td>{{.Unstable}}</td><td>{{.Marg}}</td><td>{{.MargCI}}</td><td>{{.Worse}}</td><td>{{.P}}</td></tr>
+{{range .Samplers}}<tr>{{if .First}}<td class="l key" rowspan="{{.Span}}">{{.PointID}}</td><td class="l" rowspan="{{.Span}}">{{.Task}}</td>{{end}}<td class="l"><span class="method-{{.Method}}">{{.Method}}</span></td><td class="params">{{.Options}}</td><td>{{.Pairs}}</td><td>{{.Exact}}</td><td>{{.Sampler}}</td><td>{{.Excess}}</td><td>{{.CI}}</td><td class="l"><span class="{{if .Bad}}bad-cell{{else if .Good}}ok-cell{{end}}">{{.Grade}}</span></td><td>{{.Unstable}}</td><td>{{.Marg}}</td><td>{{.MargCI}}</td><td>{{.Worse}}</td><td>{{.P}}</td><td class="l"><span class="{{if .Below}}bad-cell{{end}}">{{.OverConv}}</span></td></tr>
 {{end}}</tbody>
 </table></div>
 <p>A sampler method trains the JEM loss with the gradient of log Z estimated from samples (sgld: SGLD chains from a replay buffer; pcd: persistent Markov chains), where exact JEM computes it. Over the tasks (tables) where both its run and exact JEM's converged
 (pairs; excluded: either diverged or is missing): the mean joint KL(p‖q) of each, the sampler's excess KL<sub>sampler</sub> − KL<sub>jem</sub> (positive when the sampler is worse) with its 95% CI,
-its grade in nats (see the bands under the verdict; jem-converged, exact JEM on full batches, is a reference shown beside the recipes and never judged), the runs flagged unstable (kept in the means), the same excess for the marginal KL(p(x)‖q(x)), the share of tasks where the sampler's KL is higher, and the two-sided Wilcoxon signed-rank test of the paired differences.</p></section>
+its grade in nats (see the bands under the verdict; jem-converged, exact JEM on full batches, is a reference shown beside the recipes and never judged), the runs flagged unstable (kept in the means), the same excess for the marginal KL(p(x)‖q(x)), the share of tasks where the sampler's KL is higher, and the two-sided Wilcoxon signed-rank test of the paired differences.
+The last column is the excess over the converged yardstick: jem-converged, trained until its best held-out NLL improves by less than a stated tolerance over the last fifth of its checks, up to a cap (a truth-free rule: its numbers are in the protocol line), on the tasks both ran; on jem-converged's own row, exact JEM's excess at the shared budget over it (how far the verdict's yardstick is from converged). A recipe whose CI there lies below 0 is flagged “below”: suspect, never a win.</p></section>
 {{end}}`))
 
 var _ = template.Must(reportTemplate.New("tasks2d").Parse(`{{if .Show2D}}<section id="tasks2d"><h2>2-D tasks</h2>
@@ -156,6 +164,24 @@ a sampler (sgld) replaces it by SGLD samples from a replay buffer. The tasks hav
 {{end}}</details>
 {{else}}<p>No 2-D task figures: the run sent no learned grids or curves.</p>
 {{end}}</section>{{end}}`))
+
+// overConvergedText is a comparison's excess over the converged yardstick with its
+// 95% CI for the sampler table: the recipe's, or on jem-converged's own row exact
+// jem's ("jem: …"), flagged when below it; "—" without it.
+func overConvergedText(c schemas.SamplerComparison) string {
+	f := func(v float64) string { return fmtSig(v, 3) }
+	switch {
+	case !math.IsNaN(float64(c.JemOverConverged)):
+		return "jem: " + f(float64(c.JemOverConverged)) + " " + fmtRange(float64(c.JemOverConvergedLo), float64(c.JemOverConvergedHi), f)
+	case math.IsNaN(float64(c.OverConverged)):
+		return "—"
+	}
+	s := f(float64(c.OverConverged)) + " " + fmtRange(float64(c.OverConvergedLo), float64(c.OverConvergedHi), f)
+	if c.BelowConverged {
+		s += ": below (suspect, not a win)"
+	}
+	return s
+}
 
 // gradeText is a comparison's grade in words for the sampler table.
 func gradeText(c schemas.SamplerComparison) string {

@@ -239,6 +239,8 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 		seen := make([]observed, len(ds)) // each run's last check: its parameters and cell logits
 		curves := make([][]tasks.CurvePoint, len(ds))
 		sels := make([]tasks.Selector, len(ds))
+		conv := make([]tasks.Convergence, len(ds))
+		yard := isYardstick(meth) // trained until its convergence rule holds (tasks/protocol.go)
 		lr := runLR(p, meth)
 		for i := range ds {
 			d := &ds[i]
@@ -257,6 +259,9 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			sels[i].Rule = o.Select
 			truth := d.truth
 			r.Observe = func(step int, theta []float32) {
+				if yard && conv[i].Step > 0 { // stopped where its rule held: later steps are not the run's
+					return
+				}
 				lg, err := kernel.CellLogits(hidden, p.Classes, theta, g.G, g.Box)
 				if err != nil {
 					return
@@ -266,11 +271,23 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 				kj, km, kc := prob.GridKL(truth, prob.Softmax(lg), p.Classes)
 				curves[i] = append(curves[i], tasks.CurvePoint{Step: step, KLJoint: kj, KLMarginal: km, KLConditional: kc, HeldoutNLL: nll, GradEvals: int64(step) * perStep})
 				sels[i].Observe(step, nll, int64(step)*perStep, theta, lg)
+				if yard {
+					conv[i].Observe(step, nll)
+				}
 			}
 			runs[i] = r
 		}
 		start := time.Now()
-		res, err := kernel.Train2D(ctx, spec, runs)
+		res, horizon, err := tasks.TrainYardstick(len(runs), spec.Steps, yard, conv, func(h int, idx []int) ([]kernel.Result2D, error) {
+			sub := make([]kernel.Run2D, len(idx))
+			for k, i := range idx {
+				sub[k] = runs[i]
+			}
+			spec := spec
+			spec.Steps = h
+			return kernel.Train2D(ctx, spec, sub)
+		}, func(i int) { seen[i], curves[i], sels[i] = observed{}, nil, tasks.Selector{Rule: o.Select} },
+			func(r kernel.Result2D) bool { return r.Diverged }, func(r *kernel.Result2D, prev kernel.Result2D) { r.CPUSeconds += prev.CPUSeconds })
 		perRun := 0.0
 		if o.Timings { // wall time of the method's call over its runs (Train2D spreads them over the cores)
 			perRun = float64(time.Since(start).Microseconds()) / 1000 / float64(len(runs))
@@ -280,6 +297,9 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 		}
 		var sd []sdJob
 		for i, r := range res {
+			if yard && conv[i].Step > 0 { // the run stops at its converged check: its state there
+				r.Theta, r.Diverged, r.DivergedStep, horizon[i] = seen[i].theta, false, 0, conv[i].Step
+			}
 			lg, err := seen[i].logits, error(nil)
 			if !slices.Equal(seen[i].theta, r.Theta) { // the last check did not see the final parameters
 				lg, err = kernel.CellLogits(hidden, p.Classes, r.Theta, g.G, g.Box)
@@ -292,7 +312,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			if o.Timings && !math.IsNaN(r.CPUSeconds) {
 				ms, cpu = 1000*r.CPUSeconds, r.CPUSeconds
 			}
-			last := tasks.LastStep(p.Steps, r.Diverged, r.DivergedStep)
+			last := tasks.LastStep(horizon[i], r.Diverged, r.DivergedStep)
 			curve := tasks.EndCurve(curves[i], last, func() tasks.CurvePoint {
 				kj, km, kc := prob.GridKL(ds[i].truth, prob.Softmax(lg), p.Classes)
 				return tasks.CurvePoint{Step: last, KLJoint: kj, KLMarginal: km, KLConditional: kc,
@@ -301,7 +321,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			tr := tasks.TrainedRun{Logits: lg, Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta, TrainMS: ms,
 				Curve: curve, BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN(),
 				CPUSeconds: cpu, TrainBatch: int64(spec.Batch), TrainLR: lr, Stats: exactLogZ(r.Stats, lg, g)}
-			sels[i].Finish(&tr, meth, p.Steps)
+			sels[i].Finish(&tr, meth, horizon[i]) // the first third of the steps it trained (ref_gap)
 			if r.Buffer != nil {
 				tr.BufferInBox = r.InBox
 				tr.BufferTVTruth, tr.BufferTVModel = bufferTV2D(g, p.Classes, r.Buffer, ds[i].truth, lg)
@@ -327,6 +347,10 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 	s.env.Progressf(ctx, "train: point %d block %d (%s): %d runs in %v", p.ID, b.Index, p.Task, len(out.Runs), time.Since(start).Round(time.Millisecond))
 	return out, nil
 }
+
+// isYardstick says whether method m is the converged yardstick (jem-converged: the
+// full-batch exact reference), trained until its convergence rule holds.
+func isYardstick(m string) bool { return methods.Has(m, fullBatch) }
 
 // observed is a run's last check (Run2D.Observe): the parameters it saw and their cell
 // logits, which are the final logits when the run ends at that check (the logits are a
