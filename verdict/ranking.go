@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/jemcheck/jemcheck/models/prob"
 )
 
@@ -410,7 +412,8 @@ func studentizedRangeCDF(q float64, k int) float64 {
 
 func normalCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
 
-// ChiSquareSurvival is P(X ≥ x) for X chi-square with df degrees of freedom.
+// ChiSquareSurvival is P(X ≥ x) for X chi-square with df degrees of freedom
+// (gonum's distuv.ChiSquared).
 func ChiSquareSurvival(x, df float64) float64 {
 	if math.IsNaN(x) || df <= 0 {
 		return math.NaN()
@@ -418,10 +421,11 @@ func ChiSquareSurvival(x, df float64) float64 {
 	if x <= 0 {
 		return 1
 	}
-	return upperGammaRegularized(df/2, x/2)
+	return distuv.ChiSquared{K: df}.Survival(x)
 }
 
-// FSurvival is P(X ≥ x) for X F-distributed with d1 and d2 degrees of freedom.
+// FSurvival is P(X ≥ x) for X F-distributed with d1 and d2 degrees of freedom
+// (gonum's distuv.F).
 func FSurvival(x, d1, d2 float64) float64 {
 	if math.IsNaN(x) || d1 <= 0 || d2 <= 0 {
 		return math.NaN()
@@ -432,108 +436,7 @@ func FSurvival(x, d1, d2 float64) float64 {
 	if math.IsInf(x, 1) {
 		return 0
 	}
-	return betaRegularized(d2/(d2+d1*x), d2/2, d1/2)
-}
-
-// upperGammaRegularized is Q(a, x) = Γ(a, x)/Γ(a): the series for x < a+1, the
-// continued fraction otherwise (Numerical Recipes, §6.2).
-func upperGammaRegularized(a, x float64) float64 {
-	lg, _ := math.Lgamma(a)
-	if x < a+1 {
-		sum, del, ap := 1/a, 1/a, a
-		for range 1000 {
-			ap++
-			del *= x / ap
-			sum += del
-			if math.Abs(del) < math.Abs(sum)*1e-15 {
-				break
-			}
-		}
-		return 1 - sum*math.Exp(-x+a*math.Log(x)-lg)
-	}
-	const tiny = 1e-300
-	b := x + 1 - a
-	c, d := 1/tiny, 1/b
-	h := d
-	for i := 1; i < 1000; i++ {
-		an := -float64(i) * (float64(i) - a)
-		b += 2
-		d = an*d + b
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = b + an/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		del := d * c
-		h *= del
-		if math.Abs(del-1) < 1e-15 {
-			break
-		}
-	}
-	return math.Exp(-x+a*math.Log(x)-lg) * h
-}
-
-// betaRegularized is I_x(a, b), the regularized incomplete beta function, by its
-// continued fraction (Numerical Recipes, §6.4).
-func betaRegularized(x, a, b float64) float64 {
-	switch {
-	case x <= 0:
-		return 0
-	case x >= 1:
-		return 1
-	}
-	la, _ := math.Lgamma(a)
-	lb, _ := math.Lgamma(b)
-	lab, _ := math.Lgamma(a + b)
-	front := math.Exp(lab - la - lb + a*math.Log(x) + b*math.Log1p(-x))
-	if x < (a+1)/(a+b+2) {
-		return front * betaCF(x, a, b) / a
-	}
-	return 1 - front*betaCF(1-x, b, a)/b
-}
-
-func betaCF(x, a, b float64) float64 {
-	const tiny = 1e-300
-	qab, qap, qam := a+b, a+1, a-1
-	c, d := 1.0, 1-qab*x/qap
-	if math.Abs(d) < tiny {
-		d = tiny
-	}
-	d = 1 / d
-	h := d
-	for m := 1; m < 1000; m++ {
-		mf := float64(m)
-		aa := mf * (b - mf) * x / ((qam + 2*mf) * (a + 2*mf))
-		d = 1 + aa*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + aa/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		h *= d * c
-		aa = -(a + mf) * (qab + mf) * x / ((a + 2*mf) * (qap + 2*mf))
-		d = 1 + aa*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + aa/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		del := d * c
-		h *= del
-		if math.Abs(del-1) < 1e-15 {
-			break
-		}
-	}
-	return h
+	return distuv.F{D1: d1, D2: d2}.Survival(x)
 }
 
 // CDBars are the bars of a critical-difference diagram: over average ranks sorted

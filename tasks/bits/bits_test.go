@@ -21,16 +21,11 @@ func point(task string) tasks.Point {
 	return p
 }
 
-// TestEvaluateIndependent trains every method on two tasks and recomputes each run's
-// KLs from its learned logits and the truth's own log-probabilities (prob.BitsTask.
-// LogJoint, not the enumeration the kind uses), as a reader of the Parquet files would.
-func TestEvaluateIndependent(t *testing.T) {
-	p := point("bits:7,3")
-	if err := (Kind{}).Validate(p); err != nil {
-		t.Fatal(err)
-	}
+// trainTwo opens point p's source under options o and trains and evaluates its first
+// two tasks in one block.
+func trainTwo(t *testing.T, p tasks.Point, o tasks.Options) (tasks.Source, schemas.ResultBlock, tasks.LearnedBlock) {
+	t.Helper()
 	ctx := context.Background()
-	o := tasks.Options{Seed: 5, TrainBatch: 64}
 	src, err := Kind{}.Open(ctx, tasks.Env{Options: o}, p)
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +43,19 @@ func TestEvaluateIndependent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return src, rb, lb
+}
+
+// TestEvaluateIndependent trains every method on two tasks and recomputes each run's
+// KLs from its learned logits and the truth's own log-probabilities (prob.BitsTask.
+// LogJoint, not the enumeration the kind uses), as a reader of the Parquet files would.
+func TestEvaluateIndependent(t *testing.T) {
+	p := point("bits:7,3")
+	if err := (Kind{}).Validate(p); err != nil {
+		t.Fatal(err)
+	}
+	o := tasks.Options{Seed: 5, TrainBatch: 64}
+	_, rb, lb := trainTwo(t, p, o)
 	x, k := p.XValues, p.Classes
 	m := len(p.Methods)
 	kl := map[string]float64{}
@@ -162,24 +170,7 @@ func TestLogRatioSpreadRanksLikeKL(t *testing.T) {
 	for _, steps := range []int{3, 30, 300} {
 		p := point("bits:7,3")
 		p.Steps, p.Methods = steps, []string{"baseline", "jem"}
-		ctx := context.Background()
-		src, err := Kind{}.Open(ctx, tasks.Env{Options: tasks.Options{Seed: 5, TrainBatch: 64}}, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := tasks.Block{PointID: p.ID, IDs: []int64{0, 1}}
-		for i := range 2 {
-			_, truth, _ := src.Truth(int64(i))
-			b.P = append(b.P, truth...)
-		}
-		tb, err := src.Train(ctx, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rb, _, err := src.Evaluate(ctx, tb)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, rb, _ := trainTwo(t, p, tasks.Options{Seed: 5, TrainBatch: 64})
 		for _, r := range rb.Rows {
 			if !(r.LogRatioSD >= 0) || r.LogRatioSDSE != 0 || !math.IsNaN(r.FisherDiv) {
 				t.Errorf("steps %d %s: log_ratio_sd %v ± %v, fisher_div %v: want an exact spread, no Fisher", steps, r.Method, r.LogRatioSD, r.LogRatioSDSE, r.FisherDiv)

@@ -1,7 +1,6 @@
 package bits
 
 import (
-	"context"
 	"slices"
 	"testing"
 
@@ -13,25 +12,7 @@ import (
 // cells at D = 20.
 func TestEvaluateTruthOnce(t *testing.T) {
 	p := point("bits:5,2")
-	ctx := context.Background()
-	o := tasks.Options{Seed: 3, TrainBatch: 64, ReportTables: 3}
-	src, err := Kind{}.Open(ctx, tasks.Env{Options: o}, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := tasks.Block{PointID: p.ID, IDs: []int64{0, 1}}
-	for i := range 2 {
-		_, truth, _ := src.Truth(int64(i))
-		b.P = append(b.P, truth...)
-	}
-	tb, err := src.Train(ctx, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, lb, err := src.Evaluate(ctx, tb)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, _, lb := trainTwo(t, p, tasks.Options{Seed: 3, TrainBatch: 64, ReportTables: 3})
 	m := len(p.Methods)
 	for r, l := range lb.Runs {
 		if len(l.Logits) != p.XValues*p.Classes || len(l.Q) != len(l.Logits) {

@@ -54,11 +54,10 @@ func TestDensity(t *testing.T) {
 	}
 }
 
-// TestKnownAnswer: the truth as the model (f(x)[y] = log p(x, y), ℓ = log p(x)) has
-// kl_conditional 0, accuracy the Bayes accuracy, and AIS bounds that cover KL = 0: the
-// lower bound at most 3 SE above 0, the upper (reverse AIS from the truth's exact
-// draws, the model's own) at least 3 SE below it.
-func TestKnownAnswer(t *testing.T) {
+// knownSet is the known-answer tests' task (images:8,2 at seed 11) and its evaluation
+// set, the AIS base fitted to 2,000 of its draws.
+func knownSet(t *testing.T) (*mfa.Truth, *evalSet) {
+	t.Helper()
 	tr, err := mfa.New(11, mfa.DefaultSpec(8, 2))
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +67,15 @@ func TestKnownAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tr, set
+}
+
+// TestKnownAnswer: the truth as the model (f(x)[y] = log p(x, y), ℓ = log p(x)) has
+// kl_conditional 0, accuracy the Bayes accuracy, and AIS bounds that cover KL = 0: the
+// lower bound at most 3 SE above 0, the upper (reverse AIS from the truth's exact
+// draws, the model's own) at least 3 SE below it.
+func TestKnownAnswer(t *testing.T) {
+	tr, set := knownSet(t)
 	ctx := context.Background()
 	if os.Getenv(testenv.SlowEnv) != "1" {
 		// The default suite runs a quarter of the AIS work (wider SEs, the same
@@ -194,15 +202,7 @@ func (m tilted) LogDensityBatch(x []float64, n int, out, grad []float64) {
 // 0, and of the truth tilted by a·x₀ (and shifted by any constant: Z cancels) a² exactly
 // and a·sd(x₀) over the draws.
 func TestZFreeKnownAnswer(t *testing.T) {
-	tr, err := mfa.New(11, mfa.DefaultSpec(8, 2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	train, labels := tr.Sample(prob.NewRand(2), 2000)
-	set, err := newEvalSet(tr, 5, train, labels)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, set := knownSet(t)
 	x0 := make([]float64, len(set.y))
 	for i := range x0 {
 		x0[i] = set.x[i*set.D]
