@@ -43,15 +43,16 @@ method packages (`nce`, `tre`, `dsm`, `snl`, `drl`) run on the same points from
 (`sgld jempp`, ...), untuned.
 
 How to read it: *excess* is the mean over the 30 tasks × seeds of (recipe's joint KL − exact
-jem's on the same task), in nats, with a bootstrap 95% CI; *rank* orders the recipes by it, ≈
-marking the set indistinguishable from the best (each recipe's paired Wilcoxon test against the
-best, Holm-corrected over the comparisons with the best, α = 0.05), with each recipe's excess over
-the best [CI], its Holm p and the difference from the best the board can detect; below each board
-the Friedman test, the Nemenyi critical difference and its diagram (`leaderboard-cd-*.svg`); *budget-matched excess* takes each run at its iterate of least held-out NLL among
-the checks within the cheapest recipe's gradient evaluations; *unstable* counts
-runs whose held-out NLL ended 0.25 nats above its best or above the baseline's (n/a for the
-baseline, which does not train q(x)); ◆ marks the frontier (no other recipe has both less excess
-and fewer gradient evaluations).
+jem's on the same task), in nats, with a bootstrap 95% CI; *rank* is the recipe's place by mean
+excess (1 = best; ≈ marks the set indistinguishable from the best); the statistics that say which
+differences the data support, and the critical-difference diagram (`leaderboard-cd-*.svg`), are
+described in [How the board ranks](#how-the-board-ranks); the cost curves
+(`leaderboard-cost-*.svg`) draw every entry's mean excess at each training check against the
+gradient evaluations spent by then, the frontier joined; *budget-matched excess* takes each run
+at its iterate of least held-out NLL among the checks within the cheapest recipe's gradient
+evaluations; *unstable* counts runs whose held-out NLL ended 0.25 nats above its best or above
+the baseline's (n/a for the baseline, which does not train q(x)); ◆ marks the frontier (no other
+recipe has both less excess and fewer gradient evaluations).
 
 ## Tuning (tuning tasks, run seed 101)
 

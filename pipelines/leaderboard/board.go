@@ -59,6 +59,11 @@ type Row struct {
 	CPUSeconds   float64 `json:"cpu_seconds"`   // mean per run (NaN without --timings)
 	SelectedStep float64 `json:"selected_step"` // mean
 	Frontier     bool    `json:"frontier"`      // no other recipe has both less excess and fewer evaluations
+	// CostEvals and CostExcess are the entry's cost curve (costCurve): at each training
+	// check its mean gradient evaluations per run and mean excess joint KL over exact
+	// jem's final, over the tasks every run of it has that check.
+	CostEvals  []float64 `json:"cost_evals"`
+	CostExcess []float64 `json:"cost_excess"`
 }
 
 // Board is one family's leaderboard (or all families pooled: Family "all").
@@ -162,6 +167,7 @@ func board(family string, entries []*entry, jem map[unit]run, keep func(unit) bo
 			}
 			bex = append(bex, atBudget(r, b.Budget)-jem[u].KLJoint)
 		}
+		row.CostEvals, row.CostExcess = costCurve(e, units, jem)
 		if mt.NoPx { // its joint's held-out NLL is not what it trains: never judged unstable
 			row.Unstable = -1
 		}
@@ -215,6 +221,37 @@ func board(family string, entries []*entry, jem map[unit]run, keep func(unit) bo
 		return cmp.Or(cmp.Compare(ra, rc), cmp.Compare(a.Excess, c.Excess))
 	})
 	return b
+}
+
+// costCurve is an entry's cost curve over units: at each check index its runs share
+// (the curves of one point have one cadence), the mean gradient evaluations spent by
+// then and the mean joint KL then less exact jem's final on the same task, over the
+// units whose curve has that check (only the checks every unit with a curve has).
+func costCurve(e *entry, units []unit, jem map[unit]run) (evals, excess []float64) {
+	var sumE, sumX []float64
+	var n []int
+	curves := 0
+	for _, u := range units {
+		r, ok := e.runs[u]
+		if !ok || len(r.Curve) == 0 {
+			continue
+		}
+		curves++
+		for i, c := range r.Curve {
+			if i == len(sumE) {
+				sumE, sumX, n = append(sumE, 0), append(sumX, 0), append(n, 0)
+			}
+			sumE[i] += float64(c.GradEvals)
+			sumX[i] += c.KLJoint - jem[u].KLJoint
+			n[i]++
+		}
+	}
+	for i := range n {
+		if n[i] == curves {
+			evals, excess = append(evals, sumE[i]/float64(n[i])), append(excess, sumX[i]/float64(n[i]))
+		}
+	}
+	return evals, excess
 }
 
 // atBudget is a run's joint KL at its iterate of least held-out NLL among the curve's

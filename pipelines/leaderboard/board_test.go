@@ -171,6 +171,40 @@ func TestWriteBoards(t *testing.T) {
 	}
 }
 
+// TestCostCurve: an entry's cost curve is, check by check, its runs' mean gradient
+// evaluations and mean KL less exact jem's (synth's two checks: KL + 1 at half the
+// evaluations, then the final KL), the last point its excess; exact jem has no curve
+// there; the figure is drawn and named as report publishes it.
+func TestCostCurve(t *testing.T) {
+	runs := synth(30, map[string]float64{"ed": 0.003, "sgld": 2}, map[string]int64{"ed": 100, "sgld": 200})
+	entries, jem, err := entriesOf(runs, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := boards(entries, jem, 1)[0]
+	for _, r := range b.Rows {
+		switch r.Entry {
+		case "jem":
+			if len(r.CostEvals) != 0 {
+				t.Errorf("jem: cost curve %v without curves", r.CostEvals)
+			}
+		case "ed", "sgld":
+			ev := map[string]float64{"ed": 100, "sgld": 200}[r.Entry]
+			if len(r.CostEvals) != 2 || r.CostEvals[0] != ev/2 || r.CostEvals[1] != ev ||
+				math.Abs(r.CostExcess[0]-(r.Excess+1)) > 1e-12 || math.Abs(r.CostExcess[1]-r.Excess) > 1e-12 {
+				t.Errorf("%s: cost curve %v, %v; want [%v %v], [excess+1 excess] (excess %v)", r.Entry, r.CostEvals, r.CostExcess, ev/2, ev, r.Excess)
+			}
+		}
+	}
+	svg, err := costFigure(b)
+	if err != nil || !bytes.Contains(svg, []byte("<svg")) || !bytes.Contains(svg, []byte("sgld")) {
+		t.Errorf("cost figure %.60q, %v", svg, err)
+	}
+	if f := costFile(b.Family); f != "leaderboard-cost-gmm-3-2.svg" || !stages.LeaderboardOutputs.MatchString(f) {
+		t.Errorf("costFile = %q", f)
+	}
+}
+
 // TestCDFile: every board's diagram has a name report may publish, from its family.
 func TestCDFile(t *testing.T) {
 	for _, tc := range []struct{ family, want string }{

@@ -220,6 +220,12 @@ func runCmd(ctx context.Context, cfg config, w io.Writer) error {
 			if svg != nil {
 				files[cdFile(b.Family)] = svg
 			}
+			if svg, err = costFigure(b); err != nil {
+				return fmt.Errorf("cost curves of %s: %w", b.Family, err)
+			}
+			if svg != nil {
+				files[costFile(b.Family)] = svg
+			}
 		}
 		inputs := append(append(append(slices.Clone(cfg.Board), cfg.Tuned...), cfg.Variants...), cfg.Picks)
 		return publish(inputs...)

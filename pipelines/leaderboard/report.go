@@ -115,6 +115,9 @@ func statsText(b Board) string {
 	} else {
 		fmt.Fprintf(&sb, "Friedman test: too few tasks every ranked recipe has (%d).\n\n", f.N)
 	}
+	if svg, err := costFigure(b); err == nil && svg != nil {
+		fmt.Fprintf(&sb, "![cost curves of %s: every entry's mean excess over exact jem at its checks against the gradient evaluations spent, the frontier (◆) joined](%s)\n\n", b.Family, costFile(b.Family))
+	}
 	switch m := max(len(ranked)-1, 1); {
 	case math.IsInf(b.MDE, 1):
 		fmt.Fprintf(&sb, "At n = %d tasks × seeds the board cannot detect any difference from the best: the exact signed-rank test's smallest p there, 2/2^%d = %s, exceeds α/(k−1) = %s (family-wise α = %s, Bonferroni over the %d comparisons with the best); it needs more tasks × seeds.\n",
@@ -154,6 +157,22 @@ func cdFigure(b Board) ([]byte, error) {
 		}
 	}
 	return render.CDDiagram(b.Family+": average ranks (Friedman), bars join recipes closer than CD", names, ranks, inSet, b.Friedman.CD)
+}
+
+// costFile is the name of a board's cost-curve figure (an output of report).
+func costFile(family string) string {
+	return "leaderboard-cost-" + strings.TrimPrefix(strings.TrimSuffix(cdFile(family), ".svg"), "leaderboard-cd-") + ".svg"
+}
+
+// costFigure is a board's cost curves (render.CostCurves): every entry's mean excess
+// over exact jem at its checks against the gradient evaluations spent, the frontier
+// joined; nil when no entry has a curve.
+func costFigure(b Board) ([]byte, error) {
+	var cs []render.CostCurve
+	for _, r := range b.Rows {
+		cs = append(cs, render.CostCurve{Name: r.Entry, Evals: r.CostEvals, Excess: r.CostExcess, Frontier: r.Frontier})
+	}
+	return render.CostCurves(b.Family+": excess joint KL over exact JEM against gradient evaluations", cs)
 }
 
 // cdText is the critical-difference diagram in words: the recipes by average rank and
