@@ -58,15 +58,15 @@ type pointSummarizer struct {
 	Points     []Point
 	Seed       uint64
 	Thresholds Thresholds
+
+	byID map[int64]Point // Points by id, built on first use (a sweep's 10,000 points)
 }
 
 func (f *pointSummarizer) summary(a PointAcc) schemas.PointSummary {
-	i := slices.IndexFunc(f.Points, func(p Point) bool { return p.ID == a.PointID })
-	var pt Point
-	if i >= 0 {
-		pt = f.Points[i]
+	if f.byID == nil {
+		f.byID = tasks.PointsByID(f.Points)
 	}
-	return SummarizePoint(pt, a, f.Seed, f.Thresholds)
+	return SummarizePoint(f.byID[a.PointID], a, f.Seed, f.Thresholds)
 }
 
 // summarizeBlockFn summarises a block that holds all its point's tables (a point of
