@@ -287,12 +287,16 @@ func runCommand(ctx context.Context, c Config, ran *commandRun, release func()) 
 	var timedOut bool
 	select {
 	case err = <-done:
-		// The shell has exited; what it left running in its group is ended.
-		if n := endGroup(pgid, nil); n > 0 {
+		// The shell has exited; what it left running in its group is ended. The note
+		// is written once the copy of the command's output has ended: the two must not
+		// write to c.Stdout at once (a bytes.Buffer's ReadFrom, blocked in a read, would
+		// cut the note off when it returns).
+		n := endGroup(pgid, nil)
+		finish()
+		if n > 0 {
 			fmt.Fprintf(c.Stdout, "evaluate: the command's shell exited, but %d process(es) it started were still running "+
 				"in its process group %d: ended them\n", n, pgid)
 		}
-		finish()
 	case <-timer.C:
 		timedOut = true
 		endGroup(pgid, nil)
