@@ -59,7 +59,7 @@ func (m Mixture) LogP(a, b float64) (lp, g0, g1 float64) {
 	return math.Log(s), s0 / s, s1 / s
 }
 
-// LSE is the energy β·log p in the kernel's convention (kernel.Step2D.LSE,
+// LSE is the energy β·log p in the kernel's convention (kernel.Step.LSE,
 // kernel.Energy): at the n points x [2][n] (x0 then x1) it writes β·log p into lse[:n]
 // and, when grad is not nil, β·∇log p into grad [2][n].
 func (m Mixture) LSE(beta float64) func(x []float32, n int, lse, grad []float32) {

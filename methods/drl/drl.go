@@ -67,9 +67,9 @@ func sampler2D(g schemas.Grid) kernel.Chain2D {
 }
 
 // spec2D is the hook tasks/plane calls: it sets drl's objective on the 2-D spec.
-var spec2D = methods.Objective2D(func(o Options) kernel.Objective2D { return NewObjective(o) }, nil)
+var spec2D = methods.Objective(func(o Options) kernel.Objective { return NewObjective(o) }, nil)
 
-// Objective is DRL as a kernel.Objective2D: lanes 0..B the data, B..2B each data
+// Objective is DRL as a kernel.Objective: lanes 0..B the data, B..2B each data
 // point's negative, a draw of q(·|x̃) by Langevin from x̃.
 type Objective struct {
 	o Options
@@ -99,7 +99,7 @@ func (d *Objective) GradEvals(B int) int64 {
 }
 
 // Begin resets the acceptance count.
-func (d *Objective) Begin(st *kernel.Step2D) {
+func (d *Objective) Begin(st *kernel.Step) {
 	d.acc, d.tries = 0, 0
 	if len(d.xt) != 2*st.B {
 		B := st.B
@@ -111,7 +111,7 @@ func (d *Objective) Begin(st *kernel.Step2D) {
 
 // Fill draws x̃ = x + σε (st.Rng) per data point, runs the Langevin chains on
 // q(y|x̃) from y = x̃ (noise from st.Noise) and writes their ends into lanes B..2B.
-func (d *Objective) Fill(st *kernel.Step2D) {
+func (d *Objective) Fill(st *kernel.Step) {
 	B, P, x := st.B, st.P, st.X
 	sigma := float32(d.o.Sigma)
 	for i := range B {
@@ -138,7 +138,7 @@ func (d *Objective) drift(out, y, g []float32, s2, inv2 float32) {
 }
 
 // ula runs K unadjusted Langevin steps y ← y + ½s²∇log q(y|x̃) + sξ.
-func (d *Objective) ula(st *kernel.Step2D) {
+func (d *Objective) ula(st *kernel.Step) {
 	B := st.B
 	sig2 := float32(d.o.Sigma * d.o.Sigma)
 	s2 := float32(d.o.Step) * sig2
@@ -160,7 +160,7 @@ func (d *Objective) logCond(y, e []float32, p, B int, sig2 float64) float64 {
 }
 
 // mala runs K Metropolis-adjusted Langevin steps, rejecting proposals outside the box.
-func (d *Objective) mala(st *kernel.Step2D) {
+func (d *Objective) mala(st *kernel.Step) {
 	B := st.B
 	sig2 := d.o.Sigma * d.o.Sigma
 	s2 := d.o.Step * sig2
@@ -204,7 +204,7 @@ func (d *Objective) mala(st *kernel.Step2D) {
 func abs(x float32) float32 { return float32(math.Abs(float64(x))) }
 
 // Loss is the recovery likelihood's gradient as a loss: −mean ℓ(data) + mean ℓ(neg).
-func (*Objective) Loss(st *kernel.Step2D, lse, coef []float32) float32 {
+func (*Objective) Loss(st *kernel.Step, lse, coef []float32) float32 {
 	B := st.B
 	inv := 1 / float32(B)
 	var l float64
@@ -216,7 +216,7 @@ func (*Objective) Loss(st *kernel.Step2D, lse, coef []float32) float32 {
 }
 
 // End reports the mean MH acceptance (drl_accept) when the steps are adjusted.
-func (d *Objective) End(_ *kernel.Step2D, res *kernel.Result2D) {
+func (d *Objective) End(_ *kernel.Step, res *kernel.Result2D) {
 	if !d.o.MH || d.tries == 0 {
 		return
 	}
@@ -226,4 +226,4 @@ func (d *Objective) End(_ *kernel.Step2D, res *kernel.Result2D) {
 	res.Stats["drl_accept"] = d.acc / d.tries
 }
 
-var _ kernel.Objective2D = (*Objective)(nil)
+var _ kernel.Objective = (*Objective)(nil)

@@ -12,10 +12,10 @@ import (
 	"github.com/jemcheck/jemcheck/schemas"
 )
 
-// step is a Step2D of the B draws x for the objective's lanes, its model β·log p.
-func step(o *Objective, B int, x0, x1 []float64, beta float64, seed uint64) *kernel.Step2D {
+// step is a Step of the B draws x for the objective's lanes, its model β·log p.
+func step(o *Objective, B int, x0, x1 []float64, beta float64, seed uint64) *kernel.Step {
 	P := o.Lanes(B)
-	st := &kernel.Step2D{Step: 1, B: B, P: P, Box: knownmix.Box, X: make([]float32, 2*P), Y: make([]int32, B),
+	st := &kernel.Step{Step: 1, B: B, P: P, Box: knownmix.Box, X: make([]float32, 2*P), Y: make([]int32, B),
 		Rng: prob.NewRand(seed), Noise: prob.NewRand(seed + 1), LSE: knownmix.Standard.LSE(beta)}
 	for i := range B {
 		st.X[i], st.X[P+i] = float32(x0[i]), float32(x1[i])
@@ -85,7 +85,7 @@ func TestGradientZeroAtTruth(t *testing.T) {
 func TestCoefficients(t *testing.T) {
 	const B = 16
 	o := NewObjective(defaults)
-	st := &kernel.Step2D{B: B, P: o.Lanes(B)}
+	st := &kernel.Step{B: B, P: o.Lanes(B)}
 	rng := prob.NewRand(4)
 	lse := make([]float32, st.P)
 	for i := range lse {

@@ -30,9 +30,9 @@ func init() {
 }
 
 // spec2D is the hook tasks/plane calls: it sets dsm's objective on the 2-D spec.
-var spec2D = methods.Objective2D(func(o Options) kernel.Objective2D { return NewObjective(o) }, nil)
+var spec2D = methods.Objective(func(o Options) kernel.Objective { return NewObjective(o) }, nil)
 
-// Objective is DSM as a kernel.Objective2D. Lanes: the B data points (read by the
+// Objective is DSM as a kernel.Objective. Lanes: the B data points (read by the
 // trainer's cross-entropy only), then 4 lanes per data point i, lane B + k·B + i for
 // k = 0..3 at x̃_i + h e_0, x̃_i − h e_0, x̃_i + h e_1, x̃_i − h e_1.
 type Objective struct {
@@ -56,11 +56,11 @@ func (*Objective) Params() int { return 0 }
 func (*Objective) GradEvals(int) int64 { return 0 }
 
 // Begin has nothing to reset: every step draws its own perturbations.
-func (*Objective) Begin(*kernel.Step2D) {}
+func (*Objective) Begin(*kernel.Step) {}
 
 // Fill draws x̃ = x + σε per data point (from st.Rng) and writes its four
 // finite-difference lanes.
-func (d *Objective) Fill(st *kernel.Step2D) {
+func (d *Objective) Fill(st *kernel.Step) {
 	B, P, x := st.B, st.P, st.X
 	if len(d.eps) != 2*B {
 		d.eps = make([]float32, 2*B)
@@ -80,7 +80,7 @@ func (d *Objective) Fill(st *kernel.Step2D) {
 // Loss is ½·mean_i ‖σ ŝ(x̃_i) + ε_i‖² (σ²·‖ŝ + ε/σ‖², the usual σ² weighting), ŝ the
 // central-difference score; its derivative in ℓ at lane (x̃ ± h e_d) is
 // ±(σŝ_d + ε_d)·σ/(2h)/B.
-func (d *Objective) Loss(st *kernel.Step2D, lse, coef []float32) float32 {
+func (d *Objective) Loss(st *kernel.Step, lse, coef []float32) float32 {
 	kernel.ClearUpper()
 	B := st.B
 	var loss float64
@@ -98,6 +98,6 @@ func (d *Objective) Loss(st *kernel.Step2D, lse, coef []float32) float32 {
 }
 
 // End reports nothing: DSM has no diagnostics beyond its loss.
-func (*Objective) End(*kernel.Step2D, *kernel.Result2D) {}
+func (*Objective) End(*kernel.Step, *kernel.Result2D) {}
 
-var _ kernel.Objective2D = (*Objective)(nil)
+var _ kernel.Objective = (*Objective)(nil)

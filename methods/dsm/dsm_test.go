@@ -11,10 +11,10 @@ import (
 	"github.com/jemcheck/jemcheck/schemas"
 )
 
-// step is a Step2D of B data points x (float64 draws) for the objective's lanes.
-func step(o *Objective, B int, x0, x1 []float64, seed uint64) *kernel.Step2D {
+// step is a Step of B data points x (float64 draws) for the objective's lanes.
+func step(o *Objective, B int, x0, x1 []float64, seed uint64) *kernel.Step {
 	P := o.Lanes(B)
-	st := &kernel.Step2D{Step: 1, B: B, P: P, Box: knownmix.Box, X: make([]float32, 2*P), Y: make([]int32, B),
+	st := &kernel.Step{Step: 1, B: B, P: P, Box: knownmix.Box, X: make([]float32, 2*P), Y: make([]int32, B),
 		Rng: prob.NewRand(seed), Noise: prob.NewRand(seed + 1)}
 	for i := range B {
 		st.X[i], st.X[P+i] = float32(x0[i]), float32(x1[i])

@@ -30,7 +30,7 @@
 // pn(y)) over the first step's noise draws (one extra forward pass per run), instead
 // of 0, so that Adam does not spend its steps on the normaliser's scale. The Gaussian
 // is fitted to the run's training draws (or, for a run on fresh draws, to its first
-// minibatch). Every draw comes from the run's own stream (Step2D.Rng).
+// minibatch). Every draw comes from the run's own stream (Step.Rng).
 //
 // Reported (Result2D.Stats): log_z_learned, the final c (nce's belief of the model's
 // log Z: on the noise's support, which for the Gaussian is not the whole box, so the

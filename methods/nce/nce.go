@@ -32,7 +32,7 @@ func init() {
 }
 
 // spec2D is the hook tasks/plane calls: it sets nce's objective on the 2-D spec.
-var spec2D = methods.Objective2D(func(o Options) kernel.Objective2D { return New(o) }, Options.check)
+var spec2D = methods.Objective(func(o Options) kernel.Objective { return New(o) }, Options.check)
 
 func (o Options) check() error {
 	switch {
@@ -144,7 +144,7 @@ func Of(kind string, inflate float64, box float32, x0, x1 []float32) Noise {
 	return FitGaussian(x0, x1, inflate)
 }
 
-// Objective is nce as a kernel.Objective2D: lanes 0..B the data, lanes B..B(1+ν) the
+// Objective is nce as a kernel.Objective: lanes 0..B the data, lanes B..B(1+ν) the
 // noise (lane B + j·B + i is data point i's j-th noise draw); one parameter, the
 // learned log normaliser c (Extra[0]).
 type Objective struct {
@@ -168,7 +168,7 @@ func (*Objective) GradEvals(int) int64 { return 0 }
 
 // Begin resets the run's state; the noise is fitted and c initialised in the first
 // Fill, where the first minibatch is at hand (a run on fresh draws has no st.Data).
-func (e *Objective) Begin(st *kernel.Step2D) {
+func (e *Objective) Begin(st *kernel.Step) {
 	e.ready = false
 	if len(e.lpn) != st.P {
 		e.lpn, e.lse = make([]float64, st.P), make([]float32, st.P)
@@ -180,10 +180,13 @@ func (e *Objective) Begin(st *kernel.Step2D) {
 // them) and initialises c to the importance-sampling estimate of the initial model's
 // log Z under the noise, log mean_j exp(ℓ(y_j) − log pn(y_j)), so that Adam starts
 // from a normaliser of the right size instead of 0.
-func (e *Objective) Fill(st *kernel.Step2D) {
+func (e *Objective) Fill(st *kernel.Step) {
 	B, P := st.B, st.P
 	if !e.ready && !e.Fixed {
-		x0, x1 := st.Data0, st.Data1
+		var x0, x1 []float32
+		if len(st.Data) == 2 {
+			x0, x1 = st.Data[0], st.Data[1]
+		}
 		if len(x0) == 0 {
 			x0, x1 = st.X[:B], st.X[P:P+B]
 		}
@@ -213,7 +216,7 @@ func (e *Objective) Fill(st *kernel.Step2D) {
 // Loss is −(1/B)[Σ_i log σ(G(x_i)) + Σ_j log(1 − σ(G(y_j)))], G(u) = ℓ(u) − c −
 // log(ν pn(u)): Gutmann & Hyvärinen's J_T with the sum over the ν·B noise draws
 // divided by B, i.e. −mean_data log σ(G) − ν·mean_noise log(1 − σ(G)).
-func (e *Objective) Loss(st *kernel.Step2D, lse, coef []float32) float32 {
+func (e *Objective) Loss(st *kernel.Step, lse, coef []float32) float32 {
 	kernel.ClearUpper()
 	return Loss(lse, e.lpn, float64(st.Extra[0]), st.B, coef, st.ExtraGrad)
 }
@@ -248,7 +251,7 @@ func Loss(lse []float32, lpn []float64, c float64, B int, coef, grad []float32) 
 
 // End reports the learned log normaliser c (nce's estimate of the model's log Z on
 // the noise's support) as log_z_learned, and its initial value as log_z_init.
-func (e *Objective) End(st *kernel.Step2D, res *kernel.Result2D) {
+func (e *Objective) End(st *kernel.Step, res *kernel.Result2D) {
 	if res.Stats == nil {
 		res.Stats = map[string]float64{}
 	}

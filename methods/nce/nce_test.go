@@ -140,7 +140,7 @@ func TestNCETrain(t *testing.T) {
 			o := Defaults
 			o.Noise, o.Inflate = tc.noise, tc.inflate
 			spec := knownmix.SmokeSpec(tc.steps)
-			spec.Objective = func() kernel.Objective2D { return New(o) }
+			spec.Objective = func() kernel.Objective { return New(o) }
 			r, _ := knownmix.Train(t, spec, knownmix.Standard, 3)
 			_, z, err := knownmix.ModelCells(spec.Hidden, 2, r.Theta, 200, knownmix.Box)
 			if err != nil {

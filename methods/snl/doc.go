@@ -26,7 +26,7 @@
 //
 //   - snl_n, N = 4 proposal draws per data point (jemcheck's; as ED's M).
 //   - snl_proposal, "gaussian" (default) or "uniform". gaussian: a diagonal Gaussian
-//     fitted to the run's training draws (st.Data0/Data1 in Begin; to the first
+//     fitted to the run's training draws (st.Data in Begin; to the first
 //     minibatch when the run trains on fresh draws), each sd inflated by 1.5 (Inflate),
 //     truncated to the box and mixed with the uniform density on the box at weight 0.1
 //     (Defensive: Hesterberg's defensive importance sampling, so that no weight exceeds

@@ -39,9 +39,9 @@ func init() {
 }
 
 // spec2D is the hook tasks/plane calls: it sets snl's objective on the 2-D spec.
-var spec2D = methods.Objective2D(func(o Options) kernel.Objective2D { return NewObjective(o) }, nil)
+var spec2D = methods.Objective(func(o Options) kernel.Objective { return NewObjective(o) }, nil)
 
-// Objective is SNL as a kernel.Objective2D: lanes 0..B the data, B..B(1+N) the
+// Objective is SNL as a kernel.Objective: lanes 0..B the data, B..B(1+N) the
 // proposal draws u_j; its one parameter st.Extra[0] is b.
 type Objective struct {
 	o Options
@@ -72,10 +72,10 @@ func (*Objective) GradEvals(int) int64 { return 0 }
 
 // Begin fits the Gaussian proposal to the run's training draws (when it trains on
 // fresh draws, Fill fits it to the first minibatch).
-func (s *Objective) Begin(st *kernel.Step2D) {
+func (s *Objective) Begin(st *kernel.Step) {
 	s.fitted, s.lastLogZ, s.ess = false, math.NaN(), math.NaN()
-	if s.o.Proposal == "gaussian" && len(st.Data0) > 1 {
-		s.fit(st.Data0, st.Data1, st.Box)
+	if s.o.Proposal == "gaussian" && len(st.Data) == 2 && len(st.Data[0]) > 1 {
+		s.fit(st.Data[0], st.Data[1], st.Box)
 	}
 }
 
@@ -132,7 +132,7 @@ func logAdd(a, b float64) float64 {
 
 // Fill draws the proposal lanes from r (st.Rng) and, at the first step, sets b to the
 // importance-sampling log Ẑ of the initial model.
-func (s *Objective) Fill(st *kernel.Step2D) {
+func (s *Objective) Fill(st *kernel.Step) {
 	kernel.ClearUpper()
 	B, P, x := st.B, st.P, st.X
 	box := float64(st.Box)
@@ -191,7 +191,7 @@ func (s *Objective) truncated(d int, u, box float64) float64 {
 // Loss is −mean_i ℓ(x_i) + e^{−b}·Ẑ + b − 1 with Ẑ = mean_j exp ℓ(u_j)/r(u_j), e^{−b}Ẑ
 // by log-sum-exp. Its derivatives: −1/B per data lane, e^{−b}·w_j/n per proposal lane,
 // 1 − e^{−b}Ẑ in b.
-func (s *Objective) Loss(st *kernel.Step2D, lse, coef []float32) float32 {
+func (s *Objective) Loss(st *kernel.Step, lse, coef []float32) float32 {
 	kernel.ClearUpper()
 	B, P := st.B, st.P
 	n := P - B
@@ -229,7 +229,7 @@ func (s *Objective) Loss(st *kernel.Step2D, lse, coef []float32) float32 {
 
 // End reports the learned log Z (b), the last step's importance-sampling log Ẑ and the
 // effective sample size share of its weights.
-func (s *Objective) End(st *kernel.Step2D, res *kernel.Result2D) {
+func (s *Objective) End(st *kernel.Step, res *kernel.Result2D) {
 	if res.Stats == nil {
 		res.Stats = map[string]float64{}
 	}
@@ -238,4 +238,4 @@ func (s *Objective) End(st *kernel.Step2D, res *kernel.Result2D) {
 	res.Stats["is_ess_share"] = s.ess
 }
 
-var _ kernel.Objective2D = (*Objective)(nil)
+var _ kernel.Objective = (*Objective)(nil)

@@ -40,16 +40,16 @@ func logZs(betas []float64) []float64 {
 	return out
 }
 
-// step is a Step2D of the B draws x for the objective's lanes, its training draws
+// step is a Step of the B draws x for the objective's lanes, its training draws
 // the same points.
-func step(o *Objective, B int, x0, x1 []float64, seed uint64) *kernel.Step2D {
+func step(o *Objective, B int, x0, x1 []float64, seed uint64) *kernel.Step {
 	P := o.Lanes(B)
-	st := &kernel.Step2D{Step: 2, B: B, P: P, Box: knownmix.Box, X: make([]float32, 2*P), Y: make([]int32, B),
+	st := &kernel.Step{Step: 2, B: B, P: P, Box: knownmix.Box, X: make([]float32, 2*P), Y: make([]int32, B),
 		Rng: prob.NewRand(seed), Noise: prob.NewRand(seed + 1), Extra: make([]float32, 1), ExtraGrad: make([]float32, 1),
-		Data0: make([]float32, B), Data1: make([]float32, B)}
+		Data: [][]float32{make([]float32, B), make([]float32, B)}}
 	for i := range B {
 		st.X[i], st.X[P+i] = float32(x0[i]), float32(x1[i])
-		st.Data0[i], st.Data1[i] = st.X[i], st.X[P+i]
+		st.Data[0][i], st.Data[1][i] = st.X[i], st.X[P+i]
 	}
 	return st
 }

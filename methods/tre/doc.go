@@ -37,7 +37,7 @@
 // spaced in α.
 //
 // c starts at the importance-sampling estimate of the initial model's log Z under the
-// noise (as nce's). Every draw comes from the run's own stream (Step2D.Rng).
+// noise (as nce's). Every draw comes from the run's own stream (Step.Rng).
 //
 // Reported (Result2D.Stats): log_z_learned (the final c), log_z_init, and share_min,
 // share_max (the bridges' smallest and largest a_k).

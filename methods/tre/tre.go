@@ -33,7 +33,7 @@ func init() {
 }
 
 // spec2D is the hook tasks/plane calls: it sets tre's objective on the 2-D spec.
-var spec2D = methods.Objective2D(func(o Options) kernel.Objective2D { return New(o) }, Options.check)
+var spec2D = methods.Objective(func(o Options) kernel.Objective { return New(o) }, Options.check)
 
 func (o Options) check() error {
 	switch {
@@ -50,7 +50,7 @@ func (o Options) check() error {
 // Alpha is waymark k's noise coefficient α_k = k/m.
 func Alpha(k, m int) float64 { return float64(k) / float64(m) }
 
-// Objective is tre as a kernel.Objective2D. Lanes kB..(k+1)B hold waymark k, k = 0..m:
+// Objective is tre as a kernel.Objective. Lanes kB..(k+1)B hold waymark k, k = 0..m:
 // waymark 0 the data, m the noise ε, and in between x_k = √(1−α_k²)·x_0 + α_k·ε with
 // one ε per data point. Its 2m parameters (Extra): c, the learned log normaliser;
 // θ_0..θ_{m−1}, the bridges' shares a = softmax(θ); d_0..d_{m−2}, the bridges'
@@ -83,7 +83,7 @@ func (*Objective) GradEvals(int) int64 { return 0 }
 
 // Begin resets the run's state: shares 1/m and offsets 0 (Extra's zeros); the noise
 // is set and c initialised in the first Fill.
-func (e *Objective) Begin(st *kernel.Step2D) {
+func (e *Objective) Begin(st *kernel.Step) {
 	e.ready = false
 	if len(e.lpn) != st.P {
 		e.lpn, e.lse = make([]float64, st.P), make([]float32, st.P)
@@ -93,10 +93,13 @@ func (e *Objective) Begin(st *kernel.Step2D) {
 // Fill draws each data point's noise ε and writes the waymarks. At the first step it
 // sets the run's noise (as nce's) and c to the importance-sampling estimate of the
 // initial model's log Z under the noise, log mean exp(ℓ(ε) − log pn(ε)).
-func (e *Objective) Fill(st *kernel.Step2D) {
+func (e *Objective) Fill(st *kernel.Step) {
 	B, P, m := st.B, st.P, e.o.M
 	if !e.ready && !e.Fixed {
-		x0, x1 := st.Data0, st.Data1
+		var x0, x1 []float32
+		if len(st.Data) == 2 {
+			x0, x1 = st.Data[0], st.Data[1]
+		}
 		if len(x0) == 0 {
 			x0, x1 = st.X[:B], st.X[P:P+B]
 		}
@@ -147,7 +150,7 @@ func Waymarks(x []float32, B, m int, n *nce.Noise, rng *rand.Rand) {
 // Loss is the sum over the bridges k = 0..m−1 of the logistic loss of waymark k
 // (lanes kB..(k+1)B, label 1) against waymark k+1 (label 0) under r_k, each a mean
 // over the B pairs.
-func (e *Objective) Loss(st *kernel.Step2D, lse, coef []float32) float32 {
+func (e *Objective) Loss(st *kernel.Step, lse, coef []float32) float32 {
 	kernel.ClearUpper()
 	return e.loss(lse, st.B, st.Extra, coef, st.ExtraGrad)
 }
@@ -219,7 +222,7 @@ func (e *Objective) loss(lse []float32, B int, extra, coef, grad []float32) floa
 
 // End reports the learned log normaliser c as log_z_learned, its initial value as
 // log_z_init, and the bridges' smallest and largest shares a_k.
-func (e *Objective) End(st *kernel.Step2D, res *kernel.Result2D) {
+func (e *Objective) End(st *kernel.Step, res *kernel.Result2D) {
 	if res.Stats == nil {
 		res.Stats = map[string]float64{}
 	}

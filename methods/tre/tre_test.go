@@ -201,7 +201,7 @@ func TestTRECoefficients(t *testing.T) {
 
 // train is a smoke run of the objective (knownmix.Train: two runs of the seed, checked
 // to agree) for steps steps on data's training draws.
-func train(t *testing.T, obj func() kernel.Objective2D, data knownmix.Mixture, steps int, seed uint64) kernel.Result2D {
+func train(t *testing.T, obj func() kernel.Objective, data knownmix.Mixture, steps int, seed uint64) kernel.Result2D {
 	spec := knownmix.SmokeSpec(steps)
 	spec.Objective = obj
 	r, _ := knownmix.Train(t, spec, data, seed)
@@ -237,7 +237,7 @@ func TestTRETrain(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := train(t, func() kernel.Objective2D { return New(tc.o) }, knownmix.Standard, tc.steps, 3)
+			r := train(t, func() kernel.Objective { return New(tc.o) }, knownmix.Standard, tc.steps, 3)
 			_, z := modelCells(t, r.Theta, 200)
 			c := r.Stats["log_z_learned"]
 			t.Logf("%s, %d steps: loss %.4f, learned log Z %.4f (initial %.4f), exact %.4f: gap %+.4f; shares %.3f..%.3f",
@@ -276,12 +276,12 @@ func TestChasm(t *testing.T) {
 	uni4.Nu = 4
 	cases := []struct {
 		name string
-		obj  func() kernel.Objective2D
+		obj  func() kernel.Objective
 	}{
-		{"nce ν=10", func() kernel.Objective2D { return nce.New(uni) }},
-		{"nce ν=4", func() kernel.Objective2D { return nce.New(uni4) }},
-		{"tre m=4", func() kernel.Objective2D { return New(Options{M: 4, Noise: nce.NoiseUniform, Inflate: 1}) }},
-		{"tre m=8", func() kernel.Objective2D { return New(Options{M: 8, Noise: nce.NoiseUniform, Inflate: 1}) }},
+		{"nce ν=10", func() kernel.Objective { return nce.New(uni) }},
+		{"nce ν=4", func() kernel.Objective { return nce.New(uni4) }},
+		{"tre m=4", func() kernel.Objective { return New(Options{M: 4, Noise: nce.NoiseUniform, Inflate: 1}) }},
+		{"tre m=8", func() kernel.Objective { return New(Options{M: 8, Noise: nce.NoiseUniform, Inflate: 1}) }},
 	}
 	for _, steps := range []int{300, 2000} {
 		for _, tc := range cases {

@@ -55,10 +55,12 @@ func (s SpecAdditive) Validate() error {
 	if s.Blocks < 1 || s.Blocks > MaxAdditiveBlocks {
 		return fmt.Errorf("kernel: additive model needs 1 to %d blocks, got %d", MaxAdditiveBlocks, s.Blocks)
 	}
-	switch s.Method {
-	case Baseline2D, JEM2D, SGLD2D:
-	default:
-		return fmt.Errorf("kernel: the additive model trains baseline, jem or sgld, not %v", s.Method)
+	if s.Objective == nil {
+		switch s.Method {
+		case Baseline2D, JEM2D, SGLD2D:
+		default:
+			return fmt.Errorf("kernel: the additive model trains baseline, jem, sgld or a method's Objective, not %v", s.Method)
+		}
 	}
 	return s.Spec2D.validate()
 }
@@ -188,6 +190,14 @@ type trainerAdd struct {
 	noiseRng *rand.Rand
 	lseD     float32
 	lseNeg   float32
+
+	X      []float32   // all lanes [d][P]: the nets' x are its windows
+	obj    Objective   // Spec2D.Objective's
+	st     Step        // what the objective sees
+	data   [][]float32 // the run's draws by coordinate, for st.Data
+	lse    []float32   // every lane's LSE, for the objective
+	coef   []float32   // the objective's dL/dℓ per lane
+	xm, xv []float32   // Adam's moments of the objective's parameters
 }
 
 func newTrainerAdd(spec SpecAdditive) *trainerAdd {
@@ -204,10 +214,16 @@ func newTrainerD(spec Spec2D, nb, win int, ls []dims) *trainerAdd {
 		np += l.in*l.out + l.out
 	}
 	t := &trainerAdd{spec: spec, nb: nb, win: win, B: B, K: K, np: np}
-	switch spec.Method {
-	case Baseline2D:
+	switch {
+	case spec.Objective != nil:
+		t.obj = spec.Objective()
+		t.P = t.obj.Lanes(B)
+		t.coef, t.lse = make([]float32, t.P), make([]float32, t.P)
+		n := t.obj.Params()
+		t.st.Extra, t.st.ExtraGrad, t.xm, t.xv = make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+	case spec.Method == Baseline2D:
 		t.P = B
-	case JEM2D:
+	case spec.Method == JEM2D:
 		t.gt = spec.trainGrid()
 		t.P = B + t.gt*t.gt
 		t.deltaB = make([]float32, K*t.P)
@@ -215,7 +231,7 @@ func newTrainerD(spec Spec2D, nb, win int, ls []dims) *trainerAdd {
 		for b := range t.tmp {
 			t.tmp[b] = make([]float32, K*t.P)
 		}
-	case SGLD2D:
+	case spec.Method == SGLD2D:
 		t.P = 2 * B
 		o := spec.SGLD
 		t.xn, t.dx, t.noise = make([]float32, 2*nb*B), make([]float32, 2*nb*B), make([]float32, 2*nb*B)
@@ -225,9 +241,10 @@ func newTrainerD(spec Spec2D, nb, win int, ls []dims) *trainerAdd {
 	}
 	t.nets = make([]*mlp2d, nnets)
 	t.x = make([][]float32, nnets)
+	t.X = make([]float32, 2*nb*t.P)
 	for b := range nnets {
 		t.nets[b] = newMLP(ls, t.P)
-		t.x[b] = make([]float32, win*t.P)
+		t.x[b] = t.X[b*win*t.P : (b+1)*win*t.P]
 	}
 	t.npad = t.nets[0].np
 	n := nnets * t.npad
@@ -489,7 +506,7 @@ func (t *trainerAdd) backward() {
 	B, P, K := t.B, t.P, t.K
 	for b, net := range t.nets {
 		d := t.delta
-		if t.spec.Method == JEM2D {
+		if t.obj == nil && t.spec.Method == JEM2D {
 			d = t.deltaB
 			for y := range K {
 				copy(d[y*P:y*P+B], t.delta[y*P:y*P+B])
@@ -502,6 +519,50 @@ func (t *trainerAdd) backward() {
 		}
 		net.backward(t.th(b), d, P, true, nil)
 	}
+}
+
+// energy is the objective's view of the model (Step.LSE): e[i] = LSE_y f(x_i)[y] at n
+// points x [d][n] and, when grad is not nil, grad [d][n] = ∇x LSE_y f(x_i).
+func (t *trainerAdd) energy(x []float32, n int, e, grad []float32) {
+	K, w := t.K, t.win
+	for b, net := range t.nets {
+		net.forward(t.th(b), x[b*w*n:(b+1)*w*n], n)
+	}
+	t.sumLogits(n)
+	F := t.F[:K*n]
+	if grad == nil {
+		vSoftmaxLSE(nil, e[:n], F, K, n)
+		return
+	}
+	s := t.s[:K*n]
+	vSoftmaxLSE(s, e[:n], F, K, n)
+	for b, net := range t.nets {
+		net.backward(t.th(b), s, n, false, grad[b*w*n:(b+1)*w*n])
+	}
+}
+
+// begin starts an objective's run: its view of the run (the draws by coordinate) and
+// its parameters reset.
+func (t *trainerAdd) begin(r *RunAdditive) {
+	d, n := 2*t.nb, len(r.Y)
+	if len(t.data) != d || cap(t.data[0]) < n {
+		t.data = make([][]float32, d)
+		for c := range t.data {
+			t.data[c] = make([]float32, n)
+		}
+	}
+	for c := range t.data {
+		t.data[c] = t.data[c][:n]
+		for i := range n {
+			t.data[c][i] = r.X[i*d+c]
+		}
+	}
+	t.st = Step{B: t.B, P: t.P, Dim: d, Box: t.spec.Box, X: t.X, Y: t.yd, Rng: t.bufRng, Noise: t.noiseRng,
+		Extra: t.st.Extra, ExtraGrad: t.st.ExtraGrad, LSE: t.energy, Data: t.data, DataY: r.Y}
+	clear(t.st.Extra)
+	clear(t.xm)
+	clear(t.xv)
+	t.obj.Begin(&t.st)
 }
 
 // train runs one run to the end.
@@ -534,12 +595,18 @@ func (t *trainerAdd) train(r *RunAdditive) Result2D {
 			t.perm[i] = int32(i)
 		}
 	}
+	if t.obj != nil {
+		t.begin(r)
+	}
 	res := Result2D{}
 	maxE := spec.maxEnergy()
 	for step := 1; step <= spec.Steps; step++ {
 		t.batch(r)
-		switch spec.Method {
-		case SGLD2D:
+		switch {
+		case t.obj != nil:
+			t.st.Step = step
+			t.obj.Fill(&t.st)
+		case spec.Method == SGLD2D:
 			t.negatives()
 			t.sgld()
 			t.store()
@@ -550,14 +617,19 @@ func (t *trainerAdd) train(r *RunAdditive) Result2D {
 					copy(x[c*P+B:(c+1)*P], t.xn[i*B:(i+1)*B])
 				}
 			}
-		case JEM2D:
+		case spec.Method == JEM2D:
 			t.gridNodes()
 		}
 		for b, net := range t.nets {
 			net.forward(t.th(b), t.x[b], t.P)
 		}
 		t.sumLogits(t.P)
-		loss := t.lossGrad()
+		var loss float32
+		if t.obj != nil {
+			loss, t.lseD, t.lseNeg = objLoss(t.obj, &t.st, t.F[:t.K*t.P], t.s[:t.K*t.P], t.delta, t.lse, t.coef, t.spec.PxWeight)
+		} else {
+			loss = t.lossGrad()
+		}
 		if !finite32(loss) || abs32(loss) > maxE || abs32(t.lseD) > maxE || abs32(t.lseNeg) > maxE {
 			res.Diverged, res.DivergedStep = true, step
 			break
@@ -568,6 +640,9 @@ func (t *trainerAdd) train(r *RunAdditive) Result2D {
 		copy(t.snap[2*n:], t.v)
 		lrScale, epsT := AdamScalars(step)
 		vAdamFlat(t.theta, t.m, t.v, t.g, r.LR*float32(lrScale*spec.decayScale(step)), float32(epsT))
+		if t.obj != nil {
+			gAdamFlat(t.st.Extra, t.xm, t.xv, t.st.ExtraGrad, r.LR*float32(lrScale*spec.decayScale(step)), float32(epsT))
+		}
 		if !allFinite(t.theta) || !allFinite(t.m) || !allFinite(t.v) {
 			copy(t.theta, t.snap[:n])
 			copy(t.m, t.snap[n:2*n])
@@ -581,7 +656,11 @@ func (t *trainerAdd) train(r *RunAdditive) Result2D {
 		}
 	}
 	res.Theta = append([]float32(nil), t.params()...)
-	if spec.Method == SGLD2D {
+	if t.obj != nil {
+		t.obj.End(&t.st, &res)
+		res.Extra = append([]float32(nil), t.st.Extra...)
+	}
+	if t.obj == nil && spec.Method == SGLD2D {
 		d := 2 * t.nb
 		in := 0
 		for i := 0; i < len(t.buf); i += d {

@@ -194,8 +194,14 @@ func TestAdditiveOneBlockIsTrain2D(t *testing.T) {
 		{Hidden: hidden, K: 3, Method: JEM2D, Steps: 60, Batch: 304, Box: 5, PxWeight: 1, TrainGrid: 8, ShiftGrid: true, ObserveEvery: 20},
 		{Hidden: hidden, K: 3, Method: SGLD2D, Steps: 60, Batch: 32, Box: 5, PxWeight: 1, KeepBuffer: true,
 			SGLD: SGLDOptions{Steps: 5, LR: 1, Std: 0.01, Buffer: 100, Reinit: 0.05}},
+		{Hidden: hidden, K: 3, Method: -1, Steps: 60, Batch: 32, Box: 5, PxWeight: 1, ObserveEvery: 20,
+			Objective: func() Objective { return edObjective{DefaultED()} }},
 	} {
-		t.Run(s.Method.String(), func(t *testing.T) {
+		name := s.Method.String()
+		if s.Objective != nil {
+			name = "objective"
+		}
+		t.Run(name, func(t *testing.T) {
 			theta := InitAdditive(5, hidden, 3, 1)
 			if !slices.Equal(theta, InitMLP2D(5, hidden, 3)) {
 				t.Fatal("InitAdditive of one block is not InitMLP2D")

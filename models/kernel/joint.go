@@ -35,12 +35,13 @@ func (s SpecJoint) Validate() error {
 	if s.Dim < 2 || s.Dim > MaxJointDim || s.Dim%2 != 0 {
 		return fmt.Errorf("kernel: joint model needs an even dimension in [2, %d], got %d", MaxJointDim, s.Dim)
 	}
-	switch s.Method {
-	case Baseline2D, SGLD2D:
-	case JEM2D:
+	switch {
+	case s.Objective != nil:
+	case s.Method == Baseline2D, s.Method == SGLD2D:
+	case s.Method == JEM2D:
 		return fmt.Errorf("kernel: exact jem cannot train the joint model (its normaliser over %d dimensions has no exact sum); the block-additive model is the exact reference", s.Dim)
 	default:
-		return fmt.Errorf("kernel: the joint model trains baseline or sgld, not %v", s.Method)
+		return fmt.Errorf("kernel: the joint model trains baseline, sgld or a method's Objective, not %v", s.Method)
 	}
 	return s.Spec2D.validate()
 }

@@ -132,7 +132,7 @@ type Spec2D struct {
 	ED        EDOptions       // ed
 	// Objective makes the objective of a method that lives in its own package (one per
 	// goroutine); when set, Method is ignored.
-	Objective    func() Objective2D
+	Objective    func() Objective
 	MaxEnergy    float32 // divergence threshold (0: DefaultMaxEnergy)
 	KeepBuffer   bool    // SGLD: return each run's final replay buffer
 	ObserveEvery int     // call Run2D.Observe every this many steps (0: never)
@@ -185,7 +185,7 @@ type Result2D struct {
 	// CPUSeconds is the run's own CPU time (its thread's, where the OS tells: Linux;
 	// NaN elsewhere), observation callbacks included.
 	CPUSeconds float64
-	// Extra are an Objective2D's own parameters at the end, Stats its diagnostics
+	// Extra are an Objective's own parameters at the end, Stats its diagnostics
 	// (e.g. a learned log Z), by name.
 	Extra []float32
 	Stats map[string]float64
@@ -496,8 +496,8 @@ type trainer2D struct {
 	en       Energy    // the model's energy at the current parameters
 	resample int
 
-	obj    Objective2D // Spec2D.Objective's
-	st     Step2D
+	obj    Objective // Spec2D.Objective's
+	st     Step
 	lse    []float32
 	xm, xv []float32 // Adam's moments of the objective's parameters
 }
@@ -816,8 +816,12 @@ func (t *trainer2D) train(r *Run2D) Result2D {
 		t.walkersUniform()
 	}
 	if t.obj != nil {
-		t.st = Step2D{B: t.B, P: t.P, Box: spec.Box, X: t.x, Y: t.yd, Rng: t.bufRng, Noise: t.noiseRng,
-			Extra: t.st.Extra, ExtraGrad: t.st.ExtraGrad, LSE: t.en, Data0: r.X0, Data1: r.X1}
+		var data [][]float32
+		if r.Fresh == nil {
+			data = [][]float32{r.X0, r.X1}
+		}
+		t.st = Step{B: t.B, P: t.P, Dim: 2, Box: spec.Box, X: t.x, Y: t.yd, Rng: t.bufRng, Noise: t.noiseRng,
+			Extra: t.st.Extra, ExtraGrad: t.st.ExtraGrad, LSE: t.en, Data: data, DataY: r.Y}
 		clear(t.st.Extra)
 		clear(t.xm)
 		clear(t.xv)

@@ -222,7 +222,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 				tr := tasks.TrainedRun{Logits: lg, Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta,
 					TrainMS:     runMS(o.Timings, elapsed, len(res), r.CPUSeconds),
 					BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN(),
-					CPUSeconds: cpuSeconds(o.Timings, r.CPUSeconds), TrainBatch: int64(spec.Batch), TrainLR: p.LR}
+					CPUSeconds: cpuSeconds(o.Timings, r.CPUSeconds), TrainBatch: int64(spec.Batch), TrainLR: p.LR, Stats: r.Stats}
 				// The joint model has no normaliser to hold draws out against: its last
 				// iterate (the rule "last"), its evaluations counted as the 2-D kernel's.
 				last := tasks.LastStep(p.Steps, r.Diverged, r.DivergedStep)
@@ -301,7 +301,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			tr := tasks.TrainedRun{Logits: flatten(lg), Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta,
 				TrainMS:     runMS(o.Timings, elapsed, len(res), r.CPUSeconds),
 				BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN(),
-				CPUSeconds: cpuSeconds(o.Timings, r.CPUSeconds), TrainBatch: int64(spec.Batch), TrainLR: lr}
+				CPUSeconds: cpuSeconds(o.Timings, r.CPUSeconds), TrainBatch: int64(spec.Batch), TrainLR: lr, Stats: r.Stats}
 			last := tasks.LastStep(horizon[i], r.Diverged, r.DivergedStep)
 			tr.Curve = tasks.EndCurve(curves[i], last, func() tasks.CurvePoint {
 				return tasks.CurvePoint{Step: last, KLJoint: prob.BlocksJointKL(ds[i].truth, lg), KLMarginal: math.NaN(), KLConditional: math.NaN(),

@@ -8,21 +8,21 @@ import (
 	"github.com/jemcheck/jemcheck/models/prob"
 )
 
-// edObjective is ED (methods2d.go) written against Objective2D: the generic path must
+// edObjective is ED (methods2d.go) written against Objective: the generic path must
 // train it exactly as the kernel's own ED2D does.
 type edObjective struct{ o EDOptions }
 
 func (e edObjective) Lanes(B int) int      { return B * (1 + e.o.M) }
 func (edObjective) Params() int            { return 0 }
 func (edObjective) GradEvals(int) int64    { return 0 }
-func (edObjective) Begin(*Step2D)          {}
-func (e edObjective) Fill(st *Step2D)      { edPerturb(st.Rng, st.X, st.B, st.P, e.o) }
-func (edObjective) End(*Step2D, *Result2D) {}
-func (e edObjective) Loss(st *Step2D, lse, coef []float32) float32 {
+func (edObjective) Begin(*Step)          {}
+func (e edObjective) Fill(st *Step)      { edPerturb(st.Rng, st.X, st.B, st.P, e.o) }
+func (edObjective) End(*Step, *Result2D) {}
+func (e edObjective) Loss(st *Step, lse, coef []float32) float32 {
 	return edLoss(lse, st.B, e.o, coef)
 }
 
-// TestObjectiveMatchesMethod: ED through Objective2D gives the kernel's ED2D run to
+// TestObjectiveMatchesMethod: ED through Objective gives the kernel's ED2D run to
 // float32 rounding (the loss's terms are summed in another order), and its budget.
 func TestObjectiveMatchesMethod(t *testing.T) {
 	rng := prob.NewRand(1)
@@ -41,7 +41,7 @@ func TestObjectiveMatchesMethod(t *testing.T) {
 		t.Fatal(err)
 	}
 	gen := spec
-	gen.Method, gen.Objective = -1, func() Objective2D { return edObjective{spec.ED} }
+	gen.Method, gen.Objective = -1, func() Objective { return edObjective{spec.ED} }
 	got, err := Train2D(context.Background(), gen, []Run2D{run})
 	if err != nil {
 		t.Fatal(err)
