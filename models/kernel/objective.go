@@ -52,8 +52,12 @@ type Step struct {
 	B, P int
 	// Dim is D, the coordinates of a point: 2 on the plane, 2B on a block task.
 	Dim int
-	// Box is the box [−Box, Box]^D the task lives in.
+	// Box is the box [−Box, Box]^D the task lives in (continuous lanes).
 	Box float32
+	// Binary: the lanes are states of {0,1}^D (binary tables, TrainBits), each
+	// coordinate 0 or 1; an objective fills its lanes with such states (bit flips,
+	// Bernoulli noise) and ∇x of LSE is the relaxation's gradient (Gibbs-with-Gradients').
+	Binary bool
 	// X are the lanes [Dim][P] (coordinate c of lane p at X[c·P+p]); the first B are
 	// the data.
 	X []float32
