@@ -92,7 +92,10 @@ func sampler2D(g schemas.Grid) kernel.Chain2D {
 	return c
 }
 
+// spec2D is the hook of the plane and block kinds: sgld's objective (objective.go),
+// the buffer kept.
 func spec2D(g schemas.Grid, s *kernel.Spec2D) error {
-	s.Method, s.KeepBuffer, s.SGLD = kernel.SGLD2D, true, Options(g)
+	o := Options(g)
+	s.Objective, s.KeepBuffer = func() kernel.Objective { return New(o) }, true
 	return nil
 }

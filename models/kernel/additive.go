@@ -352,6 +352,12 @@ func (t *trainerAdd) sgld() {
 	sgldSteps(t.spec.SGLD, t.spec.Box, t.xn, t.dx, t.noise, t.noiseRng, t.inputGrad)
 }
 
+// SGLDSteps runs o.Steps SGLD moves on the chains x in place (sgldSteps): the
+// sampler of sgld's objective, grad() setting dx = ∇x LSE_y f at x before each move.
+func SGLDSteps(o SGLDOptions, box float32, x, dx, noise []float32, rng *rand.Rand, grad func()) {
+	sgldSteps(o, box, x, dx, noise, rng, grad)
+}
+
 // sgldSteps runs o.Steps SGLD steps x += LR·dx + Std·ε (clamped to [−box, box] with
 // o.Clamp) on the chains x in place, grad() setting dx = ∇x LSE_y f at x before each
 // step, the noise ε (scratch of len(x)) from rng: the sampler of every trainer, in any
