@@ -204,10 +204,15 @@ func runCmd(ctx context.Context, cfg config, w io.Writer) error {
 			return err
 		}
 		bs := boards(entries, jem, cfg.Seed)
+		ls := ladders(bs)
 		var md strings.Builder
 		writeBoards(&md, bs)
+		writeLadders(&md, ls)
 		fmt.Fprint(w, md.String())
-		raw, err := json.MarshalIndent(jsonSafe(bs), "", "  ")
+		raw, err := json.MarshalIndent(jsonSafe(struct {
+			Boards  []Board  `json:"boards"`
+			Ladders []Ladder `json:"ladders,omitempty"`
+		}{bs, ls}), "", "  ")
 		if err != nil {
 			return err
 		}
@@ -225,6 +230,15 @@ func runCmd(ctx context.Context, cfg config, w io.Writer) error {
 			}
 			if svg != nil {
 				files[costFile(b.Family)] = svg
+			}
+		}
+		for _, l := range ls {
+			svg, err := ladderFigure(l)
+			if err != nil {
+				return fmt.Errorf("ladder of %s: %w", l.Family, err)
+			}
+			if svg != nil {
+				files[ladderFile(l.Family)] = svg
 			}
 		}
 		inputs := append(append(append(slices.Clone(cfg.Board), cfg.Tuned...), cfg.Variants...), cfg.Picks)
