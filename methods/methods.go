@@ -32,10 +32,11 @@ const (
 	KindPlane  = "plane"
 	KindBits   = "bits"   // binary tables x ∈ {0,1}^D, exact by enumeration (tasks/bits)
 	KindBlocks = "blocks" // continuous block tasks in D = 2B dimensions (tasks/blocks)
+	KindImages = "images" // image-like tasks (tasks/images)
 )
 
 // kindOrder is the order kinds are listed in messages.
-var kindOrder = []string{KindTable, KindPlane, KindBits, KindBlocks}
+var kindOrder = []string{KindTable, KindPlane, KindBits, KindBlocks, KindImages}
 
 // Method is one registered method.
 type Method struct {
@@ -50,8 +51,11 @@ type Method struct {
 	// Kinds are the task kinds it trains on: the keys of Trainers, in kindOrder
 	// (Register sets it; External lists every kind).
 	Kinds []string
-	// Trainers are the method's hooks per task kind, by kind name; each kind documents
-	// the type it calls (e.g. tasks/plane: func(schemas.Grid, *kernel.Spec2D) error).
+	// Hooks are the method's hooks at the kinds' typed plugs (plug.go: Plane.Hook(fn),
+	// Bits.Hook(fn), ...): the kinds it trains on and how.
+	Hooks []Hook
+	// Trainers are the method's hooks per task kind, by kind name (the older form of
+	// Hooks, read where a plug finds no hook).
 	Trainers map[string]any
 	// Sampler: the log q(x) term is estimated, not exact: from samples (a replay buffer,
 	// chains, weighted walkers or exact draws), perturbations of the data (ed, dsm) or
@@ -118,8 +122,12 @@ func Register(m Method) {
 	}
 	if !m.External {
 		m.Kinds = nil
+		has := func(k string) bool {
+			_, ok := m.Trainers[k]
+			return ok || slices.ContainsFunc(m.Hooks, func(h Hook) bool { return h.kind == k })
+		}
 		for _, k := range kindOrder {
-			if _, ok := m.Trainers[k]; ok {
+			if has(k) {
 				m.Kinds = append(m.Kinds, k)
 			}
 		}

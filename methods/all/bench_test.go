@@ -57,7 +57,7 @@ func BenchmarkNewRecipes2D(b *testing.B) {
 	runs := gmmRuns(256, 2000, hidden, 3e-3)
 	for _, name := range []string{"nce", "tre", "dsm", "snl", "drl"} {
 		b.Run(name, func(b *testing.B) {
-			hook, ok := methods.Trainer(name, methods.KindPlane).(func(schemas.Grid, *kernel.Spec2D) error)
+			hook, ok := methods.Plane.Of(name)
 			if !ok {
 				b.Fatalf("%s has no plane hook", name)
 			}

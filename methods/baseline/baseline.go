@@ -15,14 +15,14 @@ const Name = "baseline"
 func init() {
 	methods.Register(methods.Method{Name: Name, Order: 0, NoPx: true,
 		Doc: "cross-entropy only: fits q(y|x) and leaves q(x) to chance",
-		Trainers: map[string]any{
-			methods.KindTable: func(schemas.Grid, uint64) (*kernel.PCD, error) { return nil, nil },
-			methods.KindPlane: spec2D, methods.KindBlocks: spec2D,
-			methods.KindBits: func(_ schemas.Grid, s *kernel.SpecBits) error {
+		Hooks: []methods.Hook{
+			methods.Tables.Hook(func(schemas.Grid, uint64) (*kernel.PCD, error) { return nil, nil }),
+			methods.Plane.Hook(spec2D), methods.Blocks.Hook(spec2D),
+			methods.Bits.Hook(func(_ schemas.Grid, s *kernel.SpecBits) error {
 				s.Method, s.PxWeight = kernel.BaselineBits, 0
 				return nil
-			},
-			"images": func(_ schemas.Grid, o *cnn.TrainOptions) error { o.Method = cnn.Baseline; return nil }, // tasks/images
+			}),
+			methods.Images.Hook(func(_ schemas.Grid, o *cnn.TrainOptions) error { o.Method = cnn.Baseline; return nil }),
 		}})
 }
 

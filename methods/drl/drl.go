@@ -31,7 +31,7 @@ func init() {
 		Doc:     "diffusion recovery likelihood at one noise level: maximise log q(x|x̃) ∝ ℓ(x) − ‖x − x̃‖²/(2σ²) for x̃ = x + σε, its negatives by Langevin on q(·|x̃) from x̃ (no time input: one σ)",
 		Source:  "Gao, Song, Poole, Wu & Kingma, ICLR 2021",
 		Sampler: true, KernelOnly: true, Defaults: defaults, Validate: validate,
-		Trainers: map[string]any{methods.KindPlane: spec2D, methods.KindPlane + ".sampler": sampler2D}})
+		Hooks: []methods.Hook{methods.Plane.Hook(spec2D), methods.Blocks.Hook(spec2D), methods.PlaneSampler.Hook(sampler2D)}})
 }
 
 // validate refuses options whose chains the float32 kernels cannot run: σ, the
@@ -66,16 +66,19 @@ func sampler2D(g schemas.Grid) kernel.Chain2D {
 		Step: float32(s2 / 2), Std: float32(math.Sqrt(s2)), MH: o.MH}
 }
 
-// spec2D is the hook tasks/plane calls: it sets drl's objective on the 2-D spec.
+// spec2D is the hook tasks/plane and tasks/blocks call: it sets drl's objective on the
+// spec (any dimension: the objective reads D from its run's step).
 var spec2D = methods.Objective(func(o Options) kernel.Objective { return NewObjective(o) }, nil)
 
-// Objective is DRL as a kernel.Objective: lanes 0..B the data, B..2B each data
-// point's negative, a draw of q(·|x̃) by Langevin from x̃.
+// Objective is DRL as a kernel.Objective in D dimensions: lanes 0..B the data, B..2B
+// each data point's negative, a draw of q(·|x̃) by Langevin from x̃.
 type Objective struct {
-	o Options
-	// chains [2][B]: the noisy points x̃, the state y with its ℓ and ∇ℓ, a proposal
+	o   Options
+	dim int // D of the run (Begin): len(st.X)/st.P
+	// chains [D][B]: the noisy points x̃, the state y with its ∇ℓ, a proposal; e, ep [B]
+	// the state's and the proposal's ℓ
 	xt, y, e, g, yp, ep, gp []float32
-	fwd, bwd                []float32 // MH: the forward and backward drifts' means
+	fwd, bwd                []float32 // MH: the forward and backward drifts' means [D][B]
 	acc, tries              float64
 }
 
@@ -98,25 +101,31 @@ func (d *Objective) GradEvals(B int) int64 {
 	return k * int64(B)
 }
 
-// Begin resets the acceptance count.
+// Begin resets the acceptance count and sizes the chains for the run's batch and
+// dimension D (st.Dim, or len(st.X)/st.P when a hand-made step leaves it 0).
 func (d *Objective) Begin(st *kernel.Step) {
 	d.acc, d.tries = 0, 0
-	if len(d.xt) != 2*st.B {
-		B := st.B
-		d.xt, d.y, d.g, d.yp, d.gp = make([]float32, 2*B), make([]float32, 2*B), make([]float32, 2*B), make([]float32, 2*B), make([]float32, 2*B)
-		d.e, d.ep = make([]float32, B), make([]float32, B)
-		d.fwd, d.bwd = make([]float32, 2*B), make([]float32, 2*B)
+	d.dim = st.Dim
+	if d.dim == 0 && st.P > 0 {
+		d.dim = len(st.X) / st.P
+	}
+	if n := d.dim * st.B; len(d.xt) != n || len(d.e) != st.B {
+		d.xt, d.y, d.g, d.yp, d.gp = make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+		d.e, d.ep = make([]float32, st.B), make([]float32, st.B)
+		d.fwd, d.bwd = make([]float32, n), make([]float32, n)
 	}
 }
 
-// Fill draws x̃ = x + σε (st.Rng) per data point, runs the Langevin chains on
-// q(y|x̃) from y = x̃ (noise from st.Noise) and writes their ends into lanes B..2B.
+// Fill draws x̃ = x + σε (st.Rng, per data point its D coordinates in order), runs
+// the Langevin chains on q(y|x̃) from y = x̃ (noise from st.Noise) and writes their
+// ends into lanes B..2B.
 func (d *Objective) Fill(st *kernel.Step) {
-	B, P, x := st.B, st.P, st.X
+	B, P, x, D := st.B, st.P, st.X, d.dim
 	sigma := float32(d.o.Sigma)
 	for i := range B {
-		d.xt[i] = x[i] + sigma*float32(st.Rng.NormFloat64())
-		d.xt[B+i] = x[P+i] + sigma*float32(st.Rng.NormFloat64())
+		for c := range D {
+			d.xt[c*B+i] = x[c*P+i] + sigma*float32(st.Rng.NormFloat64())
+		}
 	}
 	copy(d.y, d.xt)
 	if d.o.Steps > 0 {
@@ -126,8 +135,9 @@ func (d *Objective) Fill(st *kernel.Step) {
 			d.ula(st)
 		}
 	}
-	copy(x[B:P], d.y[:B])
-	copy(x[P+B:2*P], d.y[B:])
+	for c := range D {
+		copy(x[c*P+B:(c+1)*P], d.y[c*B:(c+1)*B])
+	}
 }
 
 // drift writes y + ½s²·∇log q(y|x̃) into out, g = ∇ℓ(y).
@@ -153,10 +163,16 @@ func (d *Objective) ula(st *kernel.Step) {
 	}
 }
 
-// logCond is log q(y_p|x̃) up to its constant: ℓ(y_p) − ‖y_p − x̃_p‖²/(2σ²).
+// logCond is log q(y_p|x̃) up to its constant: ℓ(y_p) − ‖y_p − x̃_p‖²/(2σ²), the
+// squared norm summed over the D coordinates in order.
 func (d *Objective) logCond(y, e []float32, p, B int, sig2 float64) float64 {
-	a, b := float64(y[p]-d.xt[p]), float64(y[B+p]-d.xt[B+p])
-	return float64(e[p]) - (a*a+b*b)/(2*sig2)
+	a := float64(y[p] - d.xt[p])
+	n := a * a
+	for c := 1; c < d.dim; c++ {
+		a = float64(y[c*B+p] - d.xt[c*B+p])
+		n += a * a
+	}
+	return float64(e[p]) - n/(2*sig2)
 }
 
 // mala runs K Metropolis-adjusted Langevin steps, rejecting proposals outside the box.
@@ -179,11 +195,11 @@ func (d *Objective) mala(st *kernel.Step) {
 		for p := range B {
 			u := st.Noise.Float64()
 			d.tries++
-			if abs(d.yp[p]) > st.Box || abs(d.yp[B+p]) > st.Box || d.ep[p]-d.ep[p] != 0 {
+			if !d.inBox(d.yp, p, B, st.Box) || d.ep[p]-d.ep[p] != 0 {
 				continue
 			}
 			var qf, qb float64 // ‖y' − fwd(y)‖², ‖y − bwd(y')‖²
-			for _, i := range [2]int{p, B + p} {
+			for i := p; i < len(d.yp); i += B {
 				a, b := float64(d.yp[i]-fwd[i]), float64(d.y[i]-bwd[i])
 				qf += a * a
 				qb += b * b
@@ -192,13 +208,23 @@ func (d *Objective) mala(st *kernel.Step) {
 			// log u < 0 ≤ r accepts without the logarithm (the same decisions).
 			if r >= 0 || math.Log(u) < r {
 				d.acc++
-				for _, i := range [2]int{p, B + p} {
+				for i := p; i < len(d.y); i += B {
 					d.y[i], d.g[i] = d.yp[i], d.gp[i]
 				}
 				d.e[p] = d.ep[p]
 			}
 		}
 	}
+}
+
+// inBox is whether every coordinate of chain p of y [D][B] is within [−box, box].
+func (d *Objective) inBox(y []float32, p, B int, box float32) bool {
+	for i := p; i < len(y); i += B {
+		if abs(y[i]) > box {
+			return false
+		}
+	}
+	return true
 }
 
 func abs(x float32) float32 { return float32(math.Abs(float64(x))) }

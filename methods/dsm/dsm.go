@@ -1,8 +1,13 @@
 package dsm
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models/kernel"
+	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/schemas"
 )
 
 // Name is the method's name.
@@ -26,28 +31,60 @@ func init() {
 		Doc:     "denoising score matching: the σ²-weighted squared error between the model's score ∇ℓ(x̃), by central finite differences of ℓ along each axis, and the noise's score −ε/σ at x̃ = x + σε (fits the truth convolved with N(0, σ²I))",
 		Source:  "Vincent 2011; finite differences: Pang et al., NeurIPS 2020",
 		Sampler: true, KernelOnly: true, Defaults: defaults,
-		Trainers: map[string]any{methods.KindPlane: spec2D, "images": images}})
+		Hooks: []methods.Hook{methods.Plane.Hook(spec2D), methods.Blocks.Hook(spec2D), methods.Images.Hook(images)}})
 }
 
-// spec2D is the hook tasks/plane calls: it sets dsm's objective on the 2-D spec.
-var spec2D = methods.Objective(func(o Options) kernel.Objective { return NewObjective(o) }, nil)
+// spec2D is the hook tasks/plane and tasks/blocks call: it sets dsm's objective on the
+// spec, in the point's dimension (Dim of its task: 2B on blocks:B,…, 2 on the plane),
+// which fixes the objective's lanes (1 + 2D per data point).
+func spec2D(g schemas.Grid, s *kernel.Spec2D) error {
+	var o Options
+	methods.Decode(g, &o)
+	dim, err := taskDim(g.Task)
+	if err != nil {
+		return err
+	}
+	s.Objective = func() kernel.Objective { return NewObjectiveDim(o, dim) }
+	return nil
+}
 
-// Objective is DSM as a kernel.Objective. Lanes: the B data points (read by the
-// trainer's cross-entropy only), then 4 lanes per data point i, lane B + k·B + i for
-// k = 0..3 at x̃_i + h e_0, x̃_i − h e_0, x̃_i + h e_1, x̃_i − h e_1.
+// taskDim is the dimension D of a point's task: 2B for a block task blocks:B,…, 2 for
+// any other (a 2-D task). The kernel's Objective.Lanes is not told D, and DSM's lanes
+// (2D finite-difference lanes per data point) depend on it, so the hook reads it here.
+func taskDim(task string) (int, error) {
+	if !strings.HasPrefix(strings.ReplaceAll(task, " ", ""), prob.BlocksPrefix) {
+		return 2, nil
+	}
+	b, err := prob.ParseBlocksSpec(task)
+	if err != nil {
+		return 0, err
+	}
+	return 2 * b.B, nil
+}
+
+// Objective is DSM as a kernel.Objective in D dimensions. Lanes: the B data points
+// (read by the trainer's cross-entropy only), then 2D lanes per data point i, lane
+// B + k·B + i for k = 0..2D−1 at x̃_i + h e_{k/2} (k even) and x̃_i − h e_{k/2} (k odd);
+// on the plane (D = 2) x̃_i + h e_0, x̃_i − h e_0, x̃_i + h e_1, x̃_i − h e_1.
 type Objective struct {
 	o        Options
+	dim      int
 	sigma, h float64
-	eps      []float32 // [2][B]: the perturbations' standard normal draws ε
+	eps      []float32 // [D][B]: the perturbations' standard normal draws ε
 }
 
-// NewObjective returns DSM's objective with options o.
-func NewObjective(o Options) *Objective {
-	return &Objective{o: o, sigma: o.Sigma, h: o.H * o.Sigma}
+// NewObjective returns DSM's objective with options o on the plane (D = 2).
+func NewObjective(o Options) *Objective { return NewObjectiveDim(o, 2) }
+
+// NewObjectiveDim returns DSM's objective with options o for points of ℝ^dim (dim ≥ 1;
+// its lanes are (1 + 2·dim)·B).
+func NewObjectiveDim(o Options, dim int) *Objective {
+	return &Objective{o: o, dim: dim, sigma: o.Sigma, h: o.H * o.Sigma}
 }
 
-// Lanes is 5B: the data and four finite-difference lanes per data point.
-func (d *Objective) Lanes(B int) int { return 5 * B }
+// Lanes is (1 + 2D)·B: the data and 2D finite-difference lanes per data point (5B on
+// the plane).
+func (d *Objective) Lanes(B int) int { return (1 + 2*d.dim) * B }
 
 // Params is 0: DSM has no scalar parameters of its own.
 func (*Objective) Params() int { return 0 }
@@ -55,38 +92,59 @@ func (*Objective) Params() int { return 0 }
 // GradEvals is 0: the finite differences are lanes of the forward pass.
 func (*Objective) GradEvals(int) int64 { return 0 }
 
-// Begin has nothing to reset: every step draws its own perturbations.
-func (*Objective) Begin(*kernel.Step) {}
+// Begin sizes the perturbations' buffer for the run's batch and dimension; every step
+// draws its own perturbations.
+func (d *Objective) Begin(st *kernel.Step) {
+	d.check(st)
+	if len(d.eps) != d.dim*st.B {
+		d.eps = make([]float32, d.dim*st.B)
+	}
+}
 
-// Fill draws x̃ = x + σε per data point (from st.Rng) and writes its four
-// finite-difference lanes.
+// check panics when st's lanes are not the objective's: the trainer's dimension (st.Dim,
+// 0 in hand-made steps) must be the one the objective was built for.
+func (d *Objective) check(st *kernel.Step) {
+	if st.Dim != 0 && st.Dim != d.dim || st.P != d.Lanes(st.B) {
+		panic(fmt.Sprintf("dsm: objective built for D = %d (%d lanes for batch %d) run on a step of D = %d, %d lanes", d.dim, d.Lanes(st.B), st.B, st.Dim, st.P))
+	}
+}
+
+// Fill draws x̃ = x + σε per data point (from st.Rng, coordinates in order) and writes
+// its 2D finite-difference lanes.
 func (d *Objective) Fill(st *kernel.Step) {
-	B, P, x := st.B, st.P, st.X
-	if len(d.eps) != 2*B {
-		d.eps = make([]float32, 2*B)
+	B, P, x, D := st.B, st.P, st.X, d.dim
+	if len(d.eps) != D*B {
+		d.Begin(st)
 	}
 	s, h := float32(d.sigma), float32(d.h)
 	for i := range B {
-		e0, e1 := float32(st.Rng.NormFloat64()), float32(st.Rng.NormFloat64())
-		d.eps[i], d.eps[B+i] = e0, e1
-		a, b := x[i]+s*e0, x[P+i]+s*e1
-		for k, dx := range [4][2]float32{{h, 0}, {-h, 0}, {0, h}, {0, -h}} {
-			c := B + k*B + i
-			x[c], x[P+c] = a+dx[0], b+dx[1]
+		for c := range D {
+			d.eps[c*B+i] = float32(st.Rng.NormFloat64())
+		}
+		for c := range D { // coordinate c of every lane of point i: x̃_c, ± h on axis c's pair
+			a := x[c*P+i] + s*d.eps[c*B+i]
+			for ax := range D {
+				var dx float32
+				if ax == c {
+					dx = h
+				}
+				p := B + 2*ax*B + i
+				x[c*P+p], x[c*P+p+B] = a+dx, a-dx
+			}
 		}
 	}
 }
 
 // Loss is ½·mean_i ‖σ ŝ(x̃_i) + ε_i‖² (σ²·‖ŝ + ε/σ‖², the usual σ² weighting), ŝ the
-// central-difference score; its derivative in ℓ at lane (x̃ ± h e_d) is
-// ±(σŝ_d + ε_d)·σ/(2h)/B.
+// central-difference score, the squared norm summed over the D axes; its derivative in
+// ℓ at lane (x̃ ± h e_d) is ±(σŝ_d + ε_d)·σ/(2h)/B.
 func (d *Objective) Loss(st *kernel.Step, lse, coef []float32) float32 {
 	kernel.ClearUpper()
 	B := st.B
 	var loss float64
 	c := d.sigma / (2 * d.h)
 	for i := range B {
-		for ax := range 2 {
+		for ax := range d.dim {
 			p, m := B+2*ax*B+i, B+(2*ax+1)*B+i
 			r := c*(float64(lse[p])-float64(lse[m])) + float64(d.eps[ax*B+i])
 			loss += 0.5 * r * r

@@ -12,7 +12,7 @@ import (
 // TestImagesHook: the images hook sets cnn.DSM with the point's dsm_sigma and refuses
 // dsm_h, which the exact DSM does not read.
 func TestImagesHook(t *testing.T) {
-	h, ok := methods.Trainer(Name, "images").(func(schemas.Grid, *cnn.TrainOptions) error)
+	h, ok := methods.Images.Of(Name)
 	if !ok {
 		t.Fatal("no images hook")
 	}

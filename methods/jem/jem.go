@@ -16,13 +16,13 @@ const Name = "jem"
 func init() {
 	methods.Register(methods.Method{Name: Name, Order: 1, Reference: true, Yardstick: true, Options: []string{"train_grid"},
 		Doc: "exact JEM: cross-entropy plus the exact log q(x), Z by enumeration (tables, binary tables) or on a shifted training grid (2-D, and each block of a block task)",
-		Trainers: map[string]any{
-			methods.KindTable: func(schemas.Grid, uint64) (*kernel.PCD, error) { return nil, nil },
-			methods.KindPlane: Spec2D, methods.KindBlocks: Spec2D,
-			methods.KindBits: func(_ schemas.Grid, s *kernel.SpecBits) error {
+		Hooks: []methods.Hook{
+			methods.Tables.Hook(func(schemas.Grid, uint64) (*kernel.PCD, error) { return nil, nil }),
+			methods.Plane.Hook(Spec2D), methods.Blocks.Hook(Spec2D),
+			methods.Bits.Hook(func(_ schemas.Grid, s *kernel.SpecBits) error {
 				s.Method = kernel.JEMBits
 				return nil
-			},
+			}),
 		}})
 }
 

@@ -15,8 +15,8 @@ const Name = "oracle"
 func init() {
 	methods.Register(methods.Method{Name: Name, Order: 3, Reference: true, Fresh: true, Options: []string{"train_grid"},
 		Doc: "exact JEM trained on the true table (tables) or fresh draws from the truth every step (2-D): the family's best",
-		Trainers: map[string]any{
-			methods.KindTable: func(schemas.Grid, uint64) (*kernel.PCD, error) { return nil, nil },
-			methods.KindPlane: jem.Spec2D,
+		Hooks: []methods.Hook{
+			methods.Tables.Hook(func(schemas.Grid, uint64) (*kernel.PCD, error) { return nil, nil }),
+			methods.Plane.Hook(jem.Spec2D),
 		}})
 }

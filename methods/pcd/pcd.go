@@ -1,7 +1,20 @@
 // Package pcd is JEM with persistent Metropolis–Hastings chains in a replay buffer
 // (persistent contrastive divergence, Tieleman 2008) for the log q(x) gradient, on
-// tables and binary tables; with proposal gwg, Gibbs with gradients (Grathwohl et al.,
-// ICML 2021) with exact differences.
+// tables and binary tables.
+//
+// On tables (the table kind's hook: kernel.PCD, an exact-table trainer) a chain's state
+// is a value x; with proposal gwg, Gibbs with gradients (Grathwohl et al., ICML 2021)
+// with exact differences.
+//
+// On binary tables x ∈ {0,1}^D (bits.go) pcd is a kernel.Objective, Bits, run by
+// kernel.TrainBits on binary lanes: its buffer holds states, each step's chains flip
+// one bit per Metropolis–Hastings step, chosen uniformly or (gwg) by Gibbs with
+// gradients from the relaxation's ∇x LSE_y f(x) (the first-order difference, as in the
+// paper; not the exact differences of the table kind). It trains bit for bit as the
+// kernel's own PCDBits (TestBitsMatchesPCDBits) with fewer passes
+// of the model (1 + chain_steps per chain and step, against PCDBits' 2·chain_steps).
+// Everything is D-generic up to kernel.MaxBitsD bits; the continuous kinds (plane,
+// blocks) have no pcd: their persistent-chain recipe is sgld.
 package pcd
 
 import (
@@ -30,7 +43,7 @@ func init() {
 		Doc:      "JEM with persistent Metropolis–Hastings chains in a replay buffer (PCD, Tieleman 2008) for the log q(x) gradient",
 		Options:  []string{"chain_steps", "proposal", "buffer_size", "reinit_freq"},
 		Validate: Validate,
-		Trainers: map[string]any{methods.KindTable: Table(false), methods.KindBits: bits}})
+		Hooks: []methods.Hook{methods.Tables.Hook(Table(false)), methods.Bits.Hook(bits)}})
 }
 
 // Validate checks the pcd options of a point.
@@ -63,12 +76,4 @@ func Table(exact bool) func(g schemas.Grid, runSeed uint64) (*kernel.PCD, error)
 		return &kernel.PCD{Exact: exact, Negatives: neg, Buffer: g.BufferSize, Reinit: float32(g.ReinitFreq), ChainSteps: g.ChainSteps,
 			Proposal: prop, Seed: prob.Seed(runSeed, tagSampler), AverageLast: max(1, g.Steps/10)}, nil
 	}
-}
-
-func bits(g schemas.Grid, s *kernel.SpecBits) error {
-	if g.Proposal != "uniform" && g.Proposal != "gwg" {
-		return fmt.Errorf("proposal: pcd on binary tasks flips one bit, chosen uniformly or by gwg (Gibbs with gradients); got %q (known: uniform, gwg)", g.Proposal)
-	}
-	s.Method, s.Buffer, s.Reinit, s.ChainSteps, s.GWG = kernel.PCDBits, g.BufferSize, float32(g.ReinitFreq), g.ChainSteps, g.Proposal == "gwg"
-	return nil
 }

@@ -13,5 +13,5 @@ const Name = "pcd-exact"
 func init() {
 	methods.Register(methods.Method{Name: Name, Order: 6, Sampler: true, KernelOnly: true, KeepsBuffer: true,
 		Doc:      "JEM with exact draws from q(x) for the log q(x) gradient: the sampler's gradient noise without its bias",
-		Trainers: map[string]any{methods.KindTable: pcd.Table(true)}})
+		Hooks: []methods.Hook{methods.Tables.Hook(pcd.Table(true))}})
 }

@@ -39,13 +39,13 @@ func init() {
 		Doc:        "the paper's JEM: log q(x) gradient from a replay buffer refined by SGLD (Grathwohl et al. 2020, official settings; presets langevin, noisefree (SADA-JEM), jempp (JEM++))",
 		Options:    []string{"sgld_preset", "sgld_lr", "sgld_std", "sgld_steps", "sgld_clamp", "buffer_size", "reinit_freq"},
 		Validate:   validate,
-		Trainers: map[string]any{methods.KindPlane: spec2D, methods.KindBlocks: spec2D, methods.KindPlane + ".sampler": sampler2D,
-			"images": func(g schemas.Grid, o *cnn.TrainOptions) error { // tasks/images: the CNN's jem-sgld (no clamp; std 0 is 1e-30, as cnn reads 0 as its default)
+		Hooks: []methods.Hook{methods.Plane.Hook(spec2D), methods.Blocks.Hook(spec2D), methods.PlaneSampler.Hook(sampler2D),
+			methods.Images.Hook(func(g schemas.Grid, o *cnn.TrainOptions) error { // the CNN's jem-sgld (no clamp; std 0 is 1e-30, as cnn reads 0 as its default)
 				k := Options(g)
 				o.Method, o.SGLD = cnn.JEMSGLD, cnn.SGLDOptions{Steps: k.Steps, LR: float64(k.LR), Std: max(float64(k.Std), 1e-30), ReinitFreq: float64(k.Reinit), BufferSize: k.Buffer,
 					Informative: k.Informative} // jempp: 5 steps from the class-wise Gaussians
 				return nil
-			}}})
+			})}})
 }
 
 // validate checks the sgld options of a point.
@@ -96,6 +96,9 @@ func sampler2D(g schemas.Grid) kernel.Chain2D {
 // the buffer kept.
 func spec2D(g schemas.Grid, s *kernel.Spec2D) error {
 	o := Options(g)
+	if o.Buffer < s.Batch {
+		return fmt.Errorf("buffer_size %d is smaller than the batch %d (each step draws batch distinct chains: need Buffer >= Batch)", o.Buffer, s.Batch)
+	}
 	s.Objective, s.KeepBuffer = func() kernel.Objective { return New(o) }, true
 	return nil
 }

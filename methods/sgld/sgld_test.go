@@ -50,7 +50,7 @@ func TestPresets(t *testing.T) {
 // from the class-wise Gaussians, noisefree's zero noise (1e-30: cnn reads 0 as its
 // default), official's 20 steps of noise 0.01 from uniform noise.
 func TestImagesPresets(t *testing.T) {
-	h := methods.Trainer(Name, "images").(func(schemas.Grid, *cnn.TrainOptions) error)
+	h, _ := methods.Images.Of(Name)
 	for _, c := range []struct {
 		preset      string
 		steps       int

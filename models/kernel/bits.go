@@ -23,11 +23,15 @@ import (
 //     q(x) ∝ Σ_y exp f(x)[y] in a replay buffer (Tieleman 2008): per step Batch chains
 //     drawn from the buffer (each restarted at a uniform state with probability Reinit)
 //     take ChainSteps single-bit-flip steps, the flipped bit chosen uniformly or, with
-//     GWG, by the gradient of log q(x) (Gibbs-with-Gradients, Grathwohl et al. 2021).
+//     GWG, by the gradient of log q(x) (Gibbs-with-Gradients, Grathwohl et al. 2021;
+//     bits_gwg.go). The pcd method trains through its own Objective (methods/pcd),
+//     which draws the same streams and trains bit for bit as this reference.
 //   - EDBits: the cross-entropy plus PxWeight·Energy Discrepancy with the Bernoulli
 //     perturbation of Schröder et al. (2023): y = x ⊕ ξ, x'_j = y ⊕ ξ'_j, each bit of ξ
 //     flipped with probability ED.T; the perturbation is symmetric, so the loss is the
 //     2-D kernels' edLoss.
+//
+// Any Objective runs on binary tables too (SpecBits.Objective, bits_objective.go).
 
 // MethodBits is a binary-table training method.
 type MethodBits int
@@ -62,6 +66,10 @@ type SpecBits struct {
 	GWG        bool    // Gibbs-with-Gradients proposal (else a uniform bit)
 
 	ED EDOptions // ed: M negatives per draw, T the flip probability in (0, ½], W
+
+	// Objective, if set, is the run's method (Method is then ignored): a step contract
+	// objective (kernel.Objective) on binary lanes, one per goroutine (bits_objective.go).
+	Objective func() Objective
 }
 
 // RunBits is one run of a TrainBits call.
@@ -82,6 +90,10 @@ type ResultBits struct {
 	Buffer       []uint32 // pcd: the final chains
 	Accept       float64  // pcd: the mean Metropolis–Hastings acceptance
 	CPUSeconds   float64  // the run's own thread CPU time (NaN where unknown)
+	// Extra are an Objective's own parameters at the end, Stats its diagnostics by name
+	// (Result2D's, from the objective's End).
+	Extra []float32
+	Stats map[string]float64
 }
 
 func layersBits(d int, hidden []int, k int) []dims {
@@ -129,6 +141,9 @@ func (s SpecBits) Validate() error {
 		if h < 1 || h > 256 {
 			return fmt.Errorf("kernel: hidden widths must be in [1, 256], got %v", s.Hidden)
 		}
+	}
+	if s.Objective != nil {
+		return s.validateObjective()
 	}
 	switch s.Method {
 	case BaselineBits, JEMBits:
@@ -256,17 +271,26 @@ type trainerBits struct {
 	slots    []int32   // the buffer slots of this step's chains
 	flips    []int     // each chain's proposed bit
 	logFwd   []float64 // gwg: log q(flip | chain)
+
+	// an Objective's run (bits_objective.go)
+	obj      Objective
+	st       Step        // what the objective sees
+	data     [][]float32 // the run's draws by bit [D][N], 0/1
+	xm, xv   []float32   // Adam's moments of the objective's parameters
+	noiseRng *rand.Rand
 }
 
 func newTrainerBits(spec SpecBits) *trainerBits {
 	B, K, D := spec.Batch, spec.K, spec.D
 	t := &trainerBits{spec: spec, B: B, K: K, D: D}
-	switch spec.Method {
-	case BaselineBits, JEMBits:
+	switch {
+	case spec.Objective != nil:
+		t.newObjective()
+	case spec.Method == BaselineBits, spec.Method == JEMBits:
 		t.P = B
-	case PCDBits:
+	case spec.Method == PCDBits:
 		t.P = 2 * B
-	case EDBits:
+	case spec.Method == EDBits:
 		t.P = B * (1 + spec.ED.M)
 	}
 	ls := layersBits(D, spec.Hidden, K)
@@ -279,6 +303,9 @@ func newTrainerBits(spec SpecBits) *trainerBits {
 	t.e = make([]float32, t.P)
 	t.theta, t.m, t.v = make([]float32, np), make([]float32, np), make([]float32, np)
 	t.snap = make([]float32, 3*np)
+	if t.obj != nil {
+		return t
+	}
 	switch spec.Method {
 	case JEMBits:
 		c := min(bitsChunk, roundVW(1<<D))
@@ -504,7 +531,7 @@ func (t *trainerBits) pcdStep() {
 		for p := range B {
 			logA := float64(lseP[p] - t.lseC[p])
 			if o.GWG {
-				logA += gwgLogProb(gp, t.prop[p], flips[p], D, B, p) - logFwd[p]
+				logA += GWGLogProb(gp, t.prop[p], flips[p], D, B, p) - logFwd[p]
 			}
 			t.accSteps++
 			if logA >= 0 || t.bufRng.Float64() < math.Exp(logA) {
@@ -524,56 +551,8 @@ func (t *trainerBits) pcdStep() {
 // log q(i|x) into t.logFwd.
 func (t *trainerBits) gwgPropose(g []float32) {
 	for p := range t.B {
-		t.flips[p], t.logFwd[p] = gwgDraw(t.bufRng, g, t.chains[p], t.D, t.B, p)
+		t.flips[p], t.logFwd[p] = GWGDraw(t.bufRng, g, t.chains[p], t.D, t.B, p)
 	}
-}
-
-// gwgScores are the proposal's log-weights d_i/2 of the chain in lane p.
-func gwgScores(g []float32, s uint32, D, B, p int, out []float64) {
-	for i := range D {
-		sign := 1.0
-		if (s>>i)&1 == 1 {
-			sign = -1
-		}
-		out[i] = sign * float64(g[i*B+p]) / 2
-	}
-}
-
-func gwgDraw(rng *rand.Rand, g []float32, s uint32, D, B, p int) (int, float64) {
-	var sc [MaxBitsD]float64
-	gwgScores(g, s, D, B, p, sc[:D])
-	m := math.Inf(-1)
-	for _, v := range sc[:D] {
-		m = max(m, v)
-	}
-	var z float64
-	for _, v := range sc[:D] {
-		z += math.Exp(v - m)
-	}
-	u := rng.Float64() * z
-	i := 0
-	for ; i < D-1; i++ {
-		u -= math.Exp(sc[i] - m)
-		if u < 0 {
-			break
-		}
-	}
-	return i, sc[i] - m - math.Log(z)
-}
-
-// gwgLogProb is log q(i|x') of the reverse flip i from the proposal x' in lane p.
-func gwgLogProb(g []float32, s uint32, i, D, B, p int) float64 {
-	var sc [MaxBitsD]float64
-	gwgScores(g, s, D, B, p, sc[:D])
-	m := math.Inf(-1)
-	for _, v := range sc[:D] {
-		m = max(m, v)
-	}
-	var z float64
-	for _, v := range sc[:D] {
-		z += math.Exp(v - m)
-	}
-	return sc[i] - m - math.Log(z)
 }
 
 // edPerturbBits writes the ED negatives of the B data lanes: y = x ⊕ ξ, then
@@ -624,6 +603,9 @@ func (t *trainerBits) train(r *RunBits) ResultBits {
 	}
 	t.pos = n
 	t.acc, t.accSteps = 0, 0
+	if t.obj != nil {
+		return t.trainObjective(r)
+	}
 	if spec.Method == PCDBits {
 		mask := uint32(1)<<t.D - 1
 		for i := range t.buf {

@@ -203,21 +203,43 @@ func batch(p tasks.Point) int {
 }
 
 // spec is the kernel's spec of method m at p: the point's shared settings, then the
-// method's part, set by its hook. A method trains on binary tables by registering
-// methods.KindBits's hook, of type func(schemas.Grid, *kernel.SpecBits) error.
+// method's part, set by its hook. A method trains on binary tables by registering a
+// methods.KindBits hook of either type:
+//
+//   - func(schemas.Grid, *kernel.SpecBits) error: it sets the binary spec (a
+//     kernel.MethodBits and its options, or SpecBits.Objective);
+//   - func(schemas.Grid, *kernel.Spec2D) error, the plane's hook type (e.g.
+//     methods.Objective's): it must set Spec2D.Objective, which then runs on the
+//     binary lanes (kernel.Step.Binary), with its PxWeight; the hook sees the point's
+//     classes, model, steps, batch and weight, and Box 0.
 func spec(p tasks.Point, m string) (kernel.SpecBits, error) {
+	return specHook(p, m, methods.Trainer(m, methods.KindBits))
+}
+
+// specHook is spec with method m's hook given.
+func specHook(p tasks.Point, m string, hook any) (kernel.SpecBits, error) {
 	hidden, _ := models.ParseModel(p.Model)
 	d := 0
 	for 1<<d < p.XValues {
 		d++
 	}
 	s := kernel.SpecBits{D: d, K: p.Classes, Hidden: hidden, Steps: p.Steps, Batch: batch(p), PxWeight: float32(p.PxWeight)}
-	h, ok := methods.Trainer(m, methods.KindBits).(func(schemas.Grid, *kernel.SpecBits) error)
-	if !ok {
+	switch h := hook.(type) {
+	case func(schemas.Grid, *kernel.SpecBits) error:
+		if err := h(p.Grid, &s); err != nil {
+			return s, fmt.Errorf("method %s: %w", m, err)
+		}
+	case func(schemas.Grid, *kernel.Spec2D) error:
+		s2 := kernel.Spec2D{Hidden: hidden, K: s.K, Steps: s.Steps, Batch: s.Batch, PxWeight: s.PxWeight}
+		if err := h(p.Grid, &s2); err != nil {
+			return s, fmt.Errorf("method %s: %w", m, err)
+		}
+		if s2.Objective == nil {
+			return s, fmt.Errorf("method %s: its hook for binary tables set no objective (a hook of the plane's type trains binary tables only through Spec2D.Objective)", methods.Quote(m))
+		}
+		s.Objective, s.PxWeight = s2.Objective, s2.PxWeight
+	default:
 		return s, fmt.Errorf("method %s has no trainer for binary tables", methods.Quote(m))
-	}
-	if err := h(p.Grid, &s); err != nil {
-		return s, fmt.Errorf("method %s: %w", m, err)
 	}
 	return s, nil
 }
@@ -378,7 +400,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			}
 			nan := math.NaN()
 			tr := tasks.TrainedRun{Logits: lg, Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta,
-				BufferInBox: nan, BufferTVTruth: nan, BufferTVModel: nan, KLJointAveraged: nan, RefGap: nan}
+				BufferInBox: nan, BufferTVTruth: nan, BufferTVModel: nan, KLJointAveraged: nan, RefGap: nan, Stats: exactLogZ(r.Stats, lg)}
 			if o.Timings && !math.IsNaN(r.CPUSeconds) {
 				tr.TrainMS = 1000 * r.CPUSeconds
 			}
@@ -396,6 +418,26 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 	}
 	s.env.Progressf(ctx, "train: point %d block %d (%s): %d runs in %v", p.ID, b.Index, p.Task, len(out.Runs), time.Since(start).Round(time.Millisecond))
 	return out, nil
+}
+
+// exactLogZ adds to a method's stats that report a learned log Z (log_z_learned) the
+// exact log Z of the same final parameters (log_z_exact: the log-sum-exp of every
+// state's and class's logit), so the two sit side by side, as the plane kind's.
+func exactLogZ(stats map[string]float64, logits []float64) map[string]float64 {
+	if _, ok := stats["log_z_learned"]; !ok {
+		return stats
+	}
+	defer scalarCode()()
+	mx := math.Inf(-1)
+	for _, v := range logits {
+		mx = max(mx, v)
+	}
+	var z float64
+	for _, v := range logits {
+		z += math.Exp(v - mx)
+	}
+	stats["log_z_exact"] = mx + math.Log(z)
+	return stats
 }
 
 // bufferTV is the total-variation distance of a pcd run's chains from p(x) and from its

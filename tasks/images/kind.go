@@ -68,7 +68,6 @@ import (
 	"github.com/jemcheck/jemcheck/models/cnn"
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/models/prob/mfa"
-	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/tasks"
 	"github.com/jemcheck/jemcheck/verdict"
 )
@@ -297,7 +296,7 @@ func (Kind) LearnedCells(tasks.Options, tasks.Point) int64 { return 0 }
 // hook sets a run's training options from the point, then the method's images hook
 // (func(schemas.Grid, *cnn.TrainOptions) error).
 func hook(m string, p tasks.Point, o *cnn.TrainOptions) error {
-	h, ok := methods.Trainer(m, KindName).(func(schemas.Grid, *cnn.TrainOptions) error)
+	h, ok := methods.Images.Of(m)
 	if !ok {
 		return fmt.Errorf("method %s has no trainer for %s", methods.Quote(m), methods.KindNoun(KindName))
 	}

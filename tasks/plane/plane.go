@@ -109,9 +109,14 @@ func spec2D(p tasks.Point, m string, observe int) (kernel.Spec2D, error) {
 	return s, Hook(m, methods.KindPlane, p, &s)
 }
 
-// Hook calls method m's hook for the 2-D kernel of kind (plane or blocks) on s.
+// Hook calls method m's hook for the fused kernels of kind (plane or blocks: the
+// methods.Plane or methods.Blocks plug) on s.
 func Hook(m, kind string, p tasks.Point, s *kernel.Spec2D) error {
-	h, ok := methods.Trainer(m, kind).(func(schemas.Grid, *kernel.Spec2D) error)
+	plug := methods.Plane
+	if kind == methods.KindBlocks {
+		plug = methods.Blocks
+	}
+	h, ok := plug.Of(m)
 	if !ok {
 		return fmt.Errorf("method %s has no trainer for %s", methods.Quote(m), methods.KindNoun(kind))
 	}

@@ -123,7 +123,7 @@ func (d samplerDist) set(row *schemas.ResultRow) {
 
 // samplerOf is method m's sampler as its hook gives it at p (false: none).
 func samplerOf(m string, g schemas.Grid) (kernel.Chain2D, bool) {
-	h, ok := methods.Trainer(m, SamplerHook).(func(schemas.Grid) kernel.Chain2D)
+	h, ok := methods.PlaneSampler.Of(m)
 	if !ok {
 		return kernel.Chain2D{}, false
 	}

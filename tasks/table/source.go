@@ -237,7 +237,7 @@ func (s *source) run(d tasks.Dataset, method string) models.Run {
 	if p.BatchSize > 0 {
 		r.Samples = tasks.Samples(runSeed, d)
 	}
-	if h, ok := methods.Trainer(method, methods.KindTable).(func(schemas.Grid, uint64) (*kernel.PCD, error)); ok {
+	if h, ok := methods.Tables.Of(method); ok {
 		r.PCD, _ = h(p.Grid, r.Seed) // checked by Kind.Validate
 	}
 	return r
