@@ -8,7 +8,7 @@ import (
 // Objective is the one step contract of a training method (methods/<name>) in the
 // fused kernels, on every model they train: the plane's MLP (Train2D, D = 2), the
 // block-additive model and the joint MLP of block tasks (TrainAdditive, TrainJoint,
-// D = 2B). A step has P lanes, points of ℝ^D: the first B are the minibatch's data,
+// D = 2B) and the MLP of binary tables (TrainBits: lanes in {0,1}^D, Step.Binary). A step has P lanes, points of ℝ^D: the first B are the minibatch's data,
 // the objective fills the others (negatives, noise draws, perturbations). The trainer
 // runs the model's forward pass on every lane and hands the objective each lane's
 // log-sum-exp ℓ(x) = log Σ_y exp f(x)[y]; the objective returns its log q(x) loss with

@@ -203,43 +203,21 @@ func batch(p tasks.Point) int {
 }
 
 // spec is the kernel's spec of method m at p: the point's shared settings, then the
-// method's part, set by its hook. A method trains on binary tables by registering a
-// methods.KindBits hook of either type:
-//
-//   - func(schemas.Grid, *kernel.SpecBits) error: it sets the binary spec (a
-//     kernel.MethodBits and its options, or SpecBits.Objective);
-//   - func(schemas.Grid, *kernel.Spec2D) error, the plane's hook type (e.g.
-//     methods.Objective's): it must set Spec2D.Objective, which then runs on the
-//     binary lanes (kernel.Step.Binary), with its PxWeight; the hook sees the point's
-//     classes, model, steps, batch and weight, and Box 0.
+// method's part, set by its hook at the methods.Bits plug (a kernel.Objective on the
+// binary lanes, SpecBits.Objective, or exact JEM's enumerated log Z).
 func spec(p tasks.Point, m string) (kernel.SpecBits, error) {
-	return specHook(p, m, methods.Trainer(m, methods.KindBits))
-}
-
-// specHook is spec with method m's hook given.
-func specHook(p tasks.Point, m string, hook any) (kernel.SpecBits, error) {
 	hidden, _ := models.ParseModel(p.Model)
 	d := 0
 	for 1<<d < p.XValues {
 		d++
 	}
 	s := kernel.SpecBits{D: d, K: p.Classes, Hidden: hidden, Steps: p.Steps, Batch: batch(p), PxWeight: float32(p.PxWeight)}
-	switch h := hook.(type) {
-	case func(schemas.Grid, *kernel.SpecBits) error:
-		if err := h(p.Grid, &s); err != nil {
-			return s, fmt.Errorf("method %s: %w", m, err)
-		}
-	case func(schemas.Grid, *kernel.Spec2D) error:
-		s2 := kernel.Spec2D{Hidden: hidden, K: s.K, Steps: s.Steps, Batch: s.Batch, PxWeight: s.PxWeight}
-		if err := h(p.Grid, &s2); err != nil {
-			return s, fmt.Errorf("method %s: %w", m, err)
-		}
-		if s2.Objective == nil {
-			return s, fmt.Errorf("method %s: its hook for binary tables set no objective (a hook of the plane's type trains binary tables only through Spec2D.Objective)", methods.Quote(m))
-		}
-		s.Objective, s.PxWeight = s2.Objective, s2.PxWeight
-	default:
+	h, ok := methods.Bits.Of(m)
+	if !ok {
 		return s, fmt.Errorf("method %s has no trainer for binary tables", methods.Quote(m))
+	}
+	if err := h(p.Grid, &s); err != nil {
+		return s, fmt.Errorf("method %s: %w", m, err)
 	}
 	return s, nil
 }
