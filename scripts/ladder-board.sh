@@ -6,7 +6,7 @@
 #
 #   scripts/ladder-board.sh [OUT]    (default out/ladder-board; the sweeps' specs say what runs)
 #
-# OUT/blocks and OUT/bits are the sweeps (their own reports include the sweep report's ladder
+# OUT/blocks, OUT/blocks-contrast and OUT/bits are the sweeps (their own reports include the sweep report's ladder
 # figure); OUT/leaderboard.md, leaderboard.json and leaderboard-ladder-<family>.svg the board.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +14,7 @@ out=${1:-out/ladder-board}
 export GOEXPERIMENT="${GOEXPERIMENT-simd}"
 go build -o bin/ ./pipelines/sweep ./pipelines/leaderboard
 mkdir -p "$out"
-for rung in blocks bits; do
+for rung in blocks blocks-contrast bits; do
 	if [ -f "$out/$rung/manifest.json" ]; then
 		echo "ladder-board: $rung: kept ($out/$rung)" >&2
 		continue
@@ -23,5 +23,5 @@ for rung in blocks bits; do
 	bin/sweep --timings --overwrite --report_tables=0 --seed=5 --spec="sweeps/ladder-board-$rung.yaml" --out="$out/$rung" >"$out/$rung.log" 2>&1 ||
 		{ tail -5 "$out/$rung.log" >&2; exit 1; }
 done
-bin/leaderboard report --overwrite --board="$out/blocks,$out/bits" --out="$out"
+bin/leaderboard report --overwrite --board="$out/blocks,$out/blocks-contrast,$out/bits" --out="$out"
 echo "ladder-board: done in $((SECONDS / 60)) min $((SECONDS % 60)) s: $out/leaderboard.md" >&2
