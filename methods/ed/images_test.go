@@ -12,7 +12,7 @@ import (
 // TestImagesHook: the images hook sets cnn.ED with the point's options (w = 0 as
 // 1e-30) and refuses bad ones.
 func TestImagesHook(t *testing.T) {
-	h, ok := methods.Trainer(Name, "images").(func(schemas.Grid, *cnn.TrainOptions) error)
+	h, ok := methods.Images.Of(Name)
 	if !ok {
 		t.Fatal("no images hook")
 	}
