@@ -12,7 +12,7 @@ import (
 // TestImagesHook: the images hook sets cnn.NCE with the point's nce_nu and nce_inflate
 // and refuses the uniform noise.
 func TestImagesHook(t *testing.T) {
-	h, ok := methods.Trainer(Name, "images").(func(schemas.Grid, *cnn.TrainOptions) error)
+	h, ok := methods.Images.Of(Name)
 	if !ok {
 		t.Fatal("no images hook")
 	}

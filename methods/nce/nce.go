@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models/kernel"
@@ -15,7 +16,7 @@ const Name = "nce"
 // Options are nce's settings (grid axes nce_nu, nce_noise, nce_inflate).
 type Options struct {
 	Nu      int     `opt:"nce_nu" doc:"noise draws per data point (NCE's ν; lanes per step = batch × (1 + ν))" label:"NCE ν" range:"[1,64]"`
-	Noise   string  `opt:"nce_noise" doc:"noise distribution: gaussian (mean and covariance of the run's training draws, times nce_inflate) or uniform (on the task's box)" label:"NCE noise" enum:"gaussian,uniform"`
+	Noise   string  `opt:"nce_noise" doc:"noise distribution: gaussian (mean and covariance of the run's training draws, times nce_inflate; binary tables: the product-Bernoulli of their bit frequencies) or uniform (on the task's box, or the 2^D states)" label:"NCE noise" enum:"gaussian,uniform"`
 	Inflate float64 `opt:"nce_inflate" doc:"factor on the fitted Gaussian noise's covariance (nce_noise=gaussian)" label:"NCE noise inflation" range:"(0,100]"`
 }
 
@@ -28,10 +29,11 @@ func init() {
 		Source:   "Gutmann & Hyvärinen, AISTATS 2010",
 		Doc:      "noise-contrastive estimation: logistic regression of the data against ν noise draws per point, with a learned log normaliser (Gutmann & Hyvärinen, AISTATS 2010)",
 		Defaults: Defaults,
-		Trainers: map[string]any{methods.KindPlane: spec2D, "images": images}})
+		Hooks:    []methods.Hook{methods.Plane.Hook(spec2D), methods.Blocks.Hook(spec2D), methods.Bits.Hook(bits), methods.Images.Hook(images)}})
 }
 
-// spec2D is the hook tasks/plane calls: it sets nce's objective on the 2-D spec.
+// spec2D is the hook tasks/plane and tasks/blocks call: it sets nce's objective on the
+// spec (the plane's MLP, or a block task's additive or joint model in D = 2B).
 var spec2D = methods.Objective(func(o Options) kernel.Objective { return New(o) }, Options.check)
 
 func (o Options) check() error {
@@ -52,111 +54,255 @@ const (
 	NoiseUniform  = "uniform"
 )
 
-// Noise is a noise distribution pn on the plane: a Gaussian with a full covariance or
-// the uniform distribution on a box.
+// Noise is a noise distribution pn in ℝ^Dim: a Gaussian with a full covariance or the
+// uniform distribution on a box [−Box, Box]^Dim. Its methods Draw, Sample and LogPdf
+// are the plane's (Dim = 2); DrawTo and LogDensity take points of any Dim.
 type Noise struct {
 	Uniform bool
-	Box     float64    // uniform: the box [−Box, Box]²
-	Mean    [2]float64 // gaussian
-	Cov     [2][2]float64
-	l       [3]float64 // the Cholesky factor of Cov: l00, l10, l11
-	logNorm float64    // log of the density's normaliser: −log pn at the mean (gaussian), log(4Box²) (uniform)
+	Box     float64 // uniform: the box [−Box, Box]^Dim
+	Dim     int
+	Mean    []float64 // gaussian: the mean [Dim]
+	Cov     []float64 // gaussian: the covariance [Dim][Dim], row-major (symmetrised, with its ridge)
+	l       []float64 // the Cholesky factor of Cov, lower triangular [Dim][Dim], row-major
+	logNorm float64   // log of the density's normaliser: −log pn at the mean (gaussian), log((2Box)^Dim) (uniform)
 }
 
 // UniformNoise is the uniform distribution on [−box, box]².
-func UniformNoise(box float64) Noise {
-	return Noise{Uniform: true, Box: box, logNorm: math.Log(4 * box * box)}
+func UniformNoise(box float64) Noise { return UniformNoiseD(2, box) }
+
+// UniformNoiseD is the uniform distribution on [−box, box]^dim.
+func UniformNoiseD(dim int, box float64) Noise {
+	v := 1.0
+	for range dim {
+		v *= 2 * box // dim = 2: 4·box², as 4·box·box (2box is exact)
+	}
+	ln := math.Log(v)
+	if math.IsInf(v, 0) || v == 0 {
+		ln = float64(dim) * math.Log(2*box)
+	}
+	return Noise{Uniform: true, Box: box, Dim: dim, logNorm: ln}
 }
 
-// GaussianNoise is N(mean, cov). A covariance that is not positive definite gets a
-// ridge of 1e-6 times its trace (and at least 1e-12).
+// GaussianNoise is N(mean, cov) on the plane (GaussianNoiseD's).
 func GaussianNoise(mean [2]float64, cov [2][2]float64) Noise {
-	c01 := 0.5 * (cov[0][1] + cov[1][0])
-	cov[0][1], cov[1][0] = c01, c01
-	if math.IsNaN(cov[0][0]+cov[1][1]+c01) || math.IsInf(cov[0][0]+cov[1][1]+c01, 0) {
-		cov = [2][2]float64{{1, 0}, {0, 1}}
-	}
-	pd := func() bool {
-		return cov[0][0] > 0 && cov[1][1] > 0 && cov[0][0]*cov[1][1]-cov[0][1]*cov[0][1] > 1e-12*cov[0][0]*cov[1][1]
-	}
-	for ridge := max(1e-6*(math.Abs(cov[0][0])+math.Abs(cov[1][1])), 1e-12); !pd(); ridge *= 10 {
-		cov[0][0] += ridge
-		cov[1][1] += ridge
-	}
-	l00 := math.Sqrt(cov[0][0])
-	l10 := cov[1][0] / l00
-	l11 := math.Sqrt(cov[1][1] - l10*l10)
-	return Noise{Mean: mean, Cov: cov, l: [3]float64{l00, l10, l11}, logNorm: math.Log(2*math.Pi) + math.Log(l00) + math.Log(l11)}
+	return GaussianNoiseD(mean[:], []float64{cov[0][0], cov[0][1], cov[1][0], cov[1][1]})
 }
 
-// FitGaussian is the Gaussian of the draws' mean and (maximum-likelihood) covariance,
-// the covariance times inflate.
-func FitGaussian(x0, x1 []float32, inflate float64) Noise {
-	n := float64(len(x0))
-	var m0, m1 float64
-	for i := range x0 {
-		m0 += float64(x0[i])
-		m1 += float64(x1[i])
+// GaussianNoiseD is N(mean, cov) in ℝ^D, D = len(mean), cov [D][D] row-major (copied;
+// its off-diagonal pairs are averaged). A covariance whose sum of diagonal and upper
+// entries is not finite (a NaN or infinite entry) is replaced by the identity; one that is not positive definite gets a ridge of 1e-6
+// times the sum of its diagonal's magnitudes (at least 1e-12), ×10 until it is: on the
+// plane, until cov₀₀ > 0, cov₁₁ > 0 and det > 1e-12·cov₀₀·cov₁₁; in D dimensions,
+// until every pivot of its Cholesky factorisation exceeds 1e-12 times its diagonal
+// entry (the same condition on the plane, up to rounding).
+func GaussianNoiseD(mean, cov []float64) Noise {
+	D := len(mean)
+	if len(cov) != D*D {
+		panic(fmt.Sprintf("nce: a covariance of %d entries for a mean of %d coordinates", len(cov), D))
 	}
-	m0, m1 = m0/n, m1/n
-	var c00, c01, c11 float64
-	for i := range x0 {
-		a, b := float64(x0[i])-m0, float64(x1[i])-m1
-		c00 += a * a
-		c01 += a * b
-		c11 += b * b
+	c := slices.Clone(cov)
+	var sum float64 // D = 2: cov₀₀ + cov₁₁ + cov₀₁, the plane's test
+	for i := range D {
+		for j := i + 1; j < D; j++ {
+			v := 0.5 * (c[i*D+j] + c[j*D+i])
+			c[i*D+j], c[j*D+i] = v, v
+		}
+		sum += c[i*D+i]
+	}
+	for i := range D {
+		for j := i + 1; j < D; j++ {
+			sum += c[i*D+j]
+		}
+	}
+	if math.IsNaN(sum) || math.IsInf(sum, 0) {
+		clear(c)
+		for i := range D {
+			c[i*D+i] = 1
+		}
+	}
+	l := make([]float64, D*D)
+	var tr float64
+	for i := range D {
+		tr += math.Abs(c[i*D+i])
+	}
+	for ridge := max(1e-6*tr, 1e-12); !choleskyPD(c, l, D); ridge *= 10 {
+		for i := range D {
+			c[i*D+i] += ridge
+		}
+	}
+	ln := float64(D) / 2 * math.Log(2*math.Pi) // D = 2: log 2π
+	for i := range D {
+		ln += math.Log(l[i*D+i])
+	}
+	return Noise{Dim: D, Mean: slices.Clone(mean), Cov: c, l: l, logNorm: ln}
+}
+
+// choleskyPD writes the Cholesky factor of c [D][D] into l and reports whether c is
+// positive definite enough (see GaussianNoiseD); on the plane the test is the 2×2
+// one, in the 2-D arithmetic.
+func choleskyPD(c, l []float64, D int) bool {
+	if D == 2 && !(c[0] > 0 && c[3] > 0 && c[0]*c[3]-c[1]*c[1] > 1e-12*c[0]*c[3]) {
+		return false
+	}
+	clear(l)
+	for i := range D {
+		for j := 0; j <= i; j++ {
+			s := c[i*D+j]
+			for k := range j {
+				s -= l[i*D+k] * l[j*D+k]
+			}
+			if j < i {
+				l[i*D+j] = s / l[j*D+j]
+				continue
+			}
+			if D != 2 && !(s > 1e-12*c[i*D+i]) {
+				return false
+			}
+			l[i*D+i] = math.Sqrt(s)
+		}
+	}
+	return true
+}
+
+// FitGaussian is the Gaussian of the plane's draws (x0, x1) (FitGaussianD's).
+func FitGaussian(x0, x1 []float32, inflate float64) Noise {
+	return FitGaussianD([][]float32{x0, x1}, inflate)
+}
+
+// FitGaussianD is the Gaussian of the draws' mean and (maximum-likelihood) covariance,
+// the covariance times inflate: x[c][i] is coordinate c of draw i.
+func FitGaussianD(x [][]float32, inflate float64) Noise {
+	D := len(x)
+	n := float64(len(x[0]))
+	m := make([]float64, D)
+	for c, xc := range x {
+		for _, v := range xc {
+			m[c] += float64(v)
+		}
+		m[c] /= n
+	}
+	cv := make([]float64, D*D)
+	a := make([]float64, D)
+	for i := range x[0] {
+		for c := range D {
+			a[c] = float64(x[c][i]) - m[c]
+		}
+		for j := range D {
+			for k := j; k < D; k++ {
+				cv[j*D+k] += a[j] * a[k]
+			}
+		}
 	}
 	s := inflate / n
-	return GaussianNoise([2]float64{m0, m1}, [2][2]float64{{c00 * s, c01 * s}, {c01 * s, c11 * s}})
-}
-
-// Draw is one draw of the noise.
-func (n *Noise) Draw(rng *rand.Rand) (a, b float64) {
-	if n.Uniform {
-		return (2*rng.Float64() - 1) * n.Box, (2*rng.Float64() - 1) * n.Box
+	for j := range D {
+		for k := j; k < D; k++ {
+			cv[j*D+k] *= s
+			cv[k*D+j] = cv[j*D+k]
+		}
 	}
-	return n.Sample(rng.NormFloat64(), rng.NormFloat64())
+	return GaussianNoiseD(m, cv)
 }
 
-// Sample is the Gaussian's point of the standard normal pair (z0, z1): mean + L·z.
+// Draw is one draw of the noise on the plane.
+func (n *Noise) Draw(rng *rand.Rand) (a, b float64) {
+	var x [2]float64
+	n.DrawTo(rng, x[:])
+	return x[0], x[1]
+}
+
+// DrawTo writes one draw of the noise into x [Dim]: uniform, Dim uniforms on the box;
+// gaussian, mean + L·z with z Dim standard normals drawn in order.
+func (n *Noise) DrawTo(rng *rand.Rand, x []float64) {
+	x = x[:n.Dim]
+	if n.Uniform {
+		for c := range x {
+			x[c] = (2*rng.Float64() - 1) * n.Box
+		}
+		return
+	}
+	for c := range x {
+		x[c] = rng.NormFloat64()
+	}
+	n.transform(x)
+}
+
+// transform overwrites z [Dim] with mean + L·z (from the last coordinate, each reading
+// the z's before it).
+func (n *Noise) transform(z []float64) {
+	D := n.Dim
+	for i := D - 1; i >= 0; i-- {
+		v := n.Mean[i]
+		for k := 0; k <= i; k++ {
+			v += n.l[i*D+k] * z[k]
+		}
+		z[i] = v
+	}
+}
+
+// Sample is the plane's Gaussian's point of the standard normal pair (z0, z1):
+// mean + L·z.
 func (n *Noise) Sample(z0, z1 float64) (a, b float64) {
-	return n.Mean[0] + n.l[0]*z0, n.Mean[1] + n.l[1]*z0 + n.l[2]*z1
+	x := [2]float64{z0, z1}
+	n.transform(x[:])
+	return x[0], x[1]
 }
 
-// LogPdf is log pn(a, b). The uniform's is its value on the box, −log(4Box²),
-// everywhere: NCE evaluates it on the box only; TRE's waymarks may leave the box and
-// use it as the noise's log density extended by its constant.
+// LogPdf is log pn(a, b) on the plane (LogDensity's).
 func (n *Noise) LogPdf(a, b float64) float64 {
+	x := [2]float64{a, b}
+	return n.LogDensity(x[:])
+}
+
+// LogDensity is log pn(x), x [Dim], overwriting x by its whitened coordinates
+// L⁻¹(x − mean) (gaussian; untouched for the uniform). The uniform's is its value on
+// the box, −log((2Box)^Dim), everywhere: NCE evaluates it on the box only; TRE's
+// waymarks may leave the box and use it as the noise's log density extended by its
+// constant.
+func (n *Noise) LogDensity(x []float64) float64 {
 	if n.Uniform {
 		return -n.logNorm
 	}
-	y0 := (a - n.Mean[0]) / n.l[0]
-	y1 := (b - n.Mean[1] - n.l[1]*y0) / n.l[2]
-	return -0.5*(y0*y0+y1*y1) - n.logNorm
-}
-
-// Of is the noise of the options for a run: the uniform on the box, or the Gaussian
-// fitted to the draws x0, x1 (inflated).
-func Of(kind string, inflate float64, box float32, x0, x1 []float32) Noise {
-	if kind == NoiseUniform {
-		return UniformNoise(float64(box))
+	D := n.Dim
+	var q float64
+	for i := range D {
+		v := x[i] - n.Mean[i]
+		for k := range i {
+			v -= n.l[i*D+k] * x[k]
+		}
+		y := v / n.l[i*D+i]
+		x[i] = y
+		q += y * y
 	}
-	return FitGaussian(x0, x1, inflate)
+	return -0.5*q - n.logNorm
 }
 
-// Objective is nce as a kernel.Objective: lanes 0..B the data, lanes B..B(1+ν) the
-// noise (lane B + j·B + i is data point i's j-th noise draw); one parameter, the
-// learned log normaliser c (Extra[0]).
+// Of is the noise of the options for a run in ℝ^D, D = len(x): the uniform on the box,
+// or the Gaussian fitted to the draws x [D][n] (inflated).
+func Of(kind string, inflate float64, box float32, x [][]float32) Noise {
+	if kind == NoiseUniform {
+		return UniformNoiseD(len(x), float64(box))
+	}
+	return FitGaussianD(x, inflate)
+}
+
+// Objective is nce as a kernel.Objective in ℝ^D (st.Dim), or on {0,1}^D (binary tables,
+// st.Binary: bits.go): lanes 0..B the data, lanes
+// B..B(1+ν) the noise (lane B + j·B + i is data point i's j-th noise draw); one
+// parameter, the learned log normaliser c (Extra[0]).
 type Objective struct {
 	o Options
 	// Noise is the run's noise distribution (set in the first Fill unless Fixed).
 	Noise Noise
-	// Fixed keeps Noise as set (tests); otherwise each run fits or sets its own.
+	// Bits is the run's noise on binary tables (Step.Binary), set alike.
+	Bits BitsNoise
+	// Fixed keeps Noise and Bits as set (tests); otherwise each run fits or sets its own.
 	Fixed bool
 	ready bool
 	lpn   []float64 // log(ν pn) per lane
 	lse   []float32
-	c0    float64 // the initial c
+	pt    []float64   // one lane's point [D]
+	first [][]float32 // the first minibatch by coordinate, for a run on fresh draws
+	c0    float64     // the initial c
 }
 
 // New is nce's objective with the options o.
@@ -173,32 +319,36 @@ func (e *Objective) Begin(st *kernel.Step) {
 	if len(e.lpn) != st.P {
 		e.lpn, e.lse = make([]float64, st.P), make([]float32, st.P)
 	}
+	if len(e.pt) != st.Dim {
+		e.pt, e.first = make([]float64, st.Dim), make([][]float32, st.Dim)
+	}
+}
+
+// Draws are the draws a run's noise is fitted to, by coordinate: st.Data, or without
+// them (a run on fresh draws) the data lanes of st's first minibatch, as views into
+// first (len st.Dim).
+func Draws(st *kernel.Step, first [][]float32) [][]float32 {
+	if len(st.Data) == st.Dim && len(st.Data[0]) > 0 {
+		return st.Data
+	}
+	for c := range first {
+		first[c] = st.Coord(c)[:st.B]
+	}
+	return first
 }
 
 // Fill draws the ν·B noise lanes and their log(ν pn). At the first step it sets the
 // run's noise (the Gaussian fitted to st.Data, or to the first minibatch without
-// them) and initialises c to the importance-sampling estimate of the initial model's
+// them; on binary lanes the product-Bernoulli of their bit frequencies) and initialises c to the importance-sampling estimate of the initial model's
 // log Z under the noise, log mean_j exp(ℓ(y_j) − log pn(y_j)), so that Adam starts
 // from a normaliser of the right size instead of 0.
 func (e *Objective) Fill(st *kernel.Step) {
 	B, P := st.B, st.P
-	if !e.ready && !e.Fixed {
-		var x0, x1 []float32
-		if len(st.Data) == 2 {
-			x0, x1 = st.Data[0], st.Data[1]
-		}
-		if len(x0) == 0 {
-			x0, x1 = st.X[:B], st.X[P:P+B]
-		}
-		e.Noise = Of(e.o.Noise, e.o.Inflate, st.Box, x0, x1)
-	}
 	logNu := math.Log(float64(e.o.Nu))
-	for p := range P {
-		if p >= B {
-			a, b := e.Noise.Draw(st.Rng)
-			st.X[p], st.X[P+p] = float32(a), float32(b)
-		}
-		e.lpn[p] = logNu + e.Noise.LogPdf(float64(st.X[p]), float64(st.X[P+p]))
+	if st.Binary {
+		e.fillBits(st, logNu)
+	} else {
+		e.fillContinuous(st, logNu)
 	}
 	if !e.ready {
 		e.ready = true
@@ -210,6 +360,27 @@ func (e *Objective) Fill(st *kernel.Step) {
 		}
 		e.c0 = LogMeanExp(w)
 		st.Extra[0] = float32(e.c0)
+	}
+}
+
+// fillContinuous is Fill's noise lanes in ℝ^D and their log(ν pn).
+func (e *Objective) fillContinuous(st *kernel.Step, logNu float64) {
+	B, P, D := st.B, st.P, st.Dim
+	if !e.ready && !e.Fixed {
+		e.Noise = Of(e.o.Noise, e.o.Inflate, st.Box, Draws(st, e.first))
+	}
+	x := e.pt
+	for p := range P {
+		if p >= B {
+			e.Noise.DrawTo(st.Rng, x)
+			for c := range D {
+				st.X[c*P+p] = float32(x[c])
+			}
+		}
+		for c := range D {
+			x[c] = float64(st.X[c*P+p])
+		}
+		e.lpn[p] = logNu + e.Noise.LogDensity(x)
 	}
 }
 

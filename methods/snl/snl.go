@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/jemcheck/jemcheck/methods"
+	"github.com/jemcheck/jemcheck/methods/nce"
 	"github.com/jemcheck/jemcheck/models/kernel"
 )
 
@@ -13,7 +14,7 @@ const Name = "snl"
 // Options are SNL's settings (doc.go gives their sources).
 type Options struct {
 	N        int    `opt:"snl_n" label:"SNL draws per point" range:"[1,64]" doc:"snl: proposal draws per data point for the importance-sampling estimate of Z"`
-	Proposal string `opt:"snl_proposal" label:"SNL proposal" enum:"gaussian,uniform" doc:"snl: the importance proposal: gaussian (a diagonal Gaussian fitted to the run's training draws, sd inflated 1.5×, truncated to the box, mixed with 10% uniform on the box) or uniform (on the box)"`
+	Proposal string `opt:"snl_proposal" label:"SNL proposal" enum:"gaussian,uniform" doc:"snl: the importance proposal: gaussian (a diagonal Gaussian fitted to the run's training draws, sd inflated 1.5×, truncated to the box, mixed with 10% uniform on the box; binary tables: the product-Bernoulli of their bit frequencies, mixed alike) or uniform (on the box, or the 2^D states)"`
 }
 
 // defaults are jemcheck's choices (doc.go).
@@ -35,26 +36,30 @@ func init() {
 		Doc:     "self-normalised likelihood: −mean ℓ(data) + e^{−b}·Ẑ + b − 1, an upper bound of the NLL tight at b = log Z, with one learned scalar b and Ẑ by importance sampling from a fixed proposal",
 		Source:  "Self-normalised likelihood, arXiv 2503.07021 (2025)",
 		Sampler: true, KernelOnly: true, Defaults: defaults,
-		Trainers: map[string]any{methods.KindPlane: spec2D}})
+		Hooks: []methods.Hook{methods.Plane.Hook(spec2D), methods.Blocks.Hook(spec2D), methods.Bits.Hook(bits)}})
 }
 
-// spec2D is the hook tasks/plane calls: it sets snl's objective on the 2-D spec.
+// spec2D is the hook tasks/plane and tasks/blocks call: it sets snl's objective on the
+// spec (the plane's MLP, or a block task's additive or joint model in D = 2B).
 var spec2D = methods.Objective(func(o Options) kernel.Objective { return NewObjective(o) }, nil)
 
-// Objective is SNL as a kernel.Objective: lanes 0..B the data, B..B(1+N) the
-// proposal draws u_j; its one parameter st.Extra[0] is b.
+// Objective is SNL as a kernel.Objective in ℝ^D (st.Dim): lanes 0..B the data,
+// B..B(1+N) the proposal draws u_j; its one parameter st.Extra[0] is b.
 type Objective struct {
 	o Options
-	// the Gaussian proposal: per-axis mean, sd and log mass inside the box; the CDF at
-	// the box's ends (lo, hi) and log sd, for the box box
-	mu, sd, logMass [2]float64
-	lo, hi, logSD   [2]float64
+	// the Gaussian proposal, per axis [D]: mean, sd and log mass inside the box; the CDF
+	// at the box's ends (lo, hi) and log sd, for the box box
+	mu, sd, logMass []float64
+	lo, hi, logSD   []float64
 	box             float64
 	fitted          bool
-	logR            []float64 // log r(u_j) of the current draws
-	w               []float64 // Loss: the weights exp(ℓ(u_j) − log r(u_j) − max)
-	scratch         []float32 // [2][n] draws, and their ℓ, for the first step's b
-	lastLogZ, ess   float64   // the last step's IS log Ẑ and the ESS share of its weights
+	bern            nce.BitsNoise // binary tables: the fitted product-Bernoulli proposal
+	first           [][]float32   // the first minibatch by coordinate, for a run on fresh draws
+	pt              []float64     // one draw [D]
+	logR            []float64     // log r(u_j) of the current draws
+	w               []float64     // Loss: the weights exp(ℓ(u_j) − log r(u_j) − max)
+	scratch         []float32     // [D][n] draws, and their ℓ, for the first step's b
+	lastLogZ, ess   float64       // the last step's IS log Ẑ and the ESS share of its weights
 }
 
 // NewObjective returns SNL's objective with options o.
@@ -70,21 +75,30 @@ func (*Objective) Params() int { return 1 }
 // one extra forward pass, for b's initial value, is not counted).
 func (*Objective) GradEvals(int) int64 { return 0 }
 
-// Begin fits the Gaussian proposal to the run's training draws (when it trains on
-// fresh draws, Fill fits it to the first minibatch).
+// Begin sizes the run's state for st.Dim and fits the Gaussian proposal to the run's
+// training draws (when it trains on fresh draws, Fill fits it to the first minibatch).
 func (s *Objective) Begin(st *kernel.Step) {
 	s.fitted, s.lastLogZ, s.ess = false, math.NaN(), math.NaN()
-	if s.o.Proposal == "gaussian" && len(st.Data) == 2 && len(st.Data[0]) > 1 {
-		s.fit(st.Data[0], st.Data[1], st.Box)
+	if D := st.Dim; len(s.mu) != D {
+		s.mu, s.sd, s.logMass = make([]float64, D), make([]float64, D), make([]float64, D)
+		s.lo, s.hi, s.logSD = make([]float64, D), make([]float64, D), make([]float64, D)
+		s.first, s.pt = make([][]float32, D), make([]float64, D)
+	}
+	if s.o.Proposal == "gaussian" && len(st.Data) == st.Dim && len(st.Data[0]) > 1 {
+		if st.Binary {
+			s.fitBits(st.Data)
+		} else {
+			s.fit(st.Data, st.Box)
+		}
 	}
 }
 
-// fit sets the Gaussian proposal from draws x0, x1: per-axis mean and sd (at least 5%
-// of the box's half-width), the sd inflated by Inflate.
-func (s *Objective) fit(x0, x1 []float32, box float32) {
+// fit sets the Gaussian proposal from draws x [D][n]: per-axis mean and sd (at least
+// 5% of the box's half-width), the sd inflated by Inflate.
+func (s *Objective) fit(x [][]float32, box float32) {
 	kernel.ClearUpper()
 	b := float64(box)
-	for d, x := range [2][]float32{x0, x1} {
+	for d, x := range x {
 		var m, v float64
 		for _, t := range x {
 			m += float64(t)
@@ -104,14 +118,26 @@ func (s *Objective) fit(x0, x1 []float32, box float32) {
 
 func phi(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
 
-// logProposal is log r(u) at (a, c) in the box.
-func (s *Objective) logProposal(a, c, box float64) float64 {
-	logU := -math.Log(4 * box * box)
+// logBox is the log volume of the box [−box, box]^D: log(4box²) on the plane.
+func logBox(D int, box float64) float64 {
+	v := 1.0
+	for range D {
+		v *= 2 * box // D = 2: (2box)², as 4·box·box (2box is exact)
+	}
+	if math.IsInf(v, 0) || v == 0 {
+		return float64(D) * math.Log(2*box)
+	}
+	return math.Log(v)
+}
+
+// logProposal is log r(u) at u [D] in the box.
+func (s *Objective) logProposal(u []float64, box float64) float64 {
+	logU := -logBox(len(u), box)
 	if s.o.Proposal != "gaussian" {
 		return logU
 	}
 	lg := 0.0
-	for d, u := range [2]float64{a, c} {
+	for d, u := range u {
 		z := (u - s.mu[d]) / s.sd[d]
 		lg += -0.5*z*z - s.logSD[d] - halfLog2Pi - s.logMass[d]
 	}
@@ -134,33 +160,25 @@ func logAdd(a, b float64) float64 {
 // importance-sampling log Ẑ of the initial model.
 func (s *Objective) Fill(st *kernel.Step) {
 	kernel.ClearUpper()
-	B, P, x := st.B, st.P, st.X
-	box := float64(st.Box)
-	if s.o.Proposal == "gaussian" && !s.fitted {
-		s.fit(x[:B], x[P:P+B], st.Box)
-	}
+	B, P, D, x := st.B, st.P, st.Dim, st.X
 	n := P - B
 	if len(s.logR) != n {
 		s.logR = make([]float64, n)
 	}
-	for j := range n {
-		var a, c float64
-		if s.o.Proposal != "gaussian" || st.Rng.Float64() < Defensive {
-			a, c = (2*st.Rng.Float64()-1)*box, (2*st.Rng.Float64()-1)*box
-		} else {
-			a, c = s.truncated(0, st.Rng.Float64(), box), s.truncated(1, st.Rng.Float64(), box)
-		}
-		x[B+j], x[P+B+j] = float32(a), float32(c)
-		s.logR[j] = s.logProposal(float64(x[B+j]), float64(x[P+B+j]), box)
+	if st.Binary {
+		s.fillBits(st)
+	} else {
+		s.fillContinuous(st)
 	}
 	if st.Step == 1 && st.LSE != nil {
-		if len(s.scratch) != 3*n {
-			s.scratch = make([]float32, 3*n)
+		if len(s.scratch) != (D+1)*n {
+			s.scratch = make([]float32, (D+1)*n)
 		}
-		copy(s.scratch[:n], x[B:P])
-		copy(s.scratch[n:2*n], x[P+B:2*P])
-		lse := s.scratch[2*n:]
-		st.LSE(s.scratch[:2*n], n, lse, nil)
+		for c := range D {
+			copy(s.scratch[c*n:(c+1)*n], x[c*P+B:(c+1)*P])
+		}
+		lse := s.scratch[D*n:]
+		st.LSE(s.scratch[:D*n], n, lse, nil)
 		kernel.ClearUpper()
 		m := math.Inf(-1)
 		for j := range n {
@@ -173,6 +191,35 @@ func (s *Objective) Fill(st *kernel.Step) {
 		if b := m + math.Log(z/float64(n)); !math.IsNaN(b) && !math.IsInf(b, 0) {
 			st.Extra[0] = float32(b)
 		}
+	}
+}
+
+// fillContinuous is Fill's proposal lanes in the box and their log r.
+func (s *Objective) fillContinuous(st *kernel.Step) {
+	B, P, D, x := st.B, st.P, st.Dim, st.X
+	box := float64(st.Box)
+	if s.o.Proposal == "gaussian" && !s.fitted {
+		for c := range s.first {
+			s.first[c] = st.Coord(c)[:B]
+		}
+		s.fit(s.first, st.Box)
+	}
+	u := s.pt
+	for j := range P - B {
+		if s.o.Proposal != "gaussian" || st.Rng.Float64() < Defensive {
+			for c := range D {
+				u[c] = (2*st.Rng.Float64() - 1) * box
+			}
+		} else {
+			for c := range D {
+				u[c] = s.truncated(c, st.Rng.Float64(), box)
+			}
+		}
+		for c := range D {
+			x[c*P+B+j] = float32(u[c])
+			u[c] = float64(x[c*P+B+j])
+		}
+		s.logR[j] = s.logProposal(u, box)
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package tre is telescoping density-ratio estimation (Rhodes, Xu & Gutmann, NeurIPS
-// 2020) of JEM's q(x) ∝ exp ℓ(x), ℓ(x) = log Σ_y exp f(x)[y], on 2-D tasks, adapted to
-// jemcheck's single energy model.
+// 2020) of JEM's q(x) ∝ exp ℓ(x), ℓ(x) = log Σ_y exp f(x)[y], on continuous tasks in
+// ℝ^D (the plane, D = 2; block tasks, D = 2B, on the additive and the joint model),
+// adapted to jemcheck's single energy model.
 //
 // What it optimises. Waymarks k = 0..m between the data and the noise: one noise draw
 // ε per data point x_0 and x_k = √(1−α_k²)·x_0 + α_k·ε, α_k = k/m (the paper's "linear
@@ -27,10 +28,14 @@
 // least at β ≈ 0.6–0.8, not 1 (tre_test.go logs it). With m = 1 tre is nce with ν = 1.
 //
 // The noise (tre_noise), the last waymark: "gaussian" (default), the Gaussian with the
-// mean and full covariance of the run's training draws times tre_inflate (default 1),
-// the choice of the TRE paper's and NCE's experiments; or "uniform" on the task's box.
-// The uniform's log density is the constant −log(4Box²) everywhere, including the
-// waymarks that leave the box (a feature of the bridges there, not a density).
+// mean and full D×D covariance of the run's training draws times tre_inflate (default
+// 1), the choice of the TRE paper's and NCE's experiments; or "uniform" on the task's
+// box [−Box, Box]^D (nce.Noise, D-dimensional, the plane's numbers bit for bit). The
+// uniform's log density is the constant −D·log(2Box) everywhere, including the
+// waymarks that leave the box (a feature of the bridges there, not a density). The
+// waymarks mix each coordinate alike, in any D. The paper's data are not centred here:
+// with the Gaussian noise the waymarks √(1−α²)·x_0 + α·ε of data and noise of mean μ
+// have mean (√(1−α²) + α)·μ, off both where μ is far from 0.
 //
 // m (tre_m, default 4). The paper tunes the number and spacing of waymarks per
 // experiment and prescribes no single default; jemcheck takes 4 bridges, equally
@@ -46,6 +51,10 @@
 // β·log p at the true bridges is least at β = 1 and its gradient in (β, c, θ, d) is 0
 // within 3 standard errors; the coefficients and the parameters' gradient match finite
 // differences; trained runs are deterministic by seed and c approaches the exact log Z.
+// blocks_test.go: on a 2-block task (D = 4) tre with the uniform noise brings the
+// additive model's exact joint KL from 6.8 nats (start; the baseline's 7.2) to within
+// 0.25 nats of exact JEM's (0.04); with the data's Gaussian it learns slowly (1.7 after
+// 1000 steps); on the joint MLP in D = 8 it stays finite and lowers its training loss.
 // The TRE paper's prediction that NCE fails far from the noise is measured on a narrow
 // mixture (~6 nats from the uniform noise, short of the paper's tens of nats): there the
 // single-energy tre does not beat nce (TestChasm logs the numbers).

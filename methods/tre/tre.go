@@ -29,10 +29,11 @@ func init() {
 		Source:   "Rhodes, Xu & Gutmann, NeurIPS 2020",
 		Doc:      "telescoping ratio estimation: logistic losses between consecutive waymarks from the data to noise, the bridges' log ratios shares of one energy's (Rhodes, Xu & Gutmann, NeurIPS 2020; adapted to a single energy model)",
 		Defaults: Defaults,
-		Trainers: map[string]any{methods.KindPlane: spec2D}})
+		Hooks:    []methods.Hook{methods.Plane.Hook(spec2D), methods.Blocks.Hook(spec2D)}})
 }
 
-// spec2D is the hook tasks/plane calls: it sets tre's objective on the 2-D spec.
+// spec2D is the hook tasks/plane and tasks/blocks call: it sets tre's objective on the
+// spec (the plane's MLP, or a block task's additive or joint model in D = 2B).
 var spec2D = methods.Objective(func(o Options) kernel.Objective { return New(o) }, Options.check)
 
 func (o Options) check() error {
@@ -50,7 +51,7 @@ func (o Options) check() error {
 // Alpha is waymark k's noise coefficient α_k = k/m.
 func Alpha(k, m int) float64 { return float64(k) / float64(m) }
 
-// Objective is tre as a kernel.Objective. Lanes kB..(k+1)B hold waymark k, k = 0..m:
+// Objective is tre as a kernel.Objective in ℝ^D (st.Dim). Lanes kB..(k+1)B hold waymark k, k = 0..m:
 // waymark 0 the data, m the noise ε, and in between x_k = √(1−α_k²)·x_0 + α_k·ε with
 // one ε per data point. Its 2m parameters (Extra): c, the learned log normaliser;
 // θ_0..θ_{m−1}, the bridges' shares a = softmax(θ); d_0..d_{m−2}, the bridges'
@@ -67,6 +68,8 @@ type Objective struct {
 	ready bool
 	lpn   []float64 // log pn per lane
 	lse   []float32
+	pt    []float64   // one lane's point [D]
+	first [][]float32 // nce.Draws' views of the first minibatch
 	c0    float64
 	a     []float64
 	s, A  []float64
@@ -88,26 +91,26 @@ func (e *Objective) Begin(st *kernel.Step) {
 	if len(e.lpn) != st.P {
 		e.lpn, e.lse = make([]float64, st.P), make([]float32, st.P)
 	}
+	if len(e.pt) != st.Dim {
+		e.pt, e.first = make([]float64, st.Dim), make([][]float32, st.Dim)
+	}
 }
 
 // Fill draws each data point's noise ε and writes the waymarks. At the first step it
 // sets the run's noise (as nce's) and c to the importance-sampling estimate of the
 // initial model's log Z under the noise, log mean exp(ℓ(ε) − log pn(ε)).
 func (e *Objective) Fill(st *kernel.Step) {
-	B, P, m := st.B, st.P, e.o.M
+	B, P, m, D := st.B, st.P, e.o.M, st.Dim
 	if !e.ready && !e.Fixed {
-		var x0, x1 []float32
-		if len(st.Data) == 2 {
-			x0, x1 = st.Data[0], st.Data[1]
-		}
-		if len(x0) == 0 {
-			x0, x1 = st.X[:B], st.X[P:P+B]
-		}
-		e.Noise = nce.Of(e.o.Noise, e.o.Inflate, st.Box, x0, x1)
+		e.Noise = nce.Of(e.o.Noise, e.o.Inflate, st.Box, nce.Draws(st, e.first))
 	}
 	Waymarks(st.X, B, m, &e.Noise, st.Rng)
+	x := e.pt
 	for p := range P {
-		e.lpn[p] = e.Noise.LogPdf(float64(st.X[p]), float64(st.X[P+p]))
+		for c := range D {
+			x[c] = float64(st.X[c*P+p])
+		}
+		e.lpn[p] = e.Noise.LogDensity(x)
 	}
 	if !e.ready {
 		e.ready = true
@@ -122,11 +125,15 @@ func (e *Objective) Fill(st *kernel.Step) {
 	}
 }
 
-// Waymarks fills lanes B..(m+1)B of x [2][(m+1)B] from the data in lanes 0..B: one
-// noise draw ε_i per data point into waymark m, and x_k = √(1−α_k²)·x_0 + α_k·ε for
-// 0 < k < m.
+// MaxDim is the most coordinates of a point Waymarks draws its noise for on the stack.
+const MaxDim = 64
+
+// Waymarks fills lanes B..(m+1)B of x [D][(m+1)B], D = n.Dim, from the data in lanes
+// 0..B: one noise draw ε_i per data point into waymark m, and
+// x_k = √(1−α_k²)·x_0 + α_k·ε for 0 < k < m.
 func Waymarks(x []float32, B, m int, n *nce.Noise, rng *rand.Rand) {
 	P := B * (m + 1)
+	D := n.Dim
 	var buf [2 * 33]float64 // α_k and √(1−α_k²) for k ≤ m, on the stack for m ≤ 32
 	als, ss := buf[:33], buf[33:]
 	if m >= 33 {
@@ -136,13 +143,20 @@ func Waymarks(x []float32, B, m int, n *nce.Noise, rng *rand.Rand) {
 		al := Alpha(k, m)
 		als[k], ss[k] = al, math.Sqrt(max(0, 1-al*al))
 	}
+	var ebuf [MaxDim]float64 // ε, on the stack for D ≤ MaxDim
+	eps := ebuf[:]
+	if D > MaxDim {
+		eps = make([]float64, D)
+	}
+	eps = eps[:D]
 	for i := range B {
-		a, b := n.Draw(rng)
-		x0, x1 := float64(x[i]), float64(x[P+i])
-		for k := 1; k <= m; k++ {
-			al, s := als[k], ss[k]
-			q := k*B + i
-			x[q], x[P+q] = float32(s*x0+al*a), float32(s*x1+al*b)
+		n.DrawTo(rng, eps)
+		for c := range D {
+			xc := x[c*P : (c+1)*P]
+			x0, a := float64(xc[i]), eps[c]
+			for k := 1; k <= m; k++ {
+				xc[k*B+i] = float32(ss[k]*x0 + als[k]*a)
+			}
 		}
 	}
 }
