@@ -545,6 +545,9 @@ func MethodTable(ps schemas.PointSummary) []string {
 	rows := [][]string{{"method", "joint KL [p10, p90]", "excess over exact JEM [95% CI]", "grade", "rank"}}
 	for _, m := range ps.Methods {
 		kl := fmt.Sprintf("%s [%s, %s]", nats(m.KLJoint.Mean, false), nats(m.KLJoint.P10, false), nats(m.KLJoint.P90, false))
+		if m.KLJoint.Count == 0 && m.KLJoint.Infinite == 0 { // no run has a value (diverged, or its estimate refused): not a KL of 0
+			kl = fmt.Sprintf("— (none of %d runs)", m.Runs)
+		}
 		excess, grade, rank := "—", "—", ""
 		if m.Method == methods.Yardstick() {
 			excess, grade = "0 (the yardstick)", "—"

@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,6 +33,14 @@ func TestMethodTable(t *testing.T) {
 			if !strings.Contains(got, w) {
 				t.Errorf("table lacks %q:\n%s", w, got)
 			}
+		}
+	})
+	t.Run("no run with a value", func(t *testing.T) { // every estimate refused: no KL, not a KL of 0
+		ps := ps
+		ps.Methods = append(slices.Clone(ps.Methods), schemas.MethodSummary{Method: "ed", Runs: 4})
+		got := strings.Join(MethodTable(ps), "\n")
+		if !strings.Contains(got, "— (none of 4 runs)") || strings.Contains(got, "0 [0, 0]") {
+			t.Errorf("a method without values:\n%s", got)
 		}
 	})
 	for _, tc := range cases {
