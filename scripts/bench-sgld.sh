@@ -3,11 +3,12 @@
 # PyTorch peer ../shared/peers/torch_sgld.py, in one run on one core (taskset -c 0,
 # GOMAXPROCS=1, OMP_NUM_THREADS=1), in CPU milliseconds per run-step:
 #
-#   - Go: BenchmarkSGLD2D (models/kernel/bench2d_test.go): gmm:3,2, MLP 2-32-32-3 tanh, data
+#   - Go: BenchmarkSGLDPlane (methods/all/bench_test.go): gmm:3,2, MLP 2-32-32-3 tanh, data
 #     batch 64, 64 negatives from a 10000-chain replay buffer per run (5% restarts), 20 SGLD
 #     steps (lr 1, std 0.01), Adam, 1,024 runs x 10 steps (per-run setup included);
 #   - torch: torch_sgld.py --runs 1024 --steps 10 (same shape, swish, torch.bmm, autograd);
-#   - exact grid JEM's cost per run-step at training grids 64, 32, 16 and the baseline.
+#   - exact grid JEM's cost per run-step at training grids 64, 32, 16 and the baseline
+#     (BenchmarkJEM2D, models/kernel/bench2d_test.go).
 #
 #   scripts/bench-sgld.sh            (about 2 minutes on 2 cores, most of it compiling)
 #
@@ -25,13 +26,14 @@ export GOMAXPROCS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 
 echo "== building (GOEXPERIMENT=$GOEXPERIMENT) ==" >&2
 go test -c -o "$tmp/kernel.test" ./models/kernel
+go test -c -o "$tmp/methods.test" ./methods/all
 
 metric() { # unit -> the value before unit on stdin's first matching line
   awk -v u="$1" '{ for (i = 2; i <= NF; i++) if ($i == u) { print $(i-1); exit } }'
 }
 
-echo "== Go: BenchmarkSGLD2D, BenchmarkJEM2D ==" >&2
-go_sg=$(pin "$tmp/kernel.test" -test.run '^$' -test.bench 'SGLD2D$' -test.benchtime 1x 2>&1 | grep '^Benchmark')
+echo "== Go: BenchmarkSGLDPlane, BenchmarkJEM2D ==" >&2
+go_sg=$(pin "$tmp/methods.test" -test.run '^$' -test.bench 'SGLDPlane$' -test.benchtime 1x 2>&1 | grep '^Benchmark')
 go_jem=$(pin "$tmp/kernel.test" -test.run '^$' -test.bench 'JEM2D' -test.benchtime 1x 2>&1 | grep '^Benchmark')
 echo "$go_sg"
 echo "$go_jem"

@@ -7,7 +7,7 @@
 // error (MeanSE) and the central finite difference of a loss (FiniteDiff).
 //
 // Standard is the mixture of models/kernel's own known-answer tests
-// (models/kernel/methods2d_test.go, which cannot import this package: it imports
+// (models/kernel/mixture_test.go, which cannot import this package: it imports
 // kernel); methods/drl, dsm, snl, nce and tre test against it.
 //
 // Every random draw is from the caller's *rand.Rand (or a prob.NewRand of the caller's

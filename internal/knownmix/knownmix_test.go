@@ -181,7 +181,7 @@ func TestMeanSE(t *testing.T) {
 // the truth.
 func TestModelCells(t *testing.T) {
 	spec := SmokeSpec(200)
-	spec.Method = kernel.JEM2D
+	spec.Exact = true
 	zero := make([]float32, len(kernel.InitMLP2D(4, spec.Hidden, spec.K)))
 	const G = 20
 	q, lz, err := ModelCells(spec.Hidden, spec.K, zero, G, Box)

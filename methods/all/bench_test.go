@@ -25,7 +25,7 @@ func cpuSeconds() float64 {
 }
 
 // gmmRuns are R runs on gmm:3,2 tasks of n draws each, the runs of models/kernel's
-// BenchmarkRecipes2D (the same task, data, parameter and run seeds).
+// BenchmarkJEM2D (the same task, data, parameter and run seeds).
 func gmmRuns(R, n int, hidden []int, lr float32) []kernel.Run2D {
 	spec, err := prob.ParseTaskSpec("gmm:3,2")
 	if err != nil {
@@ -45,29 +45,47 @@ func gmmRuns(R, n int, hidden []int, lr float32) []kernel.Run2D {
 	return runs
 }
 
-// BenchmarkNewRecipes2D is one training step of each recipe that lives in its own
-// package (nce, tre, dsm, snl, drl) on the shape of models/kernel's BenchmarkRecipes2D
-// and scripts/peers/torch_methods.py: gmm:3,2 tasks of 2000 draws, MLP 2-32-32-3
-// (tanh), data batch 64, box 5, Adam lr 3e-3, 256 runs of 10 steps per iteration.
-// Each method's Spec2D is set by its registered plane hook at schemas.DefaultGrid()
-// (its default options). Run it on one core (GOMAXPROCS=1) to read CPU per run-step
+// BenchmarkRecipes2D is one training step of every 2-D recipe on the shape of
+// scripts/peers/torch_methods.py: gmm:3,2 tasks of 2000 draws, MLP 2-32-32-3 (tanh),
+// data batch 64, box 5, Adam lr 3e-3, 256 runs of 10 steps per iteration. Each
+// method's Spec2D is set by its registered plane hook at schemas.DefaultGrid() (its
+// default options: sgld official, 20 steps, buffer 10000, 5% restarts; mala and
+// jarzynski 20 Langevin steps from η 0.01, adapted; shortrun 20 steps of η 0.01 from
+// uniform noise with L2 1; ed M 4, t 1, w 1; exact jem on a 32×32 grid; nce, tre,
+// dsm, snl, drl at theirs). Run it on one core (GOMAXPROCS=1) to read CPU per run-step
 // (scripts/bench-recipes.sh sets that up beside the peer).
-func BenchmarkNewRecipes2D(b *testing.B) {
+func BenchmarkRecipes2D(b *testing.B) {
 	hidden := []int{32, 32}
 	runs := gmmRuns(256, 2000, hidden, 3e-3)
-	for _, name := range []string{"nce", "tre", "dsm", "snl", "drl"} {
+	for _, name := range []string{"sgld", "mala", "jarzynski", "ed", "shortrun", "jem", "nce", "tre", "dsm", "snl", "drl"} {
 		b.Run(name, func(b *testing.B) {
-			hook, ok := methods.Plane.Of(name)
-			if !ok {
-				b.Fatalf("%s has no plane hook", name)
-			}
-			spec := kernel.Spec2D{Hidden: hidden, K: 3, Steps: 10, Batch: 64, Box: 5, PxWeight: 1}
-			if err := hook(schemas.DefaultGrid(), &spec); err != nil {
-				b.Fatal(err)
-			}
-			bench2D(b, spec, runs)
+			bench2D(b, planeSpec(b, name, kernel.Spec2D{Hidden: hidden, K: 3, Steps: 10, Batch: 64, Box: 5, PxWeight: 1}), runs)
 		})
 	}
+}
+
+// BenchmarkSGLDPlane is SGLD-JEM training (sgld's plane hook at its defaults: official,
+// 20 SGLD steps of lr 1 and std 0.01, 64 negatives from a replay buffer of 10000 per
+// run with 5% uniform restarts) on gmm:3,2 tasks with 2000 draws each: MLP 2-32-32-3
+// (tanh), data batch 64, box 4, Adam, 1,024 runs of 10 steps per iteration: the shape
+// of ../shared/peers/torch_sgld.py (which uses swish). Run it on one core
+// (GOMAXPROCS=1) to read CPU per run-step (scripts/bench-sgld.sh).
+func BenchmarkSGLDPlane(b *testing.B) {
+	hidden := []int{32, 32}
+	runs := gmmRuns(1024, 2000, hidden, 1e-3)
+	bench2D(b, planeSpec(b, "sgld", kernel.Spec2D{Hidden: hidden, K: 3, Steps: 10, Batch: 64, Box: 4, PxWeight: 1}), runs)
+}
+
+// planeSpec is base with method name's part set by its plane hook at the default grid.
+func planeSpec(b *testing.B, name string, base kernel.Spec2D) kernel.Spec2D {
+	hook, ok := methods.Plane.Of(name)
+	if !ok {
+		b.Fatalf("%s has no plane hook", name)
+	}
+	if err := hook(schemas.DefaultGrid(), &base); err != nil {
+		b.Fatal(err)
+	}
+	return base
 }
 
 // bench2D trains runs for spec.Steps steps per iteration and reports CPU milliseconds

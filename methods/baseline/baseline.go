@@ -19,14 +19,16 @@ func init() {
 			methods.Tables.Hook(func(schemas.Grid, uint64) (*kernel.PCD, error) { return nil, nil }),
 			methods.Plane.Hook(spec2D), methods.Blocks.Hook(spec2D),
 			methods.Bits.Hook(func(_ schemas.Grid, s *kernel.SpecBits) error {
-				s.Method, s.PxWeight = kernel.BaselineBits, 0
+				s.Exact, s.Objective, s.PxWeight = false, nil, 0
 				return nil
 			}),
 			methods.Images.Hook(func(_ schemas.Grid, o *cnn.TrainOptions) error { o.Method = cnn.Baseline; return nil }),
 		}})
 }
 
+// spec2D is the hook of the plane and block kinds: neither exact JEM nor an objective,
+// the cross-entropy alone.
 func spec2D(_ schemas.Grid, s *kernel.Spec2D) error {
-	s.Method, s.PxWeight = kernel.Baseline2D, 0
+	s.Exact, s.Objective, s.PxWeight = false, nil, 0
 	return nil
 }

@@ -86,8 +86,8 @@ func TestBlocksKnownAnswer(t *testing.T) {
 	const steps, margin = 300, 0.25
 	b := newBlocks()
 	start := b.kl(t, b.theta)
-	base, _ := b.train(t, kernel.Spec2D{Method: kernel.Baseline2D}, steps)
-	jem, _ := b.train(t, kernel.Spec2D{Method: kernel.JEM2D, TrainGrid: 16, ShiftGrid: true}, steps)
+	base, _ := b.train(t, kernel.Spec2D{}, steps)
+	jem, _ := b.train(t, kernel.Spec2D{Exact: true, TrainGrid: 16, ShiftGrid: true}, steps)
 	t.Logf("joint KL at %d steps: start %.4f, baseline %.4f, exact jem %.4f", steps, start, base, jem)
 	cases := []struct {
 		name string

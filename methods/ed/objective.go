@@ -13,7 +13,7 @@ import (
 // coordinate), binary lanes (st.Binary) the Bernoulli one (flip probability t).
 type Objective struct {
 	m    int
-	t, w float32 // as the kernel's EDOptions, so that the plane's numbers are ED2D's
+	t, w float32 // float32, so that the plane's numbers are the 2-D kernel's former built-in ed's
 	y    []float32
 }
 
@@ -57,7 +57,7 @@ func (*Objective) End(*kernel.Step, *kernel.Result2D) {}
 // 0..B) into lanes B..B(1+m): for data point i, y = x_i + √t ξ, then x'_ij = y + √t ξ_j
 // in lane B + j·B + i, every coordinate's normal drawn in turn (point, then coordinate).
 // y is scratch of at least dim values. With dim = 2 the draws and the arithmetic are
-// the 2-D kernel's (ED2D's).
+// the 2-D kernel's former built-in ed's.
 func Perturb(rng *rand.Rand, x []float32, dim, B, P, m int, t float32, y []float32) {
 	s := float32(math.Sqrt(float64(t)))
 	y = y[:dim]
@@ -77,7 +77,8 @@ func Perturb(rng *rand.Rand, x []float32, dim, B, P, m int, t float32, y []float
 // PerturbBits writes the Bernoulli negatives of the B binary data points of x [dim][P]
 // (each coordinate 0 or 1) into lanes B..B(1+m): y = x_i ⊕ ξ, then x'_ij = y ⊕ ξ_j in
 // lane B + j·B + i, each bit of ξ and ξ_j flipped with probability eps (one uniform
-// draw per coordinate, in coordinate order: the binary kernel's EDBits). y is scratch
+// draw per coordinate, in coordinate order: the binary kernel's former built-in ed's).
+// y is scratch
 // of at least dim values.
 func PerturbBits(rng *rand.Rand, x []float32, dim, B, P, m int, eps float64, y []float32) {
 	y = y[:dim]

@@ -1,7 +1,6 @@
 package ed
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -62,52 +61,6 @@ func TestHooks2D(t *testing.T) {
 				if err := h(grid(bad), &kernel.Spec2D{}); err == nil || !strings.Contains(err.Error(), "must be") {
 					t.Errorf("options %+v: error %v", bad, err)
 				}
-			}
-		})
-	}
-}
-
-// TestPlaneMatchesED2D: on the plane the objective (through the plane's hook) trains
-// as the 2-D kernel's own ED2D does, to float32 rounding: the same draws in the same
-// order, the same loss, the trainer's terms summed in another order (max |Δθ| ≤ 1e-3
-// and the final loss within 1e-3 after 100 steps), and the same budget.
-func TestPlaneMatchesED2D(t *testing.T) {
-	X0, X1, Y := knownmix.Standard.TrainingDraws(1, 512)
-	for _, tc := range []struct {
-		name string
-		o    Options
-	}{
-		{"defaults", Defaults},
-		{"M=8 t=0.25 w=0", Options{M: 8, T: 0.25, W: 0}},
-		{"M=1 t=2 w=0.5", Options{M: 1, T: 2, W: 0.5}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			enum := kernel.Spec2D{Hidden: []int{16}, K: 2, Method: kernel.ED2D, Steps: 100, Batch: 64, PxWeight: 1, Box: 5,
-				ED: kernel.EDOptions{M: tc.o.M, T: float32(tc.o.T), W: float32(tc.o.W)}}
-			obj := enum
-			obj.Method, obj.ED = -1, kernel.EDOptions{}
-			if err := hook2D(t, methods.KindPlane)(grid(tc.o), &obj); err != nil {
-				t.Fatal(err)
-			}
-			run := kernel.Run2D{Seed: 3, Theta: kernel.InitMLP2D(4, enum.Hidden, 2), LR: 3e-3, X0: X0, X1: X1, Y: Y}
-			want, err := kernel.Train2D(context.Background(), enum, []kernel.Run2D{run})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := kernel.Train2D(context.Background(), obj, []kernel.Run2D{run})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var worst float64
-			for i := range want[0].Theta {
-				worst = max(worst, math.Abs(float64(want[0].Theta[i]-got[0].Theta[i])))
-			}
-			t.Logf("max |Δθ| after %d steps: %.3g; loss %.6f (ED2D) vs %.6f", enum.Steps, worst, want[0].Loss, got[0].Loss)
-			if got[0].Diverged || worst > 1e-3 || math.Abs(float64(want[0].Loss-got[0].Loss)) > 1e-3 {
-				t.Errorf("the objective's run differs from ED2D's: max |Δθ| %.3g, loss %v vs %v", worst, got[0].Loss, want[0].Loss)
-			}
-			if a, b := enum.GradEvalsPerStep(), obj.GradEvalsPerStep(); a != b {
-				t.Errorf("budget %d, want ED2D's %d", b, a)
 			}
 		})
 	}

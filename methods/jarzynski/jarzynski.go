@@ -26,7 +26,7 @@ func init() {
 		Doc:      "JEM with persistent walkers whose Jarzynski importance weights correct the log Z gradient's non-equilibrium bias, resampled at ESS < ½ (Carbone et al., NeurIPS 2023)",
 		Options:  []string{"step_size", "sgld_steps", "ess_resample"},
 		Validate: validate,
-		Hooks: []methods.Hook{methods.Plane.Hook(spec2D), methods.Blocks.Hook(spec2D), methods.PlaneSampler.Hook(sampler2D)}})
+		Hooks:    []methods.Hook{methods.Plane.Hook(spec2D), methods.Blocks.Hook(spec2D), methods.PlaneSampler.Hook(sampler2D)}})
 }
 
 // optionsOf are the point's options.

@@ -20,15 +20,15 @@ func init() {
 			methods.Tables.Hook(func(schemas.Grid, uint64) (*kernel.PCD, error) { return nil, nil }),
 			methods.Plane.Hook(Spec2D), methods.Blocks.Hook(Spec2D),
 			methods.Bits.Hook(func(_ schemas.Grid, s *kernel.SpecBits) error {
-				s.Method = kernel.JEMBits
+				s.Exact = true
 				return nil
 			}),
 		}})
 }
 
-// Spec2D sets exact JEM on the 2-D kernel: log Z on the training grid, shifted by a
+// Spec2D sets exact JEM on the 2-D kernel (Spec2D.Exact): log Z on the training grid, shifted by a
 // uniform offset every step (jem-converged and oracle train the same way).
 func Spec2D(g schemas.Grid, s *kernel.Spec2D) error {
-	s.Method, s.TrainGrid, s.ShiftGrid = kernel.JEM2D, g.TrainGrid, true
+	s.Exact, s.TrainGrid, s.ShiftGrid = true, g.TrainGrid, true
 	return nil
 }

@@ -31,7 +31,7 @@ func init() {
 		Doc:      "JEM with sgld's replay buffer refined by Metropolis-adjusted Langevin at temperature 1, its step adapted toward 0.574 acceptance (Roberts & Tweedie 1996)",
 		Options:  []string{"step_size", "sgld_steps", "buffer_size", "reinit_freq"},
 		Validate: validate,
-		Hooks: []methods.Hook{methods.Plane.Hook(spec2D), methods.Blocks.Hook(spec2D), methods.PlaneSampler.Hook(sampler2D)}})
+		Hooks:    []methods.Hook{methods.Plane.Hook(spec2D), methods.Blocks.Hook(spec2D), methods.PlaneSampler.Hook(sampler2D)}})
 }
 
 // optionsOf are the point's options.

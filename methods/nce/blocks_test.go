@@ -106,8 +106,8 @@ func TestBlocksKnownAnswer(t *testing.T) {
 	b := newBlockTask(t, "blocks:2,gmm:2,1", 3, 4, 512)
 	theta := kernel.InitAdditive(1, hiddenBlocks, 2, 2)
 	start := b.kl(t, theta)
-	base := b.kl(t, b.trainAdditive(t, kernel.Spec2D{Method: kernel.Baseline2D}, theta, 300).Theta)
-	jem := b.kl(t, b.trainAdditive(t, kernel.Spec2D{Method: kernel.JEM2D, TrainGrid: 16, ShiftGrid: true}, theta, 300).Theta)
+	base := b.kl(t, b.trainAdditive(t, kernel.Spec2D{}, theta, 300).Theta)
+	jem := b.kl(t, b.trainAdditive(t, kernel.Spec2D{Exact: true, TrainGrid: 16, ShiftGrid: true}, theta, 300).Theta)
 	t.Logf("joint KL: start %.4f, baseline %.4f, exact jem %.4f", start, base, jem)
 	const margin = 0.25 // nats over exact JEM's KL
 	cases := []struct {

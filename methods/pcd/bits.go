@@ -38,10 +38,10 @@ func bits(g schemas.Grid, s *kernel.SpecBits) error {
 // the negatives − mean ℓ over the data), whose gradient is the JEM gradient of
 // −log q(x) with E_q[∇ℓ] replaced by the chains' mean.
 //
-// It draws from Step.Rng exactly as kernel.PCDBits draws from its buffer stream, so a
-// run trains as PCDBits' to float32 rounding; it evaluates a chain's state once per
-// step and each proposal once (PCDBits evaluates the current states again before
-// every flip: the same numbers, twice the passes). Lanes must be binary (Step.Binary,
+// It draws from Step.Rng exactly as the binary kernel's former built-in pcd drew from
+// its buffer stream, and trained as it did bit for bit; it evaluates a chain's state
+// once per step and each proposal once (the built-in evaluated the current states again
+// before every flip: the same numbers, twice the passes). Lanes must be binary (Step.Binary,
 // D ≤ kernel.MaxBitsD).
 type Bits struct {
 	o            BitsOptions

@@ -10,9 +10,9 @@
 // kernel.TrainBits on binary lanes: its buffer holds states, each step's chains flip
 // one bit per Metropolis–Hastings step, chosen uniformly or (gwg) by Gibbs with
 // gradients from the relaxation's ∇x LSE_y f(x) (the first-order difference, as in the
-// paper; not the exact differences of the table kind). It trains bit for bit as the
-// kernel's own PCDBits (TestBitsMatchesPCDBits) with fewer passes
-// of the model (1 + chain_steps per chain and step, against PCDBits' 2·chain_steps).
+// paper; not the exact differences of the table kind). It trained bit for bit as the
+// binary kernel's former built-in pcd (until that was retired) with fewer passes of the
+// model (1 + chain_steps per chain and step, against the built-in's 2·chain_steps).
 // Everything is D-generic up to kernel.MaxBitsD bits; the continuous kinds (plane,
 // blocks) have no pcd: their persistent-chain recipe is sgld.
 package pcd
@@ -43,7 +43,7 @@ func init() {
 		Doc:      "JEM with persistent Metropolis–Hastings chains in a replay buffer (PCD, Tieleman 2008) for the log q(x) gradient",
 		Options:  []string{"chain_steps", "proposal", "buffer_size", "reinit_freq"},
 		Validate: Validate,
-		Hooks: []methods.Hook{methods.Tables.Hook(Table(false)), methods.Bits.Hook(bits)}})
+		Hooks:    []methods.Hook{methods.Tables.Hook(Table(false)), methods.Bits.Hook(bits)}})
 }
 
 // Validate checks the pcd options of a point.

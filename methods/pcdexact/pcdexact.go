@@ -12,6 +12,6 @@ const Name = "pcd-exact"
 
 func init() {
 	methods.Register(methods.Method{Name: Name, Order: 6, Sampler: true, KernelOnly: true, KeepsBuffer: true,
-		Doc:      "JEM with exact draws from q(x) for the log q(x) gradient: the sampler's gradient noise without its bias",
+		Doc:   "JEM with exact draws from q(x) for the log q(x) gradient: the sampler's gradient noise without its bias",
 		Hooks: []methods.Hook{methods.Tables.Hook(pcd.Table(true))}})
 }

@@ -14,9 +14,8 @@ import (
 // Informative), refines them by Steps SGLD moves x += LR·∇x ℓ(x) + Std·ξ (clamped to
 // the box with Clamp), writes them back and uses them as the step's negatives. The
 // loss is −mean ℓ(data) + mean ℓ(negatives), whose gradient is the paper's estimate
-// of −∇θ log q(x). On the plane it draws from the run's streams exactly as the
-// kernel's SGLD2D did, so runs agree with it to float32 rounding (the loss is summed
-// in another order).
+// of −∇θ log q(x). On the plane it draws from the run's streams exactly as the 2-D
+// kernel's former built-in sgld did, and trained as it did bit for bit.
 type Objective struct {
 	o     kernel.SGLDOptions
 	d     int

@@ -22,7 +22,7 @@
 // box (the papers' images start from uniform noise on the pixel range), and the L2
 // penalty is Du & Mordatch's regulariser on the energies of both data and negatives.
 // The penalty is inside the objective's loss, so px_weight weighs it too (the plane
-// kernel's former ShortRun2D added it unweighted; the two agree at px_weight = 1, the
+// kernel's former built-in shortrun added it unweighted; the two agree at px_weight = 1, the
 // default). In D dimensions the uniform start is far from the data (the box's volume
 // grows as (2·box)^D), so a short run reaches the model's modes only as far as
 // sgld_steps·η allows: the recipe's bias grows with D.

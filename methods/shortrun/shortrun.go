@@ -28,7 +28,7 @@ func init() {
 		Doc:      "JEM with short-run Langevin chains from uniform noise each step and an L2 penalty on energies (Nijkamp et al. 2019; Du & Mordatch 2019; JEM++)",
 		Options:  []string{"shortrun_step", "sgld_steps", "shortrun_noise", "energy_l2"},
 		Validate: validate,
-		Hooks: []methods.Hook{methods.Plane.Hook(spec2D), methods.Blocks.Hook(spec2D), methods.PlaneSampler.Hook(sampler2D)}})
+		Hooks:    []methods.Hook{methods.Plane.Hook(spec2D), methods.Blocks.Hook(spec2D), methods.PlaneSampler.Hook(sampler2D)}})
 }
 
 // optionsOf are the point's options.

@@ -122,9 +122,8 @@ func TestBlocks(t *testing.T) {
 		return out[0]
 	}
 	s := base
-	s.Method = kernel.Baseline2D
 	klBase := kl(train(s).Theta)
-	s.Method = kernel.JEM2D
+	s.Exact = true
 	klJEM := kl(train(s).Theta)
 	s = base
 	gr := schemas.DefaultGrid()

@@ -20,7 +20,7 @@ import (
 //
 //   - ED (Schröder et al., NeurIPS 2023), Gaussian perturbation: per data point x,
 //     y = x + √t ξ and M negatives x'_j = y + √t ξ_j; the term is
-//     mean_i log(w/M + (1/M) Σ_j exp(ℓ(x'_ij) − ℓ(x_i))), the 2-D kernel's ED2D.
+//     mean_i log(w/M + (1/M) Σ_j exp(ℓ(x'_ij) − ℓ(x_i))), methods/ed's on the plane.
 //   - DSM (Vincent 2011), exact: x̃ = x + σε and the term ½·mean ‖σ ∇x ℓ(x̃) + ε‖²; the
 //     input gradient is the hand backward pass, and its parameter gradient is GoMLX
 //     autodiff through that pass (double backprop; autodiff of GoMLX's own input

@@ -20,15 +20,16 @@ import (
 //
 // TrainAdditive trains it with the 2-D kernels' three losses, as Train2D:
 //
-//   - Baseline2D: cross-entropy of softmax_y f(x) on minibatches of the run's draws.
-//   - JEM2D (exact): CE + PxWeight·(log Z − mean LSE_y f(x) over the data), each
-//     Z_{b,y} the Riemann sum of exp g_b[y] over block b's own training grid (TrainGrid
-//     per side, shifted per step and block by a uniform offset with ShiftGrid). Its
-//     gradient is exact for that Z: ∂log Z/∂θ_b = Σ_y w_y E_{q_b(·|y)}[∇θ_b g_b[y]],
-//     w_y = Π_b Z_{b,y}/Z and q_b(·|y) ∝ exp g_b[y] over the block's grid nodes.
-//   - SGLD2D: JEM whose log q(x) gradient uses negatives from a replay buffer of
-//     2B-dimensional chains refined by SGLD on E(x) = −LSE_y f(x), as Train2D's (same
-//     options; restarts uniform on the box in all 2B coordinates).
+//   - Baseline (neither Exact nor Objective): cross-entropy of softmax_y f(x) on
+//     minibatches of the run's draws.
+//   - Exact JEM (Spec2D.Exact): CE + PxWeight·(log Z − mean LSE_y f(x) over the data),
+//     each Z_{b,y} the Riemann sum of exp g_b[y] over block b's own training grid
+//     (TrainGrid per side, shifted per step and block by a uniform offset with
+//     ShiftGrid). Its gradient is exact for that Z: ∂log Z/∂θ_b = Σ_y w_y
+//     E_{q_b(·|y)}[∇θ_b g_b[y]], w_y = Π_b Z_{b,y}/Z and q_b(·|y) ∝ exp g_b[y] over the
+//     block's grid nodes.
+//   - A method's Objective (Spec2D.Objective) on lanes of all 2B coordinates (begin,
+//     energy; objLoss in objective.go).
 //
 // With one block every loss is Train2D's computation step for step, with the same
 // random streams: TrainAdditive of one block returns Train2D's parameters bit for bit
@@ -37,11 +38,11 @@ import (
 //
 // Parameters: block b's MLP in InitMLP2D's canonical layout, the blocks concatenated
 // (NumParamsAdditive); the draws X are N×2B row-major (draw i's block b at
-// X[i·2B+2b], X[i·2B+2b+1]), the replay buffer [Buffer][2B].
+// X[i·2B+2b], X[i·2B+2b+1]).
 
 // SpecAdditive is the additive model, loss and schedule of a TrainAdditive call: a
-// Spec2D (the per-block MLP, K, the method Baseline2D, JEM2D or SGLD2D and its options)
-// and the number of blocks.
+// Spec2D (the per-block MLP, K, the baseline, exact JEM or an Objective) and the number
+// of blocks.
 type SpecAdditive struct {
 	Spec2D
 	Blocks int
@@ -54,13 +55,6 @@ const MaxAdditiveBlocks = 32
 func (s SpecAdditive) Validate() error {
 	if s.Blocks < 1 || s.Blocks > MaxAdditiveBlocks {
 		return fmt.Errorf("kernel: additive model needs 1 to %d blocks, got %d", MaxAdditiveBlocks, s.Blocks)
-	}
-	if s.Objective == nil {
-		switch s.Method {
-		case Baseline2D, JEM2D, SGLD2D:
-		default:
-			return fmt.Errorf("kernel: the additive model trains baseline, jem, sgld or a method's Objective, not %v", s.Method)
-		}
 	}
 	return s.Spec2D.validate()
 }
@@ -82,7 +76,7 @@ func InitAdditive(seed uint64, hidden []int, k, blocks int) []float32 {
 
 // RunAdditive is one run of a TrainAdditive call.
 type RunAdditive struct {
-	Seed  uint64    // every random draw of the run (minibatch order, buffer, restarts, SGLD noise, grid shifts)
+	Seed  uint64    // every random draw of the run (minibatch order, grid shifts, an objective's Rng and Noise)
 	Theta []float32 // initial parameters (InitAdditive)
 	LR    float32   // Adam learning rate
 	X     []float32 // the run's N draws, N×2B row-major
@@ -123,9 +117,8 @@ func perBlock(hidden []int, k, blocks int, theta []float32, G int, box float64,
 }
 
 // TrainAdditive trains every run for spec.Steps steps and returns one Result2D per run
-// (Buffer: [Buffer][2B] with KeepBuffer; InBox: the share of chains with every
-// coordinate in the box), in order, the runs spread over GOMAXPROCS goroutines as
-// Train2D's.
+// (an objective's Buffer [n][2B]), in order, the runs spread over GOMAXPROCS goroutines
+// as Train2D's.
 func TrainAdditive(ctx context.Context, spec SpecAdditive, runs []RunAdditive) ([]Result2D, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
@@ -166,23 +159,18 @@ type trainerAdd struct {
 	gt       int
 	np, npad int // parameters of one block, and padded to a multiple of VW
 	nets     []*mlp2d
-	x        [][]float32 // per net [win][P]: data, then negatives or grid nodes
+	x        [][]float32 // per net [win][P]: data, then an objective's lanes or grid nodes
 	F, s     []float32   // [K][P]: Σ_b g_b, its softmax
 	delta    []float32   // [K][P]: dL/dF
 	deltaB   []float32   // [K][P]: exact JEM: block b's dL/dg_b (data lanes dL/dF, grid lanes its own)
 	tmp      [][]float32 // exact JEM: per block [K][P] exp(g_b − max) on its grid lanes
 	zsc      []float32   // exact JEM: per block and class, the scale of its grid lanes' log Z gradient
 	lzb, ly  []float64   // exact JEM: log Z_{b,y}; Σ_b log Z_{b,y}
-	xn, dx   []float32   // negatives [d][B] and their input gradient
-	noise    []float32
 	yd       []int32
 	theta    []float32 // [nb][npad]
 	m, v, g  []float32
 	snap     []float32
 	obs      []float32 // the unpadded parameters for Observe and the result
-	buf      []float32 // replay buffer [M][d]
-	perm     []int32
-	slots    []int32
 	order    []int32
 	pos      int
 	dataRng  *rand.Rand
@@ -221,9 +209,7 @@ func newTrainerD(spec Spec2D, nb, win int, ls []dims) *trainerAdd {
 		t.coef, t.lse = make([]float32, t.P), make([]float32, t.P)
 		n := t.obj.Params()
 		t.st.Extra, t.st.ExtraGrad, t.xm, t.xv = make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
-	case spec.Method == Baseline2D:
-		t.P = B
-	case spec.Method == JEM2D:
+	case spec.Exact:
 		t.gt = spec.trainGrid()
 		t.P = B + t.gt*t.gt
 		t.deltaB = make([]float32, K*t.P)
@@ -231,13 +217,8 @@ func newTrainerD(spec Spec2D, nb, win int, ls []dims) *trainerAdd {
 		for b := range t.tmp {
 			t.tmp[b] = make([]float32, K*t.P)
 		}
-	case spec.Method == SGLD2D:
-		t.P = 2 * B
-		o := spec.SGLD
-		t.xn, t.dx, t.noise = make([]float32, 2*nb*B), make([]float32, 2*nb*B), make([]float32, 2*nb*B)
-		t.buf = make([]float32, 2*nb*o.Buffer)
-		t.perm = make([]int32, o.Buffer)
-		t.slots = make([]int32, B)
+	default:
+		t.P = B
 	}
 	t.nets = make([]*mlp2d, nnets)
 	t.x = make([][]float32, nnets)
@@ -290,39 +271,6 @@ func (t *trainerAdd) batch(r *RunAdditive) {
 	}
 }
 
-// negatives draws B distinct buffer slots, restarts each chain uniformly on the box
-// (all 2B coordinates) with probability Reinit, and copies the chains to t.xn
-// [2nb][B] (Train2D's negatives in 2B dimensions).
-func (t *trainerAdd) negatives() {
-	B, M, d := t.B, len(t.perm), 2*t.nb
-	box := t.spec.Box
-	for p := range B {
-		q := p + t.bufRng.IntN(M-p)
-		t.perm[p], t.perm[q] = t.perm[q], t.perm[p]
-		slot := int(t.perm[p])
-		t.slots[p] = int32(slot)
-		if t.bufRng.Float32() < t.spec.SGLD.Reinit {
-			for c := range d {
-				t.xn[c*B+p] = (2*t.bufRng.Float32() - 1) * box
-			}
-		} else {
-			for c := range d {
-				t.xn[c*B+p] = t.buf[slot*d+c]
-			}
-		}
-	}
-}
-
-// store writes the refined chains back to their slots.
-func (t *trainerAdd) store() {
-	B, d := t.B, 2*t.nb
-	for p, slot := range t.slots {
-		for c := range d {
-			t.buf[int(slot)*d+c] = t.xn[c*B+p]
-		}
-	}
-}
-
 // sumLogits sets t.F [K][P] = Σ_b g_b over the first P lanes of the nets' last forward.
 func (t *trainerAdd) sumLogits(P int) {
 	K := t.K
@@ -333,36 +281,11 @@ func (t *trainerAdd) sumLogits(P int) {
 	}
 }
 
-// inputGrad computes t.dx [d][B] = ∇x LSE_y f(x) at the negatives t.xn.
-func (t *trainerAdd) inputGrad() {
-	B, K, w := t.B, t.K, t.win
-	for b, net := range t.nets {
-		net.forward(t.th(b), t.xn[b*w*B:(b+1)*w*B], B)
-	}
-	t.sumLogits(B)
-	s := t.s[:K*B]
-	vSoftmax(s, t.F[:K*B], K, B)
-	for b, net := range t.nets {
-		net.backward(t.th(b), s, B, false, t.dx[b*w*B:(b+1)*w*B])
-	}
-}
-
-// sgld runs the SGLD steps on t.xn in place.
-func (t *trainerAdd) sgld() {
-	sgldSteps(t.spec.SGLD, t.spec.Box, t.xn, t.dx, t.noise, t.noiseRng, t.inputGrad)
-}
-
-// SGLDSteps runs o.Steps SGLD moves on the chains x in place (sgldSteps): the
-// sampler of sgld's objective, grad() setting dx = ∇x LSE_y f at x before each move.
-func SGLDSteps(o SGLDOptions, box float32, x, dx, noise []float32, rng *rand.Rand, grad func()) {
-	sgldSteps(o, box, x, dx, noise, rng, grad)
-}
-
-// sgldSteps runs o.Steps SGLD steps x += LR·dx + Std·ε (clamped to [−box, box] with
+// SGLDSteps runs o.Steps SGLD steps x += LR·dx + Std·ε (clamped to [−box, box] with
 // o.Clamp) on the chains x in place, grad() setting dx = ∇x LSE_y f at x before each
-// step, the noise ε (scratch of len(x)) from rng: the sampler of every trainer, in any
-// number of coordinates.
-func sgldSteps(o SGLDOptions, box float32, x, dx, noise []float32, rng *rand.Rand, grad func()) {
+// step, the noise ε (scratch of len(x)) from rng: the sampler of sgld's objective
+// (methods/sgld), in any number of coordinates.
+func SGLDSteps(o SGLDOptions, box float32, x, dx, noise []float32, rng *rand.Rand, grad func()) {
 	for range o.Steps {
 		grad()
 		for i := range noise {
@@ -400,46 +323,25 @@ func (t *trainerAdd) gridNodes() {
 	}
 }
 
-// lossGrad computes the loss and t.delta = dL/dF on the data (and negative) lanes after
-// the forward passes, the data terms exactly as Train2D's lossGrad; for exact JEM it adds
-// PxWeight·log Z (logZ), whose gradient on each block's grid lanes backward applies.
+// lossGrad computes the loss and t.delta = dL/dF on the data lanes after the forward
+// passes, exactly as Train2D's lossGrad: the baseline's cross-entropy, or exact JEM's
+// data terms plus PxWeight·log Z (logZ), whose gradient on each block's grid lanes
+// backward applies.
 func (t *trainerAdd) lossGrad() float32 {
 	B, P, K := t.B, t.P, t.K
 	w := t.spec.PxWeight
 	f, s := t.F[:K*P], t.s[:K*P]
 	invB := 1 / float32(B)
-	var loss, sumD, sumN float32
+	var loss, sumD float32
 	vSoftmax(s, f, K, P)
-	switch t.spec.Method {
-	case Baseline2D:
-		loss, sumD = ceGrad(f, s, t.delta, t.yd, B, P, K, invB)
-	case SGLD2D:
-		for p := range P {
-			lse := lse32(f, p, K, P)
-			var scale float32
-			if p < B {
-				sumD += lse
-				scale = (1 - w) * invB
-				loss += (lse - f[int(t.yd[p])*P+p]) * invB
-				loss -= w * lse * invB
-			} else {
-				sumN += lse
-				scale = w * invB
-				loss += w * lse * invB
-			}
-			for y := range K {
-				t.delta[y*P+p] = s[y*P+p] * scale
-			}
-			if p < B {
-				t.delta[int(t.yd[p])*P+p] -= invB
-			}
-		}
-	case JEM2D:
+	if t.spec.Exact {
 		loss, sumD = jemDataGrad(f, s, t.delta, t.yd, B, P, K, invB, w)
 		loss += w * float32(t.logZ())
+	} else {
+		loss, sumD = ceGrad(f, s, t.delta, t.yd, B, P, K, invB)
 	}
 	t.lseD = sumD * invB
-	t.lseNeg = sumN * invB
+	t.lseNeg = 0
 	return loss
 }
 
@@ -512,7 +414,7 @@ func (t *trainerAdd) backward() {
 	B, P, K := t.B, t.P, t.K
 	for b, net := range t.nets {
 		d := t.delta
-		if t.obj == nil && t.spec.Method == JEM2D {
+		if t.obj == nil && t.spec.Exact {
 			d = t.deltaB
 			for y := range K {
 				copy(d[y*P:y*P+B], t.delta[y*P:y*P+B])
@@ -593,14 +495,6 @@ func (t *trainerAdd) train(r *RunAdditive) Result2D {
 		t.order[i] = int32(i)
 	}
 	t.pos = ny // shuffle before the first batch
-	if spec.Method == SGLD2D {
-		for i := range t.buf {
-			t.buf[i] = (2*t.bufRng.Float32() - 1) * spec.Box
-		}
-		for i := range t.perm {
-			t.perm[i] = int32(i)
-		}
-	}
 	if t.obj != nil {
 		t.begin(r)
 	}
@@ -612,18 +506,7 @@ func (t *trainerAdd) train(r *RunAdditive) Result2D {
 		case t.obj != nil:
 			t.st.Step = step
 			t.obj.Fill(&t.st)
-		case spec.Method == SGLD2D:
-			t.negatives()
-			t.sgld()
-			t.store()
-			B, P := t.B, t.P
-			for b, x := range t.x {
-				for c := range t.win {
-					i := b*t.win + c
-					copy(x[c*P+B:(c+1)*P], t.xn[i*B:(i+1)*B])
-				}
-			}
-		case spec.Method == JEM2D:
+		case spec.Exact:
 			t.gridNodes()
 		}
 		for b, net := range t.nets {
@@ -665,23 +548,6 @@ func (t *trainerAdd) train(r *RunAdditive) Result2D {
 	if t.obj != nil {
 		t.obj.End(&t.st, &res)
 		res.Extra = append([]float32(nil), t.st.Extra...)
-	}
-	if t.obj == nil && spec.Method == SGLD2D {
-		d := 2 * t.nb
-		in := 0
-		for i := 0; i < len(t.buf); i += d {
-			ok := true
-			for _, v := range t.buf[i : i+d] {
-				ok = ok && abs32(v) <= spec.Box
-			}
-			if ok {
-				in++
-			}
-		}
-		res.InBox = float64(in) / float64(len(t.buf)/d)
-		if spec.KeepBuffer {
-			res.Buffer = append([]float32(nil), t.buf...)
-		}
 	}
 	return res
 }

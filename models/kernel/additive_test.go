@@ -24,7 +24,8 @@ func refAdd(th []float64, hidden []int, K, nb int, x func(b int) (float64, float
 	return f
 }
 
-// refLossAdd is the float64 loss of the additive trainer's current lanes.
+// refLossAdd is the float64 loss of the additive trainer's current lanes: the
+// baseline's, exact JEM's or testObjective's (its parameter at 0: (c − 1)² = 1).
 func refLossAdd(th []float64, t *trainerAdd) float64 {
 	spec := t.spec
 	B, P, K, nb := t.B, t.P, t.K, t.nb
@@ -38,16 +39,17 @@ func refLossAdd(th []float64, t *trainerAdd) float64 {
 		f := at(p)
 		l := refLSE(f)
 		loss += (l - f[t.yd[p]]) / float64(B)
-		if spec.Method != Baseline2D {
+		if spec.Exact || spec.Objective != nil {
 			loss -= w * l / float64(B)
 		}
 	}
-	switch spec.Method {
-	case SGLD2D:
+	switch {
+	case spec.Objective != nil:
 		for p := B; p < P; p++ {
 			loss += w * refLSE(at(p)) / float64(B)
 		}
-	case JEM2D: // log Z = LSE_y Σ_b log(h² Σ_c exp g_b(node_c)[y]), each block on its own nodes
+		loss += w
+	case spec.Exact: // log Z = LSE_y Σ_b log(h² Σ_c exp g_b(node_c)[y]), each block on its own nodes
 		h := 2 * float64(spec.Box) / float64(t.gt)
 		ly := make([]float64, K)
 		for b := range nb {
@@ -68,7 +70,7 @@ func refLossAdd(th []float64, t *trainerAdd) float64 {
 }
 
 // fixtureAdd makes an additive trainer with random parameters, data and negatives or
-// grid nodes in its lanes.
+// grid nodes in its lanes (its objective's Step set up for objLoss).
 func fixtureAdd(t *testing.T, spec SpecAdditive, seed uint64) (*trainerAdd, []float64) {
 	t.Helper()
 	if err := spec.Validate(); err != nil {
@@ -92,33 +94,71 @@ func fixtureAdd(t *testing.T, spec SpecAdditive, seed uint64) (*trainerAdd, []fl
 		}
 		tr.yd[p] = int32(rng.IntN(spec.K))
 	}
-	switch spec.Method {
-	case SGLD2D:
+	switch {
+	case spec.Objective != nil:
 		for p := B; p < P; p++ {
 			for _, x := range tr.x {
 				x[p], x[P+p] = float32(rng.Float64()*8-4), float32(rng.Float64()*8-4)
 			}
 		}
-	case JEM2D:
+		tr.st = Step{B: B, P: P, Dim: 2 * tr.nb, Box: spec.Box, X: tr.X, Y: tr.yd, Extra: tr.st.Extra, ExtraGrad: tr.st.ExtraGrad}
+	case spec.Exact:
 		tr.bufRng = rand.New(rand.NewPCG(seed, 4))
 		tr.gridNodes()
 	}
 	return tr, th
 }
 
+// loss is the trainer's loss and dL/dF after its forward passes (sumLogits done):
+// objLoss for an objective, lossGrad otherwise.
+func (t *trainerAdd) loss() float32 {
+	if t.obj == nil {
+		return t.lossGrad()
+	}
+	K, P := t.K, t.P
+	loss, _, _ := objLoss(t.obj, &t.st, t.F[:K*P], t.s[:K*P], t.delta, t.lse, t.coef, t.spec.PxWeight)
+	return loss
+}
+
+// inputGradAt checks the input gradient of LSE_y f of the trainer's model (energy: an
+// objective's Step.LSE) at the data points against central finite differences of
+// lse(x), and returns the largest difference.
+func inputGradAt(t *testing.T, tr *trainerAdd, lse func(x []float64) float64) float64 {
+	t.Helper()
+	B, P, d := tr.B, tr.P, 2*tr.nb
+	xs := make([]float32, d*B)
+	for c := range d {
+		copy(xs[c*B:(c+1)*B], tr.X[c*P:c*P+B])
+	}
+	e, dx := make([]float32, B), make([]float32, d*B)
+	tr.energy(xs, B, e, dx)
+	worst := 0.0
+	for p := range B {
+		x := make([]float64, d)
+		for i := range x {
+			x[i] = float64(xs[i*B+p])
+		}
+		if got, want := float64(e[p]), lse(x); math.Abs(got-want) > 1e-5*math.Max(1, math.Abs(want)) {
+			t.Errorf("LSE at point %d: %v, reference %v", p, got, want)
+		}
+		worst = max(worst, checkFD(t, "dLSE/dx", x, func() float64 { return lse(x) }, func(c int) float64 { return float64(dx[c*B+p]) }, 2e-5))
+	}
+	return worst
+}
+
 // TestAdditiveGradients: the additive trainer's loss and parameter gradient (exact
-// JEM's per-block log Z gradient Σ_y w_y E_{q_b(·|y)}[∇g_b[y]] included) and the input
-// gradient of LSE_y f at 2B-dimensional points, against central finite differences of a
-// float64 reference.
+// JEM's per-block log Z gradient Σ_y w_y E_{q_b(·|y)}[∇g_b[y]] included; an objective's
+// through objLoss) and the input gradient of LSE_y f at 2B-dimensional points (an
+// objective's Step.LSE), against central finite differences of a float64 reference.
 func TestAdditiveGradients(t *testing.T) {
 	cases := []struct {
 		name string
 		spec SpecAdditive
 	}{
-		{"baseline/3 blocks", SpecAdditive{Spec2D{Hidden: []int{6}, K: 3, Method: Baseline2D, Batch: 16, Box: 4}, 3}},
-		{"jem/1 block", SpecAdditive{Spec2D{Hidden: []int{5}, K: 2, Method: JEM2D, Batch: 16, Box: 4, PxWeight: 1, TrainGrid: 8}, 1}},
-		{"jem/3 blocks/shifted", SpecAdditive{Spec2D{Hidden: []int{5, 4}, K: 3, Method: JEM2D, Batch: 16, Box: 3, PxWeight: 0.7, TrainGrid: 4, ShiftGrid: true}, 3}},
-		{"sgld/2 blocks", SpecAdditive{Spec2D{Hidden: []int{6}, K: 3, Method: SGLD2D, Batch: 16, Box: 4, PxWeight: 1, SGLD: SGLDOptions{Buffer: 16}}, 2}},
+		{"baseline/3 blocks", SpecAdditive{Spec2D{Hidden: []int{6}, K: 3, Batch: 16, Box: 4}, 3}},
+		{"jem/1 block", SpecAdditive{Spec2D{Hidden: []int{5}, K: 2, Exact: true, Batch: 16, Box: 4, PxWeight: 1, TrainGrid: 8}, 1}},
+		{"jem/3 blocks/shifted", SpecAdditive{Spec2D{Hidden: []int{5, 4}, K: 3, Exact: true, Batch: 16, Box: 3, PxWeight: 0.7, TrainGrid: 4, ShiftGrid: true}, 3}},
+		{"objective/2 blocks", SpecAdditive{Spec2D{Hidden: []int{6}, K: 3, Batch: 16, Box: 4, PxWeight: 1, Objective: testObj(0, false)}, 2}},
 	}
 	for ci, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -127,46 +167,18 @@ func TestAdditiveGradients(t *testing.T) {
 				net.forward(tr.th(b), tr.x[b], tr.P)
 			}
 			tr.sumLogits(tr.P)
-			loss := tr.lossGrad()
+			loss := tr.loss()
 			tr.backward()
 			want := refLossAdd(th, tr)
 			if math.Abs(float64(loss)-want) > 2e-5*math.Max(1, math.Abs(want)) {
 				t.Errorf("loss %v, reference %v", loss, want)
 			}
-			const h = 1e-5
 			worst := checkFD(t, "dL/dtheta", th, func() float64 { return refLossAdd(th, tr) }, func(j int) float64 { return float64(tr.g[(j/tr.np)*tr.npad+j%tr.np]) }, 2e-5)
 			t.Logf("parameter gradient: max |kernel - finite difference| = %.3g", worst)
-			if c.spec.Method != SGLD2D {
-				return
-			}
-			B, nb := tr.B, tr.nb
-			for b := range nb { // the negatives: the data points
-				copy(tr.xn[2*b*B:(2*b+1)*B], tr.x[b][:B])
-				copy(tr.xn[(2*b+1)*B:(2*b+2)*B], tr.x[b][tr.P:tr.P+B])
-			}
-			tr.inputGrad()
-			worst = 0
-			for p := range B {
-				for c2 := range 2 * nb {
-					x := make([]float64, 2*nb)
-					for i := range x {
-						x[i] = float64(tr.xn[i*B+p])
-					}
-					f := func() float64 {
-						return refLSE(refAdd(th, c.spec.Hidden, c.spec.K, nb, func(b int) (float64, float64) { return x[2*b], x[2*b+1] }))
-					}
-					x[c2] += h
-					lp := f()
-					x[c2] -= 2 * h
-					lm := f()
-					fd := (lp - lm) / (2 * h)
-					d := math.Abs(float64(tr.dx[c2*B+p]) - fd)
-					worst = max(worst, d)
-					if d > 2e-5+1e-4*math.Abs(fd) {
-						t.Errorf("dLSE/dx[%d] of point %d = %v, finite difference %v", c2, p, tr.dx[c2*B+p], fd)
-					}
-				}
-			}
+			nb := tr.nb
+			worst = inputGradAt(t, tr, func(x []float64) float64 {
+				return refLSE(refAdd(th, c.spec.Hidden, c.spec.K, nb, func(b int) (float64, float64) { return x[2*b], x[2*b+1] }))
+			})
 			t.Logf("input gradient: max |kernel - finite difference| = %.3g", worst)
 		})
 	}
@@ -184,24 +196,21 @@ func gmmDraws2D() (x0, x1, xy []float32, d prob.Draws) {
 }
 
 // TestAdditiveOneBlockIsTrain2D: with one block the additive trainer is Train2D, bit for
-// bit, for every method: the same parameters, loss, buffer and observations from the
-// same run.
+// bit, for the baseline, exact JEM and an objective: the same parameters, loss, buffer,
+// objective parameter and observations from the same run.
 func TestAdditiveOneBlockIsTrain2D(t *testing.T) {
 	x0, x1, xy, d := gmmDraws2D()
 	hidden := []int{8, 8}
-	for _, s := range []Spec2D{
-		{Hidden: hidden, K: 3, Method: Baseline2D, Steps: 60, Batch: 32, Box: 5},
-		{Hidden: hidden, K: 3, Method: JEM2D, Steps: 60, Batch: 304, Box: 5, PxWeight: 1, TrainGrid: 8, ShiftGrid: true, ObserveEvery: 20},
-		{Hidden: hidden, K: 3, Method: SGLD2D, Steps: 60, Batch: 32, Box: 5, PxWeight: 1, KeepBuffer: true,
-			SGLD: SGLDOptions{Steps: 5, LR: 1, Std: 0.01, Buffer: 100, Reinit: 0.05}},
-		{Hidden: hidden, K: 3, Method: -1, Steps: 60, Batch: 32, Box: 5, PxWeight: 1, ObserveEvery: 20,
-			Objective: func() Objective { return edObjective{DefaultED()} }},
+	for _, c := range []struct {
+		name string
+		s    Spec2D
+	}{
+		{"baseline", Spec2D{Hidden: hidden, K: 3, Steps: 60, Batch: 32, Box: 5}},
+		{"jem", Spec2D{Hidden: hidden, K: 3, Exact: true, Steps: 60, Batch: 304, Box: 5, PxWeight: 1, TrainGrid: 8, ShiftGrid: true, ObserveEvery: 20}},
+		{"objective", Spec2D{Hidden: hidden, K: 3, Steps: 60, Batch: 32, Box: 5, PxWeight: 1, KeepBuffer: true, ObserveEvery: 20, Objective: testObj(5, true)}},
 	} {
-		name := s.Method.String()
-		if s.Objective != nil {
-			name = "objective"
-		}
-		t.Run(name, func(t *testing.T) {
+		s := c.s
+		t.Run(c.name, func(t *testing.T) {
 			theta := InitAdditive(5, hidden, 3, 1)
 			if !slices.Equal(theta, InitMLP2D(5, hidden, 3)) {
 				t.Fatal("InitAdditive of one block is not InitMLP2D")
@@ -220,7 +229,7 @@ func TestAdditiveOneBlockIsTrain2D(t *testing.T) {
 				t.Fatal(err)
 			}
 			w, g := want[0], got[0]
-			if !slices.Equal(w.Theta, g.Theta) || w.Loss != g.Loss || w.Diverged != g.Diverged || !slices.Equal(w.Buffer, g.Buffer) || w.InBox != g.InBox {
+			if !slices.Equal(w.Theta, g.Theta) || w.Loss != g.Loss || w.Diverged != g.Diverged || !slices.Equal(w.Buffer, g.Buffer) || w.InBox != g.InBox || !slices.Equal(w.Extra, g.Extra) {
 				t.Fatalf("one block differs from Train2D: loss %v vs %v, diverged %v vs %v, in box %v vs %v", g.Loss, w.Loss, g.Diverged, w.Diverged, g.InBox, w.InBox)
 			}
 			if len(obs2) != len(obsA) {
@@ -257,17 +266,17 @@ func TestAdditiveExactJEMFits(t *testing.T) {
 		return prob.BlocksJointKL(truth, l)
 	}
 	start := kl(theta)
-	res := map[Method2D]float64{}
-	for _, m := range []Method2D{Baseline2D, JEM2D} {
-		s := SpecAdditive{Spec2D{Hidden: hidden, K: 2, Method: m, Steps: 300, Batch: 512, Box: 5, PxWeight: 1, TrainGrid: 16, ShiftGrid: true}, 2}
+	res := map[bool]float64{}
+	for _, m := range []bool{false, true} {
+		s := SpecAdditive{Spec2D{Hidden: hidden, K: 2, Exact: m, Steps: 300, Batch: 512, Box: 5, PxWeight: 1, TrainGrid: 16, ShiftGrid: true}, 2}
 		out, err := TrainAdditive(context.Background(), s, []RunAdditive{{Seed: 2, Theta: theta, LR: 0.03, X: x, Y: ys}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		res[m] = kl(out[0].Theta)
 	}
-	t.Logf("joint KL: start %.4f, baseline %.4f, jem %.4f", start, res[Baseline2D], res[JEM2D])
-	if !(res[JEM2D] < 0.2*start && res[JEM2D] < res[Baseline2D]) {
-		t.Errorf("exact JEM joint KL %v (start %v, baseline %v)", res[JEM2D], start, res[Baseline2D])
+	t.Logf("joint KL: start %.4f, baseline %.4f, jem %.4f", start, res[false], res[true])
+	if !(res[true] < 0.2*start && res[true] < res[false]) {
+		t.Errorf("exact JEM joint KL %v (start %v, baseline %v)", res[true], start, res[false])
 	}
 }

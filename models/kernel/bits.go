@@ -13,36 +13,16 @@ import (
 //
 // A binary task's x is a state of {0,1}^D, numbered 0..2^D−1 (bit d of the number is
 // coordinate d), its model a tanh MLP D-H…-K on the bits. TrainBits trains runs of one
-// SpecBits with the float32 Adam of the 2-D kernels; its methods:
+// SpecBits with the float32 Adam of the 2-D kernels, with one of three losses:
 //
-//   - BaselineBits: cross-entropy on minibatches of the draws.
-//   - JEMBits: exact JEM, the cross-entropy plus PxWeight·(−log q(x)), whose log Z is
-//     enumerated over all 2^D·K cells every step (in chunks of bitsChunk states, so the
-//     memory does not grow with D) and its gradient E_q[∇f] exact.
-//   - PCDBits: JEM whose log Z gradient uses persistent Metropolis–Hastings chains on
-//     q(x) ∝ Σ_y exp f(x)[y] in a replay buffer (Tieleman 2008): per step Batch chains
-//     drawn from the buffer (each restarted at a uniform state with probability Reinit)
-//     take ChainSteps single-bit-flip steps, the flipped bit chosen uniformly or, with
-//     GWG, by the gradient of log q(x) (Gibbs-with-Gradients, Grathwohl et al. 2021;
-//     bits_gwg.go). The pcd method trains through its own Objective (methods/pcd),
-//     which draws the same streams and trains bit for bit as this reference.
-//   - EDBits: the cross-entropy plus PxWeight·Energy Discrepancy with the Bernoulli
-//     perturbation of Schröder et al. (2023): y = x ⊕ ξ, x'_j = y ⊕ ξ'_j, each bit of ξ
-//     flipped with probability ED.T; the perturbation is symmetric, so the loss is the
-//     2-D kernels' edLoss.
-//
-// Any Objective runs on binary tables too (SpecBits.Objective, bits_objective.go).
-
-// MethodBits is a binary-table training method.
-type MethodBits int
-
-// The binary-table methods.
-const (
-	BaselineBits MethodBits = iota
-	JEMBits
-	PCDBits
-	EDBits
-)
+//   - Baseline (neither Exact nor Objective): cross-entropy on minibatches of the
+//     draws (PxWeight unused).
+//   - Exact JEM (SpecBits.Exact): the cross-entropy plus PxWeight·(−log q(x)), whose
+//     log Z is enumerated over all 2^D·K cells every step (in chunks of bitsChunk
+//     states, so the memory does not grow with D) and its gradient E_q[∇f] exact.
+//   - A method's Objective (SpecBits.Objective, bits_objective.go) on binary lanes: the
+//     recipes of methods/pcd (persistent Metropolis–Hastings chains, uniform or
+//     Gibbs-with-Gradients proposals: bits_gwg.go), ed, nce, snl, ….
 
 // MaxBitsD is the largest dimension of a binary table: 2^20 states.
 const MaxBitsD = 20
@@ -52,22 +32,16 @@ const bitsChunk = 1024
 
 // SpecBits is the model and schedule shared by the runs of one TrainBits call.
 type SpecBits struct {
-	D, K     int
-	Hidden   []int
-	Method   MethodBits
+	D, K   int
+	Hidden []int
+	// Exact trains exact JEM: log Z by enumeration, PxWeight times −log q(x). A spec
+	// with neither Exact nor Objective trains the cross-entropy alone (the baseline).
+	Exact    bool
 	Steps    int
-	Batch    int     // draws per step (a positive multiple of 16), and chains per step for pcd
-	PxWeight float32 // weight of −log q(x) (jem, pcd) or of the ED term (ed)
+	Batch    int     // draws per step (a positive multiple of 16)
+	PxWeight float32 // weight of −log q(x) (exact JEM) or of an objective's loss
 
-	// pcd
-	Buffer     int     // persistent chains (≥ Batch)
-	Reinit     float32 // per-chain restart probability each step
-	ChainSteps int     // Metropolis–Hastings steps per training step
-	GWG        bool    // Gibbs-with-Gradients proposal (else a uniform bit)
-
-	ED EDOptions // ed: M negatives per draw, T the flip probability in (0, ½], W
-
-	// Objective, if set, is the run's method (Method is then ignored): a step contract
+	// Objective, if set, is the run's method (Exact is then ignored): a step contract
 	// objective (kernel.Objective) on binary lanes, one per goroutine (bits_objective.go).
 	Objective func() Objective
 }
@@ -87,8 +61,8 @@ type ResultBits struct {
 	Loss         float32
 	Diverged     bool
 	DivergedStep int
-	Buffer       []uint32 // pcd: the final chains
-	Accept       float64  // pcd: the mean Metropolis–Hastings acceptance
+	Buffer       []uint32 // an objective's final chains (pcd's buffer), as state numbers
+	Accept       float64  // an objective's mean acceptance (pcd: Metropolis–Hastings')
 	CPUSeconds   float64  // the run's own thread CPU time (NaN where unknown)
 	// Extra are an Objective's own parameters at the end, Stats its diagnostics by name
 	// (Result2D's, from the objective's End).
@@ -144,19 +118,6 @@ func (s SpecBits) Validate() error {
 	}
 	if s.Objective != nil {
 		return s.validateObjective()
-	}
-	switch s.Method {
-	case BaselineBits, JEMBits:
-	case PCDBits:
-		if s.Buffer < s.Batch || !(s.Reinit >= 0 && s.Reinit <= 1) || s.ChainSteps < 1 {
-			return fmt.Errorf("kernel: pcd needs Buffer >= Batch (%d), Reinit in [0, 1] and ChainSteps >= 1, got %d, %v, %d", s.Batch, s.Buffer, s.Reinit, s.ChainSteps)
-		}
-	case EDBits:
-		if s.ED.M < 1 || s.ED.M*s.Batch > 1<<16 || !(s.ED.T > 0 && s.ED.T <= 0.5) || !(s.ED.W >= 0) {
-			return fmt.Errorf("kernel: ed on bits needs M >= 1 (M·Batch ≤ 65536), a flip probability t in (0, 0.5] and w >= 0, got M=%d t=%v w=%v", s.ED.M, s.ED.T, s.ED.W)
-		}
-	default:
-		return fmt.Errorf("kernel: unknown binary method %d", s.Method)
 	}
 	return nil
 }
@@ -240,12 +201,11 @@ type trainerBits struct {
 	spec       SpecBits
 	net        *mlp2d
 	B, P, K, D int
-	x          []float32 // [D][P]: data lanes 0..B, then negatives
+	x          []float32 // [D][P]: data lanes 0..B, then an objective's lanes
 	yd         []int32
 	delta      []float32 // [K][P]
-	coef       []float32 // ed
+	coef       []float32 // an objective's dL/dℓ per lane
 	e          []float32 // per-lane LSE
-	grad       []float32 // accumulated parameter gradient (jem)
 	theta      []float32
 	m, v, snap []float32
 	order      []int32
@@ -253,24 +213,11 @@ type trainerBits struct {
 	dataRng    *rand.Rand
 	bufRng     *rand.Rand
 
-	// jem enumeration (enet: C lanes), pcd chains (enet: B lanes)
+	// exact JEM's enumeration (enet: C lanes)
 	ex     []float32 // [D][C] states
 	edelta []float32 // [K][C]
 	enet   *mlp2d
-	// pcd
-	buf      []uint32
-	perm     []int32
-	chains   []uint32 // [B] current states
-	prop     []uint32
-	xc       []float32 // [D][B] chain lanes
-	lseC     []float32
-	gradC    []float32 // [D][B] ∇x LSE at the chains
-	gradP    []float32
-	acc      float64
-	accSteps int
-	slots    []int32   // the buffer slots of this step's chains
-	flips    []int     // each chain's proposed bit
-	logFwd   []float64 // gwg: log q(flip | chain)
+	grad   []float32 // w·∇θ log Z, accumulated over the chunks
 
 	// an Objective's run (bits_objective.go)
 	obj      Objective
@@ -283,15 +230,10 @@ type trainerBits struct {
 func newTrainerBits(spec SpecBits) *trainerBits {
 	B, K, D := spec.Batch, spec.K, spec.D
 	t := &trainerBits{spec: spec, B: B, K: K, D: D}
-	switch {
-	case spec.Objective != nil:
+	if spec.Objective != nil {
 		t.newObjective()
-	case spec.Method == BaselineBits, spec.Method == JEMBits:
+	} else {
 		t.P = B
-	case spec.Method == PCDBits:
-		t.P = 2 * B
-	case spec.Method == EDBits:
-		t.P = B * (1 + spec.ED.M)
 	}
 	ls := layersBits(D, spec.Hidden, K)
 	t.net = newMLP(ls, t.P)
@@ -303,25 +245,12 @@ func newTrainerBits(spec SpecBits) *trainerBits {
 	t.e = make([]float32, t.P)
 	t.theta, t.m, t.v = make([]float32, np), make([]float32, np), make([]float32, np)
 	t.snap = make([]float32, 3*np)
-	if t.obj != nil {
-		return t
-	}
-	switch spec.Method {
-	case JEMBits:
+	if t.obj == nil && spec.Exact {
 		c := min(bitsChunk, roundVW(1<<D))
 		t.ex = make([]float32, D*c)
 		t.enet = newMLP(ls, c)
 		t.edelta = make([]float32, K*c)
 		t.grad = make([]float32, np)
-	case PCDBits:
-		t.enet = newMLP(ls, B)
-		t.buf = make([]uint32, spec.Buffer)
-		t.perm = make([]int32, spec.Buffer)
-		t.chains, t.prop = make([]uint32, B), make([]uint32, B)
-		t.xc = make([]float32, D*B)
-		t.lseC = make([]float32, B)
-		t.gradC, t.gradP = make([]float32, D*B), make([]float32, D*B)
-		t.slots, t.flips, t.logFwd = make([]int32, B), make([]int, B), make([]float64, B)
 	}
 	return t
 }
@@ -348,59 +277,26 @@ func lseLanes(net *mlp2d, e []float32, K, P int) {
 	}
 }
 
-// lossGrad computes the loss (of the data and, for pcd and ed, the negatives) and
-// t.delta after the forward pass on t.x.
+// lossGrad computes the loss of the data and t.delta after the forward pass on t.x:
+// the baseline's cross-entropy, or exact JEM's data terms (the cross-entropy less
+// PxWeight·mean LSE_y f; train adds PxWeight·log Z).
 func (t *trainerBits) lossGrad() float32 {
 	B, P, K := t.B, t.P, t.K
 	w := t.spec.PxWeight
+	if !t.spec.Exact {
+		w = 0
+	}
 	f, s := t.net.f[:K*P], t.net.s[:K*P]
 	invB := 1 / float32(B)
 	vSoftmax(s, f, K, P)
 	lseLanes(t.net, t.e, K, P)
 	var loss float32
-	switch t.spec.Method {
-	case BaselineBits:
-		w = 0
-		fallthrough
-	case JEMBits:
-		for p := range B {
-			loss += (t.e[p] - f[int(t.yd[p])*P+p] - w*t.e[p]) * invB
-			for y := range K {
-				t.delta[y*P+p] = s[y*P+p] * ((1 - w) * invB)
-			}
-			t.delta[int(t.yd[p])*P+p] -= invB
+	for p := range B {
+		loss += (t.e[p] - f[int(t.yd[p])*P+p] - w*t.e[p]) * invB
+		for y := range K {
+			t.delta[y*P+p] = s[y*P+p] * ((1 - w) * invB)
 		}
-	case PCDBits:
-		for p := range P {
-			scale := w * invB
-			if p < B {
-				scale = (1 - w) * invB
-				loss += (t.e[p] - f[int(t.yd[p])*P+p] - w*t.e[p]) * invB
-			} else {
-				loss += w * t.e[p] * invB
-			}
-			for y := range K {
-				t.delta[y*P+p] = s[y*P+p] * scale
-			}
-			if p < B {
-				t.delta[int(t.yd[p])*P+p] -= invB
-			}
-		}
-	case EDBits:
-		loss += w * edLoss(t.e, B, t.spec.ED, t.coef)
-		for p := range P {
-			scale := w * t.coef[p]
-			if p < B {
-				loss += (t.e[p] - f[int(t.yd[p])*P+p]) * invB
-				scale += invB
-			}
-			for y := range K {
-				t.delta[y*P+p] = s[y*P+p] * scale
-			}
-			if p < B {
-				t.delta[int(t.yd[p])*P+p] -= invB
-			}
-		}
+		t.delta[int(t.yd[p])*P+p] -= invB
 	}
 	return loss
 }
@@ -473,117 +369,6 @@ func (t *trainerBits) logZ(theta []float32, w float32, grad bool) float64 {
 	return lz
 }
 
-// chainLSE evaluates LSE_y f at the states s into e (and ∇x LSE into g when g != nil),
-// with the chains' own lanes t.xc.
-func (t *trainerBits) chainLSE(s []uint32, e, g []float32) {
-	B, D, K := t.B, t.D, t.K
-	for p, v := range s {
-		setLane(t.xc, D, B, p, v)
-	}
-	t.enet.forward(t.theta, t.xc, B)
-	lseLanes(t.enet, e, K, B)
-	if g != nil {
-		sm := t.enet.s[:K*B]
-		vSoftmax(sm, t.enet.f[:K*B], K, B)
-		t.enet.backward(t.theta, sm, B, false, g)
-	}
-}
-
-// pcdStep draws Batch chains from the buffer, runs ChainSteps Metropolis–Hastings
-// flips on q(x) and writes them back and into the negatives' lanes.
-func (t *trainerBits) pcdStep() {
-	o := t.spec
-	B, D, P := t.B, t.D, t.P
-	M := len(t.perm)
-	mask := uint32(1)<<D - 1
-	slots := t.slots
-	for p := range B {
-		q := p + t.bufRng.IntN(M-p)
-		t.perm[p], t.perm[q] = t.perm[q], t.perm[p]
-		slots[p] = t.perm[p]
-		if t.bufRng.Float32() < o.Reinit {
-			t.chains[p] = t.bufRng.Uint32() & mask
-		} else {
-			t.chains[p] = t.buf[t.perm[p]]
-		}
-	}
-	var g, gp []float32
-	if o.GWG {
-		g, gp = t.gradC, t.gradP
-	}
-	lseP := t.e[:B] // scratch for the proposals (t.e is rewritten by lossGrad)
-	for range o.ChainSteps {
-		t.chainLSE(t.chains, t.lseC, g)
-		flips, logFwd := t.flips, t.logFwd
-		ClearUpper()
-		if o.GWG {
-			t.gwgPropose(g)
-		} else {
-			for p := range B {
-				flips[p] = t.bufRng.IntN(D)
-			}
-		}
-		for p := range B {
-			t.prop[p] = t.chains[p] ^ (1 << flips[p])
-		}
-		t.chainLSE(t.prop, lseP, gp)
-		ClearUpper()
-		for p := range B {
-			logA := float64(lseP[p] - t.lseC[p])
-			if o.GWG {
-				logA += GWGLogProb(gp, t.prop[p], flips[p], D, B, p) - logFwd[p]
-			}
-			t.accSteps++
-			if logA >= 0 || t.bufRng.Float64() < math.Exp(logA) {
-				t.chains[p] = t.prop[p]
-				t.acc++
-			}
-		}
-	}
-	for p, slot := range slots {
-		t.buf[slot] = t.chains[p]
-		setLane(t.x, D, P, B+p, t.chains[p])
-	}
-}
-
-// gwgPropose draws each chain's flipped bit from q(i|x) ∝ exp(d_i/2), d_i = (1 − 2x_i)·
-// ∂LSE/∂x_i (the first-order change of log q(x) by the flip), into t.flips, and
-// log q(i|x) into t.logFwd.
-func (t *trainerBits) gwgPropose(g []float32) {
-	for p := range t.B {
-		t.flips[p], t.logFwd[p] = GWGDraw(t.bufRng, g, t.chains[p], t.D, t.B, p)
-	}
-}
-
-// edPerturbBits writes the ED negatives of the B data lanes: y = x ⊕ ξ, then
-// x'_j = y ⊕ ξ'_j in lane B + j·B + i, every bit flipped with probability T.
-func (t *trainerBits) edPerturb() {
-	B, D, P := t.B, t.D, t.P
-	eps := float64(t.spec.ED.T)
-	for i := range B {
-		var s uint32
-		for j := range D {
-			if t.x[j*P+i] > 0.5 {
-				s |= 1 << j
-			}
-		}
-		y := s ^ flipMask(t.bufRng, D, eps)
-		for j := range t.spec.ED.M {
-			setLane(t.x, D, P, B+j*B+i, y^flipMask(t.bufRng, D, eps))
-		}
-	}
-}
-
-func flipMask(rng *rand.Rand, D int, eps float64) uint32 {
-	var m uint32
-	for j := range D {
-		if rng.Float64() < eps {
-			m |= 1 << j
-		}
-	}
-	return m
-}
-
 func (t *trainerBits) train(r *RunBits) ResultBits {
 	spec := t.spec
 	np := t.net.np
@@ -602,31 +387,17 @@ func (t *trainerBits) train(r *RunBits) ResultBits {
 		t.order[i] = int32(i)
 	}
 	t.pos = n
-	t.acc, t.accSteps = 0, 0
 	if t.obj != nil {
 		return t.trainObjective(r)
-	}
-	if spec.Method == PCDBits {
-		mask := uint32(1)<<t.D - 1
-		for i := range t.buf {
-			t.buf[i] = t.bufRng.Uint32() & mask
-			t.perm[i] = int32(i)
-		}
 	}
 	res := ResultBits{}
 	const maxE = 1e6
 	for step := 1; step <= spec.Steps; step++ {
 		t.batch(r)
-		switch spec.Method {
-		case PCDBits:
-			t.pcdStep()
-		case EDBits:
-			t.edPerturb()
-		}
 		t.net.forward(t.theta, t.x, t.P)
 		loss := t.lossGrad()
 		var lz float64
-		if spec.Method == JEMBits && spec.PxWeight > 0 {
+		if spec.Exact && spec.PxWeight > 0 {
 			clear(t.grad)
 			lz = t.logZ(t.theta, spec.PxWeight, true)
 			loss += spec.PxWeight * float32(lz)
@@ -636,7 +407,7 @@ func (t *trainerBits) train(r *RunBits) ResultBits {
 			break
 		}
 		t.net.backward(t.theta, t.delta, t.P, true, nil)
-		if spec.Method == JEMBits && spec.PxWeight > 0 {
+		if spec.Exact && spec.PxWeight > 0 {
 			vAdd(t.net.g, t.net.g, t.grad)
 		}
 		copy(t.snap[:np], t.theta)
@@ -654,11 +425,5 @@ func (t *trainerBits) train(r *RunBits) ResultBits {
 		res.Loss = loss
 	}
 	res.Theta = append([]float32(nil), t.theta[:len(r.Theta)]...)
-	if spec.Method == PCDBits {
-		res.Buffer = append([]uint32(nil), t.buf...)
-		if t.accSteps > 0 {
-			res.Accept = t.acc / float64(t.accSteps)
-		}
-	}
 	return res
 }

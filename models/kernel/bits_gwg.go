@@ -6,7 +6,7 @@ import (
 )
 
 // The single-bit Gibbs-with-Gradients proposal (Grathwohl et al., ICML 2021) on states
-// of {0,1}^D, D ≤ MaxBitsD, shared by PCDBits and methods/pcd's objective: the chain
+// of {0,1}^D, D ≤ MaxBitsD, of methods/pcd's objective on binary tables: the chain
 // in lane p of n lanes, state s (bit i its coordinate i), flips bit i with probability
 // q(i|s) ∝ exp(d_i/2), d_i = (1 − 2s_i)·∂ℓ/∂x_i, the first-order change of log q(x) by
 // the flip, read from the input gradient g [D][n] of ℓ = LSE_y f at the chains.

@@ -9,7 +9,7 @@ import (
 )
 
 // ceObjective is the cross-entropy alone (P = B, no loss of its own): the generic path
-// must train it as BaselineBits does.
+// must train it as the baseline (a spec with neither Exact nor Objective) does.
 type ceObjective struct{}
 
 func (ceObjective) Lanes(B int) int                          { return B }
@@ -20,34 +20,13 @@ func (ceObjective) Fill(*Step)                               {}
 func (ceObjective) Loss(*Step, []float32, []float32) float32 { return 0 }
 func (ceObjective) End(*Step, *Result2D)                     {}
 
-// edBitsObjective is EDBits (bits.go's edPerturb and edLoss) written against Objective
-// on binary lanes, drawing from st.Rng as the kernel's own draws from its buffer stream.
-type edBitsObjective struct{ o EDOptions }
+// wideObjective is ceObjective with P lanes whatever the batch (Validate's bound).
+type wideObjective struct {
+	ceObjective
+	P int
+}
 
-func (e edBitsObjective) Lanes(B int) int    { return B * (1 + e.o.M) }
-func (edBitsObjective) Params() int          { return 0 }
-func (edBitsObjective) GradEvals(int) int64  { return 0 }
-func (edBitsObjective) Begin(*Step)          {}
-func (edBitsObjective) End(*Step, *Result2D) {}
-func (e edBitsObjective) Fill(st *Step) {
-	B, D, P := st.B, st.Dim, st.P
-	eps := float64(e.o.T)
-	for i := range B {
-		var s uint32
-		for j := range D {
-			if st.X[j*P+i] > 0.5 {
-				s |= 1 << j
-			}
-		}
-		y := s ^ flipMask(st.Rng, D, eps)
-		for j := range e.o.M {
-			setLane(st.X, D, P, B+j*B+i, y^flipMask(st.Rng, D, eps))
-		}
-	}
-}
-func (e edBitsObjective) Loss(st *Step, lse, coef []float32) float32 {
-	return edLoss(lse, st.B, e.o, coef)
-}
+func (o wideObjective) Lanes(int) int { return o.P }
 
 // probeObjective checks what a binary run shows an objective: it has one parameter
 // with a constant gradient, evaluates the model at the data lanes in Fill (gradient
@@ -102,8 +81,8 @@ func b2f(b bool) float64 {
 }
 
 // TestBitsObjective: TrainBits runs an Objective on binary lanes: the cross-entropy
-// alone and ED written as objectives train as the kernel's BaselineBits and EDBits
-// (to float32 rounding; bit for bit where the arithmetic is the same), and an
+// alone written as an objective trains as the kernel's baseline (to float32 rounding;
+// bit for bit where the arithmetic is the same), and an
 // objective sees binary lanes and draws, steps its own parameter with Adam and hands
 // its Stats, Accept and buffer (as states) to the result.
 func TestBitsObjective(t *testing.T) {
@@ -112,22 +91,19 @@ func TestBitsObjective(t *testing.T) {
 	xs, ys := task.Sample(4, 1000)
 	hidden := []int{16}
 	run := RunBits{Seed: 5, Theta: InitMLPBits(2, d, hidden, k), LR: 0.01, X: xs, Y: ys}
-	ed := EDOptions{M: 4, T: 0.1, W: 1}
 	for _, c := range []struct {
-		name   string
-		method MethodBits
-		obj    func() Objective
+		name string
+		obj  func() Objective
 	}{
-		{"ce is baseline", BaselineBits, func() Objective { return ceObjective{} }},
-		{"ed is EDBits", EDBits, func() Objective { return edBitsObjective{ed} }},
+		{"ce is baseline", func() Objective { return ceObjective{} }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			spec := SpecBits{D: d, K: k, Hidden: hidden, Method: c.method, Steps: 200, Batch: 32, PxWeight: 1, ED: ed}
+			spec := SpecBits{D: d, K: k, Hidden: hidden, Steps: 200, Batch: 32, PxWeight: 1}
 			want, err := TrainBits(context.Background(), spec, []RunBits{run})
 			if err != nil {
 				t.Fatal(err)
 			}
-			spec.Method, spec.Objective = -1, c.obj
+			spec.Objective = c.obj
 			got, err := TrainBits(context.Background(), spec, []RunBits{run})
 			if err != nil {
 				t.Fatal(err)
@@ -175,7 +151,7 @@ func TestBitsObjective(t *testing.T) {
 	})
 	t.Run("validate", func(t *testing.T) {
 		spec := SpecBits{D: d, K: k, Hidden: hidden, Steps: 1, Batch: 32,
-			Objective: func() Objective { return edBitsObjective{EDOptions{M: 1 << 12}} }}
+			Objective: func() Objective { return wideObjective{P: 32 * 4097} }}
 		if err := spec.Validate(); err == nil {
 			t.Error("an objective of 32·4097 lanes passed")
 		}

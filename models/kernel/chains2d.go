@@ -30,6 +30,12 @@ const (
 	StartNoisedData
 )
 
+// Energy computes e[p] = E(x_p) for the points x [2][P] (P a multiple of VW) and, when
+// grad is not nil, grad [2][P] = ∇x E(x_p): E(x) = LSE_y f(x)[y], the model's log
+// unnormalised q(x) (ModelEnergy2D), or a fixed energy whose distribution is known
+// (the chains' known-answer tests).
+type Energy func(x []float32, P int, e, grad []float32)
+
 // Chain2D is a sampler as the 2-D evaluation reruns it: chains from Start, Steps moves
 // of
 //

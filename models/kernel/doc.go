@@ -23,6 +23,21 @@
 // negatives, Adam. Here the B points are the lanes and the matrix products are small
 // GEMMs with a broadcast weight. Not wired into the pipeline yet.
 //
+// # 2-D, block and binary trainers (Train2D, TrainAdditive, TrainJoint, TrainBits)
+//
+// Complete training loops over blocks of runs, one run at a time per goroutine: the
+// plane's MLP on x ∈ ℝ² (Train2D, sgld2d.go), the block-additive model and the joint
+// MLP of block tasks on x ∈ ℝ^2B (TrainAdditive, TrainJoint: additive.go, joint.go) and
+// the MLP of binary tables on x ∈ {0,1}^D (TrainBits, bits.go). The kernels know three
+// losses and no training recipe by name: the baseline's cross-entropy (a spec with
+// neither Exact nor Objective), exact JEM (Spec2D.Exact, SpecBits.Exact: the model's own
+// log Z on the training grid, on each block's grid, or by enumeration; the joint model
+// refuses it), and a method's Objective (objective.go: the step contract every recipe
+// of methods/<name> is written against, run by all four trainers). The recipes'
+// samplers that the kernels export for them are SGLDSteps (sgld), Langevin (mala,
+// jarzynski, shortrun; langevin.go), GWGDraw and GWGLogProb (pcd on binary tables;
+// bits_gwg.go), and Chain2D (the plane's sampler distribution; chains2d.go).
+//
 // # Vectorisation
 //
 // The kernels are written in array primitives (vec_generic.go). Built with

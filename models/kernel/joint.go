@@ -9,19 +9,19 @@ import (
 // The joint model of the block tasks (issue 22, item 3): ONE tanh MLP D-H…-K on all D
 // coordinates of x ∈ ℝ^D, f(x)[y] read as the negative energy of (x, y), the real JEM
 // setting. Its normaliser Z = ∫ Σ_y exp f(x)[y] dx over the box has no closed form, so
-// exact JEM cannot train it; TrainJoint trains it with two of the 2-D kernels' losses,
-// the additive trainer's computation with one net on all coordinates:
+// exact JEM cannot train it (Spec2D.Exact is refused); TrainJoint trains it with the
+// additive trainer's computation with one net on all coordinates:
 //
-//   - Baseline2D: cross-entropy of softmax_y f(x) on minibatches of the run's draws.
-//   - SGLD2D: the paper's JEM with a replay buffer of D-dimensional chains refined by
-//     SGLD on E(x) = −LSE_y f(x) (Train2D's options: steps, lr, std, buffer, reinit,
-//     clamp; restarts uniform on the box in all D coordinates).
+//   - Baseline (neither Exact nor Objective): cross-entropy of softmax_y f(x) on
+//     minibatches of the run's draws.
+//   - A method's Objective (Spec2D.Objective) on lanes of all D coordinates: sgld's
+//     replay buffer of D-dimensional chains, the paper's JEM, and every other recipe.
 //
 // Parameters: InitJoint's layout (InitTheta of the layers D-H…-K); the draws X are N×D
-// row-major, the replay buffer [Buffer][D].
+// row-major.
 
 // SpecJoint is the joint model, loss and schedule of a TrainJoint call: a Spec2D (the
-// hidden widths, K, Baseline2D or SGLD2D and its options) and the dimension D.
+// hidden widths, K, the baseline or an Objective) and the dimension D.
 type SpecJoint struct {
 	Spec2D
 	Dim int
@@ -35,13 +35,8 @@ func (s SpecJoint) Validate() error {
 	if s.Dim < 2 || s.Dim > MaxJointDim || s.Dim%2 != 0 {
 		return fmt.Errorf("kernel: joint model needs an even dimension in [2, %d], got %d", MaxJointDim, s.Dim)
 	}
-	switch {
-	case s.Objective != nil:
-	case s.Method == Baseline2D, s.Method == SGLD2D:
-	case s.Method == JEM2D:
+	if s.Exact {
 		return fmt.Errorf("kernel: exact jem cannot train the joint model (its normaliser over %d dimensions has no exact sum); the block-additive model is the exact reference", s.Dim)
-	default:
-		return fmt.Errorf("kernel: the joint model trains baseline, sgld or a method's Objective, not %v", s.Method)
 	}
 	return s.Spec2D.validate()
 }
@@ -66,9 +61,8 @@ func InitJoint(seed uint64, hidden []int, k, dim int) []float32 {
 }
 
 // TrainJoint trains every run (X: N×Dim draws) for spec.Steps steps and returns one
-// Result2D per run (Buffer: [Buffer][Dim] with KeepBuffer; InBox: the share of chains
-// with every coordinate in the box), in order, the runs spread over GOMAXPROCS
-// goroutines as Train2D's.
+// Result2D per run (an objective's Buffer [n][Dim]), in order, the runs spread over
+// GOMAXPROCS goroutines as Train2D's.
 func TrainJoint(ctx context.Context, spec SpecJoint, runs []RunAdditive) ([]Result2D, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err

@@ -9,7 +9,8 @@ import (
 	"testing"
 )
 
-// refLossJoint is the float64 loss of the joint trainer's current lanes.
+// refLossJoint is the float64 loss of the joint trainer's current lanes: the
+// baseline's or testObjective's (its parameter at 0: (c − 1)² = 1).
 func refLossJoint(th []float64, t *trainerAdd) float64 {
 	spec := t.spec
 	B, P, K, d := t.B, t.P, t.K, t.win
@@ -27,30 +28,32 @@ func refLossJoint(th []float64, t *trainerAdd) float64 {
 		f := at(p)
 		l := refLSE(f)
 		loss += (l - f[t.yd[p]]) / float64(B)
-		if spec.Method == SGLD2D {
+		if spec.Objective != nil {
 			loss -= w * l / float64(B)
 		}
 	}
-	if spec.Method == SGLD2D {
+	if spec.Objective != nil {
 		for p := B; p < P; p++ {
 			loss += w * refLSE(at(p)) / float64(B)
 		}
+		loss += w
 	}
 	return loss
 }
 
-// TestJointGradients: the joint trainer's loss, parameter gradient and the input
-// gradient of LSE_y f at D-dimensional points (the SGLD drift), against central finite
-// differences of a float64 reference MLP.
+// TestJointGradients: the joint trainer's loss, parameter gradient (an objective's
+// through objLoss) and the input gradient of LSE_y f at D-dimensional points (an
+// objective's Step.LSE: the samplers' drift), against central finite differences of a
+// float64 reference MLP.
 func TestJointGradients(t *testing.T) {
 	cases := []struct {
 		name string
 		spec SpecJoint
 	}{
-		{"baseline/D=4", SpecJoint{Spec2D{Hidden: []int{6}, K: 3, Method: Baseline2D, Batch: 16, Box: 4}, 4}},
-		{"baseline/D=10/linear", SpecJoint{Spec2D{K: 2, Method: Baseline2D, Batch: 16, Box: 4}, 10}},
-		{"sgld/D=6/two layers", SpecJoint{Spec2D{Hidden: []int{5, 4}, K: 3, Method: SGLD2D, Batch: 16, Box: 4, PxWeight: 0.8, SGLD: SGLDOptions{Buffer: 16}}, 6}},
-		{"sgld/D=2", SpecJoint{Spec2D{Hidden: []int{6}, K: 2, Method: SGLD2D, Batch: 16, Box: 3, PxWeight: 1, SGLD: SGLDOptions{Buffer: 16}}, 2}},
+		{"baseline/D=4", SpecJoint{Spec2D{Hidden: []int{6}, K: 3, Batch: 16, Box: 4}, 4}},
+		{"baseline/D=10/linear", SpecJoint{Spec2D{K: 2, Batch: 16, Box: 4}, 10}},
+		{"objective/D=6/two layers", SpecJoint{Spec2D{Hidden: []int{5, 4}, K: 3, Batch: 16, Box: 4, PxWeight: 0.8, Objective: testObj(0, false)}, 6}},
+		{"objective/D=2", SpecJoint{Spec2D{Hidden: []int{6}, K: 2, Batch: 16, Box: 3, PxWeight: 1, Objective: testObj(0, false)}, 2}},
 	}
 	for ci, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -73,31 +76,20 @@ func TestJointGradients(t *testing.T) {
 					tr.yd[p] = int32(rng.IntN(c.spec.K))
 				}
 			}
+			if tr.obj != nil {
+				tr.st = Step{B: B, P: P, Dim: d, Box: c.spec.Box, X: tr.X, Y: tr.yd, Extra: tr.st.Extra, ExtraGrad: tr.st.ExtraGrad}
+			}
 			tr.nets[0].forward(tr.th(0), tr.x[0], P)
 			tr.sumLogits(P)
-			loss := tr.lossGrad()
+			loss := tr.loss()
 			tr.backward()
 			if want := refLossJoint(th, tr); math.Abs(float64(loss)-want) > 2e-5*math.Max(1, math.Abs(want)) {
 				t.Errorf("loss %v, reference %v", loss, want)
 			}
 			worst := checkFD(t, "dL/dtheta", th, func() float64 { return refLossJoint(th, tr) }, func(j int) float64 { return float64(tr.g[j]) }, 2e-5)
 			t.Logf("parameter gradient: max |kernel - finite difference| = %.3g", worst)
-			if c.spec.Method != SGLD2D {
-				return
-			}
-			for cc := range d { // the negatives: the data points
-				copy(tr.xn[cc*B:(cc+1)*B], tr.x[0][cc*P:cc*P+B])
-			}
-			tr.inputGrad()
 			ls := layersIn(d, c.spec.Hidden, c.spec.K)
-			worst = 0
-			for p := range B {
-				x := make([]float64, d)
-				for i := range x {
-					x[i] = float64(tr.xn[i*B+p])
-				}
-				worst = max(worst, checkFD(t, "dLSE/dx", x, func() float64 { return refLSE(refMLP(th, ls, x)) }, func(c int) float64 { return float64(tr.dx[c*B+p]) }, 2e-5))
-			}
+			worst = inputGradAt(t, tr, func(x []float64) float64 { return refLSE(refMLP(th, ls, x)) })
 			t.Logf("input gradient: max |kernel - finite difference| = %.3g", worst)
 		})
 	}
@@ -159,16 +151,19 @@ func TestPointLogits(t *testing.T) {
 }
 
 // TestJointTwoDimsIsTrain2D: the joint model of D = 2 is the 2-D MLP, and TrainJoint
-// trains it as Train2D, bit for bit, for baseline and sgld.
+// trains it as Train2D, bit for bit, for the baseline and an objective.
 func TestJointTwoDimsIsTrain2D(t *testing.T) {
 	x0, x1, xy, d := gmmDraws2D()
 	hidden := []int{8, 8}
-	for _, s := range []Spec2D{
-		{Hidden: hidden, K: 3, Method: Baseline2D, Steps: 60, Batch: 32, Box: 5},
-		{Hidden: hidden, K: 3, Method: SGLD2D, Steps: 60, Batch: 32, Box: 5, PxWeight: 1, KeepBuffer: true,
-			SGLD: SGLDOptions{Steps: 5, LR: 1, Std: 0.01, Buffer: 100, Reinit: 0.05, Clamp: true}},
+	for _, c := range []struct {
+		name string
+		s    Spec2D
+	}{
+		{"baseline", Spec2D{Hidden: hidden, K: 3, Steps: 60, Batch: 32, Box: 5}},
+		{"objective", Spec2D{Hidden: hidden, K: 3, Steps: 60, Batch: 32, Box: 5, PxWeight: 1, KeepBuffer: true, Objective: testObj(5, true)}},
 	} {
-		t.Run(s.Method.String(), func(t *testing.T) {
+		s := c.s
+		t.Run(c.name, func(t *testing.T) {
 			theta := InitJoint(5, hidden, 3, 2)
 			if !slices.Equal(theta, InitMLP2D(5, hidden, 3)) {
 				t.Fatal("InitJoint of D = 2 is not InitMLP2D")
@@ -182,7 +177,7 @@ func TestJointTwoDimsIsTrain2D(t *testing.T) {
 				t.Fatal(err)
 			}
 			w, g := want[0], got[0]
-			if !slices.Equal(w.Theta, g.Theta) || w.Loss != g.Loss || !slices.Equal(w.Buffer, g.Buffer) || w.InBox != g.InBox {
+			if !slices.Equal(w.Theta, g.Theta) || w.Loss != g.Loss || !slices.Equal(w.Buffer, g.Buffer) || w.InBox != g.InBox || !slices.Equal(w.Extra, g.Extra) {
 				t.Fatalf("D = 2 differs from Train2D: loss %v vs %v, in box %v vs %v", g.Loss, w.Loss, g.InBox, w.InBox)
 			}
 		})
@@ -220,7 +215,7 @@ func TestSGLDStepsGaussian(t *testing.T) {
 				}
 			}
 			o := SGLDOptions{Steps: steps, LR: lr, Std: float32(math.Sqrt(2 * lr))}
-			sgldSteps(o, 100, x, dx, noise, rng, grad)
+			SGLDSteps(o, 100, x, dx, noise, rng, grad)
 			worst := 0.0
 			for i := range d {
 				var s, s2 float64
@@ -244,18 +239,20 @@ func TestSGLDStepsGaussian(t *testing.T) {
 }
 
 // TestJointValidate: the joint model refuses exact jem (naming the exact reference) and
-// a bad dimension.
+// a bad dimension, and takes the baseline and an objective.
 func TestJointValidate(t *testing.T) {
-	ok := Spec2D{Hidden: []int{4}, K: 2, Method: Baseline2D, Batch: 16, Box: 4}
+	ok := Spec2D{Hidden: []int{4}, K: 2, Batch: 16, Box: 4}
+	obj := ok
+	obj.Objective = testObj(1, false)
 	for _, c := range []struct {
 		name, want string
 		spec       SpecJoint
 	}{
-		{"jem", "additive model is the exact reference", SpecJoint{Spec2D{Hidden: []int{4}, K: 2, Method: JEM2D, Batch: 16, Box: 4}, 4}},
+		{"jem", "additive model is the exact reference", SpecJoint{Spec2D{Hidden: []int{4}, K: 2, Exact: true, Batch: 16, Box: 4}, 4}},
 		{"odd dimension", "even dimension", SpecJoint{ok, 3}},
 		{"too many dimensions", "even dimension", SpecJoint{ok, MaxJointDim + 2}},
-		{"mala", "trains baseline or sgld", SpecJoint{Spec2D{Hidden: []int{4}, K: 2, Method: MALA2D, Batch: 16, Box: 4}, 4}},
 		{"ok", "", SpecJoint{ok, 4}},
+		{"objective", "", SpecJoint{obj, 4}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.spec.Validate()

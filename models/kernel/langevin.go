@@ -34,6 +34,17 @@ import (
 // coordinate 1, …), so with D = 2 the chains are the plane kernel's of before, draw
 // for draw.
 
+// AcceptTarget and AdaptRate set MALA's (and Jarzynski's) step adaptation (AdaptStep):
+// log η moves by AdaptRate·(acceptance − AcceptTarget) per training step, toward
+// MALA's optimal acceptance 0.574 (Roberts & Rosenthal 1998). η stays within
+// [MinStep, MaxStep·box²].
+const (
+	AcceptTarget = 0.574
+	AdaptRate    = 0.1
+	MinStep      = 1e-7
+	MaxStep      = 1.0
+)
+
 // Langevin is N Langevin chains in ℝ^Dim: their states X [Dim][N], ℓ at them (E) and
 // ∇x ℓ (G [Dim][N]), scratch for the proposals, and the stream of their noise.
 type Langevin struct {
@@ -256,6 +267,39 @@ func (l *Langevin) Resample(a []float64, w []float32) {
 		l.E[i] = l.ep[j]
 	}
 	clear(a)
+}
+
+// ESS is the effective sample size (Σw)²/Σw² of the weights exp(a).
+func ESS(a []float64) float64 {
+	m := math.Inf(-1)
+	for _, v := range a {
+		m = max(m, v)
+	}
+	if math.IsInf(m, -1) {
+		return 0
+	}
+	var s1, s2 float64
+	for _, v := range a {
+		w := math.Exp(v - m)
+		s1 += w
+		s2 += w * w
+	}
+	return s1 * s1 / s2
+}
+
+// normWeights writes softmax(a) into w.
+func normWeights(w []float32, a []float64) {
+	m := math.Inf(-1)
+	for _, v := range a {
+		m = max(m, v)
+	}
+	var s float64
+	for _, v := range a {
+		s += math.Exp(v - m)
+	}
+	for i, v := range a {
+		w[i] = float32(math.Exp(v-m) / s)
+	}
 }
 
 // NormWeights writes softmax(a) into w: the normalised weights exp(a)/Σexp(a).

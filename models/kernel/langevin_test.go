@@ -14,9 +14,9 @@ import (
 // a fixed energy whose distribution is known, in D = 2 and D = 4: the product over
 // blocks of coordinates (x_{2b}, x_{2b+1}) of knownmix.Standard, whose every block's
 // marginal has exact cell masses on the box (knownmix.Mixture.Cells). With D = 2 they
-// are the plane kernel's former tests of its mala and jarzynski samplers
-// (TestMALAKnownAnswer, TestAdaptStepTowardTarget, TestJarzynskiKnownAnswer of
-// methods2d_test.go), on the same draws.
+// are the plane kernel's former tests of its built-in mala and jarzynski samplers
+// (TestMALAKnownAnswer, TestAdaptStepTowardTarget, TestJarzynskiKnownAnswer), on the
+// same draws.
 
 const (
 	lvBox   = 5

@@ -1,60 +1,83 @@
 package kernel
 
-import (
-	"context"
-	"math"
-	"testing"
-
-	"github.com/jemcheck/jemcheck/models/prob"
-)
-
-// edObjective is ED (methods2d.go) written against Objective: the generic path must
-// train it exactly as the kernel's own ED2D does.
-type edObjective struct{ o EDOptions }
-
-func (e edObjective) Lanes(B int) int      { return B * (1 + e.o.M) }
-func (edObjective) Params() int            { return 0 }
-func (edObjective) GradEvals(int) int64    { return 0 }
-func (edObjective) Begin(*Step)          {}
-func (e edObjective) Fill(st *Step)      { edPerturb(st.Rng, st.X, st.B, st.P, e.o) }
-func (edObjective) End(*Step, *Result2D) {}
-func (e edObjective) Loss(st *Step, lse, coef []float32) float32 {
-	return edLoss(lse, st.B, e.o, coef)
+// testObjective is a small contrastive objective for the trainers' tests (the kernel's
+// tests cannot import methods/…): every step B negatives drawn uniformly on the box from
+// st.Rng, moved by Steps noisy ascent moves on ℓ through st.LSE (noise from st.Noise),
+// and the loss mean ℓ(negatives) − mean ℓ(data) + (c − 1)², c its one parameter
+// (starting at 0). It counts the points it evaluates with a gradient (GradEvals' check)
+// and, with Keep, returns its last negatives as the Buffer [B][D] with their share in
+// the box.
+type testObjective struct {
+	Steps int
+	Keep  bool
+	// Calls counts the points evaluated through st.LSE with a gradient.
+	Calls   int64
+	neg     []float32 // [D][B]
+	e, grad []float32
 }
 
-// TestObjectiveMatchesMethod: ED through Objective gives the kernel's ED2D run to
-// float32 rounding (the loss's terms are summed in another order), and its budget.
-func TestObjectiveMatchesMethod(t *testing.T) {
-	rng := prob.NewRand(1)
-	x0, x1 := testMixture.sample(rng, 512)
-	X0, X1, Y := make([]float32, 512), make([]float32, 512), make([]int32, 512)
-	for i := range X0 {
-		X0[i], X1[i] = float32(x0[i]), float32(x1[i])
-		if x0[i] > 0 {
-			Y[i] = 1
+func (o *testObjective) Lanes(B int) int       { return 2 * B }
+func (*testObjective) Params() int             { return 1 }
+func (o *testObjective) GradEvals(B int) int64 { return int64(o.Steps * B) }
+
+func (o *testObjective) Begin(st *Step) {
+	if len(o.neg) != st.Dim*st.B {
+		o.neg, o.grad, o.e = make([]float32, st.Dim*st.B), make([]float32, st.Dim*st.B), make([]float32, st.B)
+	}
+}
+
+func (o *testObjective) Fill(st *Step) {
+	B, P := st.B, st.P
+	for i := range o.neg {
+		o.neg[i] = (2*st.Rng.Float32() - 1) * st.Box
+	}
+	for range o.Steps {
+		st.LSE(o.neg, B, o.e, o.grad)
+		o.Calls += int64(B)
+		for i := range o.neg {
+			o.neg[i] += 0.01*o.grad[i] + 0.1*float32(st.Noise.NormFloat64())
 		}
 	}
-	spec := Spec2D{Hidden: []int{16}, K: 2, Method: ED2D, Steps: 100, Batch: 64, PxWeight: 1, Box: 5, ED: DefaultED()}
-	run := Run2D{Seed: 3, Theta: InitMLP2D(4, spec.Hidden, 2), LR: 3e-3, X0: X0, X1: X1, Y: Y}
-	want, err := Train2D(context.Background(), spec, []Run2D{run})
-	if err != nil {
-		t.Fatal(err)
+	for c := range st.Dim {
+		copy(st.X[c*P+B:(c+1)*P], o.neg[c*B:(c+1)*B])
 	}
-	gen := spec
-	gen.Method, gen.Objective = -1, func() Objective { return edObjective{spec.ED} }
-	got, err := Train2D(context.Background(), gen, []Run2D{run})
-	if err != nil {
-		t.Fatal(err)
+}
+
+func (o *testObjective) Loss(st *Step, lse, coef []float32) float32 {
+	B := st.B
+	inv := 1 / float32(B)
+	var l float32
+	for p := range B {
+		l -= lse[p] * inv
+		coef[p] = -inv
 	}
-	var worst float64
-	for i := range want[0].Theta {
-		worst = max(worst, math.Abs(float64(want[0].Theta[i]-got[0].Theta[i])))
+	for p := B; p < 2*B; p++ {
+		l += lse[p] * inv
+		coef[p] = inv
 	}
-	t.Logf("max |Δθ| after %d steps: %.3g; loss %.5f vs %.5f", spec.Steps, worst, want[0].Loss, got[0].Loss)
-	if worst > 1e-3 || math.Abs(float64(want[0].Loss-got[0].Loss)) > 1e-3 {
-		t.Errorf("the objective's run differs from ED2D's: max |Δθ| %.3g, loss %v vs %v", worst, got[0].Loss, want[0].Loss)
+	d := st.Extra[0] - 1
+	st.ExtraGrad[0] = 2 * d
+	return l + d*d
+}
+
+func (o *testObjective) End(st *Step, res *Result2D) {
+	res.Stats = map[string]float64{"c": float64(st.Extra[0])}
+	if !o.Keep {
+		return
 	}
-	if a, b := spec.GradEvalsPerStep(), gen.GradEvalsPerStep(); a != b {
-		t.Errorf("budget %d, want %d", b, a)
+	B, D := st.B, st.Dim
+	res.Buffer = make([]float32, B*D)
+	in := 0
+	for p := range B {
+		ok := true
+		for c := range D {
+			v := o.neg[c*B+p]
+			res.Buffer[p*D+c] = v
+			ok = ok && abs32(v) <= st.Box
+		}
+		if ok {
+			in++
+		}
 	}
+	res.InBox = float64(in) / float64(B)
 }

@@ -2,9 +2,13 @@ package kernel
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"sync"
 )
+
+// nan is a run's CPU time where the OS does not tell it (threadCPU).
+var nan = math.NaN()
 
 // trainRuns trains runs 0..n−1 over GOMAXPROCS goroutines, each with its own scratch
 // space (newWorker) and locked to its thread, so that the thread's CPU clock measures

@@ -39,7 +39,7 @@ func randPoints2D(seed uint64, n int, r float64) (x0, x1 []float32) {
 func trainedGMM2D(t testing.TB, hidden []int) (theta, x0, x1 []float32, y []int32) {
 	t.Helper()
 	runs, _ := gmmRuns(1, 512, hidden, 0.01)
-	spec := Spec2D{Hidden: hidden, K: 3, Method: Baseline2D, Steps: 300, Batch: 64, Box: 4}
+	spec := Spec2D{Hidden: hidden, K: 3, Steps: 300, Batch: 64, Box: 4}
 	res, err := Train2D(context.Background(), spec, runs)
 	if err != nil {
 		t.Fatal(err)

@@ -14,64 +14,32 @@ import (
 // 2-H1-…-Hn-K with tanh hidden layers (none: the linear model), Adam, one of three
 // losses, over a block of runs whose randomness comes from each run's own seed only.
 //
-//   - Baseline: cross-entropy on minibatches of the run's draws.
-//   - JEM (exact grid JEM): CE + PxWeight·(log Z − mean LSE_y f(x) over the data), with
-//     log Z = LSE over the training grid's cells and classes of f(x_c)[y] + log(cell
+//   - Baseline (a spec with neither Exact nor Objective): cross-entropy on minibatches
+//     of the run's draws (PxWeight unused).
+//   - Exact JEM (Spec2D.Exact): CE + PxWeight·(log Z − mean LSE_y f(x) over the data),
+//     with log Z = LSE over the training grid's cells and classes of f(x_c)[y] + log(cell
 //     area): the joint negative log-likelihood of the model normalised on the grid. The
 //     training grid is TrainGrid cells per side over the box (64: the evaluation grid
 //     itself; coarser: cheaper), optionally shifted by a uniform random offset per step
 //     (ShiftGrid), which makes the Riemann sum Z an unbiased estimate of ∫_box.
 //     With Run2D.Fresh the minibatches are fresh draws from the truth: the oracle.
-//   - SGLD: JEM whose log Z gradient uses negatives from a persistent per-run replay
-//     buffer, as the paper's reference code (wgrathwohl/JEM train_wrn_ebm.py): Buffer
-//     chains initialised uniformly on the box; per step Batch distinct slots (official:
-//     with replacement; distinct here, as torch_sgld.py, so no slot is written twice),
-//     each restarted uniformly on the box with probability Reinit, then Steps SGLD steps
-//     x += LR·∇x LSE_y f(x) + Std·ε (optionally clamped to the box), written back; the loss
-//     CE + PxWeight·(mean LSE f(x_neg) − mean LSE f(x_data)), no gradient through the
-//     chains.
+//   - A method's Objective (Spec2D.Objective, objective.go): CE + PxWeight times the
+//     objective's loss on the lanes it fills (the recipes of methods/sgld, mala,
+//     jarzynski, shortrun, ed, nce, tre, dsm, snl, drl).
 //
 // Points are the vector lanes (as in SGLD.Step, whose primitives these loops reuse and
 // whose results they reproduce bit for bit for 2 hidden layers): one run is trained at
 // a time per goroutine, all its steps, then the next run, so a run's state (parameters,
-// moments, its replay buffer) stays in cache and its result cannot depend on its
+// moments, an objective's buffers) stays in cache and its result cannot depend on its
 // block-mates.
 //
 // The divergence guard: a step whose loss is non-finite or whose |loss|, |mean LSE f| on
-// the data or |mean LSE f| on the negatives exceeds MaxEnergy (finite blow-ups, the
+// the data or |mean LSE f| on the other lanes exceeds MaxEnergy (finite blow-ups, the
 // SGLD probe's pitfall 6), or after which a parameter or Adam moment is non-finite, is
 // not applied; the run is frozen at its last good state with DivergedStep = that step.
 
-// Method2D is the training loss of a 2-D run.
-type Method2D int
-
-const (
-	Baseline2D Method2D = iota // cross-entropy
-	JEM2D                      // exact grid JEM
-	SGLD2D                     // JEM with SGLD negatives from a replay buffer
-)
-
-func (m Method2D) String() string {
-	switch m {
-	case Baseline2D:
-		return "baseline"
-	case JEM2D:
-		return "jem"
-	case SGLD2D:
-		return "sgld"
-	case MALA2D:
-		return "mala"
-	case Jarzynski2D:
-		return "jarzynski"
-	case ED2D:
-		return "ed"
-	case ShortRun2D:
-		return "shortrun"
-	}
-	return fmt.Sprintf("Method2D(%d)", int(m))
-}
-
-// SGLDOptions are the sampler's settings (the official names in brackets).
+// SGLDOptions are the settings of SGLD's sampler (SGLDSteps; methods/sgld's objective),
+// the official names in brackets.
 type SGLDOptions struct {
 	Steps  int     // SGLD steps per training step (n_steps)
 	LR     float32 // step on ∇x LSE_y f(x) (sgld_lr)
@@ -86,56 +54,31 @@ type SGLDOptions struct {
 	Informative bool
 }
 
-// OfficialSGLD is the reference implementation's defaults: 20 steps, lr 1, std 0.01,
-// buffer 10000, reinit 0.05 ("improper" SGLD: the noise is not √(2·lr)).
-func OfficialSGLD() SGLDOptions {
-	return SGLDOptions{Steps: 20, LR: 1, Std: 0.01, Buffer: 10000, Reinit: 0.05}
-}
-
-// SGLDPreset returns the options of a preset with step lr: "official" (std 0.01) or
-// "langevin" (std = √(2·lr), the Langevin-consistent noise); the other settings are
-// OfficialSGLD's.
-func SGLDPreset(name string, lr float32) (SGLDOptions, error) {
-	o := OfficialSGLD()
-	if !(lr > 0) || math.IsInf(float64(lr), 0) {
-		return o, fmt.Errorf("sgld: lr must be finite and > 0, got %g", lr)
-	}
-	o.LR = lr
-	switch name {
-	case "official":
-	case "langevin":
-		o.Std = float32(math.Sqrt(2 * float64(lr)))
-	case "noisefree": // gradient descent on the energy from the buffer, no noise (SADA-JEM)
-		o.Std = 0
-	default:
-		return o, fmt.Errorf("unknown sgld preset %q: want official, langevin or noisefree", name)
-	}
-	return o, nil
-}
-
 // DefaultMaxEnergy is the divergence guard's default threshold on |loss| and |mean LSE f|.
 const DefaultMaxEnergy = 1e3
 
 // Spec2D is the model, loss and schedule shared by the runs of a Train2D call.
 type Spec2D struct {
-	Hidden    []int // tanh hidden widths (0 to 4 layers of 1 to 256)
-	K         int   // classes
-	Method    Method2D
+	Hidden []int // tanh hidden widths (0 to 4 layers of 1 to 256)
+	K      int   // classes
+	// Exact trains exact JEM: the model's own log Z on the training grid (TrainGrid,
+	// ShiftGrid), PxWeight times it. A spec with neither Exact nor Objective trains the
+	// cross-entropy alone (the baseline).
+	Exact     bool
 	Steps     int     // Adam steps
-	Batch     int     // data points per step, and negatives per step for SGLD: a positive multiple of 16
-	PxWeight  float32 // weight of the log q(x) term (JEM, SGLD)
-	Box       float32 // the box [−Box, Box]²: exact JEM's grid, SGLD's restarts and clamp
+	Batch     int     // data points per step: a positive multiple of 16
+	PxWeight  float32 // weight of the log q(x) term (exact JEM, an objective's loss)
+	Box       float32 // the box [−Box, Box]²: exact JEM's grid, an objective's Step.Box
 	TrainGrid int     // exact JEM: training grid cells per side, a multiple of 4 (0: 64)
 	ShiftGrid bool    // exact JEM: shift the training grid by a uniform random offset per step
-	SGLD      SGLDOptions
-	Langevin  LangevinOptions // mala, jarzynski, shortrun
-	ED        EDOptions       // ed
 	// Objective makes the objective of a method that lives in its own package (one per
-	// goroutine); when set, Method is ignored.
-	Objective    func() Objective
-	MaxEnergy    float32 // divergence threshold (0: DefaultMaxEnergy)
-	KeepBuffer   bool    // SGLD: return each run's final replay buffer
-	ObserveEvery int     // call Run2D.Observe every this many steps (0: never)
+	// goroutine); Exact is then ignored.
+	Objective func() Objective
+	MaxEnergy float32 // divergence threshold (0: DefaultMaxEnergy)
+	// KeepBuffer: the method keeps each run's final negatives (its objective's End
+	// returns them in Result2D.Buffer), which the block tasks then measure.
+	KeepBuffer   bool
+	ObserveEvery int // call Run2D.Observe every this many steps (0: never)
 	// Decay is the share of the steps, at the end, over which the Adam learning rate
 	// falls linearly to 0 (0: a constant rate; 0.5: constant for the first half, then
 	// linear to 0 at the last step). The exact references train with it so that their
@@ -155,7 +98,7 @@ func (s Spec2D) decayScale(step int) float64 {
 
 // Run2D is one run of a Train2D call.
 type Run2D struct {
-	Seed   uint64    // every random draw of the run (minibatch order, buffer, restarts, SGLD noise, grid shifts)
+	Seed   uint64    // every random draw of the run (minibatch order, grid shifts, an objective's Rng and Noise)
 	Theta  []float32 // initial parameters, canonical layout (InitMLP2D)
 	LR     float32   // Adam learning rate
 	X0, X1 []float32 // the run's N draws
@@ -173,12 +116,15 @@ type Result2D struct {
 	Theta        []float32 // final parameters (the last good state if Diverged)
 	Loss         float32   // the loss of the last step applied
 	Diverged     bool
-	DivergedStep int       // the step whose guard fired (1-based), 0 if none
-	Buffer       []float32 // SGLD and MALA with KeepBuffer: the final replay buffer [Buffer][2] (x0, x1 per chain)
-	InBox        float64   // SGLD and MALA: share of the final buffer inside the box
+	DivergedStep int // the step whose guard fired (1-based), 0 if none
+	// Buffer is an objective's final negatives [n][D] (sgld and mala with KeepBuffer:
+	// the replay buffer), InBox the share of them inside the box; set by its End.
+	Buffer []float32
+	InBox  float64
 	// StepSize is the final Langevin step η of mala and jarzynski (adapted), Accept the
 	// mean acceptance (mala) or mean min(1, ratio) (jarzynski) over the steps, and
-	// Resamples the number of jarzynski resamplings; 0 for the other methods.
+	// Resamples the number of jarzynski resamplings, set by their objectives' End; 0
+	// for the other methods.
 	StepSize  float64
 	Accept    float64
 	Resamples int
@@ -298,22 +244,8 @@ func (s Spec2D) validate() error {
 	if s.Objective != nil {
 		return s.validateObjective()
 	}
-	switch s.Method {
-	case Baseline2D:
-	case JEM2D:
-		if g := s.trainGrid(); g < 4 || g%4 != 0 || g > 256 {
-			return fmt.Errorf("kernel: TrainGrid must be a multiple of 4 in [4, 256], got %d", g)
-		}
-	case SGLD2D:
-		o := s.SGLD
-		if o.Steps < 0 || o.Buffer < s.Batch || !(o.Reinit >= 0 && o.Reinit <= 1) ||
-			!(o.LR >= 0) || !(o.Std >= 0) || math.IsInf(float64(o.LR), 0) || math.IsInf(float64(o.Std), 0) {
-			return fmt.Errorf("kernel: bad SGLD options %+v (need Steps >= 0, Buffer >= Batch, Reinit in [0, 1], finite LR, Std >= 0)", o)
-		}
-	case MALA2D, Jarzynski2D, ED2D, ShortRun2D:
-		return s.validateRecipe()
-	default:
-		return fmt.Errorf("kernel: unknown method %v", s.Method)
+	if g := s.trainGrid(); s.Exact && (g < 4 || g%4 != 0 || g > 256) {
+		return fmt.Errorf("kernel: TrainGrid must be a multiple of 4 in [4, 256], got %d", g)
 	}
 	return nil
 }
@@ -466,16 +398,12 @@ type trainer2D struct {
 	net          *mlp2d
 	B, P, K      int
 	gt           int       // exact JEM training grid per side
-	x            []float32 // [2][P]: data, then negatives or grid nodes
-	xn, dx       []float32 // negatives [2][B] and their input gradient
+	x            []float32 // [2][P]: data, then an objective's lanes or grid nodes
 	yd           []int32
 	delta        []float32 // [K][P]
-	noise        []float32
-	tmp          []float32
+	tmp          []float32 // exact JEM: exp(f − max) on the grid lanes
 	theta, m, v  []float32
 	snap         []float32
-	buf          []float32 // replay buffer [M][2]
-	perm, slots  []int32
 	order        []int32 // data order for minibatches
 	pos          int
 	fx0, fx1     []float32 // Fresh draws
@@ -483,36 +411,29 @@ type trainer2D struct {
 	bufRng       *rand.Rand
 	noiseRng     *rand.Rand
 	lseD, lseNeg float32
-	reinit       float32     // the buffer's restart probability (sgld, mala)
-	start        *classGauss // sgld with Informative: the restarts' class-wise Gaussians
-
-	lv       *langevin // mala, jarzynski, shortrun chains
-	eta      float32   // the current Langevin step
-	acc      float64   // sum of the steps' acceptances
-	a        []float64 // jarzynski: log weights
-	eOld     []float32 // jarzynski: E at the walkers under the parameters of the last forward
-	wneg     []float32 // weights of the negatives in the loss (jarzynski; nil: 1/B each)
-	coef     []float32 // ed: dL/dE per lane
-	en       Energy    // the model's energy at the current parameters
-	resample int
 
 	obj    Objective // Spec2D.Objective's
 	st     Step
-	lse    []float32
+	lse    []float32 // every lane's LSE, for the objective
+	coef   []float32 // the objective's dL/dℓ per lane
 	xm, xv []float32 // Adam's moments of the objective's parameters
 }
 
 func newTrainer2D(spec Spec2D) *trainer2D {
 	B, K := spec.Batch, spec.K
 	t := &trainer2D{spec: spec, B: B, K: K}
-	if spec.Objective != nil {
+	switch {
+	case spec.Objective != nil:
 		t.obj = spec.Objective()
 		t.P = t.obj.Lanes(B)
 		t.coef, t.lse = make([]float32, t.P), make([]float32, t.P)
 		n := t.obj.Params()
 		t.st.Extra, t.st.ExtraGrad, t.xm, t.xv = make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
-	} else {
-		t.newMethod()
+	case spec.Exact:
+		t.gt = spec.trainGrid()
+		t.P = B + t.gt*t.gt
+	default:
+		t.P = B
 	}
 	t.net = newMLP2D(spec.Hidden, K, t.P)
 	np := t.net.np
@@ -522,46 +443,7 @@ func newTrainer2D(spec Spec2D) *trainer2D {
 	t.tmp = make([]float32, K*t.P)
 	t.theta, t.m, t.v, t.snap = make([]float32, np), make([]float32, np), make([]float32, np), make([]float32, 3*np)
 	t.fx0, t.fx1 = make([]float32, B), make([]float32, B)
-	t.en = t.energy
 	return t
-}
-
-// newMethod sets up the scratch of the methods the kernel names (Spec2D.Method).
-func (t *trainer2D) newMethod() {
-	spec, B := t.spec, t.B
-	switch spec.Method {
-	case Baseline2D:
-		t.P = B
-	case JEM2D:
-		t.gt = spec.trainGrid()
-		t.P = B + t.gt*t.gt
-	case SGLD2D, MALA2D:
-		t.P = 2 * B
-		o := spec.SGLD
-		t.reinit = o.Reinit
-		if spec.Method == MALA2D {
-			o.Buffer, t.reinit = spec.Langevin.Buffer, spec.Langevin.Reinit
-		}
-		t.xn, t.dx = make([]float32, 2*B), make([]float32, 2*B)
-		t.noise = make([]float32, 2*B)
-		t.buf = make([]float32, 2*o.Buffer)
-		t.perm = make([]int32, o.Buffer)
-		t.slots = make([]int32, B)
-	case Jarzynski2D, ShortRun2D:
-		t.P = 2 * B
-	case ED2D:
-		t.P = B * (1 + spec.ED.M)
-		t.coef = make([]float32, t.P)
-	}
-	if spec.Method.isLangevin() {
-		t.lv = newLangevin(B)
-		if spec.Method == MALA2D {
-			t.lv.x = t.xn // the chains refined in place between negatives and store
-		}
-		if spec.Method == Jarzynski2D {
-			t.a, t.eOld, t.wneg = make([]float64, B), make([]float32, B), make([]float32, B)
-		}
-	}
 }
 
 // Seed tags of a run's random streams.
@@ -594,47 +476,6 @@ func (t *trainer2D) batch(r *Run2D) {
 	}
 }
 
-// negatives draws B distinct buffer slots (partial Fisher–Yates on the persistent
-// permutation: a uniform sample without replacement whatever its state), restarts each
-// chain uniformly on the box with probability Reinit, and copies the chains to t.xn. It
-// returns the number of restarts.
-func (t *trainer2D) negatives() int {
-	B, M := t.B, len(t.perm)
-	box := t.spec.Box
-	fresh := 0
-	for p := range B {
-		q := p + t.bufRng.IntN(M-p)
-		t.perm[p], t.perm[q] = t.perm[q], t.perm[p]
-		slot := t.perm[p]
-		t.slots[p] = slot
-		if t.bufRng.Float32() < t.reinit {
-			if t.start != nil {
-				t.xn[p], t.xn[B+p] = t.start.draw(t.bufRng)
-			} else {
-				t.xn[p] = (2*t.bufRng.Float32() - 1) * box
-				t.xn[B+p] = (2*t.bufRng.Float32() - 1) * box
-			}
-			fresh++
-		} else {
-			t.xn[p], t.xn[B+p] = t.buf[2*slot], t.buf[2*slot+1]
-		}
-	}
-	return fresh
-}
-
-// store writes the refined chains back to their slots.
-func (t *trainer2D) store() {
-	B := t.B
-	for p, slot := range t.slots {
-		t.buf[2*slot], t.buf[2*slot+1] = t.xn[p], t.xn[B+p]
-	}
-}
-
-// sgld runs the SGLD steps on t.xn in place.
-func (t *trainer2D) sgld() {
-	sgldSteps(t.spec.SGLD, t.spec.Box, t.xn, t.dx, t.noise, t.noiseRng, func() { t.net.inputGrad(t.theta, t.xn, t.dx, t.B, t.K) })
-}
-
 // gridNodes writes the exact-JEM training grid (shifted by a uniform offset if
 // ShiftGrid, wrapping within the box) into t.x after the data.
 func (t *trainer2D) gridNodes() {
@@ -655,115 +496,53 @@ func (t *trainer2D) gridNodes() {
 	}
 }
 
-// lossGrad computes the loss and t.delta = dL/df after the forward pass on t.x.
+// lossGrad computes the loss and t.delta = dL/df after the forward pass on t.x: the
+// baseline's cross-entropy, or exact JEM's with PxWeight·log Z over the grid lanes.
 func (t *trainer2D) lossGrad() float32 {
 	B, P, K := t.B, t.P, t.K
 	w := t.spec.PxWeight
 	f, s := t.net.f[:K*P], t.net.s[:K*P]
 	invB := 1 / float32(B)
-	var loss, sumD, sumN float32
-	var lse []float32 // lse32 of every lane, where the method uses it
-	switch t.spec.Method {
-	case SGLD2D, MALA2D, Jarzynski2D, ShortRun2D, ED2D:
-		lse = t.tmp[:P]
-		vSoftmaxLSE(s, lse, f, K, P)
-	default:
-		vSoftmax(s, f, K, P)
-	}
-	switch t.spec.Method {
-	case Baseline2D:
+	var loss, sumD float32
+	vSoftmax(s, f, K, P)
+	if !t.spec.Exact {
 		loss, sumD = ceGrad(f, s, t.delta, t.yd, B, P, K, invB)
-	case SGLD2D, MALA2D, Jarzynski2D, ShortRun2D: // as SGLD.gradient; jarzynski weighs its negatives
-		l2 := t.spec.Langevin.L2
-		if t.spec.Method != ShortRun2D {
-			l2 = 0
-		}
-		for p := range P {
-			lse := lse[p]
-			var scale float32
-			if p < B {
-				sumD += lse
-				scale = (1 - w) * invB
-				loss += (lse - f[int(t.yd[p])*P+p]) * invB
-				loss -= w * lse * invB
-			} else {
-				sumN += lse
-				wn := invB
-				if t.wneg != nil {
-					wn = t.wneg[p-B]
-					t.eOld[p-B] = lse
-				}
-				scale = w * wn
-				loss += w * lse * wn
-			}
-			if l2 > 0 { // + L2·(mean E(data)² + mean E(neg)²)
-				loss += l2 * lse * lse * invB
-				scale += 2 * l2 * lse * invB
-			}
-			for y := range K {
-				t.delta[y*P+p] = s[y*P+p] * scale
-			}
-			if p < B {
-				t.delta[int(t.yd[p])*P+p] -= invB
-			}
-		}
-	case ED2D: // CE + PxWeight·ED
-		e := lse
-		ed := edLoss(e, B, t.spec.ED, t.coef)
-		loss += w * ed
-		for p := range P {
-			scale := w * t.coef[p]
-			if p < B {
-				sumD += e[p]
-				loss += (e[p] - f[int(t.yd[p])*P+p]) * invB
-				scale += invB
-			} else {
-				sumN += e[p]
-			}
-			for y := range K {
-				t.delta[y*P+p] = s[y*P+p] * scale
-			}
-			if p < B {
-				t.delta[int(t.yd[p])*P+p] -= invB
-			}
-		}
-		sumN *= float32(B) / float32(P-B)
-	case JEM2D:
-		loss, sumD = jemDataGrad(f, s, t.delta, t.yd, B, P, K, invB, w)
-		// log Z over the grid's cells and classes; dL/df = w·softmax over all of them.
-		n := P - B
-		mx := f[B]
-		for y := range K {
-			for _, v := range f[y*P+B : (y+1)*P] {
-				mx = max(mx, v)
-			}
-		}
-		var z float64
-		for y := range K {
-			e := t.tmp[y*P+B : (y+1)*P]
-			for i, v := range f[y*P+B : (y+1)*P] {
-				e[i] = v - mx
-			}
-			vExp(e, e)
-			var zs float32
-			for _, v := range e {
-				zs += v
-			}
-			z += float64(zs)
-		}
-		h := 2 * float64(t.spec.Box) / float64(t.gt)
-		logZ := float64(mx) + math.Log(z) + math.Log(h*h)
-		loss += w * float32(logZ)
-		sc := w / float32(z)
-		for y := range K {
-			e, d := t.tmp[y*P+B:(y+1)*P], t.delta[y*P+B:(y+1)*P]
-			for i := range n {
-				d[i] = e[i] * sc
-			}
+		t.lseD, t.lseNeg = sumD*invB, 0
+		return loss
+	}
+	loss, sumD = jemDataGrad(f, s, t.delta, t.yd, B, P, K, invB, w)
+	// log Z over the grid's cells and classes; dL/df = w·softmax over all of them.
+	n := P - B
+	mx := f[B]
+	for y := range K {
+		for _, v := range f[y*P+B : (y+1)*P] {
+			mx = max(mx, v)
 		}
 	}
-	t.lseD = sumD * invB
-	t.lseNeg = sumN * invB
+	var z float64
+	for y := range K {
+		e := t.tmp[y*P+B : (y+1)*P]
+		for i, v := range f[y*P+B : (y+1)*P] {
+			e[i] = v - mx
+		}
+		vExp(e, e)
+		var zs float32
+		for _, v := range e {
+			zs += v
+		}
+		z += float64(zs)
+	}
+	h := 2 * float64(t.spec.Box) / float64(t.gt)
+	logZ := float64(mx) + math.Log(z) + math.Log(h*h)
+	loss += w * float32(logZ)
+	sc := w / float32(z)
+	for y := range K {
+		e, d := t.tmp[y*P+B:(y+1)*P], t.delta[y*P+B:(y+1)*P]
+		for i := range n {
+			d[i] = e[i] * sc
+		}
+	}
+	t.lseD, t.lseNeg = sumD*invB, 0
 	return loss
 }
 
@@ -791,37 +570,13 @@ func (t *trainer2D) train(r *Run2D) Result2D {
 		}
 		t.pos = n // shuffle before the first batch
 	}
-	t.start = nil
-	if spec.Method == SGLD2D && spec.SGLD.Informative && r.Fresh == nil {
-		t.start = fitClassGauss(r.X0, r.X1, r.Y, spec.K)
-	}
-	if spec.Method == SGLD2D || spec.Method == MALA2D {
-		for i := range t.buf {
-			t.buf[i] = (2*t.bufRng.Float32() - 1) * spec.Box
-		}
-		if t.start != nil {
-			for i := 0; i < len(t.buf); i += 2 {
-				t.buf[i], t.buf[i+1] = t.start.draw(t.bufRng)
-			}
-		}
-		for i := range t.perm {
-			t.perm[i] = int32(i)
-		}
-	}
-	if t.lv != nil {
-		t.lv.rng = t.noiseRng
-		t.eta, t.acc, t.resample = spec.Langevin.Step, 0, 0
-	}
-	if spec.Method == Jarzynski2D && t.obj == nil {
-		t.walkersUniform()
-	}
 	if t.obj != nil {
 		var data [][]float32
 		if r.Fresh == nil {
 			data = [][]float32{r.X0, r.X1}
 		}
 		t.st = Step{B: t.B, P: t.P, Dim: 2, Box: spec.Box, X: t.x, Y: t.yd, Rng: t.bufRng, Noise: t.noiseRng,
-			Extra: t.st.Extra, ExtraGrad: t.st.ExtraGrad, LSE: t.en, Data: data, DataY: r.Y}
+			Extra: t.st.Extra, ExtraGrad: t.st.ExtraGrad, LSE: t.energy, Data: data, DataY: r.Y}
 		clear(t.st.Extra)
 		clear(t.xm)
 		clear(t.xv)
@@ -831,35 +586,11 @@ func (t *trainer2D) train(r *Run2D) Result2D {
 	maxE := spec.maxEnergy()
 	for step := 1; step <= spec.Steps; step++ {
 		t.batch(r)
-		if t.obj != nil {
-			t.st.Step = step
-			t.obj.Fill(&t.st)
-		}
 		switch {
 		case t.obj != nil:
-		case spec.Method == SGLD2D:
-			t.negatives()
-			t.sgld()
-			t.store()
-			B, P := t.B, t.P
-			copy(t.x[B:P], t.xn[:B])
-			copy(t.x[P+B:2*P], t.xn[B:])
-		case spec.Method == MALA2D:
-			t.negatives()
-			t.en(t.lv.x, t.B, t.lv.e, t.lv.g)
-			acc := t.lv.mala(t.en, spec.Langevin.Steps, t.eta, spec.Box)
-			t.adapt(acc)
-			t.store()
-			t.negLanes(t.xn)
-		case spec.Method == Jarzynski2D:
-			t.jarzynskiStep(step)
-			t.negLanes(t.lv.x)
-		case spec.Method == ShortRun2D:
-			t.shortRun()
-			t.negLanes(t.lv.x)
-		case spec.Method == ED2D:
-			edPerturb(t.bufRng, t.x, t.B, t.P, spec.ED)
-		case spec.Method == JEM2D:
+			t.st.Step = step
+			t.obj.Fill(&t.st)
+		case spec.Exact:
 			t.gridNodes()
 		}
 		t.net.forward(t.theta, t.x, t.P)
@@ -898,24 +629,6 @@ func (t *trainer2D) train(r *Run2D) Result2D {
 	if t.obj != nil {
 		t.obj.End(&t.st, &res)
 		res.Extra = append([]float32(nil), t.st.Extra...)
-	}
-	if t.lv != nil {
-		res.StepSize, res.Resamples = float64(t.eta), t.resample
-		if spec.Steps > 0 {
-			res.Accept = t.acc / float64(spec.Steps)
-		}
-	}
-	if spec.Method == SGLD2D || spec.Method == MALA2D {
-		in := 0
-		for i := 0; i < len(t.buf); i += 2 {
-			if abs32(t.buf[i]) <= spec.Box && abs32(t.buf[i+1]) <= spec.Box {
-				in++
-			}
-		}
-		res.InBox = float64(in) / float64(len(t.buf)/2)
-		if spec.KeepBuffer {
-			res.Buffer = append([]float32(nil), t.buf...)
-		}
 	}
 	return res
 }
@@ -1039,7 +752,8 @@ func GridLogits(hidden []int, k int, theta []float32, G int, box float64) ([]flo
 	})
 }
 
-// energy is the model's Energy at the current parameters.
+// energy is the objective's view of the model (Step.LSE): e[p] = LSE_y f(x_p)[y] at
+// the points x [2][P] and, when grad is not nil, grad [2][P] = ∇x LSE_y f(x_p).
 func (t *trainer2D) energy(x []float32, P int, e, grad []float32) {
 	K := t.K
 	t.net.forward(t.theta, x, P)
@@ -1051,58 +765,6 @@ func (t *trainer2D) energy(x []float32, P int, e, grad []float32) {
 	s := t.net.s[:K*P]
 	vSoftmaxLSE(s, e[:P], f, K, P)
 	t.net.backward(t.theta, s, P, false, grad)
-}
-
-// negLanes copies the negatives xn [2][B] into the lanes B..2B of t.x.
-func (t *trainer2D) negLanes(xn []float32) {
-	B, P := t.B, t.P
-	copy(t.x[B:P], xn[:B])
-	copy(t.x[P+B:2*P], xn[B:2*B])
-}
-
-// adapt records a step's acceptance and adapts η where the method does.
-func (t *trainer2D) adapt(acc float64) {
-	t.acc += acc
-	if t.spec.Langevin.Adapt {
-		t.eta = adaptStep(t.eta, acc, t.spec.Box)
-	}
-}
-
-// walkersUniform (re)starts jarzynski's walkers uniformly on the box with log weights
-// E(x), their importance weights against the uniform start.
-func (t *trainer2D) walkersUniform() {
-	l, box := t.lv, t.spec.Box
-	for i := range l.x {
-		l.x[i] = (2*t.bufRng.Float32() - 1) * box
-	}
-	t.en(l.x, t.B, l.e, l.g)
-	for p := range t.B {
-		t.a[p] = float64(l.e[p])
-	}
-}
-
-// jarzynskiStep is one training step's walker update (langevin.weighted), the walkers
-// restarted when none is left.
-func (t *trainer2D) jarzynskiStep(step int) {
-	o := t.spec.Langevin
-	acc, _, resampled, dead := t.lv.weighted(t.en, t.a, t.eOld, step == 1, o.Steps, t.eta, t.spec.Box, o.ESS, t.wneg)
-	t.adapt(acc)
-	if resampled || dead {
-		t.resample++
-	}
-	if dead {
-		t.walkersUniform()
-		normWeights(t.wneg, t.a)
-	}
-}
-
-// shortRun starts B chains uniformly on the box and runs langevin.shortRun.
-func (t *trainer2D) shortRun() {
-	l, o, box := t.lv, t.spec.Langevin, t.spec.Box
-	for i := range l.x {
-		l.x[i] = (2*t.bufRng.Float32() - 1) * box
-	}
-	l.shortRun(t.en, o.Steps, o.Step, o.Noise)
 }
 
 // ceGrad is baseline's loss on the data lanes p < B of F (K classes × P lanes, softmax

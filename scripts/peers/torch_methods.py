@@ -37,7 +37,7 @@ Methods (one training step each; "pass" = one forward + grad_x over 64 points pe
              loss CE + (log Z - mean E(data)); forward/backward over 1024 grid points.  0 passes
 
 The recipes that live in their own packages (methods/<name>; each package's doc.go is the
-reference, BenchmarkNewRecipes2D in methods/all/bench_test.go the Go side), at their defaults:
+reference, BenchmarkRecipes2D in methods/all/bench_test.go the Go side), at their defaults:
   nce        noise-contrastive estimation: the noise a Gaussian with the mean and full covariance of
              the run's 2000 draws; nu = 10 draws per data point; G(u) = E(u) - c - log(nu pn(u)), loss
              CE + (1/B)[sum_data softplus(-G) + sum_noise softplus(G)]; c a learned scalar per run

@@ -10,8 +10,14 @@
 //	baseline                      cross-entropy
 //	jem:G[:shift]                 exact grid JEM on a G×G training grid (G=64: the evaluation grid), shifted per step
 //	oracle:G                      exact grid JEM on fresh draws from the truth every step
-//	sgld:PRESET:LR:STEPS[:clamp]  SGLD-JEM, PRESET official (std 0.01) or langevin (std √(2·LR)),
-//	                              buffer 10000, restarts 0.05, optionally clamped to the box
+//	sgld:PRESET:LR:STEPS[:clamp]  SGLD-JEM, PRESET official (std 0.01), langevin (std √(2·LR)),
+//	                              noisefree or jempp, buffer 10000, restarts 0.05, optionally
+//	                              clamped to the box
+//
+// Each method's part of the spec is set by its registered plane hook (methods.Plane), the
+// pipeline's: baseline's, jem's (then the probe's grid and shift), sgld's at the point's
+// options (schemas.Grid: sgld_preset, sgld_lr, sgld_steps, sgld_clamp; the rest at their
+// defaults).
 //
 // Not part of the pipeline; a research probe for issue 9.
 package main
@@ -28,8 +34,11 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/jemcheck/jemcheck/methods"
+	_ "github.com/jemcheck/jemcheck/methods/all" // the methods' hooks
 	"github.com/jemcheck/jemcheck/models/kernel"
 	"github.com/jemcheck/jemcheck/models/prob"
+	"github.com/jemcheck/jemcheck/schemas"
 )
 
 func cpuSeconds() float64 {
@@ -50,21 +59,20 @@ type method struct {
 func parseMethod(s string, base kernel.Spec2D) (method, error) {
 	parts := strings.Split(s, ":")
 	m := method{name: s, spec: base}
-	switch parts[0] {
+	g := schemas.DefaultGrid()
+	name := parts[0]
+	switch name {
 	case "baseline":
-		m.spec.Method = kernel.Baseline2D
 	case "jem", "oracle":
-		m.spec.Method = kernel.JEM2D
-		m.spec.TrainGrid = 64
+		name, g.TrainGrid = "jem", 64
 		if len(parts) > 1 {
-			g, err := strconv.Atoi(parts[1])
+			n, err := strconv.Atoi(parts[1])
 			if err != nil {
 				return m, fmt.Errorf("method %q: grid %q", s, parts[1])
 			}
-			m.spec.TrainGrid = g
+			g.TrainGrid = n
 		}
 		m.orac = parts[0] == "oracle"
-		m.spec.ShiftGrid = len(parts) > 2 && parts[2] == "shift"
 	case "sgld":
 		if len(parts) < 4 {
 			return m, fmt.Errorf("method %q: want sgld:PRESET:LR:STEPS[:clamp]", s)
@@ -73,18 +81,29 @@ func parseMethod(s string, base kernel.Spec2D) (method, error) {
 		if err != nil {
 			return m, fmt.Errorf("method %q: lr %q", s, parts[2])
 		}
-		o, err := kernel.SGLDPreset(parts[1], float32(lr))
-		if err != nil {
-			return m, err
-		}
-		if o.Steps, err = strconv.Atoi(parts[3]); err != nil {
+		g.SGLDPreset, g.SGLDLR = parts[1], lr
+		if g.SGLDSteps, err = strconv.Atoi(parts[3]); err != nil {
 			return m, fmt.Errorf("method %q: steps %q", s, parts[3])
 		}
-		o.Clamp = len(parts) > 4 && parts[4] == "clamp"
-		m.spec.Method = kernel.SGLD2D
-		m.spec.SGLD = o
+		g.SGLDClamp = len(parts) > 4 && parts[4] == "clamp"
 	default:
 		return m, fmt.Errorf("unknown method %q", s)
+	}
+	meth, _ := methods.Lookup(name)
+	if meth.Validate != nil {
+		if err := meth.Validate(g); err != nil {
+			return m, fmt.Errorf("method %q: %w", s, err)
+		}
+	}
+	hook, ok := methods.Plane.Of(name)
+	if !ok {
+		return m, fmt.Errorf("method %q: %s has no plane hook", s, name)
+	}
+	if err := hook(g, &m.spec); err != nil {
+		return m, fmt.Errorf("method %q: %w", s, err)
+	}
+	if name == "jem" { // the probe's own choice: shifted only where asked
+		m.spec.ShiftGrid = len(parts) > 2 && parts[2] == "shift"
 	}
 	return m, nil
 }
@@ -201,6 +220,6 @@ func run(T int, taskS, methodsS string, n, steps int, lr float32, batch int, hid
 		fmt.Printf("%-24s %9.4f %9.4f %9.4f %9.4f %9.4f %9.3f %9.3f %6d %6d %6d %8.1f %8.3f\n", m.name, sj/d, prob.Median(joints), prob.Quantile(joints, 0.9),
 			sm/d, sc/d, acc/d, inBox, big, div, len(res), cpu, 1000*cpu/float64(len(res)*steps))
 	}
-	fmt.Println("joint/marginal/cond/acc: means over the runs that did not diverge; median, p90, kl>10 (the probe's blow-up count): over all runs; in_box: SGLD buffer share inside the box; ms/step: CPU per run-step incl. setup")
+	fmt.Println("joint/marginal/cond/acc: means over the runs that did not diverge; median, p90, kl>10 (the probe's blow-up count): over all runs; in_box: the replay buffer's share inside the box (sgld); ms/step: CPU per run-step incl. setup")
 	return nil
 }

@@ -17,15 +17,17 @@
 // --model=additive:H1,H2,… ("mlp:H1,H2,…" on a block task means the same additive model,
 // one such MLP per block, and is recorded as additive:…; "linear" is additive:linear, a
 // linear g_b per block). Trained by kernel.TrainAdditive: baseline (cross-entropy), jem
-// (exact JEM: log Z = log Σ_y Π_b Z_{b,y}, each Z_{b,y} on the block's shifted training
-// grid, kept at its best iterate on the exact joint KL as the plane kind's) and sgld (the
-// paper's replay buffer of 2B-dimensional chains). With B = 1 every method trains
-// exactly as the plane kind's on the same task (TestOneBlockIsPlane).
+// (exact JEM, Spec2D.Exact: log Z = log Σ_y Π_b Z_{b,y}, each Z_{b,y} on the block's
+// shifted training grid, kept at its best iterate on the exact joint KL as the plane
+// kind's) and every recipe's kernel.Objective on 2B-dimensional lanes (sgld: the paper's
+// replay buffer of 2B-dimensional chains). With B = 1 every method trains exactly as the
+// plane kind's on the same task (TestOneBlockIsPlane).
 //
 // The joint model, --model=joint:H1,H2,… (issue 22, item 3): ONE tanh MLP D-H…-K on all
 // D = 2B coordinates, the real JEM setting, trained by kernel.TrainJoint: baseline and
-// sgld (the same sgld options and sampler as the additive model's, in D dimensions). Its
-// Z has no exact sum, so exact jem cannot train it (kernel.SpecJoint refuses it); on a
+// every recipe's objective (the same options and samplers as the additive model's, in D
+// dimensions). Its Z has no exact sum, so exact jem cannot train it (kernel.SpecJoint
+// refuses Spec2D.Exact: Validate reports it for jem-converged on a joint point); on a
 // joint point jem trains the block-additive model of the same widths on the same tasks
 // and draws instead: the exact reference the verdict pairs the samplers with. The
 // comparison is on one footing: every run of a joint point is measured at the task's
@@ -432,7 +434,8 @@ func specAdditive(p tasks.Point, m string, observe int) (kernel.SpecAdditive, er
 	return kernel.SpecAdditive{Spec2D: s, Blocks: spec.B}, err
 }
 
-// specJoint is the joint kernel's spec of method m at p (baseline or sgld).
+// specJoint is the joint kernel's spec of method m at p (the baseline or a method's
+// objective; SpecJoint.Validate refuses exact JEM).
 func specJoint(p tasks.Point, m string) (kernel.SpecJoint, error) {
 	spec, _ := prob.ParseBlocksSpec(p.Task)
 	s, err := spec2D(p, m, 0)
