@@ -48,15 +48,12 @@ type Method struct {
 	Source string
 	// Order is the method's place in the report's and the summary's lists.
 	Order int
-	// Kinds are the task kinds it trains on: the keys of Trainers, in kindOrder
+	// Kinds are the task kinds it trains on: those of its Hooks, in kindOrder
 	// (Register sets it; External lists every kind).
 	Kinds []string
 	// Hooks are the method's hooks at the kinds' typed plugs (plug.go: Plane.Hook(fn),
 	// Bits.Hook(fn), ...): the kinds it trains on and how.
 	Hooks []Hook
-	// Trainers are the method's hooks per task kind, by kind name (the older form of
-	// Hooks, read where a plug finds no hook).
-	Trainers map[string]any
 	// Sampler: the log q(x) term is estimated, not exact: from samples (a replay buffer,
 	// chains, weighted walkers or exact draws), perturbations of the data (ed, dsm) or
 	// noise draws (nce, snl); the summary pairs each sampler with exact jem on the same
@@ -122,17 +119,8 @@ func Register(m Method) {
 	}
 	if !m.External {
 		m.Kinds = nil
-		has := func(k string) bool {
-			_, ok := m.Trainers[k]
-			return ok || slices.ContainsFunc(m.Hooks, func(h Hook) bool { return h.kind == k })
-		}
 		for _, k := range kindOrder {
-			if has(k) {
-				m.Kinds = append(m.Kinds, k)
-			}
-		}
-		for k := range m.Trainers {
-			if !slices.Contains(kindOrder, k) && !strings.Contains(k, ".") { // KIND.NAME: a further hook of KIND (plane.sampler)
+			if slices.ContainsFunc(m.Hooks, func(h Hook) bool { return h.kind == k }) {
 				m.Kinds = append(m.Kinds, k)
 			}
 		}
@@ -205,15 +193,6 @@ func DefaultFor(kind string) []string {
 
 // Has reports whether the named method has the role.
 func Has(name string, role func(Method) bool) bool { m, ok := Lookup(name); return ok && role(m) }
-
-// Trainer is the named method's hook for the kind (nil if it has none).
-func Trainer(name, kind string) any {
-	m, ok := Lookup(name)
-	if !ok {
-		return nil
-	}
-	return m.Trainers[kind]
-}
 
 // Lookup returns the entry of the named method ("external:NAME" is External's).
 func Lookup(name string) (Method, bool) {

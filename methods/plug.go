@@ -41,8 +41,7 @@ func (p Plug[H]) Of(method string) (H, bool) {
 			return f, ok
 		}
 	}
-	f, ok := m.Trainers[p.Name].(H)
-	return f, ok
+	return zero, false
 }
 
 // The kinds' plugs.

@@ -34,7 +34,7 @@ import (
 //
 // Both are histogrammed on bufferTV2D's pooled cells plus one bin outside the box.
 
-// SamplerHook is the key of a method's sampler hook in its Trainers, of type
+// SamplerHook is the name of the plug of a method's sampler (methods.PlaneSampler), of type
 // func(schemas.Grid) kernel.Chain2D: the sampler its 2-D runs train with, as the
 // short run reruns it. A method without it has no short run.
 const SamplerHook = methods.KindPlane + ".sampler"
