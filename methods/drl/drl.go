@@ -86,7 +86,7 @@ type Objective struct {
 func NewObjective(o Options) *Objective { return &Objective{o: o} }
 
 // Lanes is 2B: the data and one negative per data point.
-func (*Objective) Lanes(B int) int { return 2 * B }
+func (*Objective) Lanes(B, _ int) int { return 2 * B }
 
 // Params is 0.
 func (*Objective) Params() int { return 0 }

@@ -14,7 +14,7 @@ import (
 
 // step is a Step of the B draws x for the objective's lanes, its model β·log p.
 func step(o *Objective, B int, x0, x1 []float64, beta float64, seed uint64) *kernel.Step {
-	P := o.Lanes(B)
+	P := o.Lanes(B, 2)
 	st := &kernel.Step{Step: 1, B: B, P: P, Box: knownmix.Box, X: make([]float32, 2*P), Y: make([]int32, B),
 		Rng: prob.NewRand(seed), Noise: prob.NewRand(seed + 1), LSE: knownmix.Standard.LSE(beta)}
 	for i := range B {
@@ -85,7 +85,7 @@ func TestGradientZeroAtTruth(t *testing.T) {
 func TestCoefficients(t *testing.T) {
 	const B = 16
 	o := NewObjective(defaults)
-	st := &kernel.Step{B: B, P: o.Lanes(B)}
+	st := &kernel.Step{B: B, P: o.Lanes(B, 2)}
 	rng := prob.NewRand(4)
 	lse := make([]float32, st.P)
 	for i := range lse {
@@ -117,7 +117,7 @@ func TestTrains(t *testing.T) {
 			r, theta := knownmix.Train(t, spec, knownmix.Standard, 3)
 			tv0, _ := knownmix.Standard.ModelTV(spec.Hidden, 2, theta, 20, knownmix.Box)
 			tv, _ := knownmix.Standard.ModelTV(spec.Hidden, 2, r.Theta, 20, knownmix.Box)
-			t.Logf("%s: loss %.4f, budget %d passes per step, stats %v; cell TV %.3f (init %.3f)", c.name, r.Loss, spec.GradEvalsPerStep(), r.Stats, tv, tv0)
+			t.Logf("%s: loss %.4f, budget %d passes per step, stats %v; cell TV %.3f (init %.3f)", c.name, r.Loss, spec.GradEvalsPerStep(2), r.Stats, tv, tv0)
 			if _, ok := r.Stats["drl_accept"]; ok != (c.name != "unadjusted") {
 				t.Errorf("stats %v", r.Stats)
 			}

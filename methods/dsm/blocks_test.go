@@ -13,45 +13,21 @@ import (
 	"github.com/jemcheck/jemcheck/schemas"
 )
 
-// blocksHook is dsm's hook for block tasks (methods.KindBlocks).
-func blocksHook(t *testing.T) func(schemas.Grid, *kernel.Spec2D) error {
+// TestLanesByDim: dsm's lanes follow the run's dimension, (1 + 2D)·batch: 5 a point on
+// the plane, 9 on two blocks, 129 on 32; the block tasks' hook sets the objective.
+func TestLanesByDim(t *testing.T) {
+	for _, c := range []struct{ d, lanes int }{{2, 5}, {4, 9}, {64, 129}} {
+		if got := NewObjective(defaults).Lanes(64, c.d); got != c.lanes*64 {
+			t.Errorf("D = %d: lanes %d for batch 64, want %d", c.d, got, c.lanes*64)
+		}
+	}
 	h, ok := methods.Blocks.Of(Name)
 	if !ok {
 		t.Fatal("no hook for block tasks")
 	}
-	return h
-}
-
-// TestHookDim: the hook builds the objective in the point's dimension, 2B for a block
-// task blocks:B,… and 2 for a 2-D task, so its lanes are (1 + 2D)·batch; a malformed
-// block task is refused.
-func TestHookDim(t *testing.T) {
-	cases := []struct {
-		name, task string
-		lanes      int // per data point; 0: refused
-	}{
-		{"no task (plane)", "", 5},
-		{"2-D task", "gmm:3,2", 5},
-		{"one block", "blocks:1,gmm:3,2", 5},
-		{"two blocks", "blocks:2,gmm:2,1", 9},
-		{"32 blocks", "blocks:32,moons:0.1", 129},
-		{"malformed block task", "blocks:x,gmm:3,2", 0},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			var s kernel.Spec2D
-			err := blocksHook(t)(schemas.Grid{Task: c.task}, &s)
-			switch {
-			case c.lanes == 0:
-				if err == nil {
-					t.Error("no error")
-				}
-			case err != nil:
-				t.Fatal(err)
-			case s.Objective().Lanes(64) != c.lanes*64:
-				t.Errorf("lanes %d for batch 64, want %d", s.Objective().Lanes(64), c.lanes*64)
-			}
-		})
+	var s kernel.Spec2D
+	if err := h(schemas.DefaultGrid(), &s); err != nil || s.Objective == nil {
+		t.Fatalf("blocks hook: %v, objective set %v", err, s.Objective != nil)
 	}
 }
 
@@ -181,10 +157,10 @@ func TestJointTrains(t *testing.T) {
 		t.Fatalf("diverged (step %d) or not finite: loss %v", r.DivergedStep, r.Loss)
 	}
 	// DSM's loss at fixed perturbations of held-out draws.
-	o := NewObjectiveDim(defaults, D)
+	o := NewObjective(defaults)
 	const n = 512
 	hx, hy := task.Sample(5, n)
-	st := &kernel.Step{Step: 1, B: n, P: o.Lanes(n), Dim: D, Box: 5, X: make([]float32, D*o.Lanes(n)), Y: hy,
+	st := &kernel.Step{Step: 1, B: n, P: o.Lanes(n, D), Dim: D, Box: 5, X: make([]float32, D*o.Lanes(n, D)), Y: hy,
 		Rng: prob.NewRand(6), Noise: prob.NewRand(7)}
 	for i := range n {
 		for c := range D {
@@ -258,4 +234,14 @@ func finite(v []float32) bool {
 		}
 	}
 	return true
+}
+
+// blocksHook is dsm's hook for block tasks (methods.Blocks).
+func blocksHook(t *testing.T) func(schemas.Grid, *kernel.Spec2D) error {
+	t.Helper()
+	h, ok := methods.Blocks.Of(Name)
+	if !ok {
+		t.Fatal("no hook for block tasks")
+	}
+	return h
 }

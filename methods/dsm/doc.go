@@ -24,10 +24,8 @@
 // passes beyond them (GradEvals 0). The derivative of the loss in ℓ at lane x̃ ± h e_d
 // is ±(σŝ_d + ε_d)·σ/(2h)/B. Perturbations are drawn from the run's st.Rng, each data
 // point's D coordinates in order (on the plane the same draws, lanes and loss as the
-// 2-D objective before the port, bit for bit). kernel.Objective.Lanes is not told D,
-// so the hook (the same for the plane and block tasks) reads it from the point's task:
-// 2B for blocks:B,…, 2 otherwise (NewObjectiveDim builds it for any D). The lanes grow
-// with D: at D = 64 (blocks:32) and batch 64, 8256 lanes a step.
+// 2-D objective before the port, bit for bit). The lanes follow the run's dimension
+// (kernel.Objective.Lanes(B, D)): at D = 64 (blocks:32) and batch 64, 8256 lanes a step.
 //
 // Options (jemcheck's defaults, for 2-D tasks on a box of half-width 5 with component
 // sd about 0.3 to 0.6, and for the block tasks built of them):

@@ -2,12 +2,9 @@ package dsm
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models/kernel"
-	"github.com/jemcheck/jemcheck/models/prob"
-	"github.com/jemcheck/jemcheck/schemas"
 )
 
 // Name is the method's name.
@@ -35,32 +32,8 @@ func init() {
 }
 
 // spec2D is the hook tasks/plane and tasks/blocks call: it sets dsm's objective on the
-// spec, in the point's dimension (Dim of its task: 2B on blocks:B,…, 2 on the plane),
-// which fixes the objective's lanes (1 + 2D per data point).
-func spec2D(g schemas.Grid, s *kernel.Spec2D) error {
-	var o Options
-	methods.Decode(g, &o)
-	dim, err := taskDim(g.Task)
-	if err != nil {
-		return err
-	}
-	s.Objective = func() kernel.Objective { return NewObjectiveDim(o, dim) }
-	return nil
-}
-
-// taskDim is the dimension D of a point's task: 2B for a block task blocks:B,…, 2 for
-// any other (a 2-D task). The kernel's Objective.Lanes is not told D, and DSM's lanes
-// (2D finite-difference lanes per data point) depend on it, so the hook reads it here.
-func taskDim(task string) (int, error) {
-	if !strings.HasPrefix(strings.ReplaceAll(task, " ", ""), prob.BlocksPrefix) {
-		return 2, nil
-	}
-	b, err := prob.ParseBlocksSpec(task)
-	if err != nil {
-		return 0, err
-	}
-	return 2 * b.B, nil
-}
+// spec (its lanes, 1 + 2D per data point, follow the run's dimension D).
+var spec2D = methods.Objective(func(o Options) kernel.Objective { return NewObjective(o) }, nil)
 
 // Objective is DSM as a kernel.Objective in D dimensions. Lanes: the B data points
 // (read by the trainer's cross-entropy only), then 2D lanes per data point i, lane
@@ -73,18 +46,15 @@ type Objective struct {
 	eps      []float32 // [D][B]: the perturbations' standard normal draws ε
 }
 
-// NewObjective returns DSM's objective with options o on the plane (D = 2).
-func NewObjective(o Options) *Objective { return NewObjectiveDim(o, 2) }
-
-// NewObjectiveDim returns DSM's objective with options o for points of ℝ^dim (dim ≥ 1;
-// its lanes are (1 + 2·dim)·B).
-func NewObjectiveDim(o Options, dim int) *Objective {
-	return &Objective{o: o, dim: dim, sigma: o.Sigma, h: o.H * o.Sigma}
+// NewObjective returns DSM's objective with options o (for points of any dimension D:
+// its lanes are (1 + 2D)·B).
+func NewObjective(o Options) *Objective {
+	return &Objective{o: o, sigma: o.Sigma, h: o.H * o.Sigma}
 }
 
 // Lanes is (1 + 2D)·B: the data and 2D finite-difference lanes per data point (5B on
 // the plane).
-func (d *Objective) Lanes(B int) int { return (1 + 2*d.dim) * B }
+func (*Objective) Lanes(B, D int) int { return (1 + 2*D) * B }
 
 // Params is 0: DSM has no scalar parameters of its own.
 func (*Objective) Params() int { return 0 }
@@ -92,30 +62,29 @@ func (*Objective) Params() int { return 0 }
 // GradEvals is 0: the finite differences are lanes of the forward pass.
 func (*Objective) GradEvals(int) int64 { return 0 }
 
-// Begin sizes the perturbations' buffer for the run's batch and dimension; every step
-// draws its own perturbations.
+// Begin sizes the perturbations' buffer for the run's batch and dimension (st.Dim;
+// a hand-made step without it: its lanes' coordinates); every step draws its own
+// perturbations.
 func (d *Objective) Begin(st *kernel.Step) {
-	d.check(st)
+	d.dim = st.Dim
+	if d.dim == 0 {
+		d.dim = len(st.X) / st.P
+	}
+	if st.P != d.Lanes(st.B, d.dim) {
+		panic(fmt.Sprintf("dsm: a step of %d lanes for batch %d in D = %d, want %d", st.P, st.B, d.dim, d.Lanes(st.B, d.dim)))
+	}
 	if len(d.eps) != d.dim*st.B {
 		d.eps = make([]float32, d.dim*st.B)
-	}
-}
-
-// check panics when st's lanes are not the objective's: the trainer's dimension (st.Dim,
-// 0 in hand-made steps) must be the one the objective was built for.
-func (d *Objective) check(st *kernel.Step) {
-	if st.Dim != 0 && st.Dim != d.dim || st.P != d.Lanes(st.B) {
-		panic(fmt.Sprintf("dsm: objective built for D = %d (%d lanes for batch %d) run on a step of D = %d, %d lanes", d.dim, d.Lanes(st.B), st.B, st.Dim, st.P))
 	}
 }
 
 // Fill draws x̃ = x + σε per data point (from st.Rng, coordinates in order) and writes
 // its 2D finite-difference lanes.
 func (d *Objective) Fill(st *kernel.Step) {
-	B, P, x, D := st.B, st.P, st.X, d.dim
-	if len(d.eps) != D*B {
+	if d.dim == 0 {
 		d.Begin(st)
 	}
+	B, P, x, D := st.B, st.P, st.X, d.dim
 	s, h := float32(d.sigma), float32(d.h)
 	for i := range B {
 		for c := range D {

@@ -13,7 +13,7 @@ import (
 
 // step is a Step of B data points x (float64 draws) for the objective's lanes.
 func step(o *Objective, B int, x0, x1 []float64, seed uint64) *kernel.Step {
-	P := o.Lanes(B)
+	P := o.Lanes(B, 2)
 	st := &kernel.Step{Step: 1, B: B, P: P, Box: knownmix.Box, X: make([]float32, 2*P), Y: make([]int32, B),
 		Rng: prob.NewRand(seed), Noise: prob.NewRand(seed + 1)}
 	for i := range B {
@@ -150,5 +150,5 @@ func TestTrains(t *testing.T) {
 	}
 	tv, _ := knownmix.Standard.ModelTV(spec.Hidden, 2, r.Theta, 20, knownmix.Box)
 	t.Logf("dsm %+v: loss %.4f, budget %d passes per step; cell TV from the truth (20×20) %.3f, at init %.3f",
-		defaults, r.Loss, spec.GradEvalsPerStep(), tv, tv0)
+		defaults, r.Loss, spec.GradEvalsPerStep(2), tv, tv0)
 }

@@ -21,7 +21,7 @@ type Objective struct {
 func New(o Options) *Objective { return &Objective{m: o.M, t: float32(o.T), w: float32(o.W)} }
 
 // Lanes is B·(1 + M): the data and M negatives each.
-func (e *Objective) Lanes(B int) int { return B * (1 + e.m) }
+func (e *Objective) Lanes(B, _ int) int { return B * (1 + e.m) }
 
 // Params is 0: ed learns no normaliser.
 func (*Objective) Params() int { return 0 }

@@ -54,7 +54,7 @@ func TestHooks2D(t *testing.T) {
 				t.Fatal("no objective set")
 			}
 			o, ok := s.Objective().(*Objective)
-			if !ok || o.m != 8 || o.t != 0.25 || o.w != 0 || o.Lanes(64) != 64*9 || o.Params() != 0 || o.GradEvals(64) != 0 {
+			if !ok || o.m != 8 || o.t != 0.25 || o.w != 0 || o.Lanes(64, 2) != 64*9 || o.Params() != 0 || o.GradEvals(64) != 0 {
 				t.Errorf("objective %+v", s.Objective())
 			}
 			for _, bad := range []Options{{M: 0, T: 1, W: 1}, {M: 65, T: 1, W: 1}, {M: 4, T: 0, W: 1}, {M: 4, T: math.Inf(1), W: 1}, {M: 4, T: 1, W: -1}} {
@@ -168,7 +168,7 @@ func TestLossMinimisedAtTruth(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name+" "+optString(tc.o), func(t *testing.T) {
 			o := New(tc.o)
-			P := o.Lanes(B)
+			P := o.Lanes(B, tc.dim)
 			x := make([]float32, tc.dim*P)
 			rng := prob.NewRand(7)
 			tc.draw(rng, x, P, B)
@@ -233,7 +233,7 @@ func TestPerturbMoments(t *testing.T) {
 	}{{"gaussian t=0.7", false, 0.7}, {"bernoulli eps=0.2", true, 0.2}} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := New(Options{M: M, T: tc.t, W: 1})
-			P := o.Lanes(B)
+			P := o.Lanes(B, D)
 			rng := prob.NewRand(11)
 			x := make([]float32, D*P)
 			for i := range B {

@@ -34,7 +34,7 @@ type Objective struct {
 func New(o Options) *Objective { return &Objective{o: o} }
 
 // Lanes is 2B: the data and the B walkers.
-func (*Objective) Lanes(B int) int { return 2 * B }
+func (*Objective) Lanes(B, _ int) int { return 2 * B }
 
 // Params: none.
 func (*Objective) Params() int { return 0 }

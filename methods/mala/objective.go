@@ -33,7 +33,7 @@ type Objective struct {
 func New(o Options) *Objective { return &Objective{o: o} }
 
 // Lanes is 2B: the data and B negatives.
-func (*Objective) Lanes(B int) int { return 2 * B }
+func (*Objective) Lanes(B, _ int) int { return 2 * B }
 
 // Params: none.
 func (*Objective) Params() int { return 0 }

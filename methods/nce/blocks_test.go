@@ -170,7 +170,7 @@ func TestFillNoAlloc(t *testing.T) {
 		}
 		const B, n = 32, 200
 		o := New(Defaults)
-		P := o.Lanes(B)
+		P := o.Lanes(B, D)
 		rng := prob.NewRand(1)
 		data := make([][]float32, D)
 		for c := range data {

@@ -308,7 +308,7 @@ type Objective struct {
 // New is nce's objective with the options o.
 func New(o Options) *Objective { return &Objective{o: o} }
 
-func (e *Objective) Lanes(B int) int   { return B * (1 + e.o.Nu) }
+func (e *Objective) Lanes(B, _ int) int   { return B * (1 + e.o.Nu) }
 func (*Objective) Params() int         { return 1 }
 func (*Objective) GradEvals(int) int64 { return 0 }
 

@@ -62,7 +62,7 @@ type Bits struct {
 func NewBits(o BitsOptions) *Bits { return &Bits{o: o} }
 
 // Lanes is the data and one chain per data point.
-func (e *Bits) Lanes(B int) int { return 2 * B }
+func (e *Bits) Lanes(B, _ int) int { return 2 * B }
 
 // Params: none.
 func (*Bits) Params() int { return 0 }

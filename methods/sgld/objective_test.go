@@ -21,7 +21,7 @@ func TestReplayBuffer(t *testing.T) {
 		t.Run(fmt.Sprintf("D=%d", D), func(t *testing.T) {
 			o := kernel.SGLDOptions{Steps: 0, Buffer: M, Reinit: 0.25}
 			obj := New(o)
-			P := obj.Lanes(B)
+			P := obj.Lanes(B, D)
 			st := &kernel.Step{B: B, P: P, Dim: D, Box: 2, X: make([]float32, D*P),
 				Rng: rand.New(rand.NewPCG(1, 2)), Noise: rand.New(rand.NewPCG(3, 4))}
 			obj.Begin(st)

@@ -101,7 +101,7 @@ func TestBitsProposal(t *testing.T) {
 		}
 	}
 	o := NewObjective(Options{N: 1, Proposal: "gaussian"})
-	P := o.Lanes(B)
+	P := o.Lanes(B, D)
 	st := &kernel.Step{Step: 2, B: B, P: P, Dim: D, Binary: true, X: make([]float32, D*P), Y: make([]int32, B),
 		Rng: prob.NewRand(3), Noise: prob.NewRand(4), Extra: make([]float32, 1), ExtraGrad: make([]float32, 1), Data: data}
 	o.Begin(st)

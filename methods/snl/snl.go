@@ -66,7 +66,7 @@ type Objective struct {
 func NewObjective(o Options) *Objective { return &Objective{o: o} }
 
 // Lanes is B(1 + N).
-func (s *Objective) Lanes(B int) int { return B * (1 + s.o.N) }
+func (s *Objective) Lanes(B, _ int) int { return B * (1 + s.o.N) }
 
 // Params is 1: b, the learned log Z.
 func (*Objective) Params() int { return 1 }

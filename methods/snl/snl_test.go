@@ -43,7 +43,7 @@ func logZs(betas []float64) []float64 {
 // step is a Step of the B draws x for the objective's lanes, its training draws
 // the same points.
 func step(o *Objective, B int, x0, x1 []float64, seed uint64) *kernel.Step {
-	P := o.Lanes(B)
+	P := o.Lanes(B, 2)
 	st := &kernel.Step{Step: 2, B: B, P: P, Dim: 2, Box: knownmix.Box, X: make([]float32, 2*P), Y: make([]int32, B),
 		Rng: prob.NewRand(seed), Noise: prob.NewRand(seed + 1), Extra: make([]float32, 1), ExtraGrad: make([]float32, 1),
 		Data: [][]float32{make([]float32, B), make([]float32, B)}}

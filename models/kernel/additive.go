@@ -56,7 +56,7 @@ func (s SpecAdditive) Validate() error {
 	if s.Blocks < 1 || s.Blocks > MaxAdditiveBlocks {
 		return fmt.Errorf("kernel: additive model needs 1 to %d blocks, got %d", MaxAdditiveBlocks, s.Blocks)
 	}
-	return s.Spec2D.validate()
+	return s.Spec2D.validate(2 * s.Blocks)
 }
 
 // NumParamsAdditive is the number of parameters of the additive model: blocks MLPs
@@ -205,7 +205,7 @@ func newTrainerD(spec Spec2D, nb, win int, ls []dims) *trainerAdd {
 	switch {
 	case spec.Objective != nil:
 		t.obj = spec.Objective()
-		t.P = t.obj.Lanes(B)
+		t.P = t.obj.Lanes(B, 2*nb)
 		t.coef, t.lse = make([]float32, t.P), make([]float32, t.P)
 		n := t.obj.Params()
 		t.st.Extra, t.st.ExtraGrad, t.xm, t.xv = make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)

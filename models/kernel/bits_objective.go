@@ -25,13 +25,13 @@ import (
 // validateObjective checks a binary spec's objective as Spec2D's: its lanes for the
 // batch and its parameters.
 func (s SpecBits) validateObjective() error {
-	return Spec2D{Batch: s.Batch, Objective: s.Objective}.validateObjective()
+	return Spec2D{Batch: s.Batch, Objective: s.Objective}.validateObjective(s.D)
 }
 
 // newObjective sets up the trainer's objective, its lanes and its parameters' space.
 func (t *trainerBits) newObjective() {
 	t.obj = t.spec.Objective()
-	t.P = t.obj.Lanes(t.B)
+	t.P = t.obj.Lanes(t.B, t.spec.D)
 	n := t.obj.Params()
 	t.st.Extra, t.st.ExtraGrad, t.xm, t.xv = make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
 }

@@ -12,7 +12,7 @@ import (
 // must train it as the baseline (a spec with neither Exact nor Objective) does.
 type ceObjective struct{}
 
-func (ceObjective) Lanes(B int) int                          { return B }
+func (ceObjective) Lanes(B, _ int) int                          { return B }
 func (ceObjective) Params() int                              { return 0 }
 func (ceObjective) GradEvals(int) int64                      { return 0 }
 func (ceObjective) Begin(*Step)                              {}
@@ -26,7 +26,7 @@ type wideObjective struct {
 	P int
 }
 
-func (o wideObjective) Lanes(int) int { return o.P }
+func (o wideObjective) Lanes(int, int) int { return o.P }
 
 // probeObjective checks what a binary run shows an objective: it has one parameter
 // with a constant gradient, evaluates the model at the data lanes in Fill (gradient
@@ -37,7 +37,7 @@ type probeObjective struct {
 	ok        bool
 }
 
-func (o *probeObjective) Lanes(B int) int   { return B + VW }
+func (o *probeObjective) Lanes(B, _ int) int   { return B + VW }
 func (*probeObjective) Params() int         { return 1 }
 func (*probeObjective) GradEvals(int) int64 { return 0 }
 func (o *probeObjective) Begin(st *Step) {

@@ -1,7 +1,8 @@
 package kernel
 
 // GradEvalsPerStep is the model's forward+backward passes per point in one training
-// step of the spec: the unit of the protocol's matched budgets. Each point pushed
+// step of the spec on points of D coordinates (an objective's lanes may depend on D:
+// dsm's finite differences): the unit of the protocol's matched budgets. Each point pushed
 // through the network and back, for the parameters' gradient or for ∇x, counts one:
 //
 //	baseline    B                       the data
@@ -10,12 +11,12 @@ package kernel
 //
 // (an objective's lanes and its GradEvals: sgld B + B + B·steps, the data, negatives
 // and each SGLD step's ∇x; mala and jarzynski B + B + B·(1 + steps); ed B·(1 + M); …).
-func (s Spec2D) GradEvalsPerStep() int64 {
+func (s Spec2D) GradEvalsPerStep(D int) int64 {
 	B := int64(s.Batch)
 	switch {
 	case s.Objective != nil:
 		o := s.Objective()
-		return int64(o.Lanes(s.Batch)) + o.GradEvals(s.Batch)
+		return int64(o.Lanes(s.Batch, D)) + o.GradEvals(s.Batch)
 	case s.Exact:
 		g := int64(s.trainGrid())
 		return B + g*g

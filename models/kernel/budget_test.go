@@ -30,10 +30,10 @@ func TestGradEvalsPerStep(t *testing.T) {
 			if tc.obj != nil {
 				spec.Objective = func() Objective { return tc.obj }
 			}
-			if err := spec.validate(); err != nil {
+			if err := spec.validate(2); err != nil {
 				t.Fatal(err)
 			}
-			if got := spec.GradEvalsPerStep(); got != tc.want {
+			if got := spec.GradEvalsPerStep(2); got != tc.want {
 				t.Fatalf("GradEvalsPerStep = %d, want %d", got, tc.want)
 			}
 			tr := newTrainer2D(spec)

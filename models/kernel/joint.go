@@ -38,7 +38,7 @@ func (s SpecJoint) Validate() error {
 	if s.Exact {
 		return fmt.Errorf("kernel: exact jem cannot train the joint model (its normaliser over %d dimensions has no exact sum); the block-additive model is the exact reference", s.Dim)
 	}
-	return s.Spec2D.validate()
+	return s.Spec2D.validate(s.Dim)
 }
 
 // NumParamsJoint is the number of parameters of the joint MLP dim-hidden…-K.

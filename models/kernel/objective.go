@@ -23,8 +23,9 @@ import (
 // One value serves one goroutine's runs in turn (Spec2D.Objective makes one per
 // goroutine); Begin resets it for each run, so a run depends only on its own seed.
 type Objective interface {
-	// Lanes is the lanes of a step for B data points: P ≥ B, a multiple of VW (16).
-	Lanes(B int) int
+	// Lanes is the lanes of a step for B data points in D dimensions: P ≥ B, a
+	// multiple of VW (16).
+	Lanes(B, D int) int
 	// Params is the number of the objective's own scalar parameters (e.g. a learned
 	// log Z), trained by Adam beside the network's.
 	Params() int
@@ -82,10 +83,10 @@ type Step struct {
 // Coord is coordinate c of the lanes: X[c·P : (c+1)·P].
 func (st *Step) Coord(c int) []float32 { return st.X[c*st.P : (c+1)*st.P] }
 
-// validateObjective checks an objective's lanes for the spec's batch.
-func (s Spec2D) validateObjective() error {
+// validateObjective checks an objective's lanes for the spec's batch in D dimensions.
+func (s Spec2D) validateObjective(D int) error {
 	o := s.Objective()
-	P := o.Lanes(s.Batch)
+	P := o.Lanes(s.Batch, D)
 	if P < s.Batch || P%VW != 0 || P > 1<<16 {
 		return fmt.Errorf("kernel: the objective's lanes %d for batch %d: want a multiple of %d in [batch, 65536]", P, s.Batch, VW)
 	}

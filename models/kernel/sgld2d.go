@@ -217,10 +217,10 @@ func (s Spec2D) maxEnergy() float32 {
 
 // Validate reports the first problem with the spec, or nil: what Train2D checks
 // before it trains.
-func (s Spec2D) Validate() error { return s.validate() }
+func (s Spec2D) Validate() error { return s.validate(2) }
 
 // validate checks the spec.
-func (s Spec2D) validate() error {
+func (s Spec2D) validate(D int) error {
 	if len(s.Hidden) > 4 || s.K < 2 || s.K > 256 {
 		return fmt.Errorf("kernel: 2-D spec needs at most 4 hidden layers and 2 <= K <= 256, got %v, K=%d", s.Hidden, s.K)
 	}
@@ -242,7 +242,7 @@ func (s Spec2D) validate() error {
 		return fmt.Errorf("kernel: MaxEnergy must be >= 0, got %g", s.MaxEnergy)
 	}
 	if s.Objective != nil {
-		return s.validateObjective()
+		return s.validateObjective(D)
 	}
 	if g := s.trainGrid(); s.Exact && (g < 4 || g%4 != 0 || g > 256) {
 		return fmt.Errorf("kernel: TrainGrid must be a multiple of 4 in [4, 256], got %d", g)
@@ -255,7 +255,7 @@ func (s Spec2D) validate() error {
 // its own Run2D and the spec (and not on the build: portable or vector). The context is
 // checked between runs.
 func Train2D(ctx context.Context, spec Spec2D, runs []Run2D) ([]Result2D, error) {
-	if err := spec.validate(); err != nil {
+	if err := spec.validate(2); err != nil {
 		return nil, err
 	}
 	np := NumParams2D(spec.Hidden, spec.K)
@@ -425,7 +425,7 @@ func newTrainer2D(spec Spec2D) *trainer2D {
 	switch {
 	case spec.Objective != nil:
 		t.obj = spec.Objective()
-		t.P = t.obj.Lanes(B)
+		t.P = t.obj.Lanes(B, 2)
 		t.coef, t.lse = make([]float32, t.P), make([]float32, t.P)
 		n := t.obj.Params()
 		t.st.Extra, t.st.ExtraGrad, t.xm, t.xv = make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)

@@ -77,7 +77,7 @@ func refLoss2D(th []float64, t *trainer2D) float64 {
 // objective's Step set up for objLoss).
 func fixture2D(t *testing.T, spec Spec2D, seed uint64) (*trainer2D, []float64) {
 	t.Helper()
-	if err := spec.validate(); err != nil {
+	if err := spec.validate(2); err != nil {
 		t.Fatal(err)
 	}
 	tr := newTrainer2D(spec)
@@ -476,7 +476,7 @@ func TestCellLogits(t *testing.T) {
 // convention (zero biases, Glorot bounds).
 func TestSpec2DValidation(t *testing.T) {
 	ok := Spec2D{Hidden: []int{8}, K: 3, Steps: 1, Batch: 16, Box: 4, PxWeight: 1, Objective: testObj(1, false)}
-	if err := ok.validate(); err != nil {
+	if err := ok.validate(2); err != nil {
 		t.Fatal(err)
 	}
 	for name, f := range map[string]func(*Spec2D){
@@ -491,7 +491,7 @@ func TestSpec2DValidation(t *testing.T) {
 	} {
 		s := ok
 		f(&s)
-		if s.validate() == nil {
+		if s.validate(2) == nil {
 			t.Errorf("%s: validated", name)
 		}
 	}
@@ -505,7 +505,7 @@ func TestSpec2DValidation(t *testing.T) {
 	} {
 		s := ok
 		f(&s)
-		if err := s.validate(); err != nil {
+		if err := s.validate(2); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

@@ -227,7 +227,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 				// iterate (the rule "last"), its evaluations counted as the 2-D kernel's.
 				last := tasks.LastStep(p.Steps, r.Diverged, r.DivergedStep)
 				sel := tasks.Selector{Rule: tasks.SelectLast}
-				sel.Apply(&tr, math.NaN(), last, int64(last)*spec.Spec2D.GradEvalsPerStep())
+				sel.Apply(&tr, math.NaN(), last, int64(last)*spec.Spec2D.GradEvalsPerStep(spec.Dim))
 				if spec.KeepBuffer {
 					tr.BufferInBox = r.InBox
 					tr.BufferTVTruth, _ = bufferTV(g, ds[i].truth, nil, r.Buffer)
@@ -243,7 +243,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 		if methods.Has(meth, func(x methods.Method) bool { return x.FullBatch }) && len(ds) > 0 { // full batches of the training draws
 			spec.Batch = refBatch(len(ds[0].y))
 		}
-		perStep := spec.Spec2D.GradEvalsPerStep() * int64(B) // every block's network, one pass each
+		perStep := spec.Spec2D.GradEvalsPerStep(2*B) * int64(B) // every block's network, one pass each
 		lr := runLR(p, meth)
 		runs := make([]kernel.RunAdditive, len(ds))
 		curves := make([][]tasks.CurvePoint, len(ds))

@@ -239,7 +239,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 		if methods.Has(meth, fullBatch) && len(ds) > 0 { // full batches of the training draws
 			spec.Batch = refBatch(len(ds[0].y))
 		}
-		perStep := spec.GradEvalsPerStep()
+		perStep := spec.GradEvalsPerStep(2)
 		runs := make([]kernel.Run2D, len(ds))
 		seen := make([]observed, len(ds)) // each run's last check: its parameters and cell logits
 		curves := make([][]tasks.CurvePoint, len(ds))
