@@ -308,9 +308,9 @@ type Objective struct {
 // New is nce's objective with the options o.
 func New(o Options) *Objective { return &Objective{o: o} }
 
-func (e *Objective) Lanes(B, _ int) int   { return B * (1 + e.o.Nu) }
-func (*Objective) Params() int         { return 1 }
-func (*Objective) GradEvals(int) int64 { return 0 }
+func (e *Objective) Lanes(B, _ int) int { return B * (1 + e.o.Nu) }
+func (*Objective) Params() int          { return 1 }
+func (*Objective) GradEvals(int) int64  { return 0 }
 
 // Begin resets the run's state; the noise is fitted and c initialised in the first
 // Fill, where the first minibatch is at hand (a run on fresh draws has no st.Data).

@@ -80,9 +80,9 @@ func New(o Options) *Objective {
 	return &Objective{o: o, a: make([]float64, o.M), s: make([]float64, o.M), A: make([]float64, o.M)}
 }
 
-func (e *Objective) Lanes(B, _ int) int   { return B * (1 + e.o.M) }
-func (e *Objective) Params() int       { return 2 * e.o.M }
-func (*Objective) GradEvals(int) int64 { return 0 }
+func (e *Objective) Lanes(B, _ int) int { return B * (1 + e.o.M) }
+func (e *Objective) Params() int        { return 2 * e.o.M }
+func (*Objective) GradEvals(int) int64  { return 0 }
 
 // Begin resets the run's state: shares 1/m and offsets 0 (Extra's zeros); the noise
 // is set and c initialised in the first Fill.

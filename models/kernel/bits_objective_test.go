@@ -12,7 +12,7 @@ import (
 // must train it as the baseline (a spec with neither Exact nor Objective) does.
 type ceObjective struct{}
 
-func (ceObjective) Lanes(B, _ int) int                          { return B }
+func (ceObjective) Lanes(B, _ int) int                       { return B }
 func (ceObjective) Params() int                              { return 0 }
 func (ceObjective) GradEvals(int) int64                      { return 0 }
 func (ceObjective) Begin(*Step)                              {}
@@ -37,9 +37,9 @@ type probeObjective struct {
 	ok        bool
 }
 
-func (o *probeObjective) Lanes(B, _ int) int   { return B + VW }
-func (*probeObjective) Params() int         { return 1 }
-func (*probeObjective) GradEvals(int) int64 { return 0 }
+func (o *probeObjective) Lanes(B, _ int) int { return B + VW }
+func (*probeObjective) Params() int          { return 1 }
+func (*probeObjective) GradEvals(int) int64  { return 0 }
 func (o *probeObjective) Begin(st *Step) {
 	o.lse, o.grad = make([]float32, st.P), make([]float32, st.Dim*st.P)
 	o.ok = st.Binary && st.Dim > 0 && len(st.Data) == st.Dim

@@ -16,7 +16,7 @@ type testObjective struct {
 	e, grad []float32
 }
 
-func (o *testObjective) Lanes(B, _ int) int       { return 2 * B }
+func (o *testObjective) Lanes(B, _ int) int    { return 2 * B }
 func (*testObjective) Params() int             { return 1 }
 func (o *testObjective) GradEvals(B int) int64 { return int64(o.Steps * B) }
 
