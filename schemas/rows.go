@@ -387,7 +387,8 @@ func (*ResultRow) LaterColumns() []string {
 	return []string{"method_options", "method_stats",
 		"short_tv_truth", "short_tv_model", "short_tv_truth_se", "short_tv_model_se", "long_tv_truth", "long_tv_model", "long_tv_truth_se", "long_tv_model_se", "long_accept", "sampler_tv_floor", "sampler_tv_floor_model",
 		"kl_joint_lower", "kl_joint_lower_se", "kl_joint_upper", "ais_teacher_lower", "ais_teacher_upper", "ais_teacher_gap", "ais_accepted", "ais_refused",
-		"fisher_div", "fisher_div_se", "fisher_div_cond", "fisher_div_cond_se", "log_ratio_sd", "log_ratio_sd_se"}
+		"fisher_div", "fisher_div_se", "fisher_div_cond", "fisher_div_cond_se", "log_ratio_sd", "log_ratio_sd_se",
+		"converged", "converged_step"}
 }
 
 // LaterColumns: samples written before the held-out marker existed read as all 0.
