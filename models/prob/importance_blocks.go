@@ -66,6 +66,22 @@ func (t BlocksTask) ImportanceLogZEps(seed uint64, n int, alpha, eps, box float6
 // ImportanceLogWeights are the log weights log w_i of ImportanceLogZEps (−Inf outside
 // the box).
 func (t BlocksTask) ImportanceLogWeights(seed uint64, n int, alpha, eps, box float64, lse func(x []float64, n int) []float64) []float64 {
+	return t.ImportanceProposal(seed, n, alpha, eps, box).LogWeights(lse)
+}
+
+// ISProposal is the importance-sampling proposal of a block task's log Z: its n draws X
+// [n][2B] and each draw's log density LogR under the mixture r (−Inf outside the box).
+// It depends on the task and the seed only, so every model of a task is weighted on one
+// (ImportanceProposal once, LogWeights per model): the proposal's density, a mixture
+// over every block's components, costs far more than the model.
+type ISProposal struct {
+	X    []float64
+	LogR []float64
+}
+
+// ImportanceProposal draws the proposal of ImportanceLogZEps: ⌈αn⌉ draws of the
+// block-defensive truth p_ε and the rest uniform on the box^2B, with their log r.
+func (t BlocksTask) ImportanceProposal(seed uint64, n int, alpha, eps, box float64) ISProposal {
 	B := len(t.Blocks)
 	nt := int(math.Ceil(alpha * float64(n)))
 	xt, _ := t.Sample(Seed(seed, SeedString("is-truth")), nt)
@@ -86,12 +102,11 @@ func (t BlocksTask) ImportanceLogWeights(seed uint64, n int, alpha, eps, box flo
 			}
 		}
 	}
-	f := lse(x, n)
 	d := t.densities()
 	prior := t.Prior()
 	logA := 2 * math.Log(2*box) // a block's box area
 	logU := -float64(B) * logA
-	lw := make([]float64, n)
+	lr := make([]float64, n)
 	lp := make([]float64, len(prior))
 	for i := range n {
 		if i%256 == 0 {
@@ -106,11 +121,26 @@ func (t BlocksTask) ImportanceLogWeights(seed uint64, n int, alpha, eps, box flo
 			}
 		}
 		if !in {
+			lr[i] = math.Inf(1) // weight 0
+			continue
+		}
+		lr[i] = LogSumExp([]float64{math.Log(alpha) + d.logDensityEps(prior, xi, eps, logA, lp), math.Log1p(-alpha) + logU})
+	}
+	return ISProposal{X: x, LogR: lr}
+}
+
+// LogWeights are the log weights f(x_i) − log r(x_i) of a model whose LSE_y f at n
+// points x [n][2B] is lse(x, n) (−Inf outside the box).
+func (pr ISProposal) LogWeights(lse func(x []float64, n int) []float64) []float64 {
+	n := len(pr.LogR)
+	f := lse(pr.X, n)
+	lw := make([]float64, n)
+	for i := range n {
+		if math.IsInf(pr.LogR[i], 1) {
 			lw[i] = math.Inf(-1)
 			continue
 		}
-		lr := LogSumExp([]float64{math.Log(alpha) + d.logDensityEps(prior, xi, eps, logA, lp), math.Log1p(-alpha) + logU})
-		lw[i] = f[i] - lr
+		lw[i] = f[i] - pr.LogR[i]
 	}
 	return lw
 }

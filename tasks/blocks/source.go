@@ -409,6 +409,7 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 	var draws prob.BlocksDraws
 	var task prob.BlocksTask
 	var ev *EvalSet
+	var prop *prob.ISProposal // the task's importance proposal, drawn once for all its runs
 	var truthTab []float64
 	for r := range tb.Runs {
 		t := tb.Trained(p, r)
@@ -422,7 +423,14 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 			truth = prob.BlocksTruthFromTable(tab.P, g, B, K)
 			draws = truth.Draw(prob.Seed(tableSeed, tagMC), MCDraws)
 			task = s.task(tab.Ordinal)
-			ev = nil
+			ev, prop = nil, nil
+		}
+		proposal := func() prob.ISProposal {
+			if prop == nil {
+				pr := task.ImportanceProposal(prob.Seed(tableSeed, tagIS), ISDraws, ISShare, prob.BlockDefensiveShare(B), p.Box)
+				prop = &pr
+			}
+			return *prop
 		}
 		evalSet := func() EvalSet {
 			if ev == nil {
@@ -449,7 +457,7 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 			}
 		default:
 			row, q = evaluateRun(t, truth, draws, B)
-			s.importance(&row, t, task, tab)
+			s.importance(&row, t, proposal, tab)
 			if model.joint {
 				s.evaluateReference(&row, t, truth, evalSet())
 			}
@@ -511,9 +519,10 @@ var (
 
 // importance fills the row's log Z columns: the additive model's exact log Z over the
 // box (the block grids' quadrature, per unit volume), its importance-sampling estimate
-// (prob.BlocksTask.ImportanceLogZ, the same draws for every method of a task) and the
-// joint KL with the estimate (NaN where it is refused).
-func (s *source) importance(row *schemas.ResultRow, t tasks.Trained, task prob.BlocksTask, tab tasks.Table) {
+// (prob.BlocksTask.ImportanceLogZ over the task's proposal, the same draws for every
+// method of a task, drawn once for all of them) and the joint KL with the estimate (NaN
+// where it is refused).
+func (s *source) importance(row *schemas.ResultRow, t tasks.Trained, proposal func() prob.ISProposal, tab tasks.Table) {
 	p := s.p
 	l := split(t.Logits, s.spec.B)
 	if l == nil || t.Run.Theta == nil || math.IsNaN(row.KLJoint) || math.IsInf(row.KLJoint, 0) {
@@ -526,14 +535,14 @@ func (s *source) importance(row *schemas.ResultRow, t tasks.Trained, task prob.B
 	}
 	tableSeed := tasks.TableSeed(s.env.Options.Seed, tab)
 	var lseErr error
-	e := task.ImportanceLogZ(prob.Seed(tableSeed, tagIS), ISDraws, ISShare, p.Box, func(x []float64, n int) []float64 {
+	e := prob.ImportanceLogZ(proposal().LogWeights(func(x []float64, n int) []float64 {
 		out, err := lse(x, n)
 		if err != nil {
 			lseErr = err
 			return make([]float64, n)
 		}
 		return out
-	})
+	}))
 	if lseErr != nil {
 		return
 	}
