@@ -79,6 +79,9 @@ func ladders(bs []Board) []Ladder {
 				row.Excess[j], row.Lo[j], row.Hi[j], row.Rank[j], row.BestSet[j] = r.Excess, r.Lo, r.Hi, r.Rank, r.BestSet
 			}
 		}
+		l.Rows = slices.DeleteFunc(l.Rows, func(r LadderRung) bool { // an entry that ran at no D of this family
+			return !slices.ContainsFunc(r.Excess, func(v float64) bool { return !math.IsNaN(v) })
+		})
 		out = append(out, l)
 	}
 	slices.SortFunc(out, func(a, b Ladder) int { return cmp.Compare(a.Family, b.Family) })

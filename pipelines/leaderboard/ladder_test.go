@@ -17,7 +17,7 @@ func TestLadders(t *testing.T) {
 	}
 	bs := []Board{
 		{Family: "blocks:4,gmm:3,2", Rows: []Row{row("sgld", 2, 0.8), row("nce", 1, 0.5), row("baseline", 0, 3)}},
-		{Family: "blocks:1,gmm:3,2", Rows: []Row{row("sgld", 1, 0.1), row("baseline", 0, 1)}},
+		{Family: "blocks:1,gmm:3,2", Rows: []Row{row("sgld", 1, 0.1), row("baseline", 0, 1), row("pcd", 0, math.NaN())}},
 		{Family: "blocks:2,moons:0.1", Rows: []Row{row("sgld", 1, 0.2)}},
 		{Family: "bits:8,2", Rows: []Row{row("pcd", 1, 0.05)}},
 		{Family: "bits:12,2", Rows: []Row{row("pcd", 1, 0.09)}},
@@ -45,6 +45,9 @@ func TestLadders(t *testing.T) {
 	}
 	if n := byName["nce"]; !math.IsNaN(n.Excess[0]) || n.Excess[1] != 0.5 || !n.BestSet[1] {
 		t.Errorf("nce rung %+v", n)
+	}
+	if _, ok := byName["pcd"]; ok { // on the board (another kind's entry) but run at no D of this family
+		t.Error("an entry without any value has a ladder row")
 	}
 	if b := byName["baseline"]; b.Sampler {
 		t.Errorf("baseline ranked on the ladder: %+v", b)
