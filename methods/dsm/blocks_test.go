@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/jemcheck/jemcheck/internal/knownblocks"
 	"github.com/jemcheck/jemcheck/internal/knownmix"
 	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models/kernel"
@@ -31,57 +32,27 @@ func TestLanesByDim(t *testing.T) {
 	}
 }
 
-// blocks is the 2-block known-answer setting of kernel's TestAdditiveExactJEMFits: the
-// task blocks:2,gmm:2,1 of seed 3, its 512 exact draws of seed 4, the additive model of
-// 8-unit blocks from InitAdditive(1) and the exact joint KL of its cells on a 16×16
-// grid per block (prob.BlocksJointKL).
+// blocks is the 2-block known-answer setting (internal/knownblocks): the task
+// blocks:2,gmm:2,1 of seed 3, its 512 exact draws of seed 4, and the additive model of
+// 8-unit blocks from InitAdditive(1).
 type blocks struct {
-	hidden []int
-	g      prob.Grid
-	truth  prob.BlocksTruth
-	x      []float32
-	y      []int32
-	theta  []float32
+	*knownblocks.Task
+	theta []float32
 }
 
 const blocksTask = "blocks:2,gmm:2,1"
 
-func newBlocks() blocks {
-	spec, _ := prob.ParseBlocksSpec(blocksTask)
-	task := spec.Draw(3)
-	b := blocks{hidden: []int{8}, g: prob.Grid{G: 16, Box: 5}}
-	b.truth = task.Truth(b.g)
-	xs, ys := task.Sample(4, 512)
-	b.x, b.y = make([]float32, len(xs)), ys
-	for i, v := range xs {
-		b.x[i] = float32(v)
-	}
-	b.theta = kernel.InitAdditive(1, b.hidden, 2, 2)
-	return b
+func newBlocks(t *testing.T) blocks {
+	return blocks{knownblocks.New(t, blocksTask, 3, 4, 512), kernel.InitAdditive(1, knownblocks.Hidden, 2, 2)}
 }
 
 // kl is the exact joint KL(truth ‖ model) of the additive model theta.
-func (b blocks) kl(t *testing.T, theta []float32) float64 {
-	l, err := kernel.AdditiveCellLogits(b.hidden, 2, 2, theta, b.g.G, b.g.Box)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return prob.BlocksJointKL(b.truth, l)
-}
+func (b blocks) kl(t *testing.T, theta []float32) float64 { return b.KL(t, theta) }
 
 // train trains the additive model for steps full-batch Adam steps (lr 0.03, PxWeight
-// 1) with s's method or objective and returns the joint KL of the result.
+// 1) with s's objective (or exact JEM, or the baseline) and returns the joint KL of the result.
 func (b blocks) train(t *testing.T, s kernel.Spec2D, steps int) float64 {
-	s.Hidden, s.K, s.Steps, s.Batch, s.Box, s.PxWeight = b.hidden, 2, steps, 512, 5, 1
-	out, err := kernel.TrainAdditive(context.Background(), kernel.SpecAdditive{Spec2D: s, Blocks: 2},
-		[]kernel.RunAdditive{{Seed: 2, Theta: b.theta, LR: 0.03, X: b.x, Y: b.y}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out[0].Diverged {
-		t.Fatalf("diverged at step %d", out[0].DivergedStep)
-	}
-	return b.kl(t, out[0].Theta)
+	return b.KL(t, b.TrainAdditive(t, s, b.theta, steps).Theta)
 }
 
 // TestBlocksKnownAnswer: DSM through the block hook trains the additive model of a
@@ -93,7 +64,7 @@ func (b blocks) train(t *testing.T, s kernel.Spec2D, steps int) float64 {
 // the margin is 0.3 nats.
 func TestBlocksKnownAnswer(t *testing.T) {
 	const steps, margin = 1000, 0.3
-	b := newBlocks()
+	b := newBlocks(t)
 	start := b.kl(t, b.theta)
 	base := b.train(t, kernel.Spec2D{}, steps)
 	jem := b.train(t, kernel.Spec2D{Exact: true, TrainGrid: 16, ShiftGrid: true}, steps)

@@ -1,98 +1,13 @@
 package snl
 
 import (
-	"context"
 	"math"
 	"testing"
 
+	"github.com/jemcheck/jemcheck/internal/knownblocks"
 	"github.com/jemcheck/jemcheck/models/kernel"
 	"github.com/jemcheck/jemcheck/models/prob"
 )
-
-// blockTask is the 2-block known-answer setting of kernel's TestAdditiveExactJEMFits:
-// a blocks:2,gmm:2,1 task, 512 exact draws, the additive model of 8-unit blocks (D = 4)
-// and the exact joint KL of its cells on a 16×16 grid per block.
-type blockTask struct {
-	spec  prob.BlocksSpec
-	task  prob.BlocksTask
-	g     prob.Grid
-	truth prob.BlocksTruth
-	x     []float32
-	y     []int32
-}
-
-// hiddenBlocks are the additive model's per-block widths.
-var hiddenBlocks = []int{8}
-
-// newBlockTask draws the task spec (e.g. blocks:2,gmm:2,1) of seed taskSeed and n
-// draws of seed drawSeed.
-func newBlockTask(t *testing.T, spec string, taskSeed, drawSeed uint64, n int) blockTask {
-	t.Helper()
-	s, err := prob.ParseBlocksSpec(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := blockTask{spec: s, task: s.Draw(taskSeed), g: prob.Grid{G: 16, Box: 5}}
-	xs, ys := b.task.Sample(drawSeed, n)
-	b.x, b.y = make([]float32, len(xs)), ys
-	for i, v := range xs {
-		b.x[i] = float32(v)
-	}
-	return b
-}
-
-// kl is the exact joint KL(truth ‖ model) of the additive model theta.
-func (b *blockTask) kl(t *testing.T, theta []float32) float64 {
-	kl, _ := b.klZ(t, theta)
-	return kl
-}
-
-// klZ is the exact joint KL(truth ‖ model) of the additive model theta and the
-// model's log Z on the box (its cells' Riemann sum: BlocksLogZ plus B·log of a cell's
-// area).
-func (b *blockTask) klZ(t *testing.T, theta []float32) (kl, logZ float64) {
-	t.Helper()
-	if b.truth.Cond == nil {
-		b.truth = b.task.Truth(b.g)
-	}
-	l, err := kernel.AdditiveCellLogits(hiddenBlocks, b.spec.Inner.K, b.spec.B, theta, b.g.G, b.g.Box)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lz, _ := prob.BlocksLogZ(l, b.spec.Inner.K)
-	h := 2 * b.g.Box / float64(b.g.G)
-	return prob.BlocksJointKL(b.truth, l), lz + float64(b.spec.B)*math.Log(h*h)
-}
-
-// trainAdditive trains the additive model steps steps from theta with s's method or
-// objective (batch 512, Adam at 0.03, PxWeight 1, seed 2).
-func (b *blockTask) trainAdditive(t *testing.T, s kernel.Spec2D, theta []float32, steps int) kernel.Result2D {
-	t.Helper()
-	s.Hidden, s.K, s.Steps, s.Batch, s.Box, s.PxWeight = hiddenBlocks, b.spec.Inner.K, steps, 512, 5, 1
-	out, err := kernel.TrainAdditive(context.Background(), kernel.SpecAdditive{Spec2D: s, Blocks: b.spec.B},
-		[]kernel.RunAdditive{{Seed: 2, Theta: theta, LR: 0.03, X: b.x, Y: b.y}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out[0].Diverged {
-		t.Fatalf("diverged at step %d", out[0].DivergedStep)
-	}
-	return out[0]
-}
-
-// trainJoint trains the joint MLP 32-32 on all D coordinates of the draws steps steps
-// with the objective obj (batch 256, Adam at 0.01, PxWeight 1, seed 2).
-func (b *blockTask) trainJoint(t *testing.T, obj func() kernel.Objective, steps int) kernel.Result2D {
-	t.Helper()
-	hidden, D := []int{32, 32}, 2*b.spec.B
-	s := kernel.SpecJoint{Spec2D: kernel.Spec2D{Hidden: hidden, K: b.spec.Inner.K, Steps: steps, Batch: 256, Box: 5, PxWeight: 1, Objective: obj}, Dim: D}
-	out, err := kernel.TrainJoint(context.Background(), s,
-		[]kernel.RunAdditive{{Seed: 2, Theta: kernel.InitJoint(1, hidden, b.spec.Inner.K, D), LR: 0.01, X: b.x, Y: b.y}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out[0]
-}
 
 // TestBlocksKnownAnswer: snl trains the additive model of a 2-block task (D = 4,
 // kernel.TrainAdditive) to an exact joint KL far below the initial model's and the
@@ -103,11 +18,11 @@ func (b *blockTask) trainJoint(t *testing.T, obj func() kernel.Objective, steps 
 // +0.12; IS ESS share 0.24), with the uniform one (ESS share 0.002 in 4 dimensions)
 // 0.40 after 300 and 0.12 after 1000.
 func TestBlocksKnownAnswer(t *testing.T) {
-	b := newBlockTask(t, "blocks:2,gmm:2,1", 3, 4, 512)
-	theta := kernel.InitAdditive(1, hiddenBlocks, 2, 2)
-	start := b.kl(t, theta)
-	base := b.kl(t, b.trainAdditive(t, kernel.Spec2D{}, theta, 300).Theta)
-	jem := b.kl(t, b.trainAdditive(t, kernel.Spec2D{Exact: true, TrainGrid: 16, ShiftGrid: true}, theta, 300).Theta)
+	b := knownblocks.New(t, "blocks:2,gmm:2,1", 3, 4, 512)
+	theta := kernel.InitAdditive(1, knownblocks.Hidden, 2, 2)
+	start := b.KL(t, theta)
+	base := b.KL(t, b.TrainAdditive(t, kernel.Spec2D{}, theta, 300).Theta)
+	jem := b.KL(t, b.TrainAdditive(t, kernel.Spec2D{Exact: true, TrainGrid: 16, ShiftGrid: true}, theta, 300).Theta)
 	t.Logf("joint KL: start %.4f, baseline %.4f, exact jem %.4f", start, base, jem)
 	const margin = 0.25 // nats over exact JEM's KL
 	cases := []struct {
@@ -121,8 +36,8 @@ func TestBlocksKnownAnswer(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := b.trainAdditive(t, kernel.Spec2D{Objective: func() kernel.Objective { return NewObjective(tc.o) }}, theta, tc.steps)
-			kl, z := b.klZ(t, r.Theta)
+			r := b.TrainAdditive(t, kernel.Spec2D{Objective: func() kernel.Objective { return NewObjective(tc.o) }}, theta, tc.steps)
+			kl, z := b.KLZ(t, r.Theta)
 			c := r.Stats["log_z_learned"]
 			t.Logf("%s: joint KL %.4f (exact jem %.4f, baseline %.4f, start %.4f); learned log Z %.3f, the model's on the box %.3f (last IS log Ẑ %.3f, ESS share %.3f)",
 				tc.name, kl, jem, base, start, c, z, r.Stats["log_z_is"], r.Stats["is_ess_share"])
@@ -141,14 +56,14 @@ func TestBlocksKnownAnswer(t *testing.T) {
 // (kernel.TrainJoint): the run stays finite, and its training loss after 300 steps is
 // below its first step's.
 func TestJointRuns(t *testing.T) {
-	b := newBlockTask(t, "blocks:4,gmm:2,1", 3, 4, 512)
+	b := knownblocks.New(t, "blocks:4,gmm:2,1", 3, 4, 512)
 	for _, tc := range []struct {
 		name string
 		o    Options
 	}{{"gaussian (default)", defaults}, {"uniform", Options{N: 4, Proposal: "uniform"}}} {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := func() kernel.Objective { return NewObjective(tc.o) }
-			first, last := b.trainJoint(t, obj, 1), b.trainJoint(t, obj, 300)
+			first, last := b.TrainJoint(t, obj, 1), b.TrainJoint(t, obj, 300)
 			t.Logf("%s: loss %.4f at step 1, %.4f at step 300; learned log Z %.3f", tc.name, first.Loss, last.Loss, last.Stats["log_z_learned"])
 			if last.Diverged || math.IsNaN(float64(last.Loss)) || math.IsInf(float64(last.Loss), 0) || math.IsNaN(last.Stats["log_z_learned"]) {
 				t.Fatalf("diverged (step %d) or not finite: loss %v, b %v", last.DivergedStep, last.Loss, last.Stats["log_z_learned"])
