@@ -5,19 +5,17 @@
 //
 //	GOEXPERIMENT=simd go run ./scripts/probe2d --tasks=100 --task=gmm:3,2
 //
-// Methods (--methods, comma-separated):
+// Methods (--methods, comma-separated): any registered method with a plane hook, its
+// options given by their axis keys (every other option at its default; train_grid 64,
+// the evaluation grid):
 //
-//	baseline                      cross-entropy
-//	jem:G[:shift]                 exact grid JEM on a G×G training grid (G=64: the evaluation grid), shifted per step
-//	oracle:G                      exact grid JEM on fresh draws from the truth every step
-//	sgld:PRESET:LR:STEPS[:clamp]  SGLD-JEM, PRESET official (std 0.01), langevin (std √(2·LR)),
-//	                              noisefree or jempp, buffer 10000, restarts 0.05, optionally
-//	                              clamped to the box
+//	NAME[:KEY=VALUE…][:shift]      e.g. baseline, jem:train_grid=16:shift, oracle:train_grid=16,
+//	                               sgld:sgld_preset=langevin:sgld_lr=0.005:sgld_steps=20:sgld_clamp=true
 //
 // Each method's part of the spec is set by its registered plane hook (methods.Plane), the
-// pipeline's: baseline's, jem's (then the probe's grid and shift), sgld's at the point's
-// options (schemas.Grid: sgld_preset, sgld_lr, sgld_steps, sgld_clamp; the rest at their
-// defaults).
+// pipeline's, after its own validation; "shift" shifts exact JEM's training grid per step
+// (the probe's own choice: unshifted unless asked). A method that trains on the truth
+// itself (the Fresh role: oracle) gets fresh draws every step.
 //
 // Not part of the pipeline; a research probe for issue 9.
 package main
@@ -60,36 +58,39 @@ func parseMethod(s string, base kernel.Spec2D) (method, error) {
 	parts := strings.Split(s, ":")
 	m := method{name: s, spec: base}
 	g := schemas.DefaultGrid()
-	name := parts[0]
-	switch name {
-	case "baseline":
-	case "jem", "oracle":
-		name, g.TrainGrid = "jem", 64
-		if len(parts) > 1 {
-			n, err := strconv.Atoi(parts[1])
-			if err != nil {
-				return m, fmt.Errorf("method %q: grid %q", s, parts[1])
-			}
-			g.TrainGrid = n
-		}
-		m.orac = parts[0] == "oracle"
-	case "sgld":
-		if len(parts) < 4 {
-			return m, fmt.Errorf("method %q: want sgld:PRESET:LR:STEPS[:clamp]", s)
-		}
-		lr, err := strconv.ParseFloat(parts[2], 32)
-		if err != nil {
-			return m, fmt.Errorf("method %q: lr %q", s, parts[2])
-		}
-		g.SGLDPreset, g.SGLDLR = parts[1], lr
-		if g.SGLDSteps, err = strconv.Atoi(parts[3]); err != nil {
-			return m, fmt.Errorf("method %q: steps %q", s, parts[3])
-		}
-		g.SGLDClamp = len(parts) > 4 && parts[4] == "clamp"
-	default:
-		return m, fmt.Errorf("unknown method %q", s)
+	g.TrainGrid = 64
+	name, shift := parts[0], false
+	meth, ok := methods.Lookup(name)
+	if !ok {
+		return m, fmt.Errorf("unknown method %q", name)
 	}
-	meth, _ := methods.Lookup(name)
+	for _, kv := range parts[1:] {
+		if kv == "shift" {
+			shift = true
+			continue
+		}
+		key, val, ok := strings.Cut(kv, "=")
+		a, known := schemas.AxisByKey(key)
+		if !ok || !known {
+			return m, fmt.Errorf("method %q: %q is not KEY=VALUE of an option's axis", s, kv)
+		}
+		var x any
+		var err error
+		switch a.Field.Default().(type) {
+		case int:
+			x, err = strconv.Atoi(val)
+		case float64:
+			x, err = strconv.ParseFloat(val, 64)
+		case bool:
+			x, err = strconv.ParseBool(val)
+		default:
+			x = val
+		}
+		if err != nil {
+			return m, fmt.Errorf("method %q: %s wants a %s", s, key, a.Type())
+		}
+		a.Field.Set(&g, x)
+	}
 	if meth.Validate != nil {
 		if err := meth.Validate(g); err != nil {
 			return m, fmt.Errorf("method %q: %w", s, err)
@@ -102,16 +103,15 @@ func parseMethod(s string, base kernel.Spec2D) (method, error) {
 	if err := hook(g, &m.spec); err != nil {
 		return m, fmt.Errorf("method %q: %w", s, err)
 	}
-	if name == "jem" { // the probe's own choice: shifted only where asked
-		m.spec.ShiftGrid = len(parts) > 2 && parts[2] == "shift"
-	}
+	m.spec.ShiftGrid = m.spec.Exact && shift
+	m.orac = meth.Fresh
 	return m, nil
 }
 
 func main() {
 	tasks := flag.Int("tasks", 100, "tasks (one run per task and method)")
 	taskS := flag.String("task", "gmm:3,2", "gmm:K,C, moons:SIGMA or circles:SIGMA")
-	methods := flag.String("methods", "baseline,jem:64,jem:16,oracle:16,sgld:official:1:20,sgld:langevin:0.005:20", "methods")
+	methods := flag.String("methods", "baseline,jem,jem:train_grid=16,oracle:train_grid=16,sgld,sgld:sgld_preset=langevin:sgld_lr=0.005", "methods")
 	n := flag.Int("n", 2000, "draws per task")
 	steps := flag.Int("steps", 1500, "Adam steps")
 	lr := flag.Float64("lr", 3e-3, "Adam learning rate")
