@@ -26,7 +26,7 @@ type Objective struct {
 	dx    []float32 // their input gradient [D][B]
 	noise []float32 // SGLD noise [D][B]
 	e     []float32 // LSE at the chains (scratch)
-	start *classGauss
+	start *kernel.ClassGauss
 }
 
 // New is sgld's objective with the kernel's options o.
@@ -56,9 +56,9 @@ func (s *Objective) Begin(st *kernel.Step) {
 	}
 	s.start = nil
 	if s.o.Informative && len(st.Data) == D && len(st.DataY) > 0 {
-		s.start = fitClassGauss(st.Data, st.DataY, maxClass(st.DataY)+1)
+		s.start = kernel.FitClassGauss(st.Data, st.DataY, maxClass(st.DataY)+1)
 		for i := 0; i < M; i++ {
-			s.start.draw(st.Rng, s.buf[i*D:(i+1)*D])
+			s.start.Draw(st.Rng, s.buf[i*D:(i+1)*D])
 		}
 	}
 	for i := range s.perm {
@@ -81,7 +81,7 @@ func (s *Objective) Fill(st *kernel.Step) {
 				s.xn[c*B+p] = s.buf[slot*D+c]
 			}
 		case s.start != nil:
-			s.start.drawStrided(st.Rng, s.xn, p, B)
+			s.start.DrawStrided(st.Rng, s.xn, p, B)
 		default:
 			for c := range D {
 				s.xn[c*B+p] = (2*st.Rng.Float32() - 1) * box

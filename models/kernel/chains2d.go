@@ -142,9 +142,9 @@ func (c Chain2D) Sample(en Energy, n int, box float32, d Draws2D, seed uint64) (
 			s.x[P+p] = (2*rs.Float32() - 1) * box
 		}
 	case StartClassGauss:
-		g := fitClassGauss(d.X0, d.X1, d.Y, d.K)
+		g := FitClassGauss([][]float32{d.X0, d.X1}, d.Y, d.K)
 		for p := range n {
-			s.x[p], s.x[P+p] = g.draw(rs)
+			g.DrawStrided(rs, s.x, p, P)
 		}
 	case StartNoisedData:
 		s.a = make([]float32, 2*P)

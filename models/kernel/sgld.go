@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"errors"
-	"math"
 	"math/rand/v2"
 )
 
@@ -236,70 +235,4 @@ func (s SGLDSpec) SGLDFlopsPerStep() float64 {
 	sgldStep := B * (fwd + back + soft + 4)
 	param := 2 * B * (fwd + soft + 2*(H*K+H*H+2*H) + 2*(H*K+H*H) + 3*2*H + K + 2*H)
 	return T*sgldStep + param + 10*float64(s.SGLDParams())
-}
-
-// classGauss is a class-wise Gaussian fitted to 2-D draws: JEM++'s informative start.
-type classGauss struct {
-	cum           []float64 // cumulative class frequencies
-	m0, m1        []float64 // class means
-	l00, l10, l11 []float64 // Cholesky factors of the class covariances
-}
-
-// fitClassGauss fits each class's mean and covariance (plus 1e-3 on the diagonal; a
-// class with fewer than 2 draws gets the pooled fit).
-func fitClassGauss(x0, x1 []float32, y []int32, k int) *classGauss {
-	g := &classGauss{cum: make([]float64, k), m0: make([]float64, k), m1: make([]float64, k),
-		l00: make([]float64, k), l10: make([]float64, k), l11: make([]float64, k)}
-	fit := func(keep func(i int) bool) (n, a, b, c00, c01, c11 float64) {
-		for i := range y {
-			if keep(i) {
-				n++
-				a += float64(x0[i])
-				b += float64(x1[i])
-			}
-		}
-		if n == 0 {
-			return 0, 0, 0, 1, 0, 1
-		}
-		a, b = a/n, b/n
-		for i := range y {
-			if keep(i) {
-				d0, d1 := float64(x0[i])-a, float64(x1[i])-b
-				c00 += d0 * d0
-				c01 += d0 * d1
-				c11 += d1 * d1
-			}
-		}
-		return n, a, b, c00 / n, c01 / n, c11 / n
-	}
-	_, pa, pb, p00, p01, p11 := fit(func(int) bool { return true })
-	var total float64
-	for c := range k {
-		n, a, b, c00, c01, c11 := fit(func(i int) bool { return int(y[i]) == c })
-		if n < 2 {
-			a, b, c00, c01, c11 = pa, pb, p00, p01, p11
-		}
-		c00 += 1e-3
-		c11 += 1e-3
-		l00 := math.Sqrt(c00)
-		l10 := c01 / l00
-		g.m0[c], g.m1[c], g.l00[c], g.l10[c], g.l11[c] = a, b, l00, l10, math.Sqrt(max(c11-l10*l10, 1e-6))
-		total += n
-		g.cum[c] = total
-	}
-	for c := range g.cum {
-		g.cum[c] /= max(total, 1)
-	}
-	return g
-}
-
-// draw is one draw: a class by its frequency, then its Gaussian.
-func (g *classGauss) draw(rng *rand.Rand) (float32, float32) {
-	u := rng.Float64()
-	c := 0
-	for c < len(g.cum)-1 && u >= g.cum[c] {
-		c++
-	}
-	z0, z1 := rng.NormFloat64(), rng.NormFloat64()
-	return float32(g.m0[c] + g.l00[c]*z0), float32(g.m1[c] + g.l10[c]*z0 + g.l11[c]*z1)
 }

@@ -1,15 +1,15 @@
-package sgld
+package kernel
 
 import (
 	"math"
 	"math/rand/v2"
 )
 
-// classGauss is a class-wise Gaussian in D dimensions fitted to a run's draws:
-// JEM++'s informative start (Yang & Ji, ICCV 2021). Each class's covariance gets 1e-3
-// on its diagonal; a class with fewer than 2 draws gets the pooled fit. In two
-// dimensions it is the kernel's 2-D fit, draw for draw.
-type classGauss struct {
+// ClassGauss is a class-wise Gaussian in D dimensions fitted to a run's draws:
+// JEM++'s informative start (Yang & Ji, ICCV 2021; sgld's jempp preset and the
+// sampler-distribution measure's class-wise start). Each class's covariance gets 1e-3
+// on its diagonal; a class with fewer than 2 draws gets the pooled fit.
+type ClassGauss struct {
 	d    int
 	cum  []float64 // the classes' cumulative frequencies
 	mean []float64 // [K][D]
@@ -17,11 +17,11 @@ type classGauss struct {
 	z    []float64 // scratch [D]
 }
 
-// fitClassGauss fits each of k classes' mean and covariance to the draws data
+// FitClassGauss fits each of k classes' mean and covariance to the draws data
 // [D][N] with classes y.
-func fitClassGauss(data [][]float32, y []int32, k int) *classGauss {
+func FitClassGauss(data [][]float32, y []int32, k int) *ClassGauss {
 	D := len(data)
-	g := &classGauss{d: D, cum: make([]float64, k), mean: make([]float64, k*D), chol: make([]float64, k*D*D), z: make([]float64, D)}
+	g := &ClassGauss{d: D, cum: make([]float64, k), mean: make([]float64, k*D), chol: make([]float64, k*D*D), z: make([]float64, D)}
 	mean, cov := make([]float64, D), make([]float64, D*D)
 	fit := func(keep func(i int) bool) float64 {
 		clear(mean)
@@ -109,7 +109,7 @@ func cholesky(a, l []float64, D int) {
 }
 
 // class draws a class by its frequency.
-func (g *classGauss) class(rng *rand.Rand) int {
+func (g *ClassGauss) class(rng *rand.Rand) int {
 	u := rng.Float64()
 	c := 0
 	for c < len(g.cum)-1 && u >= g.cum[c] {
@@ -120,7 +120,7 @@ func (g *classGauss) class(rng *rand.Rand) int {
 
 // point sets g.z to D standard normals and returns class c's point coordinate by
 // coordinate through at.
-func (g *classGauss) point(rng *rand.Rand, c int, at func(i int, v float32)) {
+func (g *ClassGauss) point(rng *rand.Rand, c int, at func(i int, v float32)) {
 	D := g.d
 	for i := range D {
 		g.z[i] = rng.NormFloat64()
@@ -135,12 +135,12 @@ func (g *classGauss) point(rng *rand.Rand, c int, at func(i int, v float32)) {
 	}
 }
 
-// draw writes one draw into x [D].
-func (g *classGauss) draw(rng *rand.Rand, x []float32) {
+// Draw writes one draw into x [D].
+func (g *ClassGauss) Draw(rng *rand.Rand, x []float32) {
 	g.point(rng, g.class(rng), func(i int, v float32) { x[i] = v })
 }
 
-// drawStrided writes one draw into column p of x [D][B].
-func (g *classGauss) drawStrided(rng *rand.Rand, x []float32, p, B int) {
+// DrawStrided writes one draw into column p of x [D][B].
+func (g *ClassGauss) DrawStrided(rng *rand.Rand, x []float32, p, B int) {
 	g.point(rng, g.class(rng), func(i int, v float32) { x[i*B+p] = v })
 }
