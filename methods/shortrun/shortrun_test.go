@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/jemcheck/jemcheck/internal/knownblocks"
 	"github.com/jemcheck/jemcheck/internal/knownmix"
 	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models/kernel"
@@ -73,24 +74,6 @@ func TestTrain(t *testing.T) {
 	}
 }
 
-// blocksTask is the 2-block task of the kernel's TestAdditiveExactJEMFits
-// (blocks:2,gmm:2,1): 512 draws, the exact truth on a 16×16 grid of [−5, 5]².
-func blocksTask(t *testing.T) (x []float32, y []int32, truth prob.BlocksTruth, g prob.Grid) {
-	t.Helper()
-	spec, err := prob.ParseBlocksSpec("blocks:2,gmm:2,1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	task := spec.Draw(3)
-	g = prob.Grid{G: 16, Box: 5}
-	xs, ys := task.Sample(4, 512)
-	x = make([]float32, len(xs))
-	for i, v := range xs {
-		x[i] = float32(v)
-	}
-	return x, ys, task.Truth(g), g
-}
-
 // TestBlocks: on the 2-block task (the schedule of TestAdditiveExactJEMFits: 300
 // steps of batch 512), shortrun with energy_l2 = 0.1 trains the block-additive model
 // (TrainAdditive, D = 4) to an exact joint KL under a tenth of the initial model's and
@@ -99,28 +82,11 @@ func blocksTask(t *testing.T) (x []float32, y []int32, truth prob.BlocksTruth, g
 // under the initial model's and the baseline's (asserted). The joint MLP (TrainJoint)
 // on a 4-block task (D = 8) stays finite.
 func TestBlocks(t *testing.T) {
-	x, y, truth, g := blocksTask(t)
-	hidden := []int{8}
-	theta := kernel.InitAdditive(1, hidden, 2, 2)
-	kl := func(th []float32) float64 {
-		l, err := kernel.AdditiveCellLogits(hidden, 2, 2, th, g.G, g.Box)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return prob.BlocksJointKL(truth, l)
-	}
-	base := kernel.Spec2D{Hidden: hidden, K: 2, Steps: 300, Batch: 512, Box: 5, PxWeight: 1, TrainGrid: 16, ShiftGrid: true}
-	train := func(s kernel.Spec2D) kernel.Result2D {
-		out, err := kernel.TrainAdditive(context.Background(), kernel.SpecAdditive{Spec2D: s, Blocks: 2},
-			[]kernel.RunAdditive{{Seed: 2, Theta: theta, LR: 0.03, X: x, Y: y}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if out[0].Diverged {
-			t.Fatalf("diverged at step %d", out[0].DivergedStep)
-		}
-		return out[0]
-	}
+	b := knownblocks.New(t, "blocks:2,gmm:2,1", 3, 4, 512)
+	theta := kernel.InitAdditive(1, knownblocks.Hidden, 2, 2)
+	kl := func(th []float32) float64 { return b.KL(t, th) }
+	base := kernel.Spec2D{TrainGrid: 16, ShiftGrid: true} // 300 steps of batch 512 (knownblocks)
+	train := func(s kernel.Spec2D) kernel.Result2D { return b.TrainAdditive(t, s, theta, 300) }
 	s := base
 	klBase := kl(train(s).Theta)
 	s.Exact = true
