@@ -2,6 +2,7 @@ package ed
 
 import (
 	"context"
+	"github.com/jemcheck/jemcheck/internal/knownblocks"
 	"math"
 	"testing"
 
@@ -10,31 +11,6 @@ import (
 	"github.com/jemcheck/jemcheck/models/prob"
 )
 
-// blocksTask is a 2-block task's exact truth on the 16×16 grid of [−5, 5]² per block,
-// 512 draws, and the exact joint KL of an additive model's parameters from it.
-func blocksTask(t *testing.T, hidden []int) (x []float32, y []int32, kl func([]float32) float64) {
-	t.Helper()
-	spec, err := prob.ParseBlocksSpec("blocks:2,gmm:2,1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	task := spec.Draw(3)
-	g := prob.Grid{G: 16, Box: 5}
-	truth := task.Truth(g)
-	xs, ys := task.Sample(4, 512)
-	x = make([]float32, len(xs))
-	for i, v := range xs {
-		x[i] = float32(v)
-	}
-	return x, ys, func(th []float32) float64 {
-		l, err := kernel.AdditiveCellLogits(hidden, 2, 2, th, g.G, g.Box)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return prob.BlocksJointKL(truth, l)
-	}
-}
-
 // TestBlocksKnownAnswer: on a 2-block task (D = 4; TestAdditiveExactJEMFits's) the
 // block-additive model trained 300 steps by ed's objective (through the block tasks'
 // hook; t = 1 and 0.25, the rest the paper's defaults) lowers the exact joint KL below
@@ -42,22 +18,11 @@ func blocksTask(t *testing.T, hidden []int) (x []float32, y []int32, kl func([]f
 // and 0.15), and to within 0.2 nats of exact JEM's (0.037; the gap is 0.05 to 0.14
 // over initial seeds 1 to 4, and 0.03 to 0.06 after 1000 steps).
 func TestBlocksKnownAnswer(t *testing.T) {
-	hidden := []int{8}
-	x, y, kl := blocksTask(t, hidden)
-	theta := kernel.InitAdditive(1, hidden, 2, 2)
-	train := func(s kernel.Spec2D) float64 {
-		t.Helper()
-		out, err := kernel.TrainAdditive(context.Background(), kernel.SpecAdditive{Spec2D: s, Blocks: 2},
-			[]kernel.RunAdditive{{Seed: 2, Theta: theta, LR: 0.03, X: x, Y: y}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if out[0].Diverged {
-			t.Fatalf("diverged at step %d", out[0].DivergedStep)
-		}
-		return kl(out[0].Theta)
-	}
-	base := kernel.Spec2D{Hidden: hidden, K: 2, Steps: 300, Batch: 512, Box: 5, PxWeight: 1, TrainGrid: 16, ShiftGrid: true}
+	b := knownblocks.New(t, "blocks:2,gmm:2,1", 3, 4, 512)
+	theta := kernel.InitAdditive(1, knownblocks.Hidden, 2, 2)
+	kl := func(th []float32) float64 { return b.KL(t, th) }
+	train := func(s kernel.Spec2D) float64 { return kl(b.TrainAdditive(t, s, theta, 300).Theta) }
+	base := kernel.Spec2D{TrainGrid: 16, ShiftGrid: true} // 300 steps of batch 512 (knownblocks)
 	start := kl(theta)
 	ref := map[bool]float64{} // by Exact: the baseline, exact jem
 	for _, exact := range []bool{false, true} {
