@@ -73,6 +73,10 @@ type ResultRow struct {
 	KLJoint       float64 `parquet:"kl_joint" json:"kl_joint"`
 	KLMarginal    float64 `parquet:"kl_marginal" json:"kl_marginal"`
 	KLConditional float64 `parquet:"kl_conditional" json:"kl_conditional"`
+	// KLJointSE is kl_joint's Monte Carlo standard error where kl_joint is a Monte Carlo
+	// estimate over exact draws of the truth with the model's exact log Z (images with
+	// the MFA model); 0 where kl_joint is exact; NaN where kl_joint is not measured.
+	KLJointSE float64 `parquet:"kl_joint_se" json:"kl_joint_se"`
 
 	// Block tasks: kl_marginal and kl_conditional are Monte Carlo estimates there, and these
 	// their standard errors (95% CI: ± 1.96 SE); NaN for the other kinds, whose KLs are exact.
@@ -100,6 +104,12 @@ type ResultRow struct {
 	KLJointISSE float64 `parquet:"kl_joint_is_se" json:"kl_joint_is_se"`
 	ISKHat      float64 `parquet:"is_khat" json:"is_khat"`
 	ISRefused   string  `parquet:"is_refused" json:"is_refused"`
+	// ISProposal is the proposal log_z_is was drawn from: "truth" (the task's truth
+	// proposal alone), "adapted" (on a joint point, a run with parameters: the truth
+	// proposal's draws pooled with as many fresh draws of a mixture fitted to the model's
+	// own Metropolis chains, tasks/blocks.EvalSet.AdaptedLogZ), "" where there is no
+	// estimate.
+	ISProposal string `parquet:"is_proposal" json:"is_proposal"`
 	// Block tasks, the report's tasks (--report_tables): log Z by annealed importance
 	// sampling (prob.AISLogZ: 512 chains, 200 temperatures) as a cross-check, with the SE
 	// and ESS of its chains' weights; NaN otherwise.
@@ -388,7 +398,7 @@ func (*ResultRow) LaterColumns() []string {
 		"short_tv_truth", "short_tv_model", "short_tv_truth_se", "short_tv_model_se", "long_tv_truth", "long_tv_model", "long_tv_truth_se", "long_tv_model_se", "long_accept", "sampler_tv_floor", "sampler_tv_floor_model",
 		"kl_joint_lower", "kl_joint_lower_se", "kl_joint_upper", "ais_teacher_lower", "ais_teacher_upper", "ais_teacher_gap", "ais_accepted", "ais_refused",
 		"fisher_div", "fisher_div_se", "fisher_div_cond", "fisher_div_cond_se", "log_ratio_sd", "log_ratio_sd_se",
-		"converged", "converged_step"}
+		"converged", "converged_step", "is_proposal", "kl_joint_se"}
 }
 
 // LaterColumns: samples written before the held-out marker existed read as all 0.

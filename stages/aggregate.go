@@ -165,7 +165,7 @@ func keyByPointFn(b ResultBlock, emit func(int64, ResultBlock)) { emit(b.PointID
 // family on the report's dimension ladder.
 func SummarizePoint(p Point, a PointAcc, seed uint64, th Thresholds) schemas.PointSummary {
 	k := tasks.MustOf(p.Task)
-	ps := a.Summary(p.Grid, k.Rule(), seed, th)
+	ps := a.Summary(p.Grid, k.Rule(p), seed, th)
 	ps.Dimension, ps.LadderFamily = k.Dimension(p), k.Family(p)
 	return ps
 }

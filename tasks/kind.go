@@ -56,8 +56,9 @@ type Kind interface {
 	Seed(runSeed uint64, p Point, o int64) uint64
 	// BlockSize is the number of tasks of one element (a block) of the point.
 	BlockSize(p Point, trainBatch int) int64
-	// Rule is the verdict rule of the kind's points.
-	Rule() verdict.Rule
+	// Rule is the verdict rule of a point of the kind (it may depend on the point's
+	// model: images with a CNN have no exact JEM, with the MFA model they do).
+	Rule(p Point) verdict.Rule
 	// Dimension is the dimension D of a point's x (the report's dimension ladder): 2 for
 	// a 2-D task, D for bits:D,K, 2B for blocks:B,…; 0 for a kind with no dimension
 	// (tables: x is a value of a set, not a point of a space).
@@ -69,6 +70,22 @@ type Kind interface {
 	// Open returns the source of the point's tasks; a stage opens one per point in
 	// Setup and closes it in Teardown.
 	Open(ctx context.Context, env Env, p Point) (Source, error)
+}
+
+// MethodKinder is implemented by a kind some of whose points train the methods of
+// another kind's plug: the images kind's MFA model runs the block tasks' objectives
+// (methods.Blocks). MethodKind is the kind whose methods the point trains.
+type MethodKinder interface {
+	MethodKind(p Point) string
+}
+
+// MethodKindOf is the kind whose methods a point of kind k trains: k's own name
+// unless k is a MethodKinder.
+func MethodKindOf(k Kind, p Point) string {
+	if mk, ok := k.(MethodKinder); ok {
+		return mk.MethodKind(p)
+	}
+	return k.Name()
 }
 
 // Env is what a source needs from the run: its options and where progress lines go.

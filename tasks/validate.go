@@ -66,7 +66,7 @@ func (p Point) Validate() error {
 		return errors.New("no methods given")
 	}
 	for _, m := range p.Methods {
-		if err := methods.Check(m, k.Name(), "task "+p.Task); err != nil {
+		if err := methods.Check(m, MethodKindOf(k, p), "task "+p.Task+" (model "+p.Model+")"); err != nil {
 			return err
 		}
 	}

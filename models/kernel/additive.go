@@ -158,7 +158,8 @@ type trainerAdd struct {
 	B, P, K  int
 	gt       int
 	np, npad int // parameters of one block, and padded to a multiple of VW
-	nets     []*mlp2d
+	nets     []lanesNet
+	exactZ   zExact      // exact JEM with the model's own exact log Z (the MFA model), else nil
 	x        [][]float32 // per net [win][P]: data, then an objective's lanes or grid nodes
 	F, s     []float32   // [K][P]: Σ_b g_b, its softmax
 	delta    []float32   // [K][P]: dL/dF
@@ -192,16 +193,52 @@ func newTrainerAdd(spec SpecAdditive) *trainerAdd {
 	return newTrainerD(spec.Spec2D, spec.Blocks, 2, layers2D(spec.Hidden, spec.K))
 }
 
+// lanesNet is a model the D-coordinate trainer runs on lanes [win][P]: the tanh MLP
+// (mlp2d) or the MFA model (mfaNet).
+type lanesNet interface {
+	// forward computes the logits [K][P] (logits()) of the points x [win][P].
+	forward(theta, x []float32, P int)
+	// backward back-propagates dL/df [K][P] from the last forward into the parameter
+	// gradient (cleared first) if param, and into dx [win][P] if dx != nil.
+	backward(theta, delta []float32, P int, param bool, dx []float32)
+	logits() []float32
+	setGrad(g []float32)
+	padded() int // parameters, padded to a multiple of VW
+}
+
+// zExact is a model whose log Z is exact (the MFA model): exact JEM trains it with it.
+type zExact interface {
+	// logZ returns log Z at theta and, when g is not nil, adds w·∂log Z/∂θ to g.
+	logZ(theta, g []float32, w float32) float64
+}
+
+func (n *mlp2d) logits() []float32   { return n.f }
+func (n *mlp2d) setGrad(g []float32) { n.g = g }
+func (n *mlp2d) padded() int         { return n.np }
+
 // newTrainerD is the trainer of nets of layers ls (input win coordinates) over points
 // of 2nb coordinates: nb nets of win = 2 (additive) or one of win = 2nb (joint).
 func newTrainerD(spec Spec2D, nb, win int, ls []dims) *trainerAdd {
-	B, K := spec.Batch, spec.K
-	nnets := 2 * nb / win
 	np := 0
 	for _, l := range ls {
 		np += l.in*l.out + l.out
 	}
+	return newTrainerNets(spec, nb, win, np, func(P int) lanesNet { return newMLP(ls, P) })
+}
+
+// newTrainerNets is the trainer of 2nb/win nets (np parameters each, made by newNet
+// for P lanes) over points of 2nb coordinates, net i reading coordinates
+// [i·win, (i+1)·win).
+func newTrainerNets(spec Spec2D, nb, win, np int, newNet func(P int) lanesNet) *trainerAdd {
+	B, K := spec.Batch, spec.K
+	nnets := 2 * nb / win
 	t := &trainerAdd{spec: spec, nb: nb, win: win, B: B, K: K, np: np}
+	exactZ := false
+	if spec.Objective == nil && spec.Exact {
+		if z, ok := newNet(VW).(zExact); ok {
+			exactZ = z != nil
+		}
+	}
 	switch {
 	case spec.Objective != nil:
 		t.obj = spec.Objective()
@@ -209,7 +246,7 @@ func newTrainerD(spec Spec2D, nb, win int, ls []dims) *trainerAdd {
 		t.coef, t.lse = make([]float32, t.P), make([]float32, t.P)
 		n := t.obj.Params()
 		t.st.Extra, t.st.ExtraGrad, t.xm, t.xv = make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
-	case spec.Exact:
+	case spec.Exact && !exactZ:
 		t.gt = spec.trainGrid()
 		t.P = B + t.gt*t.gt
 		t.deltaB = make([]float32, K*t.P)
@@ -220,18 +257,21 @@ func newTrainerD(spec Spec2D, nb, win int, ls []dims) *trainerAdd {
 	default:
 		t.P = B
 	}
-	t.nets = make([]*mlp2d, nnets)
+	t.nets = make([]lanesNet, nnets)
 	t.x = make([][]float32, nnets)
 	t.X = make([]float32, 2*nb*t.P)
 	for b := range nnets {
-		t.nets[b] = newMLP(ls, t.P)
+		t.nets[b] = newNet(t.P)
 		t.x[b] = t.X[b*win*t.P : (b+1)*win*t.P]
 	}
-	t.npad = t.nets[0].np
+	if exactZ {
+		t.exactZ = t.nets[0].(zExact)
+	}
+	t.npad = t.nets[0].padded()
 	n := nnets * t.npad
 	t.theta, t.m, t.v, t.g, t.snap = make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, 3*n)
 	for b, net := range t.nets { // each block's gradient is its slice of the run's
-		net.g = t.g[b*t.npad : (b+1)*t.npad]
+		net.setGrad(t.g[b*t.npad : (b+1)*t.npad])
 	}
 	t.obs = make([]float32, nnets*t.np)
 	t.F, t.s, t.delta = make([]float32, K*t.P), make([]float32, K*t.P), make([]float32, K*t.P)
@@ -275,9 +315,9 @@ func (t *trainerAdd) batch(r *RunAdditive) {
 func (t *trainerAdd) sumLogits(P int) {
 	K := t.K
 	F := t.F[:K*P]
-	copy(F, t.nets[0].f[:K*P])
+	copy(F, t.nets[0].logits()[:K*P])
 	for b := 1; b < len(t.nets); b++ {
-		vAdd(F, F, t.nets[b].f[:K*P])
+		vAdd(F, F, t.nets[b].logits()[:K*P])
 	}
 }
 
@@ -336,7 +376,11 @@ func (t *trainerAdd) lossGrad() float32 {
 	vSoftmax(s, f, K, P)
 	if t.spec.Exact {
 		loss, sumD = jemDataGrad(f, s, t.delta, t.yd, B, P, K, invB, w)
-		loss += w * float32(t.logZ())
+		if t.exactZ == nil {
+			loss += w * float32(t.logZ())
+		} else {
+			loss += w * float32(t.exactZ.logZ(t.th(0), nil, 0))
+		}
 	} else {
 		loss, sumD = ceGrad(f, s, t.delta, t.yd, B, P, K, invB)
 	}
@@ -360,7 +404,7 @@ func (t *trainerAdd) logZ() float64 {
 	}
 	var logZ1, z1 float64
 	for b, net := range t.nets {
-		f := net.f[:K*P]
+		f := net.logits()[:K*P]
 		mx := f[B]
 		for y := range K {
 			for _, v := range f[y*P+B : (y+1)*P] {
@@ -414,7 +458,7 @@ func (t *trainerAdd) backward() {
 	B, P, K := t.B, t.P, t.K
 	for b, net := range t.nets {
 		d := t.delta
-		if t.obj == nil && t.spec.Exact {
+		if t.obj == nil && t.spec.Exact && t.exactZ == nil {
 			d = t.deltaB
 			for y := range K {
 				copy(d[y*P:y*P+B], t.delta[y*P:y*P+B])
@@ -426,6 +470,9 @@ func (t *trainerAdd) backward() {
 			}
 		}
 		net.backward(t.th(b), d, P, true, nil)
+	}
+	if t.exactZ != nil { // after backward cleared and filled the gradient
+		t.exactZ.logZ(t.th(0), t.g[:t.npad], t.spec.PxWeight)
 	}
 }
 
@@ -506,7 +553,7 @@ func (t *trainerAdd) train(r *RunAdditive) Result2D {
 		case t.obj != nil:
 			t.st.Step = step
 			t.obj.Fill(&t.st)
-		case spec.Exact:
+		case spec.Exact && t.exactZ == nil:
 			t.gridNodes()
 		}
 		for b, net := range t.nets {

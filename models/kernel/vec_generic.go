@@ -317,3 +317,43 @@ func gAdamFlat(theta, m, v, g []float32, lrT, epsT float32) {
 		theta[i] = theta[i] - float32(lrT*mi)/(sqrt32(vi)+epsT)
 	}
 }
+
+// gDot is Σ a⊙b summed in VW partial sums (element i into lane i mod VW, len(a) a
+// multiple of VW), reduced in lane order: the vector build's order, bit for bit.
+func gDot(a, b []float32) float32 {
+	var acc [VW]float32
+	b = b[:len(a)]
+	for i := range a {
+		acc[i%VW] = madd(a[i], b[i], acc[i%VW])
+	}
+	return sumLanes(&acc)
+}
+
+// gDot2 is (Σ w⊙a, Σ w⊙a⊙a) in gDot's order.
+func gDot2(w, a []float32) (float32, float32) {
+	var s1, s2 [VW]float32
+	a = a[:len(w)]
+	for i := range w {
+		p := float32(w[i] * a[i])
+		s1[i%VW] += p
+		s2[i%VW] = madd(p, a[i], s2[i%VW])
+	}
+	return sumLanes(&s1), sumLanes(&s2)
+}
+
+// gMulSub is dst −= a⊙w.
+func gMulSub(dst, a, w []float32) {
+	a, w = a[:len(dst)], w[:len(dst)]
+	for i := range dst {
+		dst[i] -= float32(a[i] * w[i])
+	}
+}
+
+// sumLanes is the lanes' sum in lane order.
+func sumLanes(acc *[VW]float32) float32 {
+	var s float32
+	for _, v := range acc {
+		s += v
+	}
+	return s
+}

@@ -15,6 +15,9 @@ func vAdd(dst, a, b []float32)                           { gAdd(dst, a, b) }
 func vSub(dst, a, b []float32)                           { gSub(dst, a, b) }
 func vMul(dst, a, b []float32)                           { gMul(dst, a, b) }
 func vScaleAdd(dst, a []float32, s float32, b []float32) { gScaleAdd(dst, a, s, b) }
+func vDot(a, b []float32) float32                        { return gDot(a, b) }
+func vDot2(w, a []float32) (float32, float32)            { return gDot2(w, a) }
+func vMulSub(dst, a, w []float32)                        { gMulSub(dst, a, w) }
 func vExp(dst, a []float32)                              { gExp(dst, a) }
 func vTanh(dst, a []float32)                             { gTanh(dst, a) }
 func vSoftmax(dst, src []float32, G, L int)              { gSoftmax(dst, src, G, L) }

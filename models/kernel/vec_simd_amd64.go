@@ -153,6 +153,49 @@ func vScaleAdd(dst, a []float32, s float32, b []float32) {
 	archsimd.ClearAVXUpperBits() // leave no dirty upper state: SSE code after AVX-512 runs ~100× slower
 }
 
+func vDot(a, b []float32) float32 {
+	if !SIMD {
+		return gDot(a, b)
+	}
+	acc := bc(0)
+	for i := 0; i < len(a); i += VW {
+		acc = ld(a[i:]).Mul(ld(b[i:])).Add(acc)
+	}
+	var out [VW]float32
+	acc.Store(&out)
+	archsimd.ClearAVXUpperBits()
+	return sumLanes(&out)
+}
+
+func vDot2(w, a []float32) (float32, float32) {
+	if !SIMD {
+		return gDot2(w, a)
+	}
+	s1, s2 := bc(0), bc(0)
+	for i := 0; i < len(w); i += VW {
+		x := ld(a[i:])
+		p := ld(w[i:]).Mul(x)
+		s1 = s1.Add(p)
+		s2 = p.Mul(x).Add(s2)
+	}
+	var o1, o2 [VW]float32
+	s1.Store(&o1)
+	s2.Store(&o2)
+	archsimd.ClearAVXUpperBits()
+	return sumLanes(&o1), sumLanes(&o2)
+}
+
+func vMulSub(dst, a, w []float32) {
+	if !SIMD {
+		gMulSub(dst, a, w)
+		return
+	}
+	for i := 0; i < len(dst); i += VW {
+		st(ld(dst[i:]).Sub(ld(a[i:]).Mul(ld(w[i:]))), dst[i:])
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
 func vExp(dst, a []float32) {
 	if !SIMD {
 		gExp(dst, a)

@@ -98,7 +98,7 @@ func (Kind) Resolve(p *tasks.Point) {
 }
 
 // Rule: the samplers are judged against exact jem.
-func (Kind) Rule() verdict.Rule { return verdict.Samplers }
+func (Kind) Rule(tasks.Point) verdict.Rule { return verdict.Samplers }
 
 // Dimension is D: x ∈ {0,1}^D.
 func (Kind) Dimension(p tasks.Point) int {

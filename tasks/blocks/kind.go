@@ -35,9 +35,9 @@
 // exact KL on ℝ^D (exactKLContinuous), the joint runs' kl_joint their estimate
 // kl_joint_is (with kl_joint_is_se), so the verdict's sampler excess is the joint
 // model's estimated KL minus the additive reference's exact one, the estimate's CI
-// beside it in the rows. A joint run whose importance ESS is below prob.MinESS has NaN
-// joint and marginal KLs (refused: no decision on it; the verdict counts it among the
-// sampler's non-finite pairs).
+// beside it in the rows. A joint run whose importance estimate is refused (ESS below
+// prob.MinESS or Pareto k̂ above prob.MaxParetoK) has NaN joint and marginal KLs (no
+// decision on it; the verdict counts it among the sampler's non-finite pairs).
 //
 // # Evaluation
 //
@@ -52,9 +52,15 @@
 //
 // Estimated truth (joint points, and any model given as logits): EvalPoints are a
 // task's evaluation points, MCDraws exact draws of the grid truth placed uniformly
-// within their cells, then ISDraws draws of the defensive mixture ½ truth + ½ uniform on
-// the box^D; EvaluateLogits measures a model from its logits there alone (eval.go has
-// the estimators and their SEs). The truth there is the grid truth read as a density on
+// within their cells, then ISDraws draws of the defensive mixture α·p_ε + (1−α)·uniform
+// on the box^D (the truth proposal r₀); EvaluateLogits measures a model from its logits
+// there alone (eval.go has the estimators and their SEs). A run with parameters (the
+// joint MLP, and jem's additive reference on a joint point) takes its log Ẑ instead
+// from a proposal adapted to the model (EvalSet.AdaptedLogZ: Metropolis chains on the
+// model's own ℓ = LSE_y f, a mixture of block histograms, block Gaussian mixtures and
+// class-wise full Gaussians fitted to them with the model's q(y|x) as class weights,
+// fresh draws of it pooled ½/½ with r₀'s; the same refusal rule; is_proposal says which
+// proposal a row's estimate used). The truth there is the grid truth read as a density on
 // ℝ^D, P(cells, y)/h^D, piecewise constant: the KLs are those of a function on ℝ^D
 // against it, each the grid KL plus the model's variation within the cells (≥ 0). A run
 // without parameters whose logits have NumEvalPoints·K entries (a user's model) is
@@ -226,7 +232,7 @@ func parseModel(s string) (modelSpec, error) {
 }
 
 // Rule: the samplers are judged against exact jem.
-func (Kind) Rule() verdict.Rule { return verdict.Samplers }
+func (Kind) Rule(tasks.Point) verdict.Rule { return verdict.Samplers }
 
 // Dimension is D = 2B.
 func (Kind) Dimension(p tasks.Point) int {

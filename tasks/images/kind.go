@@ -120,13 +120,17 @@ func (Kind) Axes() []string { return []string{"select", "holdout", "ais_chains",
 
 // Defaults sets the image defaults the user did not set.
 func (Kind) Defaults(p *tasks.Point, given func(string) bool) {
+	lr, steps := DefaultLR, DefaultSteps
+	if given("model") && isMFA(p.Model) {
+		lr, steps = DefaultMFALR, DefaultMFASteps
+	}
 	for _, d := range []struct {
 		axis string
 		set  func()
 	}{
 		{"model", func() { p.Model = DefaultModel }},
-		{"lr", func() { p.LR = DefaultLR }},
-		{"steps", func() { p.Steps = DefaultSteps }},
+		{"lr", func() { p.LR = lr }},
+		{"steps", func() { p.Steps = steps }},
 		{"batch_size", func() { p.BatchSize = DefaultBatch }},
 		{"samples", func() { p.Samples = DefaultSamples }},
 		{"tables", func() { p.Tables = DefaultTasks }},
@@ -135,8 +139,11 @@ func (Kind) Defaults(p *tasks.Point, given func(string) bool) {
 			d.set()
 		}
 	}
-	if !given("methods") { // every method with an images hook: baseline, sgld, ed, dsm, nce
+	if !given("methods") { // every method with an images hook: baseline, sgld, ed, dsm, nce; on the MFA model every block-task method
 		p.Methods = methods.For(KindName)
+		if isMFA(p.Model) {
+			p.Methods = methods.For(methods.KindBlocks)
+		}
 	}
 }
 
@@ -175,7 +182,9 @@ func (Kind) Resolve(p *tasks.Point) {
 	if s, err := parseTask(p.Task); err == nil {
 		p.Task, p.Classes, p.XValues = s.String(), s.K, s.S*s.S
 	}
-	if m, err := cnn.Parse(p.Model); err == nil {
+	if c, d, ok, err := parseMFA(p.Model); ok && err == nil {
+		p.Model = fmt.Sprintf("%s%d,%d", MFAPrefix, c, d)
+	} else if m, err := cnn.Parse(p.Model); err == nil {
 		p.Model = m.String()
 	}
 }
@@ -186,12 +195,15 @@ func (Kind) Validate(p tasks.Point) error {
 	if err != nil {
 		return err
 	}
-	m, err := cnn.Parse(p.Model)
-	if err != nil {
-		return fmt.Errorf("model: %w (an images task trains a CNN: cnn:C1,C2,…)", err)
-	}
-	if err := m.Check(s.S, s.K); err != nil {
-		return fmt.Errorf("model %s on %d×%d images: %w", p.Model, s.S, s.S, err)
+	mfaModel := isMFA(p.Model)
+	if !mfaModel {
+		m, err := cnn.Parse(p.Model)
+		if err != nil {
+			return fmt.Errorf("model: %w (an images task trains a CNN, cnn:C1,C2,…, or the tractable-Z MFA model, mfa:C,d)", err)
+		}
+		if err := m.Check(s.S, s.K); err != nil {
+			return fmt.Errorf("model %s on %d×%d images: %w", p.Model, s.S, s.S, err)
+		}
 	}
 	switch {
 	case p.Classes != s.K || p.XValues != s.S*s.S:
@@ -204,6 +216,9 @@ func (Kind) Validate(p tasks.Point) error {
 		return fmt.Errorf("batch_size must be >= 1, got %d", p.BatchSize)
 	case p.Tables < 1 || p.Tables > tasks.MaxTables:
 		return fmt.Errorf("tables (tasks) must be in [1, %d], got %d", tasks.MaxTables, p.Tables)
+	}
+	if mfaModel {
+		return validateMFA(p)
 	}
 	for _, meth := range p.Methods {
 		var o cnn.TrainOptions
@@ -221,7 +236,10 @@ const MaxDrawValues = 1 << 28
 // --backend, e.g. xla:cuda; the fused kernels have no convolution) and the draws held
 // per task.
 func (Kind) Limits(o tasks.Options, p tasks.Point, _ bool) error {
-	if o.Backend == models.BackendKernel {
+	if isMFA(p.Model) && o.Backend != "" && o.Backend != models.BackendKernel {
+		return fmt.Errorf("backend: --backend=%s does not apply to the MFA model of %s: it trains on the fused kernels (leave --backend out)", o.Backend, p.Task)
+	}
+	if o.Backend == models.BackendKernel && !isMFA(p.Model) {
 		return fmt.Errorf("backend: --backend=%s does not apply to the images task %s: the CNN trains on GoMLX "+
 			"(leave --backend out for the pure-Go backend, or pass a GoMLX backend such as xla:cuda)", o.Backend, p.Task)
 	}
@@ -267,9 +285,15 @@ func (Kind) BlockSize(p tasks.Point, trainBatch int) int64 {
 	return int64(max(1, min(MaxBlockTasks, trainBatch/max(1, len(p.Methods)))))
 }
 
-// Rule: no reference (no exact jem exists on images); the rows compare each method
-// with the truth, and the point takes no verdict.
-func (Kind) Rule() verdict.Rule { return verdict.NoReference }
+// Rule: on a CNN no reference (no exact jem exists there; the rows compare each method
+// with the truth, and the point takes no verdict); on the MFA model each sampler
+// against exact jem, whose log Z is exact (verdict.Samplers).
+func (Kind) Rule(p tasks.Point) verdict.Rule {
+	if isMFA(p.Model) {
+		return verdict.Samplers
+	}
+	return verdict.NoReference
+}
 
 // Dimension is D = S².
 func (Kind) Dimension(p tasks.Point) int {

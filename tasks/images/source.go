@@ -169,6 +169,9 @@ func (s *source) unflatten(theta []float32) (cnn.Params, error) {
 // GOMAXPROCS), options from the point and the method's images hook; every method of a
 // task starts from the same parameters (cnn.Init from the task's seed).
 func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, error) {
+	if isMFA(s.p.Model) {
+		return s.trainMFA(ctx, b)
+	}
 	p, o := s.p, s.env.Options
 	start := time.Now()
 	m := len(p.Methods)
@@ -258,6 +261,9 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 
 // Evaluate measures every run of a block against its task's truth (eval.go).
 func (s *source) Evaluate(ctx context.Context, tb tasks.TrainedBlock) (tasks.ResultBlock, tasks.LearnedBlock, error) {
+	if isMFA(s.p.Model) {
+		return s.evaluateMFA(tb)
+	}
 	p := s.p
 	rb := tasks.ResultBlock{PointID: p.ID, Index: tb.Block.Index, First: tb.Block.First, Rows: make([]schemas.ResultRow, len(tb.Runs))}
 	lb := tasks.LearnedBlock{PointID: p.ID, Index: tb.Block.Index, Runs: make([]tasks.Learned, len(tb.Runs))}

@@ -80,7 +80,7 @@ func (Kind) Resolve(p *tasks.Point) {
 }
 
 // Rule: the samplers are judged against exact jem.
-func (Kind) Rule() verdict.Rule { return verdict.Samplers }
+func (Kind) Rule(tasks.Point) verdict.Rule { return verdict.Samplers }
 
 // Dimension: a 2-D task's x is a point of the plane.
 func (Kind) Dimension(tasks.Point) int { return 2 }

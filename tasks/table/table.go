@@ -50,7 +50,7 @@ func (Kind) Defaults(*tasks.Point, func(string) bool) {}
 func (Kind) Resolve(p *tasks.Point) { p.GridCells, p.Box, p.TrainGrid, p.Components = 0, 0, 0, 0 }
 
 // Rule: exact JEM's error split decides.
-func (Kind) Rule() verdict.Rule { return verdict.Tables }
+func (Kind) Rule(tasks.Point) verdict.Rule { return verdict.Tables }
 
 // Dimension: a table's x is a value of a set, with no dimension.
 func (Kind) Dimension(tasks.Point) int { return 0 }
