@@ -163,6 +163,7 @@ func newMFAPrep(sp MFASpec) *mfaPrep {
 // prep rebuilds every component's quantities from theta; false if some are not finite
 // (a diverged step).
 func (p *mfaPrep) prep(theta []float32) bool {
+	ClearUpper() // scalar float64 code (exp, log): see package avx
 	sp := p.sp
 	D, d, C := sp.Dim, sp.Factors, sp.C
 	_, oB, _, oLam, oRho := sp.off()
@@ -311,6 +312,7 @@ func (n *mfaNet) forward(theta, x []float32, P int) {
 	n.ok = n.pr.prep(theta)
 	_, _, oMu, _, _ := sp.off()
 	for j := range sp.comps() {
+		ClearUpper() // the scalar loops below after a preemption: see package avx
 		cp := &n.pr.comps[j]
 		mu := theta[oMu+j*D : oMu+(j+1)*D]
 		R := n.R[j*D*P : (j+1)*D*P]
@@ -344,6 +346,7 @@ func (n *mfaNet) forward(theta, x []float32, P int) {
 		}
 	}
 	oA := 0
+	ClearUpper()
 	for y := range sp.K {
 		ay := theta[oA+y]
 		fy := n.f[y*P : (y+1)*P]
@@ -393,6 +396,7 @@ func (n *mfaNet) backward(theta, delta []float32, P int, param bool, dx []float3
 			n.g[y] += sumDy
 		}
 		for c := range C {
+			ClearUpper() // the scalar loops below after a preemption: see package avx
 			j := y*C + c
 			cp := &n.pr.comps[j]
 			gam := n.gam[j*P : (j+1)*P]
@@ -577,6 +581,9 @@ func (m *MFAModel) Logits(x []float64, n int, grad []float64) []float64 {
 	}
 	lcAll := make([]float64, K*C)
 	for p := range n {
+		// every point: an asynchronous preemption leaves the upper vector state
+		// dirty, which slows this scalar float64 code 20–100× (see package avx)
+		ClearUpper()
 		xp := x[p*D : (p+1)*D]
 		for j := range K * C {
 			cp := &m.pr.comps[j]

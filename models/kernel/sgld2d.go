@@ -696,8 +696,11 @@ func cellRule(hidden []int, k int, theta []float32, G int, box float64, reduce f
 	}
 	out := make([]float64, G*G*k)
 	vals := make([]float64, S*S)
-	ClearUpper() // after the model's vector code: see package avx
 	for i := range G {
+		// after the model's vector code, and again every row: an asynchronous
+		// preemption restores the vector registers and leaves the upper state dirty
+		// (see package avx), which slows the scalar exp and log here 20–100×
+		ClearUpper()
 		for j := range G {
 			for y := range k {
 				for a := range S {
