@@ -38,9 +38,12 @@ func foldedSummary(t *testing.T, rows []schemas.ResultRow, b int, seed uint64) s
 // means and the paired comparison exactly or to rounding, quantiles within the
 // sketch's accuracy, the verdict's ratios to rounding (their CIs are delta-method
 // intervals instead of bootstraps, so close but not equal); and it does not depend on
-// how the blocks were split, ordered or merged.
+// how the blocks were split, ordered or merged. 1,000 tables (the sketch's accuracy
+// does not depend on the count): the delta-method CIs' ends land within 0.032 of the
+// bootstrap CI's width of its ends, against the 0.25 allowed (3,000 tables: 0.016, in
+// three times the time).
 func TestPointAccFolded(t *testing.T) {
-	rows := verdicttest.RandomRows(3000, 7)
+	rows := verdicttest.RandomRows(1000, 7)
 	exact := Summarize(rows, 1, DefaultThresholds(), ruleOf).Points[0]
 	folded := foldedSummary(t, rows, 64, 1)
 	near := func(what string, got, want, tol float64) {

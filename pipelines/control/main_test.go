@@ -228,7 +228,9 @@ func TestExitStatus(t *testing.T) {
 		{"alias and target", "--task=gmm:2,1 --n_steps=5 --sgld_steps=5", "n_steps: alias of --sgld_steps, which is given too"},
 		{"alias checked", "--task=gmm:2,1 --n_steps=-1", "sgld_steps must be in [0, 10000], got -1"},
 		// An S3 bucket behind a closed local port: the run stops before writing anything.
-		{"unreachable bucket", "--out=s3://bucket/run?region=us-east-1&endpoint=http://127.0.0.1:9&use_path_style=true",
+		// rate_limiter_capacity=1 leaves the SDK no token for a retry: one refused
+		// connection (4 ms) instead of three with their back-off (2–3 s).
+		{"unreachable bucket", "--out=s3://bucket/run?region=us-east-1&endpoint=http://127.0.0.1:9&use_path_style=true&rate_limiter_capacity=1",
 			"cannot be listed"},
 	}
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")
