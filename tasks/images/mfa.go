@@ -234,52 +234,26 @@ func (s *source) trainMFA(ctx context.Context, b tasks.Block) (tasks.TrainedBloc
 		if err != nil {
 			return out, err
 		}
-		perStep := spec.Spec2D.GradEvalsPerStep(D)
 		lr := mfaRunLR(p, meth)
-		yard := methods.Has(meth, func(x methods.Method) bool { return x.FullBatch })
+		loop := tasks.MethodLoop{Method: meth, Steps: spec.Steps, Select: o.Select, PerStep: spec.Spec2D.GradEvalsPerStep(D),
+			Check: func(i int, theta []float32) (float64, float64, []float64) { return ds[i].nll(theta), ds[i].kl(theta), nil }}
 		runs := make([]kernel.RunAdditive, len(ds))
-		curves := make([][]tasks.CurvePoint, len(ds))
-		sels := make([]tasks.Selector, len(ds))
-		conv := make([]tasks.Convergence, len(ds))
-		seen := make([][]float32, len(ds))
 		for i := range ds {
 			d := &ds[i]
-			sels[i].Rule = o.Select
 			runs[i] = kernel.RunAdditive{Seed: tasks.TrainSeed(o.Seed, d.t, meth), Theta: kernel.InitMFA(sp, prob.Seed(d.tableSeed, prob.SeedString("init")), d.x, d.y),
-				LR: float32(lr), X: d.x, Y: d.y,
-				Observe: func(step int, theta []float32) {
-					if yard && conv[i].Step > 0 {
-						return
-					}
-					nll := d.nll(theta)
-					curves[i] = append(curves[i], tasks.CurvePoint{Step: step, KLJoint: d.kl(theta), KLMarginal: math.NaN(), KLConditional: math.NaN(),
-						HeldoutNLL: nll, GradEvals: int64(step) * perStep})
-					sels[i].Observe(step, nll, int64(step)*perStep, theta, nil)
-					if yard {
-						seen[i] = append(seen[i][:0], theta...)
-						conv[i].Observe(step, nll)
-					}
-				}}
+				LR: float32(lr), X: d.x, Y: d.y}
 		}
 		t0 := time.Now()
-		res, horizon, err := tasks.TrainYardstick(len(runs), spec.Steps, yard, conv, func(h int, idx []int) ([]kernel.Result2D, error) {
-			sub := make([]kernel.RunAdditive, len(idx))
-			for k, i := range idx {
-				sub[k] = runs[i]
-			}
+		res, err := loop.Train(runs, func(h int, runs []kernel.RunAdditive) ([]kernel.Result2D, error) {
 			spec := spec
 			spec.Steps = h
-			return kernel.TrainMFA(ctx, spec, sub)
-		}, func(i int) { seen[i], curves[i], sels[i] = nil, nil, tasks.Selector{Rule: o.Select} },
-			func(r kernel.Result2D) bool { return r.Diverged }, func(r *kernel.Result2D, prev kernel.Result2D) { r.CPUSeconds += prev.CPUSeconds })
+			return kernel.TrainMFA(ctx, spec, runs)
+		})
 		if err != nil {
 			return out, fmt.Errorf("train point %d block %d (%s, %s, %d runs): %w", p.ID, b.Index, meth, p.Model, len(runs), err)
 		}
 		elapsed := time.Since(t0)
 		for i, r := range res {
-			if yard && conv[i].Step > 0 {
-				r.Theta, r.Diverged, r.DivergedStep, horizon[i] = seen[i], false, 0, conv[i].Step
-			}
 			tr := tasks.TrainedRun{Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta,
 				BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN(),
 				CPUSeconds: math.NaN(), TrainBatch: int64(spec.Batch), TrainLR: lr, Stats: r.Stats}
@@ -290,13 +264,7 @@ func (s *source) trainMFA(ctx context.Context, b tasks.Block) (tasks.TrainedBloc
 					tr.TrainMS = r.CPUSeconds * 1000
 				}
 			}
-			last := tasks.LastStep(horizon[i], r.Diverged, r.DivergedStep)
-			d := &ds[i]
-			tr.Curve = tasks.EndCurve(curves[i], last, func() tasks.CurvePoint {
-				return tasks.CurvePoint{Step: last, KLJoint: d.kl(r.Theta), KLMarginal: math.NaN(), KLConditional: math.NaN(),
-					HeldoutNLL: d.nll(r.Theta), GradEvals: int64(last) * perStep}
-			})
-			sels[i].Finish(&tr, meth, horizon[i])
+			loop.Finish(i, &tr)
 			out.Runs[i*m+j] = tr
 		}
 	}
