@@ -35,10 +35,11 @@ import (
 // The global uniform component stays (r = α·p_ε + (1−α)·u): it is what estimates a
 // model far from the truth at low D (a flat model, a baseline at D ≤ 8).
 //
-// Rejected alternatives: a proposal built from the model itself (its own per-block
-// marginals) exists for the additive model only, where it would make the known-answer
-// check circular, and not for the joint MLP or a user's logits at fixed points, which
-// are what the estimate is for; a bootstrap or batch-means SE over the same i.i.d.
+// Rejected alternatives here: a proposal built from the additive model's own per-block
+// marginals (exact for it, so the known-answer check would be circular). A proposal
+// fitted to the model's own Metropolis chains, for any model with parameters, is
+// importance_adapted.go's (the block tasks' joint points use it); a user's logits at
+// fixed points keep this one. A bootstrap or batch-means SE over the same i.i.d.
 // draws cannot see a tail the draws miss (see ImportanceLogZ). The Pareto k̂ refusal
 // stays the last word for any model: where this proposal does not tame the tail, the
 // estimate is refused.

@@ -245,8 +245,9 @@ func TestEvaluateAdditiveAgrees(t *testing.T) {
 // additive reference for exact jem; every run is measured at the evaluation points
 // (the joint runs' kl_joint is kl_joint_is with its SE, no exact log Z, the AIS check on
 // the report's task; jem's kl_joint is its exact continuous KL, which its own estimate
-// matches); and a run without parameters whose logits are at the points (a user's
-// model) is measured the same way.
+// matches); every run with parameters takes log Z from the adapted proposal
+// (is_proposal "adapted"); and a run without parameters whose logits are at the points
+// (a user's model) is measured the same way but from the truth proposal alone ("truth").
 func TestJointPoint(t *testing.T) {
 	ms := []string{"baseline", "jem", "sgld"}
 	p := point(t, "blocks:2,gmm:3,2", ms...)
@@ -293,8 +294,16 @@ func TestJointPoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := rb2.Rows[r]; got.KLJointIS != row.KLJointIS || got.KLMarginal != row.KLMarginal || got.KLConditional != row.KLConditional || !math.IsNaN(got.LogZAIS) {
-			t.Errorf("%s without parameters: kl_joint_is %v, want %v", meth, got.KLJointIS, row.KLJointIS)
+		if row.ISProposal != ProposalAdapted {
+			t.Errorf("%s: is_proposal %q, want %q", meth, row.ISProposal, ProposalAdapted)
+		}
+		ev, _ := EvalPoints(5, p, int64(r/len(p.Methods)))
+		want, err := EvaluateLogits(ev, tr.Logits) // the truth proposal alone: no parameters to adapt to
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rb2.Rows[r]; math.Abs(got.KLJointIS-want.KLJoint) > 1e-9 || math.Abs(got.KLMarginal-want.KLMarginal) > 1e-9 || math.Abs(got.KLConditional-row.KLConditional) > 1e-9 || !math.IsNaN(got.LogZAIS) || got.ISProposal != ProposalTruth {
+			t.Errorf("%s without parameters: kl_joint_is %v (%q), want %v (%q)", meth, got.KLJointIS, got.ISProposal, want.KLJoint, ProposalTruth)
 		}
 	}
 }

@@ -444,7 +444,13 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 		logits := t.Logits
 		switch {
 		case atPoints(t, K) || (model.joint && t.Job.Method != methods.Yardstick()):
-			row = evaluatePoints(t, evalSet(), draws.BayesMean())
+			var adapted *prob.ISEstimate
+			if t.Run.Theta != nil && !atPoints(t, K) {
+				adapted = adaptedLogZ(evalSet(), truth, tableSeed, t.Logits, func(x []float64, n int) ([]float64, error) {
+					return kernel.JointPointLogits(model.hidden, K, 2*B, t.Run.Theta, x, n)
+				})
+			}
+			row = evaluatePoints(t, evalSet(), draws.BayesMean(), adapted)
 			logits = nil // no grid joint to write
 			if t.Run.Theta != nil && tab.Ordinal < int64(s.env.Options.ReportTables) && t.Run.Logits != nil {
 				s.ais(&row, tableSeed, func(x []float64, n int) ([]float64, error) {
@@ -459,7 +465,7 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 			row, q = evaluateRun(t, truth, draws, B)
 			s.importance(&row, t, proposal, tab)
 			if model.joint {
-				s.evaluateReference(&row, t, truth, evalSet())
+				s.evaluateReference(&row, t, truth, evalSet(), tableSeed)
 			}
 		}
 		row.LogRatioSD, row.LogRatioSDSE = logRatioSpread(t, model, evalSet, K, B)
@@ -517,6 +523,34 @@ var (
 	tagAIS = prob.SeedString("ais")
 )
 
+// adaptedLogZ is the adapted estimate of a model's log Z (EvalSet.AdaptedLogZ with
+// prob.DefaultAdapt, seed Seed(tableSeed, "adapt")) from its logits at the evaluation
+// points, [M+N][K], and at any points (logits); nil where it cannot be made (a model
+// that fails, logits of the wrong length): the truth proposal's estimate is then used.
+func adaptedLogZ(ev EvalSet, truth prob.BlocksTruth, tableSeed uint64, at []float64, logits func(x []float64, n int) ([]float64, error)) *prob.ISEstimate {
+	k := ev.K
+	if len(at) != (ev.M+ev.N)*k {
+		return nil
+	}
+	e, err := ev.AdaptedLogZ(prob.Seed(tableSeed, tagAdapt), truth, prob.DefaultAdapt, kernel.RowLSE(at[ev.M*k:], k), logits)
+	kernel.ClearUpper()
+	if err != nil {
+		return nil
+	}
+	return &e
+}
+
+var tagAdapt = prob.SeedString("adapt")
+
+// proposalName is the is_proposal column of an estimate: ProposalAdapted where the
+// adapted estimate was made, else ProposalTruth.
+func proposalName(adapted *prob.ISEstimate) string {
+	if adapted != nil {
+		return ProposalAdapted
+	}
+	return ProposalTruth
+}
+
 // importance fills the row's log Z columns: the additive model's exact log Z over the
 // box (the block grids' quadrature, per unit volume), its importance-sampling estimate
 // (prob.BlocksTask.ImportanceLogZ over the task's proposal, the same draws for every
@@ -546,7 +580,7 @@ func (s *source) importance(row *schemas.ResultRow, t tasks.Trained, proposal fu
 	if lseErr != nil {
 		return
 	}
-	row.LogZIS, row.LogZISSE, row.ISESS, row.ISKHat, row.ISRefused = e.LogZ, e.SE, e.ESS, e.K, e.Reason
+	row.LogZIS, row.LogZISSE, row.ISESS, row.ISKHat, row.ISRefused, row.ISProposal = e.LogZ, e.SE, e.ESS, e.K, e.Reason, ProposalTruth
 	if !e.Refused() {
 		row.KLJointIS = row.KLJoint - row.LogZ + e.LogZ
 		row.KLJointISSE = e.SE
@@ -584,8 +618,9 @@ func (s *source) ais(row *schemas.ResultRow, tableSeed uint64, lse func(x []floa
 // runs' footing: the continuous reading of every KL at the evaluation points. kl_joint
 // is its exact joint KL on ℝ^D (exactKLContinuous), kl_marginal the Monte Carlo mean with
 // the exact log Z, kl_conditional and the accuracy at the points; kl_joint_is and the
-// log Z columns are EvaluateLogits's (the estimator's known-answer check).
-func (s *source) evaluateReference(row *schemas.ResultRow, t tasks.Trained, truth prob.BlocksTruth, ev EvalSet) {
+// log Z columns are EvaluateLogitsWith's with the adapted estimate, as the joint runs'
+// (the estimator's known-answer check: log_z is exact beside log_z_is).
+func (s *source) evaluateReference(row *schemas.ResultRow, t tasks.Trained, truth prob.BlocksTruth, ev EvalSet, tableSeed uint64) {
 	p, B, K := s.p, s.spec.B, s.p.Classes
 	model, _ := parseModel(p.Model)
 	l := split(t.Logits, B)
@@ -602,7 +637,10 @@ func (s *source) evaluateReference(row *schemas.ResultRow, t tasks.Trained, trut
 	if err != nil {
 		return
 	}
-	e, err := EvaluateLogits(ev, pl)
+	adapted := adaptedLogZ(ev, truth, tableSeed, pl, func(x []float64, n int) ([]float64, error) {
+		return kernel.AdditivePointLogits(model.hidden, K, B, t.Run.Theta, x, n)
+	})
+	e, err := EvaluateLogitsWith(ev, pl, adapted)
 	if err != nil {
 		return
 	}
@@ -611,6 +649,7 @@ func (s *source) evaluateReference(row *schemas.ResultRow, t tasks.Trained, trut
 	row.KLMarginal, row.KLMarginalSE = ex.KLMarginal, ex.KLMarginalSE
 	row.KLConditional, row.KLConditionalSE, row.Accuracy = e.MC.Conditional, e.MC.ConditionalSE, e.MC.Accuracy
 	row.LogZIS, row.LogZISSE, row.ISESS, row.ISKHat, row.ISRefused = e.IS.LogZ, e.IS.SE, e.IS.ESS, e.IS.K, e.IS.Reason
+	row.ISProposal = proposalName(adapted)
 	if !e.Refused() {
 		row.KLJointIS, row.KLJointISSE = e.KLJoint, e.KLJointSE
 	}
@@ -639,16 +678,18 @@ func exactKLContinuous(hidden []int, k int, theta []float32, truth prob.BlocksTr
 }
 
 // evaluatePoints is the row of a run measured from its logits at the evaluation points
-// (EvaluateLogits): kl_joint is kl_joint_is, the estimate (NaN where refused, as
-// kl_marginal; a refused run is no decision, not a non-finite one).
-func evaluatePoints(t tasks.Trained, ev EvalSet, bayes float64) schemas.ResultRow {
+// (EvaluateLogitsWith, log Z from the adapted estimate where given, else from the truth
+// proposal): kl_joint is kl_joint_is, the estimate (NaN where refused, as kl_marginal; a
+// refused run is no decision, not a non-finite one).
+func evaluatePoints(t tasks.Trained, ev EvalSet, bayes float64, adapted *prob.ISEstimate) schemas.ResultRow {
 	row := newRow(t, bayes)
-	e, err := EvaluateLogits(ev, t.Logits)
+	e, err := EvaluateLogitsWith(ev, t.Logits, adapted)
 	if err == nil {
 		row.KLJoint, row.KLJointIS, row.KLJointISSE = e.KLJoint, e.KLJoint, e.KLJointSE
 		row.KLMarginal, row.KLMarginalSE = e.KLMarginal, e.KLMarginalSE
 		row.KLConditional, row.KLConditionalSE, row.Accuracy = e.MC.Conditional, e.MC.ConditionalSE, e.MC.Accuracy
 		row.LogZIS, row.LogZISSE, row.ISESS, row.ISKHat, row.ISRefused = e.IS.LogZ, e.IS.SE, e.IS.ESS, e.IS.K, e.IS.Reason
+		row.ISProposal = proposalName(adapted)
 	}
 	kls := []float64{row.KLConditional}
 	if err != nil || !e.Refused() {
