@@ -232,6 +232,9 @@ func writeSummaryBody(w io.Writer, head []byte, i int, points []PointSummary) er
 	for j, p := range points {
 		data, err := json.MarshalIndent(p, "    ", "  ")
 		if err != nil {
+			if nan := NaNFields(p); len(nan) > 0 {
+				return fmt.Errorf("point %d: %w (not finite: %s)", p.PointID, err, strings.Join(nan, ", "))
+			}
 			return fmt.Errorf("point %d: %w", p.PointID, err)
 		}
 		bw.WriteString("    ")

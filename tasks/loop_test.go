@@ -27,11 +27,13 @@ func TestMethodLoop(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := MethodLoop{Method: "baseline", Steps: steps, Select: tc.rule, PerStep: 3,
-				Check: func(i int, theta []float32) (float64, float64, []float64) { return nll(theta[0]), 2 * nll(theta[0]), []float64{float64(theta[0])} }}
+				Check: func(i int, theta []float32) (CurvePoint, []float64) {
+					return CurvePoint{HeldoutNLL: nll(theta[0]), KLJoint: 2 * nll(theta[0])}, []float64{float64(theta[0])}
+				}}
 			runs := []kernel.RunAdditive{{Seed: 1}}
-			res, err := l.Train(runs, func(h int, runs []kernel.RunAdditive) ([]kernel.Result2D, error) {
-				out := make([]kernel.Result2D, len(runs))
-				for k, r := range runs {
+			res, err := l.Train(len(runs), func(i int, fn func(int, []float32)) { runs[i].Observe = fn }, func(h int, idx []int) ([]kernel.Result2D, error) {
+				out := make([]kernel.Result2D, len(idx))
+				for k, r := range Subset(runs, idx) {
 					last := h
 					for s := 1; s <= h; s++ {
 						if s == tc.diverge {

@@ -245,55 +245,33 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 		}
 		perStep := spec.Spec2D.GradEvalsPerStep(2*B) * int64(B) // every block's network, one pass each
 		lr := runLR(p, meth)
-		runs := make([]kernel.RunAdditive, len(ds))
-		curves := make([][]tasks.CurvePoint, len(ds))
-		sels := make([]tasks.Selector, len(ds))
-		conv := make([]tasks.Convergence, len(ds))
-		seen := make([][]float32, len(ds))                                            // the yardstick's parameters at its last check
-		yard := methods.Has(meth, func(x methods.Method) bool { return x.FullBatch }) // trained until its rule holds (tasks/protocol.go)
-		for i := range ds {
-			d := &ds[i]
-			r := kernel.RunAdditive{Seed: tasks.TrainSeed(seed, d.t, meth), Theta: kernel.InitAdditive(prob.Seed(d.tableSeed, tagInit), hidden, K, B),
-				LR: float32(lr), X: d.x, Y: d.y}
-			sels[i].Rule = o.Select
-			r.Observe = func(step int, theta []float32) {
-				if yard && conv[i].Step > 0 { // stopped where its rule held: later steps are not the run's
-					return
-				}
+		loop := tasks.MethodLoop{Method: meth, Steps: spec.Steps, Select: o.Select, PerStep: perStep,
+			Check: func(i int, theta []float32) (tasks.CurvePoint, []float64) {
+				c := tasks.CurvePoint{KLJoint: math.NaN(), KLMarginal: math.NaN(), KLConditional: math.NaN(), HeldoutNLL: math.NaN()}
 				lg, err := logits(theta)
 				if err != nil {
-					return
+					return c, nil
 				}
-				nll := heldoutNLL(g, K, lg, d.hx, d.hy)
-				kl := prob.BlocksJointKL(d.truth, lg)
-				curves[i] = append(curves[i], tasks.CurvePoint{Step: step, KLJoint: kl, KLMarginal: math.NaN(), KLConditional: math.NaN(), HeldoutNLL: nll, GradEvals: int64(step) * perStep})
-				sels[i].Observe(step, nll, int64(step)*perStep, theta, flatten(lg))
-				if yard {
-					seen[i] = append(seen[i][:0], theta...)
-					conv[i].Observe(step, nll)
-				}
-			}
-			runs[i] = r
+				c.HeldoutNLL, c.KLJoint = heldoutNLL(g, K, lg, ds[i].hx, ds[i].hy), prob.BlocksJointKL(ds[i].truth, lg)
+				return c, flatten(lg)
+			}}
+		runs := make([]kernel.RunAdditive, len(ds))
+		for i := range ds {
+			d := &ds[i]
+			runs[i] = kernel.RunAdditive{Seed: tasks.TrainSeed(seed, d.t, meth), Theta: kernel.InitAdditive(prob.Seed(d.tableSeed, tagInit), hidden, K, B),
+				LR: float32(lr), X: d.x, Y: d.y}
 		}
 		start := time.Now()
-		res, horizon, err := tasks.TrainYardstick(len(runs), spec.Steps, yard, conv, func(h int, idx []int) ([]kernel.Result2D, error) {
-			sub := make([]kernel.RunAdditive, len(idx))
-			for k, i := range idx {
-				sub[k] = runs[i]
-			}
+		res, err := loop.Train(len(runs), func(i int, fn func(int, []float32)) { runs[i].Observe = fn }, func(h int, idx []int) ([]kernel.Result2D, error) {
 			spec := spec
 			spec.Steps = h
-			return kernel.TrainAdditive(ctx, spec, sub)
-		}, func(i int) { seen[i], curves[i], sels[i] = nil, nil, tasks.Selector{Rule: o.Select} },
-			func(r kernel.Result2D) bool { return r.Diverged }, func(r *kernel.Result2D, prev kernel.Result2D) { r.CPUSeconds += prev.CPUSeconds })
+			return kernel.TrainAdditive(ctx, spec, tasks.Subset(runs, idx))
+		})
 		elapsed := time.Since(start)
 		if err != nil {
 			return out, fmt.Errorf("train point %d block %d (%s, %d runs): %w", p.ID, b.Index, meth, len(runs), err)
 		}
 		for i, r := range res {
-			if yard && conv[i].Step > 0 { // the run stops at its converged check: its state there
-				r.Theta, r.Diverged, r.DivergedStep, horizon[i] = seen[i], false, 0, conv[i].Step
-			}
 			lg, err := logits(r.Theta)
 			if err != nil {
 				return out, fmt.Errorf("train point %d block %d (%s): %w", p.ID, b.Index, meth, err)
@@ -302,12 +280,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 				TrainMS:     runMS(o.Timings, elapsed, len(res), r.CPUSeconds),
 				BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN(),
 				CPUSeconds: cpuSeconds(o.Timings, r.CPUSeconds), TrainBatch: int64(spec.Batch), TrainLR: lr, Stats: r.Stats}
-			last := tasks.LastStep(horizon[i], r.Diverged, r.DivergedStep)
-			tr.Curve = tasks.EndCurve(curves[i], last, func() tasks.CurvePoint {
-				return tasks.CurvePoint{Step: last, KLJoint: prob.BlocksJointKL(ds[i].truth, lg), KLMarginal: math.NaN(), KLConditional: math.NaN(),
-					HeldoutNLL: heldoutNLL(g, K, lg, ds[i].hx, ds[i].hy), GradEvals: int64(last) * perStep}
-			})
-			sels[i].Finish(&tr, meth, horizon[i])
+			loop.Finish(i, &tr)
 			if spec.KeepBuffer {
 				sel := split(tr.Logits, B)
 				tr.BufferInBox = r.InBox

@@ -236,7 +236,9 @@ func (s *source) trainMFA(ctx context.Context, b tasks.Block) (tasks.TrainedBloc
 		}
 		lr := mfaRunLR(p, meth)
 		loop := tasks.MethodLoop{Method: meth, Steps: spec.Steps, Select: o.Select, PerStep: spec.Spec2D.GradEvalsPerStep(D),
-			Check: func(i int, theta []float32) (float64, float64, []float64) { return ds[i].nll(theta), ds[i].kl(theta), nil }}
+			Check: func(i int, theta []float32) (tasks.CurvePoint, []float64) {
+				return tasks.CurvePoint{KLJoint: ds[i].kl(theta), KLMarginal: math.NaN(), KLConditional: math.NaN(), HeldoutNLL: ds[i].nll(theta)}, nil
+			}}
 		runs := make([]kernel.RunAdditive, len(ds))
 		for i := range ds {
 			d := &ds[i]
@@ -244,10 +246,10 @@ func (s *source) trainMFA(ctx context.Context, b tasks.Block) (tasks.TrainedBloc
 				LR: float32(lr), X: d.x, Y: d.y}
 		}
 		t0 := time.Now()
-		res, err := loop.Train(runs, func(h int, runs []kernel.RunAdditive) ([]kernel.Result2D, error) {
+		res, err := loop.Train(len(runs), func(i int, fn func(int, []float32)) { runs[i].Observe = fn }, func(h int, idx []int) ([]kernel.Result2D, error) {
 			spec := spec
 			spec.Steps = h
-			return kernel.TrainMFA(ctx, spec, runs)
+			return kernel.TrainMFA(ctx, spec, tasks.Subset(runs, idx))
 		})
 		if err != nil {
 			return out, fmt.Errorf("train point %d block %d (%s, %s, %d runs): %w", p.ID, b.Index, meth, p.Model, len(runs), err)

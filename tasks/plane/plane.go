@@ -242,11 +242,17 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 		perStep := spec.GradEvalsPerStep(2)
 		runs := make([]kernel.Run2D, len(ds))
 		seen := make([]observed, len(ds)) // each run's last check: its parameters and cell logits
-		curves := make([][]tasks.CurvePoint, len(ds))
-		sels := make([]tasks.Selector, len(ds))
-		conv := make([]tasks.Convergence, len(ds))
-		yard := isYardstick(meth) // trained until its convergence rule holds (tasks/protocol.go)
 		lr := runLR(p, meth)
+		loop := tasks.MethodLoop{Method: meth, Steps: spec.Steps, Select: o.Select, PerStep: perStep,
+			Check: func(i int, theta []float32) (tasks.CurvePoint, []float64) {
+				lg, err := kernel.CellLogits(hidden, p.Classes, theta, g.G, g.Box)
+				if err != nil {
+					return tasks.CurvePoint{KLJoint: math.NaN(), KLMarginal: math.NaN(), KLConditional: math.NaN(), HeldoutNLL: math.NaN()}, nil
+				}
+				seen[i] = observed{theta: append(seen[i].theta[:0], theta...), logits: lg}
+				kj, km, kc := prob.GridKL(ds[i].truth, prob.Softmax(lg), p.Classes)
+				return tasks.CurvePoint{KLJoint: kj, KLMarginal: km, KLConditional: kc, HeldoutNLL: heldoutNLL(g, p.Classes, lg, ds[i].hx0, ds[i].hx1, ds[i].hy)}, lg
+			}}
 		for i := range ds {
 			d := &ds[i]
 			r := kernel.Run2D{Seed: tasks.TrainSeed(seed, d.t, meth), Theta: kernel.InitMLP2D(prob.Seed(d.tableSeed, tagInit), hidden, p.Classes),
@@ -261,38 +267,14 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 					}
 				}
 			}
-			sels[i].Rule = o.Select
-			truth := d.truth
-			r.Observe = func(step int, theta []float32) {
-				if yard && conv[i].Step > 0 { // stopped where its rule held: later steps are not the run's
-					return
-				}
-				lg, err := kernel.CellLogits(hidden, p.Classes, theta, g.G, g.Box)
-				if err != nil {
-					return
-				}
-				seen[i] = observed{theta: append(seen[i].theta[:0], theta...), logits: lg}
-				nll := heldoutNLL(g, p.Classes, lg, d.hx0, d.hx1, d.hy)
-				kj, km, kc := prob.GridKL(truth, prob.Softmax(lg), p.Classes)
-				curves[i] = append(curves[i], tasks.CurvePoint{Step: step, KLJoint: kj, KLMarginal: km, KLConditional: kc, HeldoutNLL: nll, GradEvals: int64(step) * perStep})
-				sels[i].Observe(step, nll, int64(step)*perStep, theta, lg)
-				if yard {
-					conv[i].Observe(step, nll)
-				}
-			}
 			runs[i] = r
 		}
 		start := time.Now()
-		res, horizon, err := tasks.TrainYardstick(len(runs), spec.Steps, yard, conv, func(h int, idx []int) ([]kernel.Result2D, error) {
-			sub := make([]kernel.Run2D, len(idx))
-			for k, i := range idx {
-				sub[k] = runs[i]
-			}
+		res, err := loop.Train(len(runs), func(i int, fn func(int, []float32)) { runs[i].Observe = fn }, func(h int, idx []int) ([]kernel.Result2D, error) {
 			spec := spec
 			spec.Steps = h
-			return kernel.Train2D(ctx, spec, sub)
-		}, func(i int) { seen[i], curves[i], sels[i] = observed{}, nil, tasks.Selector{Rule: o.Select} },
-			func(r kernel.Result2D) bool { return r.Diverged }, func(r *kernel.Result2D, prev kernel.Result2D) { r.CPUSeconds += prev.CPUSeconds })
+			return kernel.Train2D(ctx, spec, tasks.Subset(runs, idx))
+		})
 		perRun := 0.0
 		if o.Timings { // wall time of the method's call over its runs (Train2D spreads them over the cores)
 			perRun = float64(time.Since(start).Microseconds()) / 1000 / float64(len(runs))
@@ -302,9 +284,6 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 		}
 		var sd []sdJob
 		for i, r := range res {
-			if yard && conv[i].Step > 0 { // the run stops at its converged check: its state there
-				r.Theta, r.Diverged, r.DivergedStep, horizon[i] = seen[i].theta, false, 0, conv[i].Step
-			}
 			lg, err := seen[i].logits, error(nil)
 			if !slices.Equal(seen[i].theta, r.Theta) { // the last check did not see the final parameters
 				lg, err = kernel.CellLogits(hidden, p.Classes, r.Theta, g.G, g.Box)
@@ -317,16 +296,10 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			if o.Timings && !math.IsNaN(r.CPUSeconds) {
 				ms, cpu = 1000*r.CPUSeconds, r.CPUSeconds
 			}
-			last := tasks.LastStep(horizon[i], r.Diverged, r.DivergedStep)
-			curve := tasks.EndCurve(curves[i], last, func() tasks.CurvePoint {
-				kj, km, kc := prob.GridKL(ds[i].truth, prob.Softmax(lg), p.Classes)
-				return tasks.CurvePoint{Step: last, KLJoint: kj, KLMarginal: km, KLConditional: kc,
-					HeldoutNLL: heldoutNLL(g, p.Classes, lg, ds[i].hx0, ds[i].hx1, ds[i].hy), GradEvals: int64(last) * perStep}
-			})
 			tr := tasks.TrainedRun{Logits: lg, Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta, TrainMS: ms,
-				Curve: curve, BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN(),
+				BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN(),
 				CPUSeconds: cpu, TrainBatch: int64(spec.Batch), TrainLR: lr, Stats: exactLogZ(r.Stats, lg, g)}
-			sels[i].Finish(&tr, meth, horizon[i]) // the first third of the steps it trained (ref_gap)
+			loop.Finish(i, &tr) // the curve to its last step, the selection, ref_gap
 			if r.Buffer != nil {
 				tr.BufferInBox = r.InBox
 				tr.BufferTVTruth, tr.BufferTVModel = bufferTV2D(g, p.Classes, r.Buffer, ds[i].truth, lg)
