@@ -372,9 +372,9 @@ func nullHolds(b []byte) []byte {
 // Number is a float64 that may not exist: NaN in Go, null in JSON (never a made-up 0).
 type Number float64
 
-// MarshalJSON writes NaN as null.
+// MarshalJSON writes NaN (and an infinity, which JSON has no number for) as null.
 func (n Number) MarshalJSON() ([]byte, error) {
-	if math.IsNaN(float64(n)) {
+	if math.IsNaN(float64(n)) || math.IsInf(float64(n), 0) {
 		return []byte("null"), nil
 	}
 	return json.Marshal(float64(n))
@@ -402,7 +402,8 @@ func (p PointSummary) MarshalJSON() ([]byte, error) {
 		Floor             Number `json:"floor"`
 		ReferenceExpected Number `json:"kl_reference_expected"`
 		Reference         Number `json:"kl_reference"`
-	}{pointSummaryJSON(p), Number(p.Floor), Number(p.ReferenceExpected), Number(p.Reference)})
+		EmptyCellShare    Number `json:"empty_cell_share"`
+	}{pointSummaryJSON(p), Number(p.Floor), Number(p.ReferenceExpected), Number(p.Reference), Number(p.EmptyCellShare)})
 }
 
 // UnmarshalJSON reads null fields as NaN.
@@ -412,11 +413,12 @@ func (p *PointSummary) UnmarshalJSON(data []byte) error {
 		Floor             Number `json:"floor"`
 		ReferenceExpected Number `json:"kl_reference_expected"`
 		Reference         Number `json:"kl_reference"`
+		EmptyCellShare    Number `json:"empty_cell_share"`
 	}{pointSummaryJSON: (*pointSummaryJSON)(p)}
 	if err := json.Unmarshal(data, &v); err != nil {
 		return err
 	}
-	p.Floor, p.ReferenceExpected, p.Reference = float64(v.Floor), float64(v.ReferenceExpected), float64(v.Reference)
+	p.Floor, p.ReferenceExpected, p.Reference, p.EmptyCellShare = float64(v.Floor), float64(v.ReferenceExpected), float64(v.Reference), float64(v.EmptyCellShare)
 	return nil
 }
 
@@ -494,5 +496,74 @@ func (c *SamplerComparison) UnmarshalJSON(data []byte) error {
 	c.ExcessCILow, c.ExcessCIHigh = float64(v.ExcessCILow), float64(v.ExcessCIHigh)
 	c.MarginalExcess, c.MarginalCILow, c.MarginalCIHigh = float64(v.MarginalExcess), float64(v.MarginalCILow), float64(v.MarginalCIHigh)
 	c.WorseShare, c.WilcoxonP, c.ExcessRatio, c.MatchesWithin = float64(v.WorseShare), float64(v.WilcoxonP), float64(v.ExcessRatio), float64(v.MatchesWithin)
+	return nil
+}
+
+type distJSON Dist
+
+// MarshalJSON writes a statistic that is not finite (a measure no run has) as null.
+func (d Dist) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		distJSON
+		Mean   Number `json:"mean"`
+		Median Number `json:"median"`
+		P10    Number `json:"p10"`
+		P90    Number `json:"p90"`
+	}{distJSON(d), Number(d.Mean), Number(d.Median), Number(d.P10), Number(d.P90)})
+}
+
+// UnmarshalJSON reads null statistics as NaN.
+func (d *Dist) UnmarshalJSON(data []byte) error {
+	v := struct {
+		*distJSON
+		Mean   Number `json:"mean"`
+		Median Number `json:"median"`
+		P10    Number `json:"p10"`
+		P90    Number `json:"p90"`
+	}{distJSON: (*distJSON)(d)}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	d.Mean, d.Median, d.P10, d.P90 = float64(v.Mean), float64(v.Median), float64(v.P10), float64(v.P90)
+	return nil
+}
+
+type comparisonJSON Comparison
+
+// MarshalJSON writes the numbers that are not finite as null (a point whose baseline or
+// exact jem has no finite KL).
+func (c Comparison) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		comparisonJSON
+		JEMWinShare   Number `json:"jem_win_share"`
+		MeanDiff      Number `json:"mean_diff"`
+		DiffCILow     Number `json:"diff_ci_low"`
+		DiffCIHigh    Number `json:"diff_ci_high"`
+		WilcoxonW     Number `json:"wilcoxon_w"`
+		WilcoxonZ     Number `json:"wilcoxon_z"`
+		WilcoxonP     Number `json:"wilcoxon_p"`
+		BaselineToJEM Number `json:"baseline_to_jem"`
+	}{comparisonJSON(c), Number(c.JEMWinShare), Number(c.MeanDiff), Number(c.DiffCILow), Number(c.DiffCIHigh),
+		Number(c.WilcoxonW), Number(c.WilcoxonZ), Number(c.WilcoxonP), Number(c.BaselineToJEM)})
+}
+
+// UnmarshalJSON reads null numbers as NaN.
+func (c *Comparison) UnmarshalJSON(data []byte) error {
+	v := struct {
+		*comparisonJSON
+		JEMWinShare   Number `json:"jem_win_share"`
+		MeanDiff      Number `json:"mean_diff"`
+		DiffCILow     Number `json:"diff_ci_low"`
+		DiffCIHigh    Number `json:"diff_ci_high"`
+		WilcoxonW     Number `json:"wilcoxon_w"`
+		WilcoxonZ     Number `json:"wilcoxon_z"`
+		WilcoxonP     Number `json:"wilcoxon_p"`
+		BaselineToJEM Number `json:"baseline_to_jem"`
+	}{comparisonJSON: (*comparisonJSON)(c)}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	c.JEMWinShare, c.MeanDiff, c.DiffCILow, c.DiffCIHigh = float64(v.JEMWinShare), float64(v.MeanDiff), float64(v.DiffCILow), float64(v.DiffCIHigh)
+	c.WilcoxonW, c.WilcoxonZ, c.WilcoxonP, c.BaselineToJEM = float64(v.WilcoxonW), float64(v.WilcoxonZ), float64(v.WilcoxonP), float64(v.BaselineToJEM)
 	return nil
 }
