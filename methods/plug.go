@@ -52,7 +52,9 @@ var (
 	// (model, steps, batch, rate, px weight, box) are set before it is called.
 	Plane = Plug[func(schemas.Grid, *kernel.Spec2D) error]{Name: KindPlane, Kind: KindPlane}
 	// Blocks: a block task in D = 2B dimensions (tasks/blocks), the same hook type as
-	// Plane's (the block-additive and joint trainers run the same objectives).
+	// Plane's (the block-additive and joint trainers run the same objectives); the
+	// images kind's MFA model (tasks/images, --model=mfa:C,d) trains with these hooks
+	// too, its objectives in D = S² coordinates (tasks.MethodKinder).
 	Blocks = Plug[func(schemas.Grid, *kernel.Spec2D) error]{Name: KindBlocks, Kind: KindBlocks}
 	// Bits: a binary table (tasks/bits): the hook sets kernel.SpecBits's method part.
 	Bits = Plug[func(schemas.Grid, *kernel.SpecBits) error]{Name: KindBits, Kind: KindBits}
