@@ -44,6 +44,8 @@ type SpecBits struct {
 	// Objective, if set, is the run's method (Exact is then ignored): a step contract
 	// objective (kernel.Objective) on binary lanes, one per goroutine (bits_objective.go).
 	Objective func() Objective
+	// ObserveEvery calls RunBits.Observe every this many steps (0: never).
+	ObserveEvery int
 }
 
 // RunBits is one run of a TrainBits call.
@@ -53,6 +55,16 @@ type RunBits struct {
 	LR    float32
 	X     []uint32 // the draws' states
 	Y     []int32  // their classes
+	// Observe, if set, is called with the step and the current parameters (valid during
+	// the call only) every SpecBits.ObserveEvery steps, and not after a divergence.
+	Observe func(step int, theta []float32)
+}
+
+// observe calls the run's Observe at its cadence.
+func (r *RunBits) observe(spec SpecBits, step int, theta []float32) {
+	if r.Observe != nil && spec.ObserveEvery > 0 && step%spec.ObserveEvery == 0 {
+		r.Observe(step, theta)
+	}
 }
 
 // ResultBits is a trained run.
@@ -423,6 +435,7 @@ func (t *trainerBits) train(r *RunBits) ResultBits {
 			break
 		}
 		res.Loss = loss
+		r.observe(spec, step, t.theta[:len(r.Theta)])
 	}
 	res.Theta = append([]float32(nil), t.theta[:len(r.Theta)]...)
 	return res

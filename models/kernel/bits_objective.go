@@ -113,6 +113,7 @@ func (t *trainerBits) trainObjective(r *RunBits) ResultBits {
 			break
 		}
 		res.Loss = loss
+		r.observe(spec, step, t.theta[:len(r.Theta)])
 	}
 	res.Theta = append([]float32(nil), t.theta[:len(r.Theta)]...)
 	var end Result2D

@@ -23,3 +23,18 @@ func (s Spec2D) GradEvalsPerStep(D int) int64 {
 	}
 	return B
 }
+
+// GradEvalsPerStep is a binary spec's forward+backward passes a step (Spec2D's
+// count): the batch, an objective's lanes and extra passes, or exact JEM's 2^D
+// enumerated states.
+func (s SpecBits) GradEvalsPerStep() int64 {
+	B := int64(s.Batch)
+	switch {
+	case s.Objective != nil:
+		o := s.Objective()
+		return int64(o.Lanes(s.Batch, s.D)) + o.GradEvals(s.Batch)
+	case s.Exact:
+		return B + int64(1)<<s.D
+	}
+	return B
+}

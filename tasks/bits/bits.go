@@ -58,7 +58,7 @@ func (Kind) About() string {
 }
 
 // Axes only binary tasks read.
-func (Kind) Axes() []string { return []string{"components"} }
+func (Kind) Axes() []string { return []string{"components", "select", "holdout", "eval_every"} }
 
 // defaults are a binary point's values of the axes the user did not set.
 var defaults = []struct {
@@ -274,7 +274,7 @@ func (s *source) draws(t tasks.Table) ([]uint32, []int32) {
 }
 
 // Sample: a binary task's draws are drawn again where used; with a bucket they are
-// written (table_id, x = state, y).
+// written (table_id, x = state, y, and heldout = 1 on the draws the protocol holds out).
 func (s *source) Sample(ctx context.Context, b *tasks.Block, bucket *blob.Bucket, key string) error {
 	if bucket == nil {
 		return nil
@@ -285,7 +285,7 @@ func (s *source) Sample(ctx context.Context, b *tasks.Block, bucket *blob.Bucket
 			xs, ys := s.draws(t)
 			rows := make([]schemas.SampleRow, len(xs))
 			for j := range xs {
-				rows[j] = schemas.SampleRow{TableID: t.ID, X: int64(xs[j]), Y: int64(ys[j])}
+				rows[j] = schemas.SampleRow{TableID: t.ID, X: int64(xs[j]), Y: int64(ys[j]), Heldout: s.env.Options.HeldOut(j, len(xs))}
 			}
 			if err := write(rows); err != nil {
 				return err
@@ -347,38 +347,85 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 	out := tasks.TrainedBlock{Block: b, Runs: make([]tasks.TrainedRun, b.Len()*m)}
 	hidden, _ := models.ParseModel(p.Model)
 	type data struct {
-		t  tasks.Table
-		xs []uint32
-		ys []int32
+		t     tasks.Table
+		xs    []uint32
+		ys    []int32
+		hx    []uint32 // the held-out draws (the protocol's split, the same for every method)
+		hy    []int32
+		truth []float64
 	}
 	ds := make([]data, b.Len())
 	for i := range ds {
 		t := b.Table(p, i)
 		xs, ys := s.draws(t)
-		ds[i] = data{t: t, xs: xs, ys: ys}
+		n := len(ys)
+		if o.Select != "" {
+			n = o.HoldoutSplit(n)
+		}
+		ds[i] = data{t: t, xs: xs[:n], ys: ys[:n], hx: xs[n:], hy: ys[n:]}
+		if o.Select != "" {
+			ds[i].truth = s.truthOf(t)
+		}
+	}
+	every := 0
+	if o.Select != "" {
+		every = o.CheckEvery(p.Steps)
 	}
 	for j, meth := range p.Methods {
 		sp, err := spec(p, meth)
 		if err != nil {
 			return out, err
 		}
+		sp.ObserveEvery = every
 		runs := make([]kernel.RunBits, len(ds))
 		for i, d := range ds {
 			runs[i] = kernel.RunBits{Seed: tasks.TrainSeed(seed, d.t, meth), LR: float32(p.LR), X: d.xs, Y: d.ys,
 				Theta: kernel.InitMLPBits(prob.Seed(tasks.TableSeed(seed, d.t), tagInit), s.d, hidden, p.Classes)}
 		}
-		res, err := kernel.TrainBits(ctx, sp, runs)
+		// The protocol's loop (tasks.MethodLoop): at every check the exact held-out NLL and
+		// the exact joint KL by enumeration, the iterate of least held-out NLL kept.
+		loop := tasks.MethodLoop{Method: meth, Steps: p.Steps, Select: o.Select, PerStep: sp.GradEvalsPerStep(),
+			Check: func(i int, theta []float32) (tasks.CurvePoint, []float64) {
+				c := tasks.CurvePoint{KLJoint: math.NaN(), KLMarginal: math.NaN(), KLConditional: math.NaN(), HeldoutNLL: math.NaN()}
+				lg, err := kernel.BitsLogits(s.d, hidden, p.Classes, theta)
+				if err != nil {
+					return c, nil
+				}
+				defer scalarCode()()
+				c.HeldoutNLL = heldoutNLL(lg, p.Classes, ds[i].hx, ds[i].hy)
+				if ds[i].truth != nil {
+					c.KLJoint, c.KLMarginal, c.KLConditional = prob.GridKL(ds[i].truth, prob.Softmax(lg), p.Classes)
+				}
+				return c, nil
+			}}
+		bres := make([]kernel.ResultBits, len(runs))
+		res, err := loop.Train(len(runs), func(i int, fn func(int, []float32)) { runs[i].Observe = fn }, func(h int, idx []int) ([]kernel.Result2D, error) {
+			sp := sp
+			sp.Steps = h
+			got, err := kernel.TrainBits(ctx, sp, tasks.Subset(runs, idx))
+			out := make([]kernel.Result2D, len(got))
+			for k, r := range got {
+				bres[idx[k]] = r
+				out[k] = kernel.Result2D{Theta: r.Theta, Loss: r.Loss, Diverged: r.Diverged, DivergedStep: r.DivergedStep, CPUSeconds: r.CPUSeconds, Extra: r.Extra, Stats: r.Stats}
+			}
+			return out, err
+		})
 		if err != nil {
 			return out, fmt.Errorf("train point %d block %d (%s, %d runs): %w", p.ID, b.Index, meth, len(runs), err)
 		}
-		for i, r := range res {
-			lg, err := kernel.BitsLogits(s.d, hidden, p.Classes, r.Theta)
+		for i, r := range bres {
+			r.Theta = res[i].Theta // the iterate a converged yardstick stops at (the loop's)
+			nan := math.NaN()
+			tr := tasks.TrainedRun{Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta,
+				BufferInBox: nan, BufferTVTruth: nan, BufferTVModel: nan, KLJointAveraged: nan, RefGap: nan, HeldoutNLL: nan, HeldoutNLLFinal: nan}
+			if o.Select != "" {
+				loop.Finish(i, &tr) // the selected iterate's parameters
+			}
+			lg, err := kernel.BitsLogits(s.d, hidden, p.Classes, tr.Theta)
 			if err != nil {
 				return out, fmt.Errorf("train point %d block %d (%s): %w", p.ID, b.Index, meth, err)
 			}
-			nan := math.NaN()
-			tr := tasks.TrainedRun{Logits: lg, Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta,
-				BufferInBox: nan, BufferTVTruth: nan, BufferTVModel: nan, KLJointAveraged: nan, RefGap: nan, Stats: exactLogZ(r.Stats, lg)}
+			tr.Logits, tr.Stats = lg, exactLogZ(r.Stats, lg)
 			if o.Timings && !math.IsNaN(r.CPUSeconds) {
 				tr.TrainMS = 1000 * r.CPUSeconds
 			}
@@ -394,8 +441,33 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			out.Runs[i*m+j] = tr
 		}
 	}
+	if o.Select != "" {
+		tasks.FlagBlockAgainstBaseline(out.Runs, p.Methods)
+	}
 	s.env.Progressf(ctx, "train: point %d block %d (%s): %d runs in %v", p.ID, b.Index, p.Task, len(out.Runs), time.Since(start).Round(time.Millisecond))
 	return out, nil
+}
+
+// heldoutNLL is the exact mean −log q(x, y) of the held-out draws (states xs, classes
+// ys) under the logits [X][K] of every state: log Z by enumeration. NaN with none.
+func heldoutNLL(logits []float64, K int, xs []uint32, ys []int32) float64 {
+	if len(ys) == 0 {
+		return math.NaN()
+	}
+	mx := math.Inf(-1)
+	for _, v := range logits {
+		mx = max(mx, v)
+	}
+	var z float64
+	for _, v := range logits {
+		z += math.Exp(v - mx)
+	}
+	lz := mx + math.Log(z)
+	var s float64
+	for k, x := range xs {
+		s += lz - logits[int(x)*K+int(ys[k])]
+	}
+	return s / float64(len(ys))
 }
 
 // exactLogZ adds to a method's stats that report a learned log Z (log_z_learned) the

@@ -184,3 +184,33 @@ func TestLogRatioSpreadRanksLikeKL(t *testing.T) {
 		t.Errorf("Spearman ρ = %v, want ≥ 0.8", rho)
 	}
 }
+
+// TestHeldoutSelection: with the protocol's held-out split, every run of a binary table
+// is scored at the check of least exact held-out NLL (never the truth): a selected
+// step and its held-out NLL, never above the last step's, and the gradient
+// evaluations counted; without it (--select none) the last iterate, no NLL.
+func TestHeldoutSelection(t *testing.T) {
+	p := point("bits:6,2")
+	for _, tc := range []struct {
+		name string
+		o    tasks.Options
+		sel  bool
+	}{
+		{"held-out", tasks.Options{Seed: 3, Select: tasks.SelectHeldout, Holdout: 0.2}, true},
+		{"none", tasks.Options{Seed: 3}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, rb, _ := trainTwo(t, p, tc.o)
+			for _, r := range rb.Rows {
+				switch {
+				case tc.sel && (r.SelectedStep <= 0 || !(r.HeldoutNLL <= r.HeldoutNLLFinal) || r.GradEvals <= 0):
+					t.Errorf("%s: selected step %d, held-out NLL %v (final %v), grad evals %d", r.Method, r.SelectedStep, r.HeldoutNLL, r.HeldoutNLLFinal, r.GradEvals)
+				case !tc.sel && !math.IsNaN(r.HeldoutNLL):
+					t.Errorf("%s: held-out NLL %v without a split", r.Method, r.HeldoutNLL)
+				case math.IsNaN(r.KLJoint):
+					t.Errorf("%s: no joint KL", r.Method)
+				}
+			}
+		})
+	}
+}
