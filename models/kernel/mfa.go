@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/jemcheck/jemcheck/models/prob"
 )
 
 // The MFA model (issue 44, item 1): a tractable-Z JEM at any D. Per class y, C
@@ -170,15 +172,7 @@ func (p *mfaPrep) prep(theta []float32) bool {
 	ok := true
 	for k := range sp.K {
 		b := theta[oB+k*C : oB+(k+1)*C]
-		mx := float64(b[0])
-		for _, v := range b {
-			mx = max(mx, float64(v))
-		}
-		var z float64
-		for _, v := range b {
-			z += math.Exp(float64(v) - mx)
-		}
-		lz := mx + math.Log(z)
+		lz := lse32as64(b)
 		for c := range C {
 			j := k*C + c
 			cp := &p.comps[j]
@@ -470,15 +464,7 @@ func (n *mfaNet) backward(theta, delta []float32, P int, param bool, dx []float3
 func (n *mfaNet) logZ(theta, g []float32, w float32) float64 {
 	K := n.sp.K
 	a := theta[:K]
-	mx := float64(a[0])
-	for _, v := range a {
-		mx = max(mx, float64(v))
-	}
-	var z float64
-	for _, v := range a {
-		z += math.Exp(float64(v) - mx)
-	}
-	lz := mx + math.Log(z)
+	lz := lse32as64(a)
 	if g != nil {
 		for y := range K {
 			g[y] += w * float32(math.Exp(float64(a[y])-lz))
@@ -556,12 +542,19 @@ func NewMFAModel(sp MFASpec, theta []float32) (*MFAModel, error) {
 func (m *MFAModel) Dim() int { return m.sp.Dim }
 
 // LogZ is the exact log Z = log Σ_y exp a_y.
-func (m *MFAModel) LogZ() float64 {
-	a := make([]float64, m.sp.K)
-	for y := range a {
-		a[y] = float64(m.theta[y])
+func (m *MFAModel) LogZ() float64 { return lse32as64(m.theta[:m.sp.K]) }
+
+// lse32as64 is log Σ exp v in float64 of float32 values.
+func lse32as64(v []float32) float64 {
+	mx := math.Inf(-1)
+	for _, x := range v {
+		mx = max(mx, float64(x))
 	}
-	return logSumExp64(a)
+	var z float64
+	for _, x := range v {
+		z += math.Exp(float64(x) - mx)
+	}
+	return mx + math.Log(z)
 }
 
 // Logits is f(x)[y] at n points x [n][D], row-major [n][K]; when grad is not nil it
@@ -616,7 +609,7 @@ func (m *MFAModel) Logits(x []float64, n int, grad []float64) []float64 {
 			}
 		}
 		for y := range K {
-			out[p*K+y] = float64(m.theta[y]) + logSumExp64(lcAll[y*C:(y+1)*C])
+			out[p*K+y] = float64(m.theta[y]) + prob.LogSumExp(lcAll[y*C:(y+1)*C])
 		}
 		if grad != nil {
 			// ∇x LSE_y f = Σ_yc softmax over all components of (a_y + lc) · ∇ log N_yc
@@ -626,7 +619,7 @@ func (m *MFAModel) Logits(x []float64, n int, grad []float64) []float64 {
 					all[y*C+c] = float64(m.theta[y]) + lcAll[y*C+c]
 				}
 			}
-			l := logSumExp64(all)
+			l := prob.LogSumExp(all)
 			g := grad[p*D : (p+1)*D]
 			for j := range K * C {
 				w := math.Exp(all[j] - l)
@@ -640,21 +633,6 @@ func (m *MFAModel) Logits(x []float64, n int, grad []float64) []float64 {
 		}
 	}
 	return out
-}
-
-func logSumExp64(v []float64) float64 {
-	mx := math.Inf(-1)
-	for _, x := range v {
-		mx = max(mx, x)
-	}
-	if math.IsInf(mx, 0) {
-		return mx
-	}
-	var s float64
-	for _, x := range v {
-		s += math.Exp(x - mx)
-	}
-	return mx + math.Log(s)
 }
 
 // MFAEvaluator evaluates an MFA model's mean negative log-likelihood at fixed points
