@@ -348,6 +348,7 @@ type result struct {
 	Acc, ECE, ECETrue float64
 	AUCPx, AUCPy      float64
 	Joint, JointSE    float64 // mean and SE of log p(x, y) − f(x)[y]
+	Marg, MargSE      float64 // mean and SE of log p(x) − LSE_y f(x)[y] (q(x)'s KL less log Z)
 	// The Z-free divergences over the exact draws (prob.MeanSE, prob.SDSE): the Fisher
 	// divergence E_p‖∇ₓ log p(x) − ∇ₓ LSE_y f(x)[y]‖² and the log-ratio spread
 	// sd_p[log p(x, y) − f(x)[y]], both 0 exactly when q = p, whatever Z_θ is.
@@ -379,7 +380,7 @@ func meanSE(v []float64) (float64, float64) {
 // test's truth), nil for a learned one (no upper bound).
 func (s *evalSet) measure(ctx context.Context, m model, exact []float64) result {
 	nan := math.NaN()
-	r := result{KLCond: nan, KLCondSE: nan, Acc: nan, ECE: nan, ECETrue: nan, AUCPx: nan, AUCPy: nan, Joint: nan, JointSE: nan,
+	r := result{KLCond: nan, KLCondSE: nan, Acc: nan, ECE: nan, ECETrue: nan, AUCPx: nan, AUCPy: nan, Joint: nan, JointSE: nan, Marg: nan, MargSE: nan,
 		Fisher: nan, FisherSE: nan, Spread: nan, SpreadSE: nan, LogZ: nan, LogZSE: nan, ESS: nan, LogZUp: nan, LogZUpSE: nan, KLLower: nan, KLLowerSE: nan, KLUpper: nan, KLUpperSE: nan}
 	M, K := len(s.y), s.K
 	f, err := m.logits(s.x, M)
@@ -437,6 +438,11 @@ func (s *evalSet) measure(ctx context.Context, m model, exact []float64) result 
 	r.ECETrue = prob.ECEWeighted(conf, accTrue, ones, tasks.ECEBins)
 	r.AUCPx, r.AUCPy = auroc(lseIn, lseOut), auroc(pyIn, pyOut)
 	r.Joint, r.JointSE = meanSE(joint)
+	marg := make([]float64, M)
+	for i := range M {
+		marg[i] = s.logPx[i] - lseIn[i]
+	}
+	r.Marg, r.MargSE = meanSE(marg)
 	if !finiteAll(f) {
 		return r
 	}

@@ -11,7 +11,8 @@ package images
 // default spec), so exact jem's excess is estimation and optimisation error alone.
 //
 // Every run's joint KL is exact up to Monte Carlo error: KL(p‖q) = E_p[log p(x, y) −
-// f(x)[y]] + log Z over the task's MCDraws exact draws (kl_joint, kl_joint_se, log_z),
+// f(x)[y]] + log Z over the task's MCDraws exact draws (kl_joint, kl_joint_se, log_z;
+// and q(x)'s, E_p[log p(x) − LSE_y f(x)[y]] + log Z: kl_marginal, kl_marginal_se),
 // and every run's held-out NLL is exact too, so the protocol (held-out selection, the
 // converged yardstick) applies as on the block tasks. The model sees pixels shifted
 // by −½ (a translation: every density and KL is unchanged) and the objectives' box is
@@ -341,6 +342,7 @@ func (s *source) evaluateMFA(tb tasks.TrainedBlock) (tasks.ResultBlock, tasks.Le
 				row.AISRefused = "not run: the MFA model's log Z is exact"
 				row.LogZ = mm.LogZ()
 				row.KLJoint, row.KLJointSE = r.Joint+row.LogZ, r.JointSE
+				row.KLMarginal, row.KLMarginalSE = r.Marg+row.LogZ, r.MargSE
 				res = &r
 			}
 		}

@@ -55,6 +55,9 @@ func TestMFAHoldsTruth(t *testing.T) {
 				t.Fatal(r.Err)
 			}
 			kl := r.Joint + m.LogZ()
+			if mk := r.Marg + m.LogZ(); math.Abs(mk) > 1e-3 {
+				t.Errorf("the truth as its own MFA model: marginal KL %g, want 0", mk)
+			}
 			if math.Abs(kl) > 1e-3 || math.Abs(r.Fisher) > 1e-3*float64(tr.D()) || math.Abs(r.KLCond) > 1e-4 {
 				t.Errorf("the truth as its own MFA model: joint KL %g ± %g, Fisher %g, conditional KL %g; want 0", kl, r.JointSE, r.Fisher, r.KLCond)
 			}
@@ -140,7 +143,7 @@ func TestMFATrainEvaluate(t *testing.T) {
 	_, tb, rb, _ := tasktest.Run(t, p, tasks.Options{Seed: 5, TrainBatch: 64, ReportTables: 1, Select: tasks.SelectHeldout, Holdout: 0.2})
 	kl := map[string]float64{}
 	for i, row := range rb.Rows {
-		if !(row.KLJoint > 0) || !(row.KLJointSE > 0) || row.SelectedStep <= 0 || math.IsNaN(row.HeldoutNLL) || math.IsNaN(row.LogZ) {
+		if !(row.KLJoint > 0) || !(row.KLJointSE > 0) || !(row.KLMarginal > 0) || !(row.KLMarginal <= row.KLJoint+3*row.KLJointSE) || row.SelectedStep <= 0 || math.IsNaN(row.HeldoutNLL) || math.IsNaN(row.LogZ) {
 			t.Errorf("%s: kl_joint %g ± %g, selected step %d, held-out NLL %g, log Z %g", row.Method, row.KLJoint, row.KLJointSE, row.SelectedStep, row.HeldoutNLL, row.LogZ)
 		}
 		if len(tb.Runs[i].Curve) == 0 || math.IsNaN(tb.Runs[i].Curve[0].KLJoint) {
