@@ -98,8 +98,8 @@ func (o Options) HoldoutSplit(n int) int {
 // HeldOut is the held-out marker of draw j (in draw order) of a task's n draws: 1 when
 // the options hold it out of training (the last ⌈n·holdout⌉ draws, HoldoutSplit), 0
 // when every method trains on it. Options without a selection rule (Select "": the run
-// has no kind that selects) hold nothing out. The kinds without a split (tables and
-// binary tables, which train on every draw) write 0 whatever the options.
+// has no kind that selects) hold nothing out. The kind without a split (tables, which
+// train on every draw) writes 0 whatever the options.
 func (o Options) HeldOut(j, n int) int64 {
 	if o.Select == "" || j < o.HoldoutSplit(n) {
 		return 0

@@ -97,8 +97,8 @@ func readHeld(t *testing.T, kind string, data []byte) []heldRow {
 // TestExportHeldout: the samples of every kind an export writes carry the protocol's
 // held-out marker, and export.json states the split: on 2-D, block and images tasks the
 // last ⌈N·holdout⌉ draws of each task (in draw order) are marked 1, exactly the draws
-// the kinds hold out of training (tasks.Options.HoldoutSplit); tables and binary tables
-// train on every draw, so every row is 0 and the split says so. --holdout moves it.
+// the kinds hold out of training (tasks.Options.HoldoutSplit); tables train on every
+// draw, so every row is 0 and the split says so. --holdout moves it.
 func TestExportHeldout(t *testing.T) {
 	cases := []struct {
 		name, args string
@@ -106,7 +106,7 @@ func TestExportHeldout(t *testing.T) {
 		perDraw    int // rows per draw (blocks: one per block)
 	}{
 		{"tables", "-tables=3 -samples=40", 40, 1},
-		{"binary", "-task=bits:4,2 -tables=2 -samples=40", 40, 1},
+		{"binary", "-task=bits:4,2 -tables=2 -samples=40", 32, 1},
 		{"2-D", "-task=gmm:2,2 -tables=2 -samples=40", 32, 1},
 		{"2-D, holdout 0.3", "-task=moons:0.1 -tables=2 -samples=41 -holdout=0.3", 28, 1}, // ⌈41·0.3⌉ = 13 held out
 		{"blocks", "-task=blocks:2,gmm:2,1 -tables=2 -samples=40", 32, 2},
