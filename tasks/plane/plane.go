@@ -326,10 +326,6 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 	return out, nil
 }
 
-// isYardstick says whether method m is the converged yardstick (jem-converged: the
-// full-batch exact reference), trained until its convergence rule holds.
-func isYardstick(m string) bool { return methods.Has(m, fullBatch) }
-
 // observed is a run's last check (Run2D.Observe): the parameters it saw and their cell
 // logits, which are the final logits when the run ends at that check (the logits are a
 // function of the parameters alone, so the run's end needs no second evaluation).
