@@ -59,8 +59,11 @@ func TestConformance(t *testing.T) {
 				if !ok {
 					t.Fatalf("no conformance task of kind %s", kind)
 				}
-				if kind == "images" {
+				switch kind {
+				case "images":
 					testenv.Slow(t, "images: the CNN trains for ~25 s a method on the pure-Go backend")
+				case imagesMFA: // the default suite trains the MFA model in tasks/images (TestMFATrainEvaluate)
+					testenv.Slow(t, "images-mfa: every block-task method on the MFA model, ~5 s in all")
 				}
 				p := tasks.Point{Grid: schemas.DefaultGrid()}
 				set(&p.Grid)

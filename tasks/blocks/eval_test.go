@@ -258,6 +258,21 @@ func TestJointPoint(t *testing.T) {
 	}
 	_, tb, rb, lb := run(t, p, 5)
 	K := p.Classes
+	// The same logits without parameters: a user's model, measured the same way (one
+	// evaluation of the block with every joint run's parameters dropped).
+	ext := tb
+	ext.Runs = slices.Clone(tb.Runs)
+	for r := range ext.Runs {
+		if p.Methods[r%len(p.Methods)] != "jem" {
+			ext.Runs[r].Theta = nil
+		}
+	}
+	s := source{env: tasks.Env{Options: tasks.Options{Seed: 5, ReportTables: 0}}, p: p}
+	s.spec, _ = prob.ParseBlocksSpec(p.Task)
+	rb2, _, err := s.Evaluate(context.Background(), ext)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for r, row := range rb.Rows {
 		meth := p.Methods[r%len(p.Methods)]
 		tr := tb.Runs[r]
@@ -283,16 +298,6 @@ func TestJointPoint(t *testing.T) {
 		}
 		if meth == "sgld" && (math.IsNaN(row.BufferTVTruth) || !math.IsNaN(row.BufferTVModel)) {
 			t.Errorf("sgld: buffer TV truth %v, model %v", row.BufferTVTruth, row.BufferTVModel)
-		}
-		// The same logits without parameters: a user's model, measured the same way.
-		ext := tb
-		ext.Runs = slices.Clone(tb.Runs)
-		ext.Runs[r].Theta = nil
-		s := source{env: tasks.Env{Options: tasks.Options{Seed: 5, ReportTables: 0}}, p: p}
-		s.spec, _ = prob.ParseBlocksSpec(p.Task)
-		rb2, _, err := s.Evaluate(context.Background(), ext)
-		if err != nil {
-			t.Fatal(err)
 		}
 		if row.ISProposal != ProposalAdapted {
 			t.Errorf("%s: is_proposal %q, want %q", meth, row.ISProposal, ProposalAdapted)
