@@ -3,6 +3,7 @@ package prob
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sort"
 
 	"github.com/jemcheck/jemcheck/internal/avx"
@@ -236,6 +237,36 @@ type AISOptions struct {
 // DefaultAIS are the sizes the block tasks use.
 var DefaultAIS = AISOptions{Chains: 512, Temps: 200, Steps: 3}
 
+// metropolisMove moves every chain of x [n][d] once by random-walk Metropolis: a
+// Gaussian step of the given scale (drawn into prop), rejected outside the box
+// [−box, box]^d or where l is NaN, else accepted with probability min(1,
+// exp(β·(l(x′) − l(x)))); cur holds l at x and is updated. It returns the acceptances.
+// AISLogZ's moves and MetropolisChains' (β = 1) are this.
+func metropolisMove(rng *rand.Rand, x, prop, cur []float64, d int, box, scale, beta float64, l func(x []float64, n int) []float64) int {
+	n := len(cur)
+	for i := range prop {
+		prop[i] = x[i] + scale*rng.NormFloat64()
+	}
+	lp := l(prop, n)
+	avx.ClearUpper()
+	acc := 0
+	for i := range n {
+		in := true
+		for _, v := range prop[i*d : (i+1)*d] {
+			if v < -box || v > box {
+				in = false
+				break
+			}
+		}
+		if in && !math.IsNaN(lp[i]) && (lp[i] >= cur[i] || rng.Float64() < math.Exp(beta*(lp[i]-cur[i]))) {
+			copy(x[i*d:(i+1)*d], prop[i*d:(i+1)*d])
+			cur[i] = lp[i]
+			acc++
+		}
+	}
+	return acc
+}
+
 // AISLogZ estimates log Z = log ∫_{[−box, box]^d} exp l(x) dx by annealed importance
 // sampling (Neal 2001) from the uniform density on the box to exp l, through
 // γ_t ∝ u^{1−β_t}·exp(β_t l) with β_t = (t/T)^4, each temperature followed by Steps
@@ -265,26 +296,7 @@ func AISLogZ(seed uint64, d int, box float64, o AISOptions, l func(x []float64, 
 		}
 		beta = next
 		for range o.Steps {
-			for i := range prop {
-				prop[i] = x[i] + scale*rng.NormFloat64()
-			}
-			lp := l(prop, n)
-			avx.ClearUpper()
-			acc := 0
-			for i := range n {
-				in := true
-				for _, v := range prop[i*d : (i+1)*d] {
-					if v < -box || v > box {
-						in = false
-						break
-					}
-				}
-				if in && (lp[i] >= cur[i] || rng.Float64() < math.Exp(beta*(lp[i]-cur[i]))) {
-					copy(x[i*d:(i+1)*d], prop[i*d:(i+1)*d])
-					cur[i] = lp[i]
-					acc++
-				}
-			}
+			acc := metropolisMove(rng, x, prop, cur, d, box, scale, beta, l)
 			scale *= math.Exp(float64(acc)/float64(n) - 0.3)
 			scale = min(2*box, max(1e-4*box, scale))
 		}

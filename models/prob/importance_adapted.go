@@ -88,26 +88,7 @@ func MetropolisChains(seed uint64, d int, box float64, start []float64, steps, k
 	avx.ClearUpper()
 	scale := 2.38 / math.Sqrt(float64(d)) * 0.5
 	for t := 1; t <= steps; t++ {
-		for i := range prop {
-			prop[i] = x[i] + scale*rng.NormFloat64()
-		}
-		lp := l(prop, n)
-		avx.ClearUpper()
-		acc := 0
-		for i := range n {
-			in := true
-			for _, v := range prop[i*d : (i+1)*d] {
-				if v < -box || v > box {
-					in = false
-					break
-				}
-			}
-			if in && !math.IsNaN(lp[i]) && (lp[i] >= cur[i] || rng.Float64() < math.Exp(lp[i]-cur[i])) {
-				copy(x[i*d:(i+1)*d], prop[i*d:(i+1)*d])
-				cur[i] = lp[i]
-				acc++
-			}
-		}
+		acc := metropolisMove(rng, x, prop, cur, d, box, scale, 1, l)
 		scale *= math.Exp(float64(acc)/float64(n) - 0.25)
 		scale = min(box, max(1e-4*box, scale))
 		if kept(t, steps, keep) {
