@@ -202,14 +202,9 @@ func (s *source) trainMFA(ctx context.Context, b tasks.Block) (tasks.TrainedBloc
 	ds := make([]mfaTask, b.Len())
 	for i := range b.Len() {
 		t := b.Table(p, i)
-		tr, err := s.truth(t)
+		tr, x, y, n, err := s.trainDraws(t)
 		if err != nil {
 			return out, err
-		}
-		x, y := s.draws(tr, t)
-		n := len(y)
-		if o.Select != "" {
-			n = o.HoldoutSplit(n)
 		}
 		seed := tasks.TableSeed(o.Seed, t)
 		ex, ey := evalDraws(tr, seed)

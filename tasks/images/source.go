@@ -55,6 +55,21 @@ func (s *source) Truth(o int64) (int64, []float64, error) {
 	return o, nil, nil
 }
 
+// trainDraws are task t's truth, its draws (n×D) and classes, and n, the draws it trains
+// on (the protocol's split: the rest are held out).
+func (s *source) trainDraws(t tasks.Table) (*mfa.Truth, []float64, []int32, int, error) {
+	tr, err := s.truth(t)
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	x, y := s.draws(tr, t)
+	n := len(y)
+	if s.env.Options.Select != "" {
+		n = s.env.Options.HoldoutSplit(n)
+	}
+	return tr, x, y, n, nil
+}
+
 // draws are task t's --samples exact draws (n×D, float64) and classes.
 func (s *source) draws(tr *mfa.Truth, t tasks.Table) ([]float64, []int32) {
 	return tr.Sample(prob.NewRand(tasks.SampleSeed(s.env.Options.Seed, t)), s.p.Samples)
@@ -190,14 +205,9 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 	var jobs []job
 	for i := range b.Len() {
 		t := b.Table(p, i)
-		tr, err := s.truth(t)
+		_, x, y, n, err := s.trainDraws(t)
 		if err != nil {
 			return out, err
-		}
-		x, y := s.draws(tr, t)
-		n := len(y)
-		if o.Select != "" {
-			n = o.HoldoutSplit(n)
 		}
 		data := cnn.Data{X: make([]float32, n*D), Y: make([]int, n), S: S, K: K}
 		for k := range n * D {
