@@ -531,7 +531,7 @@ func NewMFAModel(sp MFASpec, theta []float32) (*MFAModel, error) {
 	if len(theta) != sp.NumParams() {
 		return nil, fmt.Errorf("kernel: MFA model %+v has %d parameters, got %d", sp, sp.NumParams(), len(theta))
 	}
-	m := &MFAModel{sp: sp, theta: theta, pr: newMFAPrep(sp), r: make([]float64, sp.Dim), ar: make([]float64, sp.Factors), lc: make([]float64, sp.C)}
+	m := &MFAModel{sp: sp, theta: theta, pr: newMFAPrep(sp), r: make([]float64, sp.Dim), ar: make([]float64, sp.Factors), lc: make([]float64, sp.K*sp.C)}
 	if !m.pr.prep(theta) {
 		return nil, fmt.Errorf("kernel: MFA model's parameters are not finite")
 	}
@@ -613,7 +613,7 @@ func (m *MFAModel) Logits(x []float64, n int, grad []float64) []float64 {
 		}
 		if grad != nil {
 			// ∇x LSE_y f = Σ_yc softmax over all components of (a_y + lc) · ∇ log N_yc
-			all := make([]float64, K*C)
+			all := m.lc[:K*C]
 			for y := range K {
 				for c := range C {
 					all[y*C+c] = float64(m.theta[y]) + lcAll[y*C+c]
