@@ -9,9 +9,27 @@ import (
 	"github.com/jemcheck/jemcheck/tasks"
 )
 
-// Run checks the point, opens its kind's source, and draws, trains and evaluates every
-// task of the point in one block; any error fails the test.
+// Run checks the point, opens its kind's source (closed when the test ends), and draws,
+// trains and evaluates every task of the point in one block; any error fails the test.
 func Run(t testing.TB, p tasks.Point, o tasks.Options) (tasks.Block, tasks.TrainedBlock, tasks.ResultBlock, tasks.LearnedBlock) {
+	t.Helper()
+	ctx := context.Background()
+	b, tb, src := train(t, p, o)
+	rb, lb, err := src.Evaluate(ctx, tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, tb, rb, lb
+}
+
+// Train is Run without the evaluation: the block and its trained runs.
+func Train(t testing.TB, p tasks.Point, o tasks.Options) (tasks.Block, tasks.TrainedBlock) {
+	t.Helper()
+	b, tb, _ := train(t, p, o)
+	return b, tb
+}
+
+func train(t testing.TB, p tasks.Point, o tasks.Options) (tasks.Block, tasks.TrainedBlock, tasks.Source) {
 	t.Helper()
 	ctx := context.Background()
 	k := tasks.MustOf(p.Task)
@@ -22,7 +40,7 @@ func Run(t testing.TB, p tasks.Point, o tasks.Options) (tasks.Block, tasks.Train
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer src.Close()
+	t.Cleanup(func() { _ = src.Close() })
 	b := tasks.Block{PointID: p.ID}
 	for i := range p.Tables {
 		id, truth, err := src.Truth(int64(i))
@@ -38,9 +56,5 @@ func Run(t testing.TB, p tasks.Point, o tasks.Options) (tasks.Block, tasks.Train
 	if err != nil {
 		t.Fatal(err)
 	}
-	rb, lb, err := src.Evaluate(ctx, tb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b, tb, rb, lb
+	return b, tb, src
 }

@@ -83,6 +83,28 @@ type TrainOptions struct {
 	Autodiff bool
 	// Init, if non-nil, starts from these parameters instead of Init(spec, S, K, Seed).
 	Init *Params
+	// Observe, where set, is called with the parameters after every ObserveEvery-th step
+	// and after the last step (the protocol's checks: tasks/images selects a run's
+	// iterate on its held-out draws with it). Not after a diverged step, whose update is
+	// discarded. ObserveEvery <= 0 observes the last step only.
+	Observe      func(step int, p Params)
+	ObserveEvery int
+}
+
+// GradEvalsPerStep is the forward+backward passes one training step makes per data
+// point (the protocol's cost axis): 1 for the baseline and the recipes' data term,
+// plus jem-sgld's SGLD steps, ED's negatives, or NCE's ν noise draws.
+func (o TrainOptions) GradEvalsPerStep() int64 {
+	o.defaults()
+	switch o.Method {
+	case JEMSGLD:
+		return 1 + int64(o.SGLD.Steps)
+	case ED:
+		return 1 + int64(o.ED.M)
+	case NCE:
+		return 1 + int64(o.NCE.Nu)
+	}
+	return 1
 }
 
 // Stats report a training run.
@@ -487,6 +509,9 @@ func Train(ctx context.Context, spec Spec, data Data, opts TrainOptions) (Params
 			for i := range N {
 				copy(buffer[bidx[i]*D:(bidx[i]+1)*D], xs[i*D:(i+1)*D])
 			}
+		}
+		if opts.Observe != nil && (step == opts.Steps || (opts.ObserveEvery > 0 && step%opts.ObserveEvery == 0)) {
+			opts.Observe(step, readParams(*params, state[:np]))
 		}
 	}
 	st.Seconds = time.Since(start).Seconds()

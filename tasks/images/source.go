@@ -200,14 +200,19 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 	type job struct {
 		i, j int
 		data cnn.Data
+		held *heldout
 		opts cnn.TrainOptions
 	}
 	var jobs []job
 	for i := range b.Len() {
 		t := b.Table(p, i)
-		_, x, y, n, err := s.trainDraws(t)
+		tr, x, y, n, err := s.trainDraws(t)
 		if err != nil {
 			return out, err
+		}
+		var held *heldout
+		if o.Select != "" {
+			held = newHeldout(tr, x[n*D:], y[n:])
 		}
 		data := cnn.Data{X: make([]float32, n*D), Y: make([]int, n), S: S, K: K}
 		for k := range n * D {
@@ -225,7 +230,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			if err := hook(meth, p, &opts); err != nil {
 				return out, err
 			}
-			jobs = append(jobs, job{i: i, j: j, data: data, opts: opts})
+			jobs = append(jobs, job{i: i, j: j, data: data, held: held, opts: opts})
 		}
 	}
 	errs := make([]error, len(jobs))
@@ -238,7 +243,15 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			t0 := time.Now()
+			var run cnnRun
+			if jb.held != nil {
+				run = cnnRun{held: jb.held, backend: o.Backend, perStep: jb.opts.GradEvalsPerStep(), sel: tasks.Selector{Rule: o.Select}}
+				jb.opts.Observe, jb.opts.ObserveEvery = run.observe, o.CheckEvery(p.Steps)
+			}
 			params, st, err := cnn.Train(ctx, sp, jb.data, jb.opts)
+			if err == nil {
+				err = run.err
+			}
 			if err != nil {
 				errs[k] = fmt.Errorf("train point %d block %d (%s): %w", p.ID, b.Index, p.Methods[jb.j], err)
 				return
@@ -256,6 +269,13 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			}
 			last := tasks.LastStep(p.Steps, st.Diverged, st.DivergedStep)
 			tr.SelectedStep = int64(last)
+			if jb.held != nil {
+				run.finish(&tr, p.Methods[jb.j], last, params, p.Steps)
+				if run.err != nil {
+					errs[k] = fmt.Errorf("train point %d block %d (%s): held-out check: %w", p.ID, b.Index, p.Methods[jb.j], run.err)
+					return
+				}
+			}
 			out.Runs[jb.i*m+jb.j] = tr
 		}()
 	}
@@ -312,7 +332,7 @@ func (s *source) Evaluate(ctx context.Context, tb tasks.TrainedBlock) (tasks.Res
 		}
 		rb.Rows[r] = row
 		lb.Runs[r] = tasks.Learned{RunID: t.Job.RunID, PointID: p.ID, TableID: tab.ID, Ordinal: tab.Ordinal, Method: t.Job.Method,
-			X: p.XValues, K: p.Classes, Task: p.Task}
+			X: p.XValues, K: p.Classes, Task: p.Task, Curve: t.Run.Curve}
 	}
 	return rb, lb, nil
 }
