@@ -69,7 +69,8 @@ type Row struct {
 // Board is one family's leaderboard (or all families pooled: Family "all").
 type Board struct {
 	Family string  `json:"family"`
-	JEMKL  float64 `json:"jem_kl_joint"` // exact jem's mean joint KL (the yardstick)
+	Metric string  `json:"metric"`       // what the board ranks (metric.Name): kl_joint, its excess over exact jem
+	JEMKL  float64 `json:"jem_kl_joint"` // exact jem's mean joint KL (the yardstick; NaN when the metric is not the joint KL)
 	Budget float64 `json:"budget"`       // the budget-matched view's gradient evaluations per run
 	Rows   []Row   `json:"rows"`
 	// Best is the ranked recipe of least mean excess, Friedman the Friedman test of the
@@ -84,9 +85,10 @@ type Board struct {
 // bootstrapReps is the bootstrap's resamples for a mean's 95% CI.
 const bootstrapReps = 2000
 
-// boards builds the leaderboard of every family and of all families pooled: entries'
-// excess over exact jem (jem's rows among the runs) paired by unit.
-func boards(entries []*entry, jem map[unit]run, seed uint64) []Board {
+// boards builds the leaderboard of every family and of all families pooled by m:
+// entries' excess over exact jem (jem's rows among the runs) paired by unit, or (a
+// metric that is not an excess) their values paired by unit, jem holding every unit.
+func boards(m metric, entries []*entry, jem map[unit]run, seed uint64) []Board {
 	fams := map[string]bool{}
 	for u := range jem {
 		fams[u.Task] = true
@@ -98,16 +100,22 @@ func boards(entries []*entry, jem map[unit]run, seed uint64) []Board {
 	slices.Sort(names)
 	var out []Board
 	for _, f := range names {
-		out = append(out, board(f, entries, jem, func(u unit) bool { return u.Task == f }, seed))
+		out = append(out, board(m, f, entries, jem, func(u unit) bool { return u.Task == f }, seed))
 	}
 	if len(names) > 1 {
-		out = append(out, board("all", entries, jem, func(unit) bool { return true }, seed))
+		out = append(out, board(m, "all", entries, jem, func(unit) bool { return true }, seed))
 	}
 	return out
 }
 
 // board is the leaderboard over the units keep selects.
-func board(family string, entries []*entry, jem map[unit]run, keep func(unit) bool, seed uint64) Board {
+func board(m metric, family string, entries []*entry, jem map[unit]run, keep func(unit) bool, seed uint64) Board {
+	ref := func(u unit) float64 { // what a run's value is paired against
+		if m.Excess {
+			return jem[u].KLJoint
+		}
+		return 0
+	}
 	var units []unit
 	for u := range jem {
 		if keep(u) {
@@ -117,12 +125,14 @@ func board(family string, entries []*entry, jem map[unit]run, keep func(unit) bo
 	slices.SortFunc(units, func(a, b unit) int {
 		return cmp.Or(cmp.Compare(a.Task, b.Task), cmp.Compare(a.Replicate, b.Replicate), cmp.Compare(a.TableID, b.TableID))
 	})
-	b := Board{Family: family, Budget: math.Inf(1)}
-	var jkl []float64
-	for _, u := range units {
-		jkl = append(jkl, jem[u].KLJoint)
+	b := Board{Family: family, Metric: m.Name, Budget: math.Inf(1), JEMKL: math.NaN()}
+	if m.Excess {
+		var jkl []float64
+		for _, u := range units {
+			jkl = append(jkl, jem[u].KLJoint)
+		}
+		b.JEMKL = prob.Mean(jkl)
 	}
-	b.JEMKL = prob.Mean(jkl)
 	// The budget: the least mean gradient evaluations per run of any ranked recipe.
 	for _, e := range entries {
 		if e.Sampler {
@@ -158,16 +168,21 @@ func board(family string, entries []*entry, jem map[unit]run, keep func(unit) bo
 			if r.Diverged {
 				row.Diverged++
 			}
-			d := r.KLJoint - jem[u].KLJoint
+			v := m.Value(r.ResultRow)
+			d := v - ref(u)
 			x[i] = d
-			ex, kls = append(ex, d), append(kls, r.KLJoint)
+			ex, kls = append(ex, d), append(kls, v)
 			ev, sel = append(ev, float64(r.GradEvals)), append(sel, float64(r.SelectedStep))
 			if r.CPUSeconds > 0 {
 				cpu = append(cpu, r.CPUSeconds)
 			}
-			bex = append(bex, atBudget(r, b.Budget)-jem[u].KLJoint)
+			if m.Excess { // the curves hold the joint KL
+				bex = append(bex, atBudget(r, b.Budget)-jem[u].KLJoint)
+			}
 		}
-		row.CostEvals, row.CostExcess = costCurve(e, units, jem)
+		if m.Excess {
+			row.CostEvals, row.CostExcess = costCurve(e, units, jem)
+		}
 		if mt.NoPx { // its joint's held-out NLL is not what it trains: never judged unstable
 			row.Unstable = -1
 		}
@@ -309,7 +324,10 @@ func tunedText(m map[string]string) string {
 // tuned options' values (keys: the picked options of that method).
 // Variants' runs (a method at other options than its defaults) are entries named
 // "<method> <options that differ from the defaults>".
-func entriesOf(def []run, tuned []run, picks map[string]map[string]string, variants ...run) (entries []*entry, jem map[unit]run, err error) {
+//
+// A metric that is not an excess needs no yardstick: jem's runs (where any) are an
+// entry like the others and jem holds every unit of the default folder.
+func entriesOf(m metric, def []run, tuned []run, picks map[string]map[string]string, variants ...run) (entries []*entry, jem map[unit]run, err error) {
 	jem = map[unit]run{}
 	byName := map[string]*entry{}
 	add := func(name, method string, t map[string]string, r run) {
@@ -323,14 +341,16 @@ func entriesOf(def []run, tuned []run, picks map[string]map[string]string, varia
 		e.runs[r.unit()] = r
 	}
 	for _, r := range def {
-		if r.Method == methods.Yardstick() {
+		if !m.Excess {
+			jem[r.unit()] = r
+		} else if r.Method == methods.Yardstick() {
 			jem[r.unit()] = r
 			continue
 		}
 		add(r.Method, r.Method, nil, r)
 	}
 	for _, r := range tuned {
-		if r.Method == methods.Yardstick() {
+		if r.Method == methods.Yardstick() && m.Excess {
 			continue
 		}
 		add(r.Method+" tuned", r.Method, picks[r.Method], r)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/stages"
 )
@@ -38,11 +39,11 @@ func synth(n int, offsets map[string]float64, evals map[string]int64) []run {
 // dearer recipes; the frontier holds the recipes no other beats on both axes.
 func TestBoard(t *testing.T) {
 	runs := synth(30, map[string]float64{"ed": 0.003, "mala": 0.003, "sgld": 2}, map[string]int64{"ed": 100, "mala": 200, "sgld": 200})
-	entries, jem, err := entriesOf(runs, nil, nil)
+	entries, jem, err := entriesOf(metrics[0], runs, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bs := boards(entries, jem, 1)
+	bs := boards(metrics[0], entries, jem, 1)
 	if len(bs) != 1 {
 		t.Fatalf("%d boards, want 1 (one family)", len(bs))
 	}
@@ -144,12 +145,12 @@ func TestTaskList(t *testing.T) {
 // groups closer than it, and the smallest detectable difference.
 func TestWriteBoards(t *testing.T) {
 	runs := synth(30, map[string]float64{"ed": 0.003, "mala": 0.003, "sgld": 2}, map[string]int64{"ed": 100, "mala": 200, "sgld": 200})
-	entries, jem, err := entriesOf(runs, nil, nil)
+	entries, jem, err := entriesOf(metrics[0], runs, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var md strings.Builder
-	writeBoards(&md, boards(entries, jem, 1))
+	writeBoards(&md, boards(metrics[0], entries, jem, 1))
 	out := md.String()
 	cases := []struct{ name, want string }{
 		{"best-set", "Indistinguishable from the best (mala; ≈ in the rank column): {mala, ed}"},
@@ -177,11 +178,11 @@ func TestWriteBoards(t *testing.T) {
 // there; the figure is drawn and named as report publishes it.
 func TestCostCurve(t *testing.T) {
 	runs := synth(30, map[string]float64{"ed": 0.003, "sgld": 2}, map[string]int64{"ed": 100, "sgld": 200})
-	entries, jem, err := entriesOf(runs, nil, nil)
+	entries, jem, err := entriesOf(metrics[0], runs, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := boards(entries, jem, 1)[0]
+	b := boards(metrics[0], entries, jem, 1)[0]
 	for _, r := range b.Rows {
 		switch r.Entry {
 		case "jem":
@@ -221,11 +222,11 @@ func TestCDFile(t *testing.T) {
 		})
 	}
 	runs := synth(30, map[string]float64{"ed": 0.003, "mala": 0.003, "sgld": 2}, map[string]int64{"ed": 100, "mala": 200, "sgld": 200})
-	entries, jem, err := entriesOf(runs, nil, nil)
+	entries, jem, err := entriesOf(metrics[0], runs, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range boards(entries, jem, 1) {
+	for _, b := range boards(metrics[0], entries, jem, 1) {
 		svg, err := cdFigure(b)
 		if err != nil || !bytes.Contains(svg, []byte("<svg")) || !bytes.Contains(svg, []byte("sgld")) {
 			t.Errorf("%s: diagram %.60q, %v", b.Family, svg, err)
@@ -263,4 +264,65 @@ func rowsNamed(k int) []Row {
 		rows[i] = Row{Rank: i + 1, Entry: "r" + strconv.Itoa(i+1), AvgRank: math.NaN()}
 	}
 	return rows
+}
+
+// TestBoardMetric: a board by a measure against the truth itself needs no exact jem:
+// each recipe's mean value, paired by task, ranks it (the baseline a reference); an
+// unknown metric is refused by name.
+func TestBoardMetric(t *testing.T) {
+	var runs []run
+	for k := range 12 {
+		u := schemas.ResultRow{Task: "images:8,2", TableID: int64(k)}
+		for m, v := range map[string]float64{"baseline": 0.15, "sgld": 0.42, "dsm": 0.30, "ed": 0.301} {
+			r := u
+			r.Method, r.KLConditional, r.KLJoint = m, v+0.01*math.Sin(float64(5*k+len(m))), math.NaN()
+			runs = append(runs, run{ResultRow: r})
+		}
+	}
+	if _, _, err := entriesOf(metrics[0], runs, nil, nil); err == nil {
+		t.Error("kl_joint without exact jem: no error")
+	}
+	m, ok := metricNamed("kl_conditional")
+	if !ok {
+		t.Fatal("no kl_conditional metric")
+	}
+	entries, units, err := entriesOf(m, runs, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs := boards(m, entries, units, 1)
+	if len(bs) != 1 || bs[0].Metric != "kl_conditional" || !math.IsNaN(bs[0].JEMKL) {
+		t.Fatalf("boards %+v", bs)
+	}
+	got := map[string]Row{}
+	for _, r := range bs[0].Rows {
+		got[r.Entry] = r
+	}
+	if r := got["dsm"]; r.Rank != 1 || !r.BestSet || math.Abs(r.Excess-prob.Mean(valuesOf(runs, "dsm"))) > 1e-12 || r.Units != 12 {
+		t.Errorf("dsm: %+v", r)
+	}
+	if r := got["sgld"]; r.Rank != 3 || r.BestSet {
+		t.Errorf("sgld: rank %d, best set %v", r.Rank, r.BestSet)
+	}
+	if r := got["baseline"]; r.Rank != 0 || math.Abs(r.Excess-prob.Mean(valuesOf(runs, "baseline"))) > 1e-12 {
+		t.Errorf("baseline: %+v", r)
+	}
+	var md bytes.Buffer
+	writeBoards(&md, bs)
+	if !strings.Contains(md.String(), "ranked by kl_conditional") {
+		t.Errorf("board text:\n%s", md.String())
+	}
+	if _, ok := metricNamed("accuracy"); ok {
+		t.Error("accuracy (higher is better) accepted as a metric")
+	}
+}
+
+func valuesOf(runs []run, method string) []float64 {
+	var out []float64
+	for _, r := range runs {
+		if r.Method == method {
+			out = append(out, r.KLConditional)
+		}
+	}
+	return out
 }

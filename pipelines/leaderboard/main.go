@@ -37,6 +37,7 @@ type config struct {
 	Tables, Replicates int
 	Seed               uint64
 	Overwrite          bool
+	Metric             string
 }
 
 // usageLine is the command's usage.
@@ -64,15 +65,15 @@ func main() {
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet("leaderboard "+os.Args[1], flag.ExitOnError)
-	tune, board, tuned, variants, picks, out, tasksFlag, tables, replicates, seed, overwrite := defineFlags(fs)
+	tune, board, tuned, variants, picks, out, tasksFlag, metricFlag, tables, replicates, seed, overwrite := defineFlags(fs)
 	_ = fs.Parse(os.Args[2:])
 	cfg := config{Verb: os.Args[1], Tune: list(*tune), Board: list(*board), Tuned: list(*tuned), Variants: list(*variants), Picks: *picks, Out: *out,
-		Tasks: taskList(*tasksFlag), Tables: *tables, Replicates: *replicates, Seed: *seed, Overwrite: *overwrite}
+		Tasks: taskList(*tasksFlag), Tables: *tables, Replicates: *replicates, Seed: *seed, Overwrite: *overwrite, Metric: *metricFlag}
 	launch.Exit("leaderboard", runCmd(context.Background(), cfg, os.Stdout))
 }
 
 // defineFlags defines the command's flags on fs (the same for pick and report).
-func defineFlags(fs *flag.FlagSet) (tune, board, tuned, variants, picks, out, tasksFlag *string, tables, replicates *int, seed *uint64, overwrite *bool) {
+func defineFlags(fs *flag.FlagSet) (tune, board, tuned, variants, picks, out, tasksFlag, metricFlag *string, tables, replicates *int, seed *uint64, overwrite *bool) {
 	tune = fs.String("tune", "", "pick: the tuning runs' folders (comma-separated; exact jem's among them)")
 	board = fs.String("board", "", "report: the board's run folders at the recipes' defaults (comma-separated; exact jem among them)")
 	tuned = fs.String("tuned", "", "report: the tuned boards' run folders (comma-separated)")
@@ -83,6 +84,7 @@ func defineFlags(fs *flag.FlagSet) (tune, board, tuned, variants, picks, out, ta
 	tables = fs.Int("tables", 10, "pick: tasks per family on the board")
 	replicates = fs.Int("replicates", 3, "pick: run seeds (replicates) on the board")
 	seed = fs.Uint64("seed", 1, "report: the bootstrap's seed")
+	metricFlag = fs.String("metric", metrics[0].Name, "report: what the boards rank, lower better: kl_joint (the paired excess over exact jem) or, where no exact jem exists (a CNN on images), a measure against the truth itself: "+metricNames())
 	overwrite = fs.Bool("overwrite", false, "write into a non-empty --out that holds no jemcheck manifest.json (e.g. the folder of the board's runs), "+
 		"replacing only the leaderboard's own names (leaderboard.md, leaderboard.json; picks.json, picks.md, tuned-*.yaml); deletes nothing")
 	return
@@ -169,6 +171,13 @@ func runCmd(ctx context.Context, cfg config, w io.Writer) error {
 		if len(cfg.Board) == 0 {
 			return launch.BadInput("board: give the board's run folders at the defaults")
 		}
+		if cfg.Metric == "" {
+			cfg.Metric = metrics[0].Name
+		}
+		m, ok := metricNamed(cfg.Metric)
+		if !ok {
+			return launch.BadInput("metric: unknown %q (want one of %s)", cfg.Metric, metricNames())
+		}
 		def, err := readRuns(ctx, cfg.Board)
 		if err != nil {
 			return err
@@ -199,11 +208,11 @@ func runCmd(ctx context.Context, cfg config, w io.Writer) error {
 				return err
 			}
 		}
-		entries, jem, err := entriesOf(def, tuned, picks, variants...)
+		entries, jem, err := entriesOf(m, def, tuned, picks, variants...)
 		if err != nil {
 			return err
 		}
-		bs := boards(entries, jem, cfg.Seed)
+		bs := boards(m, entries, jem, cfg.Seed)
 		ls := ladders(bs)
 		var md strings.Builder
 		writeBoards(&md, bs)
