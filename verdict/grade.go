@@ -522,12 +522,12 @@ func MethodTable(ps schemas.PointSummary) []string {
 		joint = joint || m.KLJoint.Count > 0
 	}
 	if !joint { // no exact joint KL (image-like tasks): the Z-free measures against the truth
-		out := []string{fmt.Sprintf("measured on %d tasks of %s against the truth itself (no exact joint KL at this scale): a lower bound on the joint KL from forward AIS on the tasks whose AIS calibration on the truth was accepted (k of n), the conditional KL to the Bayes classifier in nats, accuracy beside the Bayes classifier's, ECE, and the OOD AUROC of log q(x) beside the true density's", tasks, ps.Params.Task)}
+		out := []string{fmt.Sprintf("measured on %d tasks of %s against the truth itself (no exact joint KL at this scale): a lower bound on the joint KL from forward AIS where the AIS calibration on the truth was accepted and the model's own AIS kept 10%% of its chains (k of n runs), the conditional KL to the Bayes classifier in nats, accuracy beside the Bayes classifier's, ECE, and the OOD AUROC of log q(x) beside the true density's", tasks, ps.Params.Task)}
 		rows := [][]string{{"method", "joint KL ≥ (k of n)", "KL(p(y|x)‖q(y|x)) [p10, p90]", "accuracy (Bayes)", "ECE", "AUROC log q(x) (truth)"}}
 		for _, m := range ps.Methods {
 			lower := "—"
 			if a := m.AISAccepted; a.Count > 0 {
-				lower = fmt.Sprintf("%s (%d of %d)", nats(meanOrNaN(m.KLJointLower), false), int(math.Round(a.Mean*float64(a.Count))), a.Count)
+				lower = fmt.Sprintf("%s (%d of %d)", nats(meanOrNaN(m.KLJointLower), false), m.KLJointLower.Count, a.Count)
 			}
 			rows = append(rows, []string{m.Method, lower,
 				fmt.Sprintf("%s [%s, %s]", nats(m.KLConditional.Mean, false), nats(m.KLConditional.P10, false), nats(m.KLConditional.P90, false)),
