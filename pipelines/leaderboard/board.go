@@ -171,6 +171,9 @@ func board(m metric, family string, entries []*entry, jem map[unit]run, keep fun
 			v := m.Value(r.ResultRow)
 			d := v - ref(u)
 			x[i] = d
+			if r.Diverged && math.IsNaN(d) { // counted in Diverged; its value is missing, not a mean's NaN
+				continue
+			}
 			ex, kls = append(ex, d), append(kls, v)
 			ev, sel = append(ev, float64(r.GradEvals)), append(sel, float64(r.SelectedStep))
 			if r.CPUSeconds > 0 {

@@ -69,7 +69,14 @@ func writeBoards(w io.Writer, bs []Board) {
 			if r.Unstable < 0 {
 				unstable = "n/a"
 			}
-			fmt.Fprintf(w, "| %s | %s | %s [%s, %s] | %s | %s | %s | %s | %s | %s | %s | %d |\n", rank, name, fmtSigned(r.Excess), fmtSigned(r.Lo), fmtSigned(r.Hi),
+			if r.Diverged > 0 {
+				unstable += fmt.Sprintf(" (%d diverged)", r.Diverged)
+			}
+			val := fmtSigned
+			if !m.Excess { // a value, not an excess: no sign
+				val = fmtNum
+			}
+			fmt.Fprintf(w, "| %s | %s | %s [%s, %s] | %s | %s | %s | %s | %s | %s | %s | %d |\n", rank, name, val(r.Excess), val(r.Lo), val(r.Hi),
 				over, p, mde, fmtSigned(r.BudgetExcess), unstable, fmtNum(r.GradEvals), fmtNum(r.CPUSeconds), r.Units)
 		}
 		fmt.Fprintln(w)
@@ -123,13 +130,14 @@ func statsText(b Board) string {
 	if svg, err := costFigure(b); err == nil && svg != nil {
 		fmt.Fprintf(&sb, "![cost curves of %s: every entry's mean excess over exact jem at its checks against the gradient evaluations spent, the frontier (◆) joined](%s)\n\n", b.Family, costFile(b.Family))
 	}
+	bm, _ := metricNamed(b.Metric)
 	switch m := max(len(ranked)-1, 1); {
 	case math.IsInf(b.MDE, 1):
 		fmt.Fprintf(&sb, "At n = %d tasks × seeds the board cannot detect any difference from the best: the exact signed-rank test's smallest p there, 2/2^%d = %s, exceeds α/(k−1) = %s (family-wise α = %s, Bonferroni over the %d comparisons with the best); it needs more tasks × seeds.\n",
 			b.Tasks, b.Tasks, fmtNum(math.Ldexp(2, -b.Tasks)), fmtNum(verdict.RankAlpha/float64(m)), fmtNum(verdict.RankAlpha), m)
 	case !math.IsNaN(b.MDE):
-		fmt.Fprintf(&sb, "At n = %d tasks × seeds the board can detect a difference from the best of %s nats (80%% power, family-wise α = %s, Bonferroni over the %d comparisons with the best; the median over recipes of (z₁₋α/(2(k−1)) + z₀.₈)·sd(d)/√n, sd(d) the observed spread of a recipe's paired differences to the best); smaller true differences may go unseen.\n",
-			b.Tasks, fmtNum(b.MDE), fmtNum(verdict.RankAlpha), m)
+		fmt.Fprintf(&sb, "At n = %d tasks × seeds the board can detect a difference from the best of %s (80%% power, family-wise α = %s, Bonferroni over the %d comparisons with the best; the median over recipes of (z₁₋α/(2(k−1)) + z₀.₈)·sd(d)/√n, sd(d) the observed spread of a recipe's paired differences to the best); smaller true differences may go unseen.\n",
+			b.Tasks, strings.TrimSpace(fmtNum(b.MDE)+" "+bm.Unit), fmtNum(verdict.RankAlpha), m)
 	}
 	return sb.String()
 }
