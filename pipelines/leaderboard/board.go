@@ -133,12 +133,13 @@ func board(m metric, family string, entries []*entry, jem map[unit]run, keep fun
 		}
 		b.JEMKL = prob.Mean(jkl)
 	}
-	// The budget: the least mean gradient evaluations per run of any ranked recipe.
+	// The budget: the least mean gradient evaluations per run of any ranked recipe (over
+	// its runs that did not diverge).
 	for _, e := range entries {
 		if e.Sampler {
 			var ev []float64
 			for _, u := range units {
-				if r, ok := e.runs[u]; ok {
+				if r, ok := e.runs[u]; ok && !r.Diverged && r.GradEvals > 0 { // a diverged run spent nothing comparable
 					ev = append(ev, float64(r.GradEvals))
 				}
 			}
