@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/jemcheck/jemcheck/internal/testenv"
 )
 
 func TestParse(t *testing.T) {
@@ -160,6 +162,7 @@ func TestUntrainedCE(t *testing.T) {
 
 // TestTrainBarRing trains on the bar-vs-ring task at S=8 and checks held-out accuracy.
 func TestTrainBarRing(t *testing.T) {
+	testenv.Slow(t, "trains six CNNs to convergence, 5 s")
 	train, test := barRing(512, 8, 0.5, 1), barRing(512, 8, 0.5, 2)
 	sp, _ := Parse("cnn:4,8")
 	for _, tc := range []struct {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jemcheck/jemcheck/internal/tasktest"
+	"github.com/jemcheck/jemcheck/internal/testenv"
 	_ "github.com/jemcheck/jemcheck/methods/all"
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
@@ -253,8 +254,11 @@ func TestBufferTV(t *testing.T) {
 // Pareto k̂, prob.ImportanceLogZ: then log_z_is_se is NaN, no interval claimed).
 func TestImportanceAgrees(t *testing.T) {
 	ms := []string{"baseline", "jem", "sgld"}
-	for _, task := range []string{"blocks:1,gmm:3,2", "blocks:2,moons:0.2", "blocks:4,gmm:2,2"} {
+	for i, task := range []string{"blocks:1,gmm:3,2", "blocks:2,moons:0.2", "blocks:4,gmm:2,2"} {
 		t.Run(task, func(t *testing.T) {
+			if i > 0 {
+				testenv.Slow(t, "the higher-D cases, 2 s")
+			}
 			p := tasks.Point{Grid: schemas.Grid{Samples: 300, Model: "mlp:8,8", LR: 0.01, Steps: 60, BatchSize: 32, PxWeight: 1,
 				Task: task, GridCells: 32, Box: 6, TrainGrid: 24, SGLDPreset: "official", SGLDLR: 1, SGLDSteps: 5, BufferSize: 100, ReinitFreq: 0.05},
 				Tables: 2, Methods: ms}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/jemcheck/jemcheck/internal/tasktest"
+	"github.com/jemcheck/jemcheck/internal/testenv"
 	"github.com/jemcheck/jemcheck/schemas"
 	"github.com/jemcheck/jemcheck/tasks"
 )
@@ -29,6 +30,9 @@ func TestCNNSelection(t *testing.T) {
 		name, rule string
 	}{{"held-out", tasks.SelectHeldout}, {"last", tasks.SelectLast}} {
 		t.Run(c.name, func(t *testing.T) {
+			if c.rule == tasks.SelectLast {
+				testenv.Slow(t, "a second block of CNN runs, 1 s")
+			}
 			o := tasks.Options{Seed: 3, TrainBatch: 64, Select: c.rule, Holdout: 0.2, EvalEvery: 3}
 			b, tb := tasktest.Train(t, p, o)
 			src := &source{env: tasks.Env{Options: o}, p: p}
