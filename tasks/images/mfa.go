@@ -347,8 +347,7 @@ func (s *source) evaluateMFA(tb tasks.TrainedBlock) (tasks.ResultBlock, tasks.Le
 			res.fillZFree(&row)
 		}
 		rb.Rows[r] = row
-		lb.Runs[r] = tasks.Learned{RunID: t.Job.RunID, PointID: p.ID, TableID: tab.ID, Ordinal: tab.Ordinal, Method: t.Job.Method,
-			X: p.XValues, K: p.Classes, Task: p.Task, Curve: t.Run.Curve}
+		lb.Runs[r] = learned(p, t)
 	}
 	return rb, lb, nil
 }

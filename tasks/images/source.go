@@ -331,10 +331,17 @@ func (s *source) Evaluate(ctx context.Context, tb tasks.TrainedBlock) (tasks.Res
 			res.fillZFree(&row)
 		}
 		rb.Rows[r] = row
-		lb.Runs[r] = tasks.Learned{RunID: t.Job.RunID, PointID: p.ID, TableID: tab.ID, Ordinal: tab.Ordinal, Method: t.Job.Method,
-			X: p.XValues, K: p.Classes, Task: p.Task, Curve: t.Run.Curve}
+		lb.Runs[r] = learned(p, t)
 	}
 	return rb, lb, nil
+}
+
+// learned is run t's entry of the learned block: no learned joint on images (the
+// tables are images), its curve of checks (curves/).
+func learned(p tasks.Point, t tasks.Trained) tasks.Learned {
+	tab := t.Job.Dataset.Table
+	return tasks.Learned{RunID: t.Job.RunID, PointID: p.ID, TableID: tab.ID, Ordinal: tab.Ordinal, Method: t.Job.Method,
+		X: p.XValues, K: p.Classes, Task: p.Task, Curve: t.Run.Curve}
 }
 
 // calibration is task o's AIS calibration on its truth, cached.
