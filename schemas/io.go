@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
 	"gocloud.dev/blob"
 
 	"github.com/jemcheck/jemcheck/storage"
@@ -21,12 +22,17 @@ import (
 // compression and few footers, small enough to stream.
 const rowsPerGroup = 1 << 20
 
+// zstdFastest is ZSTD at its fastest level (1): on a 100,000-table job's results it
+// writes files 0.7% larger (tables.parquet 5%) than the default level (3) for a tenth
+// of the compression time, which had been 8% of the job's CPU.
+var zstdFastest = zstd.Codec{Level: zstd.SpeedFastest}
+
 // parquetOptions are the writer options of every file the pipeline writes: ZSTD
-// compression, version-1 data pages (the most widely readable), capped row groups. The
-// output holds no timestamps, so equal rows give equal bytes.
+// compression (zstdFastest), version-1 data pages (the most widely readable), capped
+// row groups. The output holds no timestamps, so equal rows give equal bytes.
 func parquetOptions() []parquet.WriterOption {
 	return []parquet.WriterOption{
-		parquet.Compression(&parquet.Zstd),
+		parquet.Compression(&zstdFastest),
 		parquet.DataPageVersion(1),
 		parquet.MaxRowsPerRowGroup(rowsPerGroup),
 	}

@@ -113,7 +113,7 @@ func TestBlockComposites(t *testing.T) {
 	rows := beam.ParDo(s, explodeRowsFn, results)
 	passert.Count(s, rows, "rows", 19)
 	passert.True(s, rows, rowOKFn)
-	passert.Equals(s, beam.ParDo(s, rowRunFn, beam.ParDo(s, &figureRowsFn{N: 1}, results)),
+	passert.Equals(s, beam.ParDo(s, rowRunFn, beam.ParDo(s, explodeRowsFn, beam.ParDo(s, &figureRowsFn{N: 1}, results))),
 		"p0000-t0000000-baseline", "p0000-t0000000-jem", "p0000-t0000000-oracle", "p0001-t0000000-baseline", "p0001-t0000000-jem")
 	passert.Equals(s, beam.ParDo(s, summaryShapeFn, Aggregate(s, opts, points, "test", SummarizePoints(s, opts, points, results))),
 		"p0 5 tables: baseline 5 jem 5 oracle 5; p1 2 tables: baseline 2 jem 2; ")

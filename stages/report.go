@@ -92,19 +92,22 @@ func Report(s beam.Scope, opts Options, points []tasks.Point, pipeline, title, c
 var FailReport func() error
 
 // figureRowsFn keeps the result rows of the first N tables (ordinals 0..N-1) of each
-// point.
+// point: a block cut to those rows, or nothing (one element a block, not one a row).
 type figureRowsFn struct{ N int64 }
 
-func (f *figureRowsFn) ProcessElement(b ResultBlock, emit func(schemas.ResultRow)) {
+func (f *figureRowsFn) ProcessElement(b ResultBlock, emit func(ResultBlock)) {
 	ord := b.First - 1
 	for i := range b.Rows {
 		if i == 0 || b.Rows[i].TableID != b.Rows[i-1].TableID {
 			ord++
 		}
 		if ord >= f.N {
-			return
+			b.Rows = b.Rows[:i]
+			break
 		}
-		emit(b.Rows[i])
+	}
+	if len(b.Rows) > 0 {
+		emit(b)
 	}
 }
 
@@ -152,7 +155,7 @@ type reportFn struct {
 	FigureTables int64
 }
 
-func (f *reportFn) ProcessElement(ctx context.Context, _ int, sums func(*schemas.PointSummary) bool, rowIter func(*schemas.ResultRow) bool, first func(*Learned) bool, emit func(string)) error {
+func (f *reportFn) ProcessElement(ctx context.Context, _ int, sums func(*schemas.PointSummary) bool, blockIter func(*ResultBlock) bool, first func(*Learned) bool, emit func(string)) error {
 	if FailReport != nil {
 		if err := FailReport(); err != nil {
 			return err
@@ -170,10 +173,18 @@ func (f *reportFn) ProcessElement(ctx context.Context, _ int, sums func(*schemas
 	if f.ConfigJSON == "" {
 		cfg = nil
 	}
+	var blocks []ResultBlock
+	var b ResultBlock
+	for blockIter(&b) {
+		blocks = append(blocks, b)
+		b = ResultBlock{}
+	}
+	slices.SortFunc(blocks, func(a, b ResultBlock) int { // the runner's order is not the run's
+		return cmp.Or(cmp.Compare(a.PointID, b.PointID), cmp.Compare(a.First, b.First))
+	})
 	var rows []schemas.ResultRow
-	var r schemas.ResultRow
-	for rowIter(&r) {
-		rows = append(rows, r)
+	for _, b := range blocks {
+		rows = append(rows, b.Rows...)
 	}
 	tri, tasks, curves := triples(first)
 	kinds, docs := whatRan(sum)

@@ -252,8 +252,8 @@ func dist(all []float64) schemas.Dist {
 	if len(xs) == 0 {
 		return schemas.Dist{Infinite: inf}
 	}
-	return schemas.Dist{Count: len(xs), Infinite: inf, Mean: prob.Mean(xs), Median: prob.Quantile(xs, 0.5),
-		P10: prob.Quantile(xs, 0.1), P90: prob.Quantile(xs, 0.9)}
+	q := prob.Quantiles(xs, 0.5, 0.1, 0.9)
+	return schemas.Dist{Count: len(xs), Infinite: inf, Mean: prob.Mean(xs), Median: q[0], P10: q[1], P90: q[2]}
 }
 
 // compare pairs baseline and jem runs by table (both converged) and tests whether
@@ -375,7 +375,7 @@ func ratioChecks(seed uint64, specs []ratioSpec) []schemas.Check {
 			lo[i], hi[i] = prob.NormalRatioCI(sp.num, sp.den, 0.95)
 		}
 	} else {
-		lo, hi = prob.BootstrapRatiosCI(prob.NewRand(seed), nums, dens, bootstrapReps, 0.95)
+		lo, hi = prob.BootstrapRatiosCI(seed, nums, dens, bootstrapReps, 0.95)
 	}
 	out := make([]schemas.Check, len(specs))
 	for i, sp := range specs {

@@ -212,17 +212,17 @@ func TestExpectedKLSmoothedLargeN(t *testing.T) {
 func TestBootstrapRatioCI(t *testing.T) {
 	num := []float64{1, 2, 3, 4, 5, 6, 7, 8}
 	den := []float64{2, 4, 6, 8, 10, 12, 14, 16}
-	lo, hi := BootstrapRatioCI(NewRand(1), num, den, 500, 0.95)
+	lo, hi := BootstrapRatioCI((1), num, den, 500, 0.95)
 	if lo != 0.5 || hi != 0.5 {
 		t.Fatalf("constant ratio: CI [%g, %g], want [0.5, 0.5]", lo, hi)
 	}
 	num[0] = 10
-	lo, hi = BootstrapRatioCI(NewRand(1), num, den, 2000, 0.95)
+	lo, hi = BootstrapRatioCI((1), num, den, 2000, 0.95)
 	point := 45.0 / 72
 	if !(lo < point && point < hi) {
 		t.Fatalf("CI [%g, %g] misses the ratio of sums %g", lo, hi, point)
 	}
-	if lo, hi := BootstrapRatioCI(NewRand(1), nil, nil, 10, 0.95); !math.IsNaN(lo) || !math.IsNaN(hi) {
+	if lo, hi := BootstrapRatioCI((1), nil, nil, 10, 0.95); !math.IsNaN(lo) || !math.IsNaN(hi) {
 		t.Fatalf("no items: [%g, %g], want NaN", lo, hi)
 	}
 }
@@ -232,13 +232,49 @@ func TestBootstrapRatioCI(t *testing.T) {
 func TestBootstrapRatiosCI(t *testing.T) {
 	num := []float64{1, 5, 3, 4, 9, 6, 7, 8, 2}
 	den := []float64{2, 4, 6, 8, 10, 12, 14, 16, 3}
-	lo1, hi1 := BootstrapRatioCI(NewRand(3), den, num, 500, 0.9)
-	lo, hi := BootstrapRatiosCI(NewRand(3), [][]float64{num, den}, [][]float64{den, num}, 500, 0.9)
+	lo1, hi1 := BootstrapRatioCI((3), den, num, 500, 0.9)
+	lo, hi := BootstrapRatiosCI((3), [][]float64{num, den}, [][]float64{den, num}, 500, 0.9)
 	if lo[1] != lo1 || hi[1] != hi1 {
 		t.Fatalf("second ratio [%g, %g], alone [%g, %g]", lo[1], hi[1], lo1, hi1)
 	}
 	if !(lo[1] <= 72.0/45 && 72.0/45 <= hi[1]) {
 		t.Fatalf("second ratio [%g, %g] misses %g", lo[1], hi[1], 72.0/45)
+	}
+}
+
+// TestPCGMatchesRand: pcg's stream is NewRand's, and its intN draws what Rand.IntN
+// draws, for powers of two, small and large n and n near 2^63 (where the rejection
+// step runs often).
+func TestPCGMatchesRand(t *testing.T) {
+	want, src := NewRand(7), newPCG(7)
+	for i := range 10000 {
+		if g, w := src.uint64(), want.Uint64(); g != w {
+			t.Fatalf("draw %d: %d, math/rand/v2 %d", i, g, w)
+		}
+	}
+	for _, n := range []uint64{1, 2, 3, 7, 1 << 10, 20000, 1<<32 + 1, 1<<62 + 12345, 1<<63 - 1} {
+		want, src := NewRand(9), newPCG(9)
+		for i := range 10000 {
+			if g, w := src.intN(n), uint64(want.IntN(int(n))); g != w {
+				t.Fatalf("n=%d draw %d: %d, math/rand/v2 %d", n, i, g, w)
+			}
+		}
+	}
+}
+
+// BenchmarkBootstrapRatiosCI is the verdict's four ratios over 20,000 tables, 2,000
+// resamples (a 20,000-table point's summary).
+func BenchmarkBootstrapRatiosCI(b *testing.B) {
+	rng := NewRand(1)
+	nums, dens := make([][]float64, 4), make([][]float64, 4)
+	for j := range nums {
+		nums[j], dens[j] = make([]float64, 20000), make([]float64, 20000)
+		for i := range nums[j] {
+			nums[j][i], dens[j][i] = rng.ExpFloat64(), 1+rng.ExpFloat64()
+		}
+	}
+	for b.Loop() {
+		BootstrapRatiosCI(2, nums, dens, 2000, 0.95)
 	}
 }
 
@@ -291,7 +327,7 @@ func TestBootstrapRatiosCIBits(t *testing.T) {
 			{[][]float64{cols[0], cols[1], cols[2], cols[3]}, [][]float64{cols[4], cols[3], cols[2], cols[1]}}, // four: the unrolled path
 		} {
 			wlo, whi := plain(NewRand(5), c.nums, c.dens, 300, 0.95)
-			lo, hi := BootstrapRatiosCI(NewRand(5), c.nums, c.dens, 300, 0.95)
+			lo, hi := BootstrapRatiosCI((5), c.nums, c.dens, 300, 0.95)
 			for j := range lo {
 				same := math.Float64bits(lo[j]) == math.Float64bits(wlo[j]) && math.Float64bits(hi[j]) == math.Float64bits(whi[j])
 				if !same && !(math.IsNaN(lo[j]) && math.IsNaN(wlo[j])) {
@@ -311,7 +347,7 @@ func TestNormalRatioCI(t *testing.T) {
 		den[i] = 1 + rng.Float64()
 		num[i] = 0.1*den[i] + 0.05*rng.NormFloat64()*rng.ExpFloat64()
 	}
-	blo, bhi := BootstrapRatioCI(NewRand(1), num, den, 4000, 0.95)
+	blo, bhi := BootstrapRatioCI((1), num, den, 4000, 0.95)
 	nlo, nhi := NormalRatioCI(num, den, 0.95)
 	if w := bhi - blo; math.Abs(nlo-blo) > 0.1*w || math.Abs(nhi-bhi) > 0.1*w {
 		t.Fatalf("normal [%g, %g], bootstrap [%g, %g]", nlo, nhi, blo, bhi)

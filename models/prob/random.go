@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 )
 
@@ -38,6 +39,50 @@ func SeedString(s string) uint64 {
 // NewRand returns a PCG generator seeded from seed. Equal seeds give equal streams.
 func NewRand(seed uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, mix64(seed^golden)))
+}
+
+// pcg is math/rand/v2's PCG (128-bit LCG state, DXSM output) with NewRand's seeding,
+// as a concrete type whose methods inline into a hot loop (a *rand.Rand calls its
+// source through an interface on every draw). TestPCGMatchesRand holds its stream and
+// intN to math/rand/v2's.
+type pcg struct{ hi, lo uint64 }
+
+func newPCG(seed uint64) pcg { return pcg{seed, mix64(seed ^ golden)} }
+
+func (p *pcg) uint64() uint64 {
+	const (
+		mulHi    = 2549297995355413924
+		mulLo    = 4865540595714422341
+		incHi    = 6364136223846793005
+		incLo    = 1442695040888963407
+		cheapMul = 0xda942042e4dd58b5
+	)
+	hi, lo := bits.Mul64(p.lo, mulLo)
+	hi += p.hi*mulLo + p.lo*mulHi
+	lo, c := bits.Add64(lo, incLo, 0)
+	hi, _ = bits.Add64(hi, incHi, c)
+	p.lo, p.hi = lo, hi
+	hi ^= hi >> 32
+	hi *= cheapMul
+	hi ^= hi >> 48
+	hi *= lo | 1
+	return hi
+}
+
+// intN is rand.Rand.IntN(n) on a 64-bit platform for 0 < n < 2^63: Lemire's
+// multiply-and-reject, as math/rand/v2's uint64n.
+func (p *pcg) intN(n uint64) uint64 {
+	if n&(n-1) == 0 {
+		return p.uint64() & (n - 1)
+	}
+	hi, lo := bits.Mul64(p.uint64(), n)
+	if lo < n {
+		thresh := -n % n
+		for lo < thresh {
+			hi, lo = bits.Mul64(p.uint64(), n)
+		}
+	}
+	return hi
 }
 
 // Binomial draws exactly from Binomial(n, p). It uses inversion (sequential search)

@@ -31,6 +31,20 @@ func Quantile(xs []float64, q float64) float64 {
 	return quantileSorted(s, q)
 }
 
+// Quantiles returns Quantile(xs, q) for each q of qs, sorting one copy of xs.
+func Quantiles(xs []float64, qs ...float64) []float64 {
+	out := make([]float64, len(qs))
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	for i, q := range qs {
+		out[i] = math.NaN()
+		if len(s) > 0 && q >= 0 && q <= 1 {
+			out[i] = quantileSorted(s, q)
+		}
+	}
+	return out
+}
+
 func quantileSorted(s []float64, q float64) float64 {
 	h := float64(len(s)-1) * q
 	lo := int(math.Floor(h))
@@ -155,11 +169,11 @@ func BootstrapMeanCI(rng *rand.Rand, xs []float64, reps int, level float64) (lo,
 // num[i] stays with its den[i]), from reps resamples. It returns NaN, NaN for no items,
 // mismatched lengths, reps < 1 or level outside (0, 1); a resample whose Σ den is 0
 // counts as +Inf.
-func BootstrapRatioCI(rng *rand.Rand, num, den []float64, reps int, level float64) (lo, hi float64) {
+func BootstrapRatioCI(seed uint64, num, den []float64, reps int, level float64) (lo, hi float64) {
 	if len(den) != len(num) {
 		return math.NaN(), math.NaN()
 	}
-	l, h := BootstrapRatiosCI(rng, [][]float64{num}, [][]float64{den}, reps, level)
+	l, h := BootstrapRatiosCI(seed, [][]float64{num}, [][]float64{den}, reps, level)
 	return l[0], h[0]
 }
 
@@ -167,7 +181,10 @@ func BootstrapRatioCI(rng *rand.Rand, num, den []float64, reps int, level float6
 // at once: every resample draws one set of item indices and evaluates each ratio
 // Σ nums[k] / Σ dens[k] on it, so k statistics cost one pass of random draws. It
 // returns the intervals in the order of nums; a ratio with mismatched lengths gets NaN.
-func BootstrapRatiosCI(rng *rand.Rand, nums, dens [][]float64, reps int, level float64) (lo, hi []float64) {
+//
+// The items are NewRand(seed).IntN(n)'s draws (the same numbers from an inlined copy
+// of its generator: see pcg).
+func BootstrapRatiosCI(seed uint64, nums, dens [][]float64, reps int, level float64) (lo, hi []float64) {
 	k := len(nums)
 	lo, hi = make([]float64, k), make([]float64, k)
 	n := 0
@@ -200,12 +217,14 @@ func BootstrapRatiosCI(rng *rand.Rand, nums, dens [][]float64, reps int, level f
 		}
 	}
 	sums := make([]float64, w)
+	un := uint64(n)
+	src := newPCG(seed)
 	for r := range reps {
 		clear(sums)
 		if w == 8 { // the verdict's four ratios: the sums in registers
 			var s0, s1, s2, s3, s4, s5, s6, s7 float64
 			for range n {
-				i := rng.IntN(n)
+				i := int(src.intN(un))
 				row := packed[i*8 : i*8+8 : i*8+8]
 				s0, s1, s2, s3 = s0+row[0], s1+row[1], s2+row[2], s3+row[3]
 				s4, s5, s6, s7 = s4+row[4], s5+row[5], s6+row[6], s7+row[7]
@@ -213,7 +232,7 @@ func BootstrapRatiosCI(rng *rand.Rand, nums, dens [][]float64, reps int, level f
 			sums[0], sums[1], sums[2], sums[3], sums[4], sums[5], sums[6], sums[7] = s0, s1, s2, s3, s4, s5, s6, s7
 		} else {
 			for range n {
-				i := rng.IntN(n)
+				i := int(src.intN(un))
 				row := packed[i*w : i*w+w]
 				for c, v := range row {
 					sums[c] += v

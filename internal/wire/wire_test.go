@@ -1,0 +1,146 @@
+package wire_test
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/jemcheck/jemcheck/internal/wire"
+	"github.com/jemcheck/jemcheck/internal/wire/wiretest"
+)
+
+type inner struct {
+	I32  int32
+	F32  float32
+	Name string
+	Vals []float64
+}
+
+type sample struct {
+	A        int64
+	B        float64
+	C        bool
+	D        string
+	E        []int64
+	F        []float32
+	G        [][]float32
+	H        []inner
+	M        map[string]float64
+	P        *inner
+	Arr      [3]uint16
+	U8       uint8
+	I        int
+	hidden   []int // unexported: not encoded
+	Nested   inner
+	Empty    []string
+	NilSlice []string
+}
+
+func TestRoundTrip(t *testing.T) {
+	wiretest.RoundTrip(t, wire.For[sample](), 500)
+	wiretest.RoundTrip(t, wire.For[[]sample](), 50)
+	wiretest.RoundTrip(t, wire.For[map[int64][]string](), 50)
+}
+
+func TestNilAndEmpty(t *testing.T) {
+	c := wire.For[sample]()
+	v := sample{Empty: []string{}, M: map[string]float64{}}
+	got, err := c.Decode(c.Encode(v))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Empty == nil || got.NilSlice != nil || got.M == nil || got.E != nil || got.P != nil {
+		t.Fatalf("nil and empty not kept apart: %+v", got)
+	}
+}
+
+func TestNaNBits(t *testing.T) {
+	c := wire.For[[]float64]()
+	in := []float64{math.NaN(), math.Float64frombits(0x7ff8000000000123), -math.NaN()}
+	got, err := c.Decode(c.Encode(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range in {
+		if math.Float64bits(got[i]) != math.Float64bits(in[i]) {
+			t.Fatalf("item %d: bits %x, want %x", i, math.Float64bits(got[i]), math.Float64bits(in[i]))
+		}
+	}
+}
+
+func TestMapOrder(t *testing.T) {
+	c := wire.For[map[string]float64]()
+	m := map[string]float64{}
+	for i := range 50 {
+		m[strings.Repeat("k", i)] = float64(i)
+	}
+	first := c.Encode(m)
+	for range 20 {
+		if !bytes.Equal(c.Encode(m), first) {
+			t.Fatal("a map's encoding depends on iteration order")
+		}
+	}
+}
+
+// TestCorrupt: every truncation of an encoding and random byte changes decode to an
+// error or a value, never a panic, and a declared count beyond the input is refused
+// before anything is allocated for it.
+func TestCorrupt(t *testing.T) {
+	c := wire.For[sample]()
+	rng := rand.New(rand.NewPCG(3, 4))
+	var v sample
+	wiretest.Fill(rng, reflect.ValueOf(&v).Elem(), 0)
+	v.G = [][]float32{{1, 2}, {3}}
+	b := c.Encode(v)
+	for n := range len(b) {
+		if _, err := c.Decode(b[:n]); err == nil {
+			t.Fatalf("a truncation to %d of %d bytes decoded", n, len(b))
+		}
+	}
+	if _, err := c.Decode(append(b, 0)); err == nil {
+		t.Fatal("a trailing byte decoded")
+	}
+	for range 2000 {
+		m := bytes.Clone(b)
+		for range 1 + rng.IntN(4) {
+			m[rng.IntN(len(m))] = byte(rng.Uint32())
+		}
+		_, _ = c.Decode(m) // must not panic
+	}
+	huge := wire.For[[]float64]()
+	bomb := []byte{0xff, 0xff, 0xff, 0xff, 0x0f} // a count of ~4e9 items, then nothing
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := huge.Decode(bomb)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "does not fit") {
+		t.Fatalf("a count beyond the input: %v", err)
+	}
+	if d := after.TotalAlloc - before.TotalAlloc; d > 1<<16 {
+		t.Fatalf("refusing a count beyond the input allocated %d bytes", d)
+	}
+}
+
+func TestUnsupported(t *testing.T) {
+	for name, f := range map[string]func(){
+		"interface": func() { wire.For[struct{ X any }]() },
+		"func":      func() { wire.For[struct{ F func() }]() },
+		"chan":      func() { wire.For[chan int]() },
+		"complex":   func() { wire.For[complex128]() },
+		"map key":   func() { wire.For[map[float64]int]() },
+		"recursive": func() { type node struct{ Next *node }; wire.For[node]() },
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("no panic")
+				}
+			}()
+			f()
+		})
+	}
+}
