@@ -48,13 +48,13 @@ func TestRoundTrip(t *testing.T) {
 
 func TestNilAndEmpty(t *testing.T) {
 	c := wire.For[sample]()
-	v := sample{Empty: []string{}, M: map[string]float64{}}
+	v := sample{Empty: []string{}, M: map[string]float64{}, hidden: []int{1}}
 	got, err := c.Decode(c.Encode(v))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Empty == nil || got.NilSlice != nil || got.M == nil || got.E != nil || got.P != nil {
-		t.Fatalf("nil and empty not kept apart: %+v", got)
+	if got.Empty == nil || got.NilSlice != nil || got.M == nil || got.E != nil || got.P != nil || got.hidden != nil {
+		t.Fatalf("nil and empty not kept apart, or an unexported field encoded: %+v", got)
 	}
 }
 

@@ -27,7 +27,7 @@ func Fill(rng *rand.Rand, v reflect.Value, depth int) {
 			v.SetInt(1)
 		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(rng.Uint64() & (1<<(8*v.Type().Size()) - 1 | 0))
+		v.SetUint(rng.Uint64() & (1<<(8*v.Type().Size()) - 1)) // 1<<64 is 0 in uint64: all bits
 	case reflect.Float32, reflect.Float64:
 		x := []float64{rng.NormFloat64() * 1e3, math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 5e-324}[rng.IntN(6)]
 		v.SetFloat(x)
