@@ -28,14 +28,12 @@ import (
 	"math"
 	"reflect"
 	"slices"
-	"sync/atomic"
 	"unsafe"
 )
 
 // Codec encodes and decodes values of type T.
 type Codec[T any] struct {
-	p    *plan
-	hint atomic.Int64 // the last encoding's size: the next buffer's capacity
+	p *plan
 }
 
 // For builds T's codec. It panics if T holds a kind the format cannot encode.
@@ -50,9 +48,7 @@ func For[T any]() *Codec[T] {
 
 // Encode returns v's encoding.
 func (c *Codec[T]) Encode(v T) []byte {
-	b := c.p.enc(make([]byte, 0, c.hint.Load()), unsafe.Pointer(&v))
-	c.hint.Store(int64(min(len(b)+len(b)/8, maxHint)))
-	return b
+	return c.p.enc(make([]byte, 0, 64), unsafe.Pointer(&v))
 }
 
 // Decode decodes an encoding of T; trailing bytes are an error.
@@ -69,9 +65,6 @@ func (c *Codec[T]) Decode(b []byte) (T, error) {
 	}
 	return v, nil
 }
-
-// maxHint caps the capacity an encoding starts with (a larger one grows by appending).
-const maxHint = 4 << 20
 
 // plan encodes and decodes one type at a pointer to it. min is the least number of
 // bytes an encoding of the type takes (the bound on a declared count).
