@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"reflect"
 	"slices"
 	"unsafe"
@@ -48,8 +49,12 @@ func For[T any]() *Codec[T] {
 
 // Encode returns v's encoding.
 func (c *Codec[T]) Encode(v T) []byte {
-	return c.p.enc(make([]byte, 0, 64), unsafe.Pointer(&v))
+	ptr := unsafe.Pointer(&v)
+	return c.p.enc(make([]byte, 0, c.p.size(ptr)), ptr) // sized first: one allocation, no copying as it grows
 }
+
+// Size is the length of v's encoding (Encode sizes its buffer with it).
+func (c *Codec[T]) Size(v T) int { return c.p.size(unsafe.Pointer(&v)) }
 
 // Decode decodes an encoding of T; trailing bytes are an error.
 func (c *Codec[T]) Decode(b []byte) (T, error) {
@@ -69,11 +74,16 @@ func (c *Codec[T]) Decode(b []byte) (T, error) {
 // plan encodes and decodes one type at a pointer to it. min is the least number of
 // bytes an encoding of the type takes (the bound on a declared count).
 type plan struct {
-	t   reflect.Type
-	min int
-	enc func(b []byte, p unsafe.Pointer) []byte
-	dec func(r *reader, p unsafe.Pointer)
+	t     reflect.Type
+	min   int
+	fixed int                        // > 0: every encoding of the type takes exactly this many bytes
+	size  func(p unsafe.Pointer) int // the encoding's length (fixed where fixed > 0)
+	enc   func(b []byte, p unsafe.Pointer) []byte
+	dec   func(r *reader, p unsafe.Pointer)
 }
+
+// uvarintLen is the length of v's uvarint encoding.
+func uvarintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
 
 var errShort = errors.New("truncated input")
 
@@ -151,6 +161,10 @@ func compile(t reflect.Type, seen map[reflect.Type]*plan) (*plan, error) {
 		fixed(p, 8)
 	case reflect.String:
 		p.min = 1
+		p.size = func(ptr unsafe.Pointer) int {
+			n := len(*(*string)(ptr))
+			return uvarintLen(uint64(n)) + n
+		}
 		p.enc = func(b []byte, ptr unsafe.Pointer) []byte {
 			s := *(*string)(ptr)
 			b = binary.AppendUvarint(b, uint64(len(s)))
@@ -175,6 +189,19 @@ func compile(t reflect.Type, seen map[reflect.Type]*plan) (*plan, error) {
 		}
 		n, size := t.Len(), t.Elem().Size()
 		p.min = n * e.min
+		if e.fixed > 0 {
+			p.fixed = n * e.fixed
+		}
+		p.size = func(ptr unsafe.Pointer) int {
+			if p.fixed > 0 {
+				return p.fixed
+			}
+			t := 0
+			for i := range n {
+				t += e.size(unsafe.Add(ptr, uintptr(i)*size))
+			}
+			return t
+		}
 		p.enc = func(b []byte, ptr unsafe.Pointer) []byte {
 			for i := range n {
 				b = e.enc(b, unsafe.Add(ptr, uintptr(i)*size))
@@ -197,6 +224,17 @@ func compile(t reflect.Type, seen map[reflect.Type]*plan) (*plan, error) {
 			elemMin = 1 // an item that encodes to nothing still takes memory: bound its count by the bytes
 		}
 		p.min = 1
+		p.size = func(ptr unsafe.Pointer) int {
+			h := (*sliceHeader)(ptr)
+			t := uvarintLen(uint64(h.len) + 1)
+			if e.fixed > 0 {
+				return t + h.len*e.fixed
+			}
+			for i := range h.len {
+				t += e.size(unsafe.Add(h.data, uintptr(i)*size))
+			}
+			return t
+		}
 		p.enc = func(b []byte, ptr unsafe.Pointer) []byte {
 			h := (*sliceHeader)(ptr)
 			b = putCount(b, h.len, h.data == nil)
@@ -225,6 +263,12 @@ func compile(t reflect.Type, seen map[reflect.Type]*plan) (*plan, error) {
 			return nil, err
 		}
 		p.min = 1
+		p.size = func(ptr unsafe.Pointer) int {
+			if q := *(*unsafe.Pointer)(ptr); q != nil {
+				return 1 + e.size(q)
+			}
+			return 1
+		}
 		p.enc = func(b []byte, ptr unsafe.Pointer) []byte {
 			q := *(*unsafe.Pointer)(ptr)
 			if q == nil {
@@ -263,6 +307,25 @@ func compile(t reflect.Type, seen map[reflect.Type]*plan) (*plan, error) {
 			fs = append(fs, field{f.Offset, fp})
 			p.min += fp.min
 		}
+		var vars []field // the fields whose length varies; the others add up to constant
+		constant := 0
+		for _, f := range fs {
+			if f.p.fixed > 0 {
+				constant += f.p.fixed
+			} else {
+				vars = append(vars, f)
+			}
+		}
+		if len(vars) == 0 && constant > 0 {
+			p.fixed = constant
+		}
+		p.size = func(ptr unsafe.Pointer) int {
+			t := constant
+			for _, f := range vars {
+				t += f.p.size(unsafe.Add(ptr, f.off))
+			}
+			return t
+		}
 		p.enc = func(b []byte, ptr unsafe.Pointer) []byte {
 			for _, f := range fs {
 				b = f.p.enc(b, unsafe.Add(ptr, f.off))
@@ -288,7 +351,8 @@ type sliceHeader struct {
 
 // fixed is the plan of an n-byte number, copied little-endian.
 func fixed(p *plan, n int) {
-	p.min = n
+	p.min, p.fixed = n, n
+	p.size = func(unsafe.Pointer) int { return n }
 	switch n {
 	case 1:
 		p.enc = func(b []byte, ptr unsafe.Pointer) []byte { return append(b, *(*uint8)(ptr)) }
@@ -363,6 +427,17 @@ func compileMap(p *plan, t reflect.Type, seen map[reflect.Type]*plan) (*plan, er
 		return nil, err
 	}
 	p.min = 1
+	p.size = func(ptr unsafe.Pointer) int {
+		m := reflect.NewAt(t, ptr).Elem()
+		n := uvarintLen(uint64(m.Len()) + 1)
+		k, v := reflect.New(kt).Elem(), reflect.New(t.Elem()).Elem()
+		for it := m.MapRange(); it.Next(); {
+			k.SetIterKey(it)
+			v.SetIterValue(it)
+			n += kp.size(k.Addr().UnsafePointer()) + vp.size(v.Addr().UnsafePointer())
+		}
+		return n
+	}
 	p.enc = func(b []byte, ptr unsafe.Pointer) []byte {
 		m := reflect.NewAt(t, ptr).Elem()
 		b = putCount(b, m.Len(), m.IsNil())

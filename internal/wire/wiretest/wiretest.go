@@ -78,7 +78,7 @@ func Fill(rng *rand.Rand, v reflect.Value, depth int) {
 // RoundTrip checks, on random values of T, that decoding an encoding gives the value
 // back (reflect.DeepEqual; the random values hold no NaN, which DeepEqual cannot
 // compare: NaN's bits are checked by wire's TestNaNBits) and that the encoding is a function
-// of the value. The stages' test runs it on every element type they register.
+// of the value, and that Size is the encoding's length. The stages' test runs it on every element type they register.
 func RoundTrip[T any](t *testing.T, c *wire.Codec[T], n int) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -86,6 +86,9 @@ func RoundTrip[T any](t *testing.T, c *wire.Codec[T], n int) {
 		var v T
 		Fill(rng, reflect.ValueOf(&v).Elem(), 0)
 		b := c.Encode(v)
+		if n := c.Size(v); n != len(b) {
+			t.Fatalf("value %d: Size %d, encoding %d bytes", i, n, len(b))
+		}
 		got, err := c.Decode(b)
 		if err != nil {
 			t.Fatalf("value %d: %v", i, err)
