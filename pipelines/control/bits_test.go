@@ -92,7 +92,7 @@ func TestBitsRefused(t *testing.T) {
 		{"one class", "--task=bits:8,1", "K must be in [2, 64]"},
 		{"too many cells", "--task=bits:20,8 --methods=baseline", "cells, over the limit"},
 		{"components", "--task=bits:8,2 --components=0", "components must be in [1, 64]"},
-		{"jem enumeration", "--task=bits:20,2", "--steps=256 or less"},
+		{"jem enumeration", "--task=bits:20,2 --steps=1500", "--steps=1024 or less"},
 		{"sgld on bits", "--task=bits:8,2 --methods=jem,sgld", "method sgld trains on"},
 	} {
 		expectRefused(t, tt.name, tt.args, tt.want)

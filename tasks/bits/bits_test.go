@@ -152,8 +152,8 @@ func TestValidate(t *testing.T) {
 
 func TestLimitsJEMWork(t *testing.T) {
 	p := point("bits:20,2")
-	p.Steps = 300
-	if err := (Kind{}).Limits(tasks.Options{}, p, true); err == nil || !strings.Contains(err.Error(), "--steps=256 or less") {
+	p.Steps = 1100
+	if err := (Kind{}).Limits(tasks.Options{}, p, true); err == nil || !strings.Contains(err.Error(), "--steps=1024 or less") {
 		t.Fatalf("err = %v, want the jem enumeration limit", err)
 	}
 	p.Methods = []string{"baseline", "pcd"}
