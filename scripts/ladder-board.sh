@@ -7,7 +7,7 @@
 #   scripts/ladder-board.sh [OUT]    (default out/ladder-board; the sweeps' specs say what runs)
 #
 # OUT/blocks, OUT/blocks-contrast, OUT/blocks64 (D = 64, about an hour on 2 cores), OUT/bits and
-# OUT/bits20 (D = 20, about half an hour) are the sweeps (their own reports include the sweep report's ladder
+# OUT/bits20 (D = 20, 23 min) are the sweeps (their own reports include the sweep report's ladder
 # figure); OUT/leaderboard.md, leaderboard.json and leaderboard-ladder-<family>.svg the board.
 set -euo pipefail
 cd "$(dirname "$0")/.."
