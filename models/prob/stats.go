@@ -22,14 +22,7 @@ func Mean(xs []float64) float64 {
 // Quantile returns the q-quantile of xs by linear interpolation between order
 // statistics (Hyndman and Fan's type 7, the default of R and NumPy). It does not
 // modify xs. It returns NaN for empty xs or q outside [0, 1].
-func Quantile(xs []float64, q float64) float64 {
-	if len(xs) == 0 || !(q >= 0 && q <= 1) {
-		return math.NaN()
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return quantileSorted(s, q)
-}
+func Quantile(xs []float64, q float64) float64 { return Quantiles(xs, q)[0] }
 
 // Quantiles returns Quantile(xs, q) for each q of qs, sorting one copy of xs.
 func Quantiles(xs []float64, qs ...float64) []float64 {
