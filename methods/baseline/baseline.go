@@ -22,7 +22,7 @@ func init() {
 				s.Exact, s.Objective, s.PxWeight = false, nil, 0
 				return nil
 			}),
-			methods.Images.Hook(func(_ schemas.Grid, o *cnn.TrainOptions) error { o.Method = cnn.Baseline; return nil }),
+			methods.Images.Hook(func(_ schemas.Grid, o *cnn.TrainOptions) error { o.Objective = nil; return nil }),
 		}})
 }
 

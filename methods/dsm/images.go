@@ -27,7 +27,6 @@ func images(g schemas.Grid, o *cnn.TrainOptions) error {
 	if err != nil {
 		return err
 	}
-	o.Method, o.PxWeight = cnn.DSM, w
-	o.DSM = cnn.DSMOptions{Sigma: opt.Sigma}
+	o.Objective, o.PxWeight = cnn.DSM{Sigma: opt.Sigma}, w
 	return nil
 }

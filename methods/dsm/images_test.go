@@ -29,7 +29,7 @@ func TestImagesHook(t *testing.T) {
 	if err := h(set("dsm_sigma", 0.1), &o); err != nil {
 		t.Fatal(err)
 	}
-	if o.Method != cnn.DSM || o.DSM.Sigma != 0.1 || o.PxWeight != 1 {
+	if o.Objective != (cnn.DSM{Sigma: 0.1}) || o.PxWeight != 1 {
 		t.Errorf("options %+v", o)
 	}
 	if err := h(set("dsm_h", 0.5), &o); err == nil || !strings.Contains(err.Error(), "dsm_h does not apply") {

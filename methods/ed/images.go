@@ -20,7 +20,6 @@ func images(g schemas.Grid, o *cnn.TrainOptions) error {
 	if err != nil {
 		return err
 	}
-	o.Method, o.PxWeight = cnn.ED, w
-	o.ED = cnn.EDOptions{M: g.EDNegatives, T: g.EDT, W: max(g.EDW, 1e-30)}
+	o.Objective, o.PxWeight = cnn.ED{M: g.EDNegatives, T: g.EDT, W: max(g.EDW, 1e-30)}, w
 	return nil
 }

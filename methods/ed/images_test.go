@@ -22,7 +22,7 @@ func TestImagesHook(t *testing.T) {
 	if err := h(g, &o); err != nil {
 		t.Fatal(err)
 	}
-	if o.Method != cnn.ED || o.ED.M != 8 || o.ED.T != 0.05 || o.ED.W != 1e-30 || o.PxWeight != 0.5 {
+	if o.Objective != (cnn.ED{M: 8, T: 0.05, W: 1e-30}) || o.PxWeight != 0.5 {
 		t.Errorf("options %+v", o)
 	}
 	for _, bad := range []func(*schemas.Grid){

@@ -28,7 +28,6 @@ func images(g schemas.Grid, o *cnn.TrainOptions) error {
 	if err != nil {
 		return err
 	}
-	o.Method, o.PxWeight = cnn.NCE, w
-	o.NCE = cnn.NCEOptions{Nu: opt.Nu, Inflate: opt.Inflate}
+	o.Objective, o.PxWeight = cnn.NCE{Nu: opt.Nu, Inflate: opt.Inflate}, w
 	return nil
 }

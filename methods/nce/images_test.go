@@ -29,7 +29,7 @@ func TestImagesHook(t *testing.T) {
 	if err := h(set("nce_nu", 4), &o); err != nil {
 		t.Fatal(err)
 	}
-	if o.Method != cnn.NCE || o.NCE.Nu != 4 || o.NCE.Inflate != 1 || o.PxWeight != 1 {
+	if o.Objective != (cnn.NCE{Nu: 4, Inflate: 1}) || o.PxWeight != 1 {
 		t.Errorf("options %+v", o)
 	}
 	if err := h(set("nce_noise", NoiseUniform), &o); err == nil || !strings.Contains(err.Error(), "does not apply on images") {

@@ -42,7 +42,7 @@ func init() {
 		Hooks: []methods.Hook{methods.Plane.Hook(spec2D), methods.Blocks.Hook(spec2D), methods.PlaneSampler.Hook(sampler2D),
 			methods.Images.Hook(func(g schemas.Grid, o *cnn.TrainOptions) error { // the CNN's jem-sgld (no clamp; std 0 is 1e-30, as cnn reads 0 as its default)
 				k := Options(g)
-				o.Method, o.SGLD = cnn.JEMSGLD, cnn.SGLDOptions{Steps: k.Steps, LR: float64(k.LR), Std: max(float64(k.Std), 1e-30), ReinitFreq: float64(k.Reinit), BufferSize: k.Buffer,
+				o.Objective = cnn.SGLD{Steps: k.Steps, LR: float64(k.LR), Std: max(float64(k.Std), 1e-30), ReinitFreq: float64(k.Reinit), BufferSize: k.Buffer,
 					Informative: k.Informative} // jempp: 5 steps from the class-wise Gaussians
 				return nil
 			})}})

@@ -67,8 +67,9 @@ func TestImagesPresets(t *testing.T) {
 		if err := h(g, &o); err != nil {
 			t.Fatal(err)
 		}
-		if o.Method != cnn.JEMSGLD || o.SGLD.Steps != c.steps || math.Abs(o.SGLD.Std-c.std) > 1e-9 || o.SGLD.Informative != c.informative {
-			t.Errorf("%s: %+v", c.preset, o.SGLD)
+		k, ok := o.Objective.(cnn.SGLD)
+		if !ok || k.Steps != c.steps || math.Abs(k.Std-c.std) > 1e-9 || k.Informative != c.informative {
+			t.Errorf("%s: %+v", c.preset, o.Objective)
 		}
 	}
 }

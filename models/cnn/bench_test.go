@@ -45,21 +45,21 @@ func BenchmarkCNN(b *testing.B) {
 		autodiff bool
 	}{{"hand", false}, {"autodiff", true}} {
 		b.Run("baseline/"+ad.name, func(b *testing.B) {
-			benchTrain(b, TrainOptions{Method: Baseline, Autodiff: ad.autodiff})
+			benchTrain(b, TrainOptions{Autodiff: ad.autodiff})
 		})
 		b.Run("jem-sgld20/"+ad.name, func(b *testing.B) {
-			benchTrain(b, TrainOptions{Method: JEMSGLD, Autodiff: ad.autodiff, SGLD: SGLDOptions{Steps: 20}})
+			benchTrain(b, TrainOptions{Objective: SGLD{Steps: 20}, Autodiff: ad.autodiff})
 		})
 		// The sampler-free recipes at their defaults (ed: M 4, t 0.05; nce: ν 10; dsm: σ 0.2,
 		// hand only: its autodiff form needs Pad, missing on SimpleGo).
 		b.Run("ed4/"+ad.name, func(b *testing.B) {
-			benchTrain(b, TrainOptions{Method: ED, Autodiff: ad.autodiff, ED: EDOptions{T: 0.05}})
+			benchTrain(b, TrainOptions{Objective: ED{T: 0.05}, Autodiff: ad.autodiff})
 		})
 		b.Run("nce10/"+ad.name, func(b *testing.B) {
-			benchTrain(b, TrainOptions{Method: NCE, Autodiff: ad.autodiff})
+			benchTrain(b, TrainOptions{Objective: NCE{}, Autodiff: ad.autodiff})
 		})
 		if !ad.autodiff {
-			b.Run("dsm/"+ad.name, func(b *testing.B) { benchTrain(b, TrainOptions{Method: DSM}) })
+			b.Run("dsm/"+ad.name, func(b *testing.B) { benchTrain(b, TrainOptions{Objective: DSM{}}) })
 		}
 		// One SGLD step's work: forward and input gradient of LSE on the batch, one graph call.
 		b.Run("sgld-step/"+ad.name, func(b *testing.B) {

@@ -170,9 +170,8 @@ func TestTrainBarRing(t *testing.T) {
 		opts   TrainOptions
 		minAcc float64
 	}{
-		{"baseline", TrainOptions{Method: Baseline, Steps: 300, Batch: 32, LR: 3e-3, Seed: 1}, 0.85},
-		{"jem-sgld", TrainOptions{Method: JEMSGLD, Steps: 300, Batch: 32, LR: 3e-3, Seed: 1,
-			SGLD: SGLDOptions{Steps: 5, BufferSize: 1000}, EnergyL2: 0.1}, 0.75},
+		{"baseline", TrainOptions{Steps: 300, Batch: 32, LR: 3e-3, Seed: 1}, 0.85},
+		{"jem-sgld", TrainOptions{Objective: SGLD{Steps: 5, BufferSize: 1000, L2: 0.1}, Steps: 300, Batch: 32, LR: 3e-3, Seed: 1}, 0.75},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, st, err := Train(context.Background(), sp, train, tc.opts)
@@ -200,7 +199,7 @@ func TestDeterminism(t *testing.T) {
 		opts TrainOptions
 	}{
 		{"baseline", TrainOptions{Steps: 10, Batch: 16, LR: 1e-2}},
-		{"jem-sgld", TrainOptions{Method: JEMSGLD, Steps: 5, Batch: 16, LR: 1e-2, SGLD: SGLDOptions{Steps: 3, BufferSize: 50}, DataNoise: 0.03}},
+		{"jem-sgld", TrainOptions{Objective: SGLD{Steps: 3, BufferSize: 50}, Steps: 5, Batch: 16, LR: 1e-2, DataNoise: 0.03}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run := func(seed uint64) Params {
@@ -241,10 +240,9 @@ func TestHandMatchesAutodiff(t *testing.T) {
 	}{
 		{"baseline", "cnn:3,4", TrainOptions{Steps: 3, Batch: 16, LR: 1e-2, Seed: 2}},
 		{"baseline-dense-tanh", "cnn:3,dense:5,tanh", TrainOptions{Steps: 3, Batch: 16, LR: 1e-2, Seed: 2}},
-		{"jem-sgld-l2", "cnn:3,4", TrainOptions{Method: JEMSGLD, Steps: 3, Batch: 16, LR: 1e-2, Seed: 2,
-			SGLD: SGLDOptions{Steps: 4, BufferSize: 40}, EnergyL2: 0.1}},
-		{"ed", "cnn:3,4", TrainOptions{Method: ED, Steps: 3, Batch: 16, LR: 1e-2, Seed: 2, ED: EDOptions{M: 3, T: 0.05}, PxWeight: 2}},
-		{"nce", "cnn:3,4", TrainOptions{Method: NCE, Steps: 3, Batch: 16, LR: 1e-2, Seed: 2, NCE: NCEOptions{Nu: 3}}},
+		{"jem-sgld-l2", "cnn:3,4", TrainOptions{Objective: SGLD{Steps: 4, BufferSize: 40, L2: 0.1}, Steps: 3, Batch: 16, LR: 1e-2, Seed: 2}},
+		{"ed", "cnn:3,4", TrainOptions{Objective: ED{M: 3, T: 0.05}, Steps: 3, Batch: 16, LR: 1e-2, Seed: 2, PxWeight: 2}},
+		{"nce", "cnn:3,4", TrainOptions{Objective: NCE{Nu: 3}, Steps: 3, Batch: 16, LR: 1e-2, Seed: 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sp, _ := Parse(tc.model)
@@ -275,8 +273,7 @@ func TestHandMatchesAutodiff(t *testing.T) {
 func TestDivergenceReported(t *testing.T) {
 	d := barRing(64, 8, 0.5, 6)
 	sp, _ := Parse("cnn:3,4")
-	p, st, err := Train(context.Background(), sp, d, TrainOptions{Method: JEMSGLD, Steps: 40, Batch: 16, LR: 50, Seed: 1,
-		SGLD: SGLDOptions{Steps: 3, LR: 1e4, BufferSize: 40}})
+	p, st, err := Train(context.Background(), sp, d, TrainOptions{Objective: SGLD{Steps: 3, LR: 1e4, BufferSize: 40}, Steps: 40, Batch: 16, LR: 50, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +302,7 @@ func TestTrainErrors(t *testing.T) {
 		err  string
 	}{
 		{"no-steps", sp, d, TrainOptions{}, "Steps"},
-		{"bad-method", sp, d, TrainOptions{Steps: 1, Method: "bogus"}, "unknown method"},
+		{"bad-sgld", sp, d, TrainOptions{Steps: 1, Objective: SGLD{BufferSize: -1}}, "SGLD options"},
 		{"bad-backend", sp, d, TrainOptions{Steps: 1, Backend: "tpu"}, "unknown backend"},
 		{"bad-label", sp, Data{X: d.X[:64], Y: []int{5}, S: 8, K: 2}, TrainOptions{Steps: 1}, "label"},
 		{"bad-size", sp, Data{X: d.X[:10], Y: []int{1}, S: 8, K: 2}, TrainOptions{Steps: 1}, "values"},

@@ -27,15 +27,18 @@
 // # Methods
 //
 // Train runs Adam (β = 0.9, 0.999, ε = 1e-8) on minibatches drawn as seeded shuffled
-// epochs. Methods:
-//   - Baseline: cross-entropy.
-//   - JEMSGLD: cross-entropy + mean LSE f(x̃) − mean LSE f(x) (the gradient of −log q(x)),
+// epochs, on cross-entropy plus PxWeight times the log q(x) term of TrainOptions.Objective
+// (objective.go: the one step contract; nil trains cross-entropy alone):
+//   - SGLD (sgld.go): mean LSE f(x̃) − mean LSE f(x) (the gradient of −log q(x)),
 //     negatives x̃ from a host-side replay buffer (uniform [-1,1] start, re-initialisation
 //     probability ReinitFreq) refined by SGLD x ← x + LR·∇x LSE f(x) + Std·ξ, the JEM
 //     recipe (defaults 20 steps, LR 1, Std 0.01, ReinitFreq 0.05, buffer 10000). The SGLD
 //     steps are unrolled inside the one training graph (GoMLX v0.26 has no While), the
-//     noise comes from GoMLX's RNG with a seeded state. Optional EnergyL2 (mean LSE² on
-//     data and samples) and DataNoise.
+//     noise comes from GoMLX's RNG with a seeded state. Optional L2 (mean LSE² on data
+//     and samples).
+//   - ED, DSM and NCE (recipes.go): sampler-free terms on LSE f.
+//
+// Optional DataNoise adds Gaussian noise to every minibatch.
 //
 // Divergence — a non-finite loss or |loss| > 1e8 (JEM's guard) — stops training; the
 // parameters of the last good step come back and Stats.Diverged/DivergedStep say so.

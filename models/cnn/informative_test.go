@@ -77,8 +77,7 @@ func TestClassStart(t *testing.T) {
 	// jem-sgld from the informative start trains (JEM++: 5 steps).
 	sp, _ := Parse("cnn:4")
 	small := barRing(256, 8, 0.5, 3)
-	_, st, err := Train(context.Background(), sp, small, TrainOptions{Method: JEMSGLD, Steps: 3, Batch: 16, Seed: 1,
-		SGLD: SGLDOptions{Steps: 5, BufferSize: 64, Informative: true}})
+	_, st, err := Train(context.Background(), sp, small, TrainOptions{Objective: SGLD{Steps: 5, BufferSize: 64, Informative: true}, Steps: 3, Batch: 16, Seed: 1})
 	if err != nil || st.Diverged || math.IsNaN(float64(st.Loss[len(st.Loss)-1])) {
 		t.Fatalf("informative jem-sgld: %v, diverged %v, loss %v", err, st.Diverged, st.Loss)
 	}

@@ -6,10 +6,9 @@ import (
 	"math"
 	"strings"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	//lint:ignore ST1001 GoMLX graph-building style.
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX graph-building style.
-	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/jemcheck/jemcheck/models/prob"
 )
@@ -37,33 +36,22 @@ import (
 // forward pass; with the hand backward pass the term's derivative in each lane's ℓ
 // (GoMLX autodiff of the small term graph) weights that lane's softmax as its dlogits.
 
-// Recipe methods.
-const (
-	// ED is cross-entropy plus Energy Discrepancy with Gaussian perturbations.
-	ED Method = "ed"
-	// DSM is cross-entropy plus exact denoising score matching.
-	DSM Method = "dsm"
-	// NCE is cross-entropy plus noise-contrastive estimation with a learned log Z.
-	NCE Method = "nce"
-)
-
-func (m Method) recipe() bool { return m == ED || m == DSM || m == NCE }
-
-// EDOptions are Energy Discrepancy's settings (zero fields: the 2-D defaults M 4, t 1,
-// w 1). W is the stabiliser: as 0 reads as the default, a W <= 1e-30 means w = 0.
-type EDOptions struct {
+// ED is cross-entropy plus Energy Discrepancy with Gaussian perturbations (zero
+// fields: the 2-D defaults M 4, t 1, w 1). W is the stabiliser: as 0 reads as the
+// default, a W <= 1e-30 means w = 0.
+type ED struct {
 	M int     // negatives per data point, in [1, 64]
 	T float64 // variance t of each Gaussian perturbation
 	W float64 // stabiliser w
 }
 
-// DSMOptions are denoising score matching's settings.
-type DSMOptions struct {
+// DSM is cross-entropy plus exact denoising score matching.
+type DSM struct {
 	Sigma float64 // std σ of the perturbation x̃ = x + σε, 0.2
 }
 
-// NCEOptions are noise-contrastive estimation's settings.
-type NCEOptions struct {
+// NCE is cross-entropy plus noise-contrastive estimation with a learned log Z.
+type NCE struct {
 	Nu      int     // noise draws per data point ν, 10, in [1, 64]
 	Inflate float64 // factor on the fitted Gaussian's covariance, 1
 }
@@ -71,8 +59,7 @@ type NCEOptions struct {
 // edWZero is the stabiliser under which ED drops the w term (w = 0).
 const edWZero = 1e-30
 
-func (o *TrainOptions) recipeDefaults() {
-	e := &o.ED
+func (e ED) withDefaults() ED {
 	if e.M == 0 {
 		e.M = 4
 	}
@@ -82,38 +69,173 @@ func (o *TrainOptions) recipeDefaults() {
 	if e.W == 0 {
 		e.W = 1
 	}
-	if o.DSM.Sigma == 0 {
-		o.DSM.Sigma = 0.2
+	return e
+}
+
+func (d DSM) withDefaults() DSM {
+	if d.Sigma == 0 {
+		d.Sigma = 0.2
 	}
-	if o.NCE.Nu == 0 {
-		o.NCE.Nu = 10
+	return d
+}
+
+func (n NCE) withDefaults() NCE {
+	if n.Nu == 0 {
+		n.Nu = 10
 	}
-	if o.NCE.Inflate == 0 {
-		o.NCE.Inflate = 1
+	if n.Inflate == 0 {
+		n.Inflate = 1
 	}
-	if o.PxWeight == 0 {
-		o.PxWeight = 1
-	}
+	return n
 }
 
 func finitePos(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
 
-func (o TrainOptions) validateRecipe() error {
-	switch {
-	case !finitePos(o.PxWeight):
-		return fmt.Errorf("cnn: PxWeight must be a finite number > 0, got %v", o.PxWeight)
-	case o.Method.recipe() && o.EnergyL2 != 0:
-		return fmt.Errorf("cnn: EnergyL2 applies to %s only, not %s", JEMSGLD, o.Method)
-	case o.ED.M < 1 || o.ED.M > 64 || !finitePos(o.ED.T) || !(o.ED.W >= 0) || math.IsInf(o.ED.W, 0):
-		return fmt.Errorf("cnn: bad ED options %+v (need M in [1, 64], a finite T > 0, a finite W >= 0)", o.ED)
-	case !finitePos(o.DSM.Sigma):
-		return fmt.Errorf("cnn: DSM Sigma must be a finite number > 0, got %v", o.DSM.Sigma)
-	case o.Method == DSM && o.Autodiff && (o.Backend == "go" || strings.HasPrefix(o.Backend, "go:")):
-		return errors.New("cnn: DSM with Autodiff differentiates GoMLX's own input gradient, whose VJP needs Pad, missing on SimpleGo (the default, hand input gradient works)")
-	case o.NCE.Nu < 1 || o.NCE.Nu > 64 || !finitePos(o.NCE.Inflate):
-		return fmt.Errorf("cnn: bad NCE options %+v (need Nu in [1, 64], a finite Inflate > 0)", o.NCE)
+// Name is "ed".
+func (ED) Name() string { return "ed" }
+
+// GradEvals is the M negatives.
+func (e ED) GradEvals() int64 { return int64(e.withDefaults().M) }
+
+// Check wants M in [1, 64], a finite T > 0 and a finite W >= 0.
+func (e ED) Check(TrainOptions) error {
+	if e = e.withDefaults(); e.M < 1 || e.M > 64 || !finitePos(e.T) || !(e.W >= 0) || math.IsInf(e.W, 0) {
+		return fmt.Errorf("cnn: bad ED options %+v (need M in [1, 64], a finite T > 0, a finite W >= 0)", e)
 	}
 	return nil
+}
+
+// Begin starts a run: ED keeps no state.
+func (e ED) Begin(*Run) (Term, error) { return &edTerm{o: e.withDefaults()}, nil }
+
+type edTerm struct {
+	noHost
+	o ED
+}
+
+// Lanes are the M negatives of every data point (edNegatives).
+func (t *edTerm) Lanes(s *StepGraph) *Node { return edNegatives(s, s.X, t.o) }
+
+// Loss is edLoss.
+func (t *edTerm) Loss(_ *StepGraph, ld, ln *Node) *Node { return edLoss(ld, ln, t.o) }
+
+// End reports "ed_loss".
+func (t *edTerm) End(_ []float32, st *Stats) { st.MethodStats = termStats("ed", st.Term) }
+
+// Name is "dsm".
+func (DSM) Name() string { return "dsm" }
+
+// GradEvals is 0: the score is an input gradient of the data's own pass.
+func (DSM) GradEvals() int64 { return 0 }
+
+// Check wants a finite Sigma > 0, and refuses Autodiff on SimpleGo.
+func (d DSM) Check(o TrainOptions) error {
+	switch {
+	case !finitePos(d.withDefaults().Sigma):
+		return fmt.Errorf("cnn: DSM Sigma must be a finite number > 0, got %v", d.Sigma)
+	case o.Autodiff && (o.Backend == "go" || strings.HasPrefix(o.Backend, "go:")):
+		return errors.New("cnn: DSM with Autodiff differentiates GoMLX's own input gradient, whose VJP needs Pad, missing on SimpleGo (the default, hand input gradient works)")
+	}
+	return nil
+}
+
+// Begin starts a run: DSM keeps no state.
+func (d DSM) Begin(*Run) (Term, error) { return &dsmTerm{o: d.withDefaults()}, nil }
+
+type dsmTerm struct {
+	noHost
+	o DSM
+}
+
+// Loss is dsmLoss at x̃ = x + σε, its score by StepGraph.LSEGrad.
+func (t *dsmTerm) Loss(s *StepGraph, _, _ *Node) *Node {
+	eps := s.Normal(s.B, s.D)
+	_, sc := s.LSEGrad(Add(s.X, MulScalar(eps, t.o.Sigma)))
+	return dsmLoss(sc, eps, t.o.Sigma)
+}
+
+// End reports "dsm_loss".
+func (t *dsmTerm) End(_ []float32, st *Stats) { st.MethodStats = termStats("dsm", st.Term) }
+
+// Name is "nce".
+func (NCE) Name() string { return "nce" }
+
+// GradEvals is the ν noise draws.
+func (n NCE) GradEvals() int64 { return int64(n.withDefaults().Nu) }
+
+// Check wants Nu in [1, 64] and a finite Inflate > 0.
+func (n NCE) Check(TrainOptions) error {
+	if n = n.withDefaults(); n.Nu < 1 || n.Nu > 64 || !finitePos(n.Inflate) {
+		return fmt.Errorf("cnn: bad NCE options %+v (need Nu in [1, 64], a finite Inflate > 0)", n)
+	}
+	return nil
+}
+
+// Begin fits the noise to the run's training draws and starts c at the importance-
+// sampling estimate of the initial model's log Z under it, from ν·B draws.
+func (n NCE) Begin(r *Run) (Term, error) {
+	n = n.withDefaults()
+	D := r.Data.S * r.Data.S
+	gn, err := fitGauss(r.Data.X, len(r.Data.Y), D, n.Inflate)
+	if err != nil {
+		return nil, err
+	}
+	t := &nceTerm{o: n, noise: &gn, logZIS: math.NaN()}
+	outs, err := r.Eval("nce_init", func(s *StepGraph) []*Node {
+		y, lpn := gn.draw(s, n.Nu*r.Batch)
+		return []*Node{logMeanExp(Sub(s.LSE(y), lpn))}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cnn: nce's log Z start: %w", err)
+	}
+	t.c0 = tensors.MustCopyFlatData[float32](outs[0])[0]
+	if math.IsNaN(float64(t.c0)) || math.IsInf(float64(t.c0), 0) {
+		return nil, fmt.Errorf("cnn: nce's log Z start is %v: the initial model's energies overflow under the noise", t.c0)
+	}
+	return t, nil
+}
+
+// nceTerm is one run's noise, c's start and the last step's estimate of log Z.
+type nceTerm struct {
+	o          NCE
+	noise      *gaussNoise
+	c0         float32
+	logZIS     float64
+	lpnD, lpnN *Node
+}
+
+// Own is c, started at c0.
+func (t *nceTerm) Own() []float32 { return []float32{t.c0} }
+
+// Lanes are ν·B noise draws.
+func (t *nceTerm) Lanes(s *StepGraph) *Node {
+	lanes, lpn := t.noise.draw(s, t.o.Nu*s.B)
+	logNu := math.Log(float64(t.o.Nu))
+	t.lpnD, t.lpnN = AddScalar(t.noise.logPdf(s.X), logNu), AddScalar(lpn, logNu)
+	return lanes
+}
+
+// Loss is nceLoss with c; the noise draws' log mean exp(ℓ − log pn) is an output.
+func (t *nceTerm) Loss(s *StepGraph, ld, ln *Node) *Node {
+	s.Output(logMeanExp(Sub(ln, AddScalar(t.lpnN, -math.Log(float64(t.o.Nu))))))
+	return nceLoss(ld, ln, t.lpnD, t.lpnN, s.Own[0])
+}
+
+func (*nceTerm) Feed() []*tensors.Tensor { return nil }
+
+// After keeps the step's importance-sampling estimate of log Z.
+func (t *nceTerm) After(outs []*tensors.Tensor) {
+	t.logZIS = float64(tensors.MustCopyFlatData[float32](outs[0])[0])
+}
+
+// End reports "nce_loss", the learned and initial c, the last estimate of log Z and
+// the noise's ridge.
+func (t *nceTerm) End(own []float32, st *Stats) {
+	st.MethodStats = termStats("nce", st.Term)
+	st.MethodStats["log_z_learned"] = float64(own[0])
+	st.MethodStats["log_z_init"] = float64(t.c0)
+	st.MethodStats["log_z_is"] = t.logZIS
+	st.MethodStats["nce_ridge"] = t.noise.ridge
 }
 
 // gaussNoise is NCE's noise N(μ, LLᵀ) on R^D, host-side.
@@ -223,12 +345,12 @@ func (gn *gaussNoise) consts(g *Graph) (mean, lT, linvT *Node) {
 }
 
 // draw returns n draws [n, D] of the noise and their log density [n].
-func (gn *gaussNoise) draw(rng *Node, n int) (rngOut, y, lpn *Node) {
-	mean, lT, _ := gn.consts(rng.Graph())
-	rngOut, z := RandomNormal(rng, shapes.Make(dtypes.Float32, n, gn.D))
+func (gn *gaussNoise) draw(s *StepGraph, n int) (y, lpn *Node) {
+	mean, lT, _ := gn.consts(s.G)
+	z := s.Normal(n, gn.D)
 	y = Add(Dot(z, lT), mean)
 	lpn = AddScalar(MulScalar(ReduceSum(Square(z), -1), -0.5), -gn.logNorm)
-	return rngOut, y, lpn
+	return y, lpn
 }
 
 // logPdf is the noise's log density at the rows of x [n, D], [n].
@@ -240,19 +362,17 @@ func (gn *gaussNoise) logPdf(x *Node) *Node {
 
 // edNegatives draws ED's M negatives of every row of x [B, D]: y = x + √t ξ, then
 // x'_j = y + √t ξ_j in row j·B + i, [M·B, D].
-func edNegatives(rng, x *Node, o EDOptions) (rngOut, neg *Node) {
+func edNegatives(s *StepGraph, x *Node, o ED) *Node {
 	B, D := x.Shape().Dimensions[0], x.Shape().Dimensions[1]
-	s := math.Sqrt(o.T)
-	rng, xi := RandomNormal(rng, x.Shape())
-	y := Add(x, MulScalar(xi, s))
-	rng, xij := RandomNormal(rng, shapes.Make(dtypes.Float32, o.M, B, D))
-	neg = Reshape(Add(InsertAxes(y, 0), MulScalar(xij, s)), o.M*B, D)
-	return rng, neg
+	sd := math.Sqrt(o.T)
+	y := Add(x, MulScalar(s.Normal(B, D), sd))
+	xij := s.Normal(o.M, B, D)
+	return Reshape(Add(InsertAxes(y, 0), MulScalar(xij, sd)), o.M*B, D)
 }
 
-// edTerm is mean_i log(w/M + (1/M) Σ_j exp(ℓn_ji − ℓd_i)) of the data's ℓd [B] and the
+// edLoss is mean_i log(w/M + (1/M) Σ_j exp(ℓn_ji − ℓd_i)) of the data's ℓd [B] and the
 // negatives' ℓn [M·B] (row j·B + i).
-func edTerm(ld, ln *Node, o EDOptions) *Node {
+func edLoss(ld, ln *Node, o ED) *Node {
 	B := ld.Shape().Dimensions[0]
 	diff := Transpose(Sub(Reshape(ln, o.M, B), InsertAxes(ld, 0)), 0, 1) // [B, M]
 	if o.W > edWZero {
@@ -266,20 +386,20 @@ func softplus(x *Node) *Node {
 	return Add(Max(x, ZerosLike(x)), Log1p(Exp(Neg(Abs(x)))))
 }
 
-// nceTerm is −(1/B)[Σ_data log σ(G) + Σ_noise log(1 − σ(G))], G = ℓ − c − lpn, of the
+// nceLoss is −(1/B)[Σ_data log σ(G) + Σ_noise log(1 − σ(G))], G = ℓ − c − lpn, of the
 // data's ℓd, lpnD [B] and the noise's ℓn, lpnN [ν·B]; lpn is log(ν pn).
-func nceTerm(ld, ln, lpnD, lpnN, c *Node) *Node {
+func nceLoss(ld, ln, lpnD, lpnN, c *Node) *Node {
 	B := ld.Shape().Dimensions[0]
 	gd := Sub(Sub(ld, c), lpnD)
 	gn := Sub(Sub(ln, c), lpnN)
 	return MulScalar(Add(ReduceAllSum(softplus(Neg(gd))), ReduceAllSum(softplus(gn))), 1/float64(B))
 }
 
-// dsmTerm is ½·mean_i (‖σ s_i + ε_i‖² − ‖ε_i‖²) = ½·mean_i (σ²‖s_i‖² + 2σ s_i·ε_i) of the
+// dsmLoss is ½·mean_i (‖σ s_i + ε_i‖² − ‖ε_i‖²) = ½·mean_i (σ²‖s_i‖² + 2σ s_i·ε_i) of the
 // scores s [B, D] at x̃ = x + σε: Vincent's loss less the parameter-free ½‖ε‖² (same
 // gradient; without it the term's batch-to-batch noise, about √(D/2), would hide its
 // progress).
-func dsmTerm(s, eps *Node, sigma float64) *Node {
+func dsmLoss(s, eps *Node, sigma float64) *Node {
 	B := s.Shape().Dimensions[0]
 	ss := MulScalar(s, sigma)
 	return MulScalar(ReduceAllSum(Mul(ss, Add(ss, MulScalar(eps, 2)))), 0.5/float64(B))
@@ -289,119 +409,4 @@ func dsmTerm(s, eps *Node, sigma float64) *Node {
 func logMeanExp(x *Node) *Node {
 	n := x.Shape().Size()
 	return AddScalar(logSumExp(Reshape(x, 1, n)), -math.Log(float64(n)))
-}
-
-// recipeOut is a recipe step's graph: the loss, its cross-entropy and recipe term, the
-// gradients of the loss in p (the network's, then c for nce), the rng state after the
-// step's draws, and nce's importance-sampling estimate of log Z under the noise (the
-// step's noise draws; nil for ed and dsm).
-type recipeOut struct {
-	loss, ce, term *Node
-	grads          []*Node
-	rng            *Node
-	logZIS         *Node
-}
-
-// buildRecipe builds one recipe step on the data x [B, D] (noise already added) with
-// one-hot labels [B, K]: p are the network's parameters followed, for nce, by c.
-func buildRecipe(nt *net, k trainKey, noise *gaussNoise, p []*Node, x, onehot, rng *Node) recipeOut {
-	B := x.Shape().Dimensions[0]
-	np := len(nt.sp.layerShapes(nt.S, nt.K))
-	w := k.pxW
-	invB := 1 / float64(B)
-	ceOf := func(logits *Node) *Node {
-		return MulScalar(ReduceAllSum(Sub(logSumExp(logits), ReduceSum(Mul(logits, onehot), -1))), invB)
-	}
-	var out recipeOut
-	if k.method == DSM {
-		var eps *Node
-		rng, eps = RandomNormal(rng, x.Shape())
-		xt := Add(x, MulScalar(eps, k.dsm.Sigma))
-		_, s := nt.lseGrad(p, xt, k.autodiff)
-		out.term = dsmTerm(s, eps, k.dsm.Sigma)
-		logits, ac := nt.forward(p, x)
-		out.ce = ceOf(logits)
-		out.loss = Add(out.ce, MulScalar(out.term, w))
-		if k.autodiff {
-			out.grads = Gradient(out.loss, p...)
-		} else {
-			out.grads, _ = nt.backward(p, ac, MulScalar(Sub(Softmax(logits, -1), onehot), invB), true, false)
-			tg := Gradient(out.term, p...)
-			for j := range out.grads {
-				out.grads[j] = Add(out.grads[j], MulScalar(tg[j], w))
-			}
-		}
-		out.rng = rng
-		return out
-	}
-
-	// ed and nce: one forward pass over the data and its lanes.
-	var lanes, lpnD, lpnN, c *Node
-	switch k.method {
-	case ED:
-		rng, lanes = edNegatives(rng, x, k.ed)
-	case NCE:
-		var lpn *Node
-		rng, lanes, lpn = noise.draw(rng, k.nce.Nu*B)
-		logNu := math.Log(float64(k.nce.Nu))
-		lpnD, lpnN = AddScalar(noise.logPdf(x), logNu), AddScalar(lpn, logNu)
-		c = p[np]
-	}
-	out.rng = rng
-	term := func(ld, ln *Node) *Node {
-		if k.method == ED {
-			return edTerm(ld, ln, k.ed)
-		}
-		return nceTerm(ld, ln, lpnD, lpnN, c)
-	}
-	isOf := func(ln *Node) {
-		if k.method == NCE {
-			out.logZIS = logMeanExp(Sub(ln, AddScalar(lpnN, -math.Log(float64(k.nce.Nu)))))
-		}
-	}
-	if k.autodiff { // two forward passes: the VJP of Slice needs Pad, which SimpleGo lacks
-		logitsD, _ := nt.forward(p[:np], x)
-		logitsN, _ := nt.forward(p[:np], lanes)
-		ln := logSumExp(logitsN)
-		isOf(ln)
-		out.ce = ceOf(logitsD)
-		out.term = term(logSumExp(logitsD), ln)
-		out.loss = Add(out.ce, MulScalar(out.term, w))
-		out.grads = Gradient(out.loss, p...)
-		return out
-	}
-	logits, ac := nt.forward(p[:np], Concatenate([]*Node{x, lanes}, 0))
-	sm := Softmax(logits, -1)
-	l := logSumExp(logits)
-	logitsD, smD := Slice(logits, AxisRange(0, B)), Slice(sm, AxisRange(0, B))
-	out.ce = ceOf(logitsD)
-	// The term's derivative in every lane's ℓ, not through the network.
-	ld, ln := Identity(StopGradient(Slice(l, AxisRange(0, B)))), Identity(StopGradient(Slice(l, AxisRange(B))))
-	isOf(ln)
-	out.term = term(ld, ln)
-	out.loss = Add(out.ce, MulScalar(out.term, w))
-	wrt := []*Node{ld, ln}
-	if c != nil {
-		wrt = append(wrt, c)
-	}
-	tg := Gradient(out.term, wrt...)
-	coef := Concatenate([]*Node{tg[0], tg[1]}, 0)
-	dl := MulScalar(Mul(InsertAxes(coef, -1), sm), w)
-	dce := MulScalar(Sub(smD, onehot), invB)
-	dl = Add(dl, Concatenate([]*Node{dce, Zeros(x.Graph(), shapes.Make(dtypes.Float32, lanes.Shape().Dimensions[0], nt.K))}, 0))
-	out.grads, _ = nt.backward(p[:np], ac, dl, true, false)
-	if c != nil {
-		out.grads = append(out.grads, MulScalar(tg[2], w))
-	}
-	return out
-}
-
-// buildNCEInit builds the graph of c's start: log mean exp(ℓ(y) − log pn(y)) over n
-// noise draws y at the parameters p. Inputs p, rng; outputs c0, rng'.
-func buildNCEInit(g *Graph, nt *net, noise *gaussNoise, n int) {
-	p := paramNodes(g, nt.sp.layerShapes(nt.S, nt.K), "p")
-	rng := Parameter(g, "rng", RNGStateForGraph(g).Shape())
-	rng, y, lpn := noise.draw(rng, n)
-	logits, _ := nt.forward(p, y)
-	g.Compile(logMeanExp(Sub(logSumExp(logits), lpn)), rng)
 }

@@ -15,10 +15,10 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
-// recipeLossGrads runs one recipe step's loss, term and gradients (buildRecipe) at the
-// parameters theta (the network's, then c for nce) on the batch d, from a fixed rng
-// seed: the same draws every call.
-func recipeLossGrads(t *testing.T, sp Spec, d Data, k trainKey, noise *gaussNoise, theta [][]float32) (loss, term float64, grads [][]float32) {
+// recipeLossGrads runs one step's loss, term and gradients (trainGraph.lossGrads, the
+// hand backward pass) of the run's term tm at the parameters theta (the network's, then
+// the term's own) on the batch d, from a fixed rng seed: the same draws every call.
+func recipeLossGrads(t *testing.T, sp Spec, d Data, tm Term, w float64, theta [][]float32) (loss, term float64, grads [][]float32) {
 	t.Helper()
 	b, err := newBackend("")
 	if err != nil {
@@ -27,7 +27,8 @@ func recipeLossGrads(t *testing.T, sp Spec, d Data, k trainKey, noise *gaussNois
 	defer b.Finalize()
 	nt := newNet(sp, d.S, d.K)
 	sh := sp.layerShapes(d.S, d.K)
-	if k.method == NCE {
+	np := len(sh)
+	for range tm.Own() {
 		sh = append(sh, []int{})
 	}
 	N, D := len(d.Y), d.S*d.S
@@ -37,9 +38,10 @@ func recipeLossGrads(t *testing.T, sp Spec, d Data, k trainKey, noise *gaussNois
 		p := paramNodes(g, sh, "p")
 		x := Parameter(g, "x", shapes.Make(dtypes.Float32, N, D))
 		y := Parameter(g, "y", shapes.Make(dtypes.Int32, N))
-		rng := Parameter(g, "rng", RNGStateForGraph(g).Shape())
-		r := buildRecipe(nt, k, noise, p, x, OneHot(y, d.K, dtypes.Float32), rng)
-		g.Compile(append([]*Node{r.loss, r.term}, r.grads...)...)
+		s := &StepGraph{G: g, X: x, B: N, D: D, K: d.K, Own: p[np:], nt: nt, p: p[:np], rng: Parameter(g, "rng", RNGStateForGraph(g).Shape())}
+		tg := &trainGraph{nt: nt, term: tm, N: N, w: w}
+		loss, _, term, grads := tg.lossGrads(s, p, OneHot(y, d.K, dtypes.Float32))
+		g.Compile(append([]*Node{loss, term}, grads...)...)
 		in := make([]any, 0, len(sh)+3)
 		for i, s := range sh {
 			in = append(in, tensors.FromFlatDataAndDimensions(append([]float32(nil), theta[i]...), s...))
@@ -86,18 +88,23 @@ func TestRecipeGradients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []trainKey{
-		{method: ED, pxW: 1, ed: EDOptions{M: 3, T: 0.25, W: 1}},
-		{method: ED, pxW: 2, ed: EDOptions{M: 2, T: 0.25, W: edWZero}},
-		{method: DSM, pxW: 1, dsm: DSMOptions{Sigma: 0.3}},
-		{method: NCE, pxW: 1, nce: NCEOptions{Nu: 3, Inflate: 1}},
+	for _, k := range []struct {
+		name string
+		w    float64
+		tm   Term
+	}{
+		{"ed", 1, &edTerm{o: ED{M: 3, T: 0.25, W: 1}}},
+		{"ed-w0", 2, &edTerm{o: ED{M: 2, T: 0.25, W: edWZero}}},
+		{"dsm", 1, &dsmTerm{o: DSM{Sigma: 0.3}}},
+		{"nce", 1, &nceTerm{o: NCE{Nu: 3, Inflate: 1}, noise: &gn, c0: 60}},
 	} {
-		t.Run(string(k.method), func(t *testing.T) {
+		t.Run(k.name, func(t *testing.T) {
 			theta := append([][]float32(nil), p.Tensors...)
-			if k.method == NCE {
+			nce := k.name == "nce"
+			if nce {
 				theta = append(theta, []float32{60})
 			}
-			loss, term, grads := recipeLossGrads(t, sp, d, k, &gn, theta)
+			loss, term, grads := recipeLossGrads(t, sp, d, k.tm, k.w, theta)
 			r := rand.New(rand.NewPCG(7, 7))
 			// float32 losses: rounding costs about ulp(loss)/h, truncation h² (dsm's loss is
 			// about D/2, whence the large step).
@@ -105,7 +112,7 @@ func TestRecipeGradients(t *testing.T) {
 			var worst, scale float64
 			for range 12 {
 				i := r.IntN(len(theta))
-				if k.method == NCE && r.IntN(3) == 0 {
+				if nce && r.IntN(3) == 0 {
 					i = len(theta) - 1
 				}
 				j := r.IntN(len(theta[i]))
@@ -113,14 +120,14 @@ func TestRecipeGradients(t *testing.T) {
 					th := append([][]float32(nil), theta...)
 					th[i] = append([]float32(nil), theta[i]...)
 					th[i][j] = v
-					l, _, _ := recipeLossGrads(t, sp, d, k, &gn, th)
+					l, _, _ := recipeLossGrads(t, sp, d, k.tm, k.w, th)
 					return l
 				}
 				fd := (at(theta[i][j]+h) - at(theta[i][j]-h)) / float64(2*h)
 				worst = max(worst, math.Abs(fd-float64(grads[i][j])))
 				scale = max(scale, math.Abs(fd))
 			}
-			t.Logf("%s: loss %.4g (term %.4g), max |grad - finite difference| %.2g over 12 coordinates, max |fd| %.2g", k.method, loss, term, worst, scale)
+			t.Logf("%s: loss %.4g (term %.4g), max |grad - finite difference| %.2g over 12 coordinates, max |fd| %.2g", k.name, loss, term, worst, scale)
 			if worst > 1e-2*max(scale, 0.1) {
 				t.Errorf("gradient and finite differences differ by %g (scale %g)", worst, scale)
 			}
@@ -204,7 +211,7 @@ func (m knownMix) logP(x *Node) *Node {
 // knownAnswer runs the recipe's term on R batches of B exact draws with the energy
 // β·log p (dsm: β·log p_σ, the mixture mix) and returns the mean and standard error of
 // dL/dβ and (nce) dL/dc at the given β and c.
-func knownAnswer(t *testing.T, k trainKey, mix, truth knownMix, noise *gaussNoise, beta, c float64, R, B int) (dBeta, seBeta, dC, seC float64) {
+func knownAnswer(t *testing.T, k Objective, mix, truth knownMix, noise *gaussNoise, beta, c float64, R, B int) (dBeta, seBeta, dC, seC float64) {
 	t.Helper()
 	b, err := newBackend("")
 	if err != nil {
@@ -217,23 +224,22 @@ func knownAnswer(t *testing.T, k trainKey, mix, truth knownMix, noise *gaussNois
 		bt := Parameter(g, "beta", shapes.Make(dtypes.Float32))
 		cn := Parameter(g, "c", shapes.Make(dtypes.Float32))
 		x := Parameter(g, "x", shapes.Make(dtypes.Float32, B, D))
-		rng := Parameter(g, "rng", RNGStateForGraph(g).Shape())
+		s := &StepGraph{G: g, rng: Parameter(g, "rng", RNGStateForGraph(g).Shape())}
 		energy := func(u *Node) *Node { return Mul(mix.logP(u), bt) }
 		var term *Node
-		switch k.method {
+		switch k := k.(type) {
 		case DSM:
-			var eps *Node
-			_, eps = RandomNormal(rng, x.Shape())
-			xt := Identity(StopGradient(Add(x, MulScalar(eps, k.dsm.Sigma))))
+			eps := s.Normal(B, D)
+			xt := Identity(StopGradient(Add(x, MulScalar(eps, k.Sigma))))
 			s1 := Gradient(ReduceAllSum(mix.logP(xt)), xt)[0]
-			term = dsmTerm(Mul(StopGradient(s1), bt), eps, k.dsm.Sigma)
+			term = dsmLoss(Mul(StopGradient(s1), bt), eps, k.Sigma)
 		case ED:
-			_, neg := edNegatives(rng, x, k.ed)
-			term = edTerm(energy(x), energy(neg), k.ed)
+			neg := edNegatives(s, x, k)
+			term = edLoss(energy(x), energy(neg), k)
 		case NCE:
-			_, y, lpn := noise.draw(rng, k.nce.Nu*B)
-			logNu := math.Log(float64(k.nce.Nu))
-			term = nceTerm(energy(x), energy(y), AddScalar(noise.logPdf(x), logNu), AddScalar(lpn, logNu), cn)
+			y, lpn := noise.draw(s, k.Nu*B)
+			logNu := math.Log(float64(k.Nu))
+			term = nceLoss(energy(x), energy(y), AddScalar(noise.logPdf(x), logNu), AddScalar(lpn, logNu), cn)
 		}
 		gr := Gradient(term, bt, cn)
 		g.Compile(gr[0], gr[1])
@@ -285,13 +291,13 @@ func TestRecipesKnownAnswer(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		k    trainKey
+		k    Objective
 		mix  knownMix
 	}{
-		{"ed-M4-t0.05", trainKey{method: ED, ed: EDOptions{M: 4, T: 0.05, W: 1}}, truth},
-		{"ed-M16-t0.1", trainKey{method: ED, ed: EDOptions{M: 16, T: 0.1, W: 1}}, truth},
-		{"dsm-sigma0.3", trainKey{method: DSM, dsm: DSMOptions{Sigma: sigma}}, smooth},
-		{"nce-nu10", trainKey{method: NCE, nce: NCEOptions{Nu: 10, Inflate: 1}}, truth},
+		{"ed-M4-t0.05", ED{M: 4, T: 0.05, W: 1}, truth},
+		{"ed-M16-t0.1", ED{M: 16, T: 0.1, W: 1}, truth},
+		{"dsm-sigma0.3", DSM{Sigma: sigma}, smooth},
+		{"nce-nu10", NCE{Nu: 10, Inflate: 1}, truth},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g1, s1, c1, sc1 := knownAnswer(t, tc.k, tc.mix, truth, &gn, 1, 0, R, B)
@@ -304,13 +310,13 @@ func TestRecipesKnownAnswer(t *testing.T) {
 			if gLo > -3*sLo || gHi < 3*sHi {
 				t.Errorf("β = 1 is not the minimum: dL/dβ %.4g at 0.8, %.4g at 1.25", gLo, gHi)
 			}
-			if tc.k.method == NCE {
+			if _, ok := tc.k.(NCE); ok {
 				t.Logf("%s: dL/dc at (1, 0): %.4f ± %.4f", tc.name, c1, sc1)
 				if math.Abs(c1) > 3.5*sc1 {
 					t.Errorf("dL/dc at the exact log Z is %.4g ± %.4g, not 0", c1, sc1)
 				}
 			}
-			if tc.k.method == DSM { // against the clean log p the minimiser moves (DSM fits p_σ)
+			if _, ok := tc.k.(DSM); ok { // against the clean log p the minimiser moves (DSM fits p_σ)
 				gc, sc, _, _ := knownAnswer(t, tc.k, truth, truth, &gn, 1, 0, R, B)
 				t.Logf("%s: with the clean log p, dL/dβ at β=1: %.4f ± %.4f", tc.name, gc, sc)
 			}
@@ -325,11 +331,12 @@ func TestTrainRecipes(t *testing.T) {
 	d := barRing(256, 8, 0.5, 4)
 	sp, _ := Parse("cnn:4,8")
 	for _, o := range []TrainOptions{
-		{Method: ED, ED: EDOptions{M: 4, T: 0.05}},
-		{Method: DSM, DSM: DSMOptions{Sigma: 0.3}},
-		{Method: NCE, NCE: NCEOptions{Nu: 4}},
+		{Objective: ED{M: 4, T: 0.05}},
+		{Objective: DSM{Sigma: 0.3}},
+		{Objective: NCE{Nu: 4}},
 	} {
-		t.Run(string(o.Method), func(t *testing.T) {
+		name := o.Objective.Name()
+		t.Run(name, func(t *testing.T) {
 			o.Steps, o.Batch, o.LR, o.Seed = 30, 32, 1e-2, 1
 			p, st, err := Train(context.Background(), sp, d, o)
 			if err != nil {
@@ -346,7 +353,7 @@ func TestTrainRecipes(t *testing.T) {
 				return s / float64(len(v))
 			}
 			first, last := mean(st.Loss[:5]), mean(st.Loss[len(st.Loss)-5:])
-			t.Logf("%s: loss %.4f -> %.4f (ce %.4f -> %.4f, term %.4f -> %.4f), stats %v, %.2fs", o.Method, first, last,
+			t.Logf("%s: loss %.4f -> %.4f (ce %.4f -> %.4f, term %.4f -> %.4f), stats %v, %.2fs", name, first, last,
 				mean(st.CE[:5]), mean(st.CE[len(st.CE)-5:]), mean(st.Term[:5]), mean(st.Term[len(st.Term)-5:]), st.MethodStats, st.Seconds)
 			if !(last < first) {
 				t.Errorf("loss did not improve: %g -> %g", first, last)
@@ -356,7 +363,7 @@ func TestTrainRecipes(t *testing.T) {
 					t.Errorf("stat %s = %v", k, v)
 				}
 			}
-			if _, ok := st.MethodStats[string(o.Method)+"_loss"]; !ok || o.Method == NCE && len(st.MethodStats) != 5 {
+			if _, ok := st.MethodStats[name+"_loss"]; !ok || name == "nce" && len(st.MethodStats) != 5 {
 				t.Errorf("stats %v", st.MethodStats)
 			}
 			o.Steps = 3
@@ -383,13 +390,14 @@ func TestRecipeOptions(t *testing.T) {
 		opts TrainOptions
 		err  string
 	}{
-		{TrainOptions{Method: ED, ED: EDOptions{M: 65}}, "ED options"},
-		{TrainOptions{Method: ED, ED: EDOptions{T: -1}}, "ED options"},
-		{TrainOptions{Method: DSM, DSM: DSMOptions{Sigma: math.Inf(1)}}, "Sigma"},
-		{TrainOptions{Method: DSM, Autodiff: true}, "Pad"},
-		{TrainOptions{Method: NCE, NCE: NCEOptions{Nu: -2}}, "NCE options"},
-		{TrainOptions{Method: NCE, PxWeight: -1}, "PxWeight"},
-		{TrainOptions{Method: ED, EnergyL2: 0.1}, "EnergyL2"},
+		{TrainOptions{Objective: ED{M: 65}}, "ED options"},
+		{TrainOptions{Objective: ED{T: -1}}, "ED options"},
+		{TrainOptions{Objective: DSM{Sigma: math.Inf(1)}}, "Sigma"},
+		{TrainOptions{Objective: DSM{}, Autodiff: true}, "Pad"},
+		{TrainOptions{Objective: NCE{Nu: -2}}, "NCE options"},
+		{TrainOptions{Objective: NCE{}, PxWeight: -1}, "PxWeight"},
+		{TrainOptions{Objective: SGLD{L2: -0.1}}, "SGLD options"},
+		{TrainOptions{Objective: SGLD{ReinitFreq: 2}}, "SGLD options"},
 	} {
 		tc.opts.Steps = 1
 		if _, _, err := Train(context.Background(), sp, d, tc.opts); err == nil || !strings.Contains(err.Error(), tc.err) {

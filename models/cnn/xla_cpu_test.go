@@ -119,9 +119,9 @@ func TestXLACPUMatchesGo(t *testing.T) {
 		tol  float64 // of the update
 		loss float64 // of the final loss, relative to max(1, |loss|)
 	}{
-		{"baseline/hand", TrainOptions{Method: Baseline}, 1e-3, 1e-4},
-		{"baseline/autodiff", TrainOptions{Method: Baseline, Autodiff: true}, 1e-3, 1e-4},
-		{"jem-sgld/hand", TrainOptions{Method: JEMSGLD}, 0.1, 1e-2},
+		{"baseline/hand", TrainOptions{}, 1e-3, 1e-4},
+		{"baseline/autodiff", TrainOptions{Autodiff: true}, 1e-3, 1e-4},
+		{"jem-sgld/hand", TrainOptions{Objective: SGLD{}}, 0.1, 1e-2},
 	} {
 		o := c.o
 		o.Steps, o.Batch, o.LR, o.Seed, o.Init = 10, 64, 1e-3, 3, &p
@@ -185,7 +185,7 @@ func BenchmarkCNNXLACPU(b *testing.B) {
 		autodiff bool
 	}{{"hand", false}, {"autodiff", true}} {
 		b.Run("baseline/"+ad.name, func(b *testing.B) {
-			train(b, TrainOptions{Method: Baseline, Autodiff: ad.autodiff})
+			train(b, TrainOptions{Autodiff: ad.autodiff})
 		})
 		b.Run("sgld-step/"+ad.name, func(b *testing.B) {
 			p, _ := Init(sp, 16, 10, 1)
@@ -202,7 +202,7 @@ func BenchmarkCNNXLACPU(b *testing.B) {
 			b.ReportMetric(float64(time.Since(t0))/1e6/float64(b.N), "ms/step")
 		})
 		b.Run("jem-sgld20/"+ad.name, func(b *testing.B) {
-			train(b, TrainOptions{Method: JEMSGLD, Autodiff: ad.autodiff, SGLD: SGLDOptions{Steps: 20}})
+			train(b, TrainOptions{Objective: SGLD{Steps: 20}, Autodiff: ad.autodiff})
 		})
 	}
 }

@@ -25,10 +25,32 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jemcheck/jemcheck/methods"
+	_ "github.com/jemcheck/jemcheck/methods/all"
 	"github.com/jemcheck/jemcheck/models/cnn"
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/models/prob/mfa"
+	"github.com/jemcheck/jemcheck/schemas"
 )
+
+// imageRecipe is a registered method's images hook (methods.Images), at its defaults.
+type imageRecipe struct {
+	name string
+	hook func(schemas.Grid, *cnn.TrainOptions) error
+}
+
+// imageRecipes looks the named methods' images hooks up.
+func imageRecipes(names ...string) ([]imageRecipe, error) {
+	out := make([]imageRecipe, 0, len(names))
+	for _, n := range names {
+		h, ok := methods.Images.Of(n)
+		if !ok {
+			return nil, fmt.Errorf("method %s has no images hook", n)
+		}
+		out = append(out, imageRecipe{name: n, hook: h})
+	}
+	return out, nil
+}
 
 type config struct {
 	backend   string
@@ -141,8 +163,16 @@ func run(ctx context.Context, c config) error {
 	}
 	check("lse", relDiff(ed, eg), c.agreeTol)
 	check("lse_input_grad", relDiff(gd, gg), c.agreeTol)
-	for _, m := range []cnn.Method{cnn.Baseline, cnn.JEMSGLD} {
-		o := cnn.TrainOptions{Method: m, Steps: 10, Batch: c.batch, LR: 1e-3, Seed: 3, Init: &p}
+	recipes, err := imageRecipes("baseline", "sgld")
+	if err != nil {
+		return err
+	}
+	for _, rc := range recipes {
+		m := rc.name
+		o := cnn.TrainOptions{Steps: 10, Batch: c.batch, LR: 1e-3, Seed: 3, Init: &p}
+		if err := rc.hook(schemas.DefaultGrid(), &o); err != nil {
+			return err
+		}
 		og := o
 		pg, sg, err := cnn.Train(ctx, sp, d, og)
 		if err != nil {
@@ -167,10 +197,10 @@ func run(ctx context.Context, c config) error {
 		}
 		worst := math.Sqrt(dd / max(dn, 1e-300))
 		tol := c.trainTol
-		if m == cnn.JEMSGLD {
+		if o.Objective != nil {
 			tol *= 5
 		}
-		check("train10_"+string(m), worst, tol)
+		check("train10_"+m, worst, tol)
 		fmt.Printf("loss10 %s go %.5f device %.5f\n", m, sg.Loss[len(sg.Loss)-1], sd.Loss[len(sd.Loss)-1])
 	}
 
@@ -180,7 +210,8 @@ func run(ctx context.Context, c config) error {
 		if err != nil {
 			return err
 		}
-		for _, m := range []cnn.Method{cnn.Baseline, cnn.JEMSGLD} {
+		for _, rc := range recipes {
+			m := rc.name
 			for _, b := range []struct {
 				name  string
 				steps int
@@ -191,7 +222,10 @@ func run(ctx context.Context, c config) error {
 				// Each Train call builds and compiles its graph, and a device backend caches
 				// compiled executables: warm up with 1 step, then time N and 2N steps and
 				// take the difference, so neither compile is counted.
-				o := cnn.TrainOptions{Method: m, Steps: 1, Batch: c.batch, LR: 1e-4, Seed: 1}
+				o := cnn.TrainOptions{Steps: 1, Batch: c.batch, LR: 1e-4, Seed: 1}
+				if err := rc.hook(schemas.DefaultGrid(), &o); err != nil {
+					return err
+				}
 				if b.name != "go" {
 					o.Backend = b.name
 				}
