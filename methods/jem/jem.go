@@ -19,11 +19,15 @@ func init() {
 		Hooks: []methods.Hook{
 			methods.Tables.Hook(func(schemas.Grid, uint64) (*kernel.PCD, error) { return nil, nil }),
 			methods.Plane.Hook(Spec2D), methods.Blocks.Hook(Spec2D),
-			methods.Bits.Hook(func(_ schemas.Grid, s *kernel.SpecBits) error {
-				s.Exact = true
-				return nil
-			}),
+			methods.Bits.Hook(SpecBits),
 		}})
+}
+
+// SpecBits sets exact JEM on the binary kernel: log Z by enumeration of the 2^D·K
+// cells (jem-converged trains the same way).
+func SpecBits(_ schemas.Grid, s *kernel.SpecBits) error {
+	s.Exact = true
+	return nil
 }
 
 // Spec2D sets exact JEM on the 2-D kernel (Spec2D.Exact): log Z on the training grid, shifted by a

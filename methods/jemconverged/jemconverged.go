@@ -17,6 +17,6 @@ const Name = "jem-converged"
 
 func init() {
 	methods.Register(methods.Method{Name: Name, Order: 2, Reference: true, FullBatch: true, Comparable: true, Options: []string{"train_grid"},
-		Doc:   "exact JEM on full batches at lr >= 0.01 (2-D, block tasks) until its held-out NLL converges (a truth-free rule, up to 10x the steps), selected by the same rule: the converged yardstick, the best this model family does on these draws; every recipe's excess is shown against it beside the verdict's (over jem)",
-		Hooks: []methods.Hook{methods.Plane.Hook(jem.Spec2D), methods.Blocks.Hook(jem.Spec2D)}})
+		Doc:   "exact JEM on full batches at lr >= 0.01 (2-D, block and binary tasks) until its held-out NLL converges (a truth-free rule, up to 10x the steps), selected by the same rule: the converged yardstick, the best this model family does on these draws; every recipe's excess is shown against it beside the verdict's (over jem)",
+		Hooks: []methods.Hook{methods.Plane.Hook(jem.Spec2D), methods.Blocks.Hook(jem.Spec2D), methods.Bits.Hook(jem.SpecBits)}})
 }

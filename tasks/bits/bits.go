@@ -378,9 +378,13 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			return out, err
 		}
 		sp.ObserveEvery = every
+		if len(ds) > 0 { // the converged yardstick: full batches of the training draws
+			sp.Batch = tasks.RunBatch(meth, sp.Batch, len(ds[0].ys))
+		}
+		lr := tasks.RunLR(meth, p.LR)
 		runs := make([]kernel.RunBits, len(ds))
 		for i, d := range ds {
-			runs[i] = kernel.RunBits{Seed: tasks.TrainSeed(seed, d.t, meth), LR: float32(p.LR), X: d.xs, Y: d.ys,
+			runs[i] = kernel.RunBits{Seed: tasks.TrainSeed(seed, d.t, meth), LR: float32(lr), X: d.xs, Y: d.ys,
 				Theta: kernel.InitMLPBits(prob.Seed(tasks.TableSeed(seed, d.t), tagInit), s.d, hidden, p.Classes)}
 		}
 		// The protocol's loop (tasks.MethodLoop): at every check the exact held-out NLL and
@@ -418,7 +422,8 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			r.Theta = res[i].Theta // the iterate a converged yardstick stops at (the loop's)
 			nan := math.NaN()
 			tr := tasks.TrainedRun{Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta,
-				BufferInBox: nan, BufferTVTruth: nan, BufferTVModel: nan, KLJointAveraged: nan, RefGap: nan, HeldoutNLL: nan, HeldoutNLLFinal: nan}
+				BufferInBox: nan, BufferTVTruth: nan, BufferTVModel: nan, KLJointAveraged: nan, RefGap: nan, HeldoutNLL: nan, HeldoutNLLFinal: nan,
+				TrainBatch: int64(sp.Batch), TrainLR: lr}
 			if o.Select != "" {
 				loop.Finish(i, &tr) // the selected iterate's parameters
 			}

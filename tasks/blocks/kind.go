@@ -416,20 +416,6 @@ func gridFor(sd, box float64, mult int) int {
 // evalGrid is a block point's evaluation grid (every block's).
 func evalGrid(p tasks.Point) prob.Grid { return prob.Grid{G: p.GridCells, Box: p.Box} }
 
-// refBatch is jem-converged's minibatch: the plane kind's (all N draws up to
-// plane.RefMaxBatch, rounded up to the kernel's multiple of 16).
-func refBatch(samples int) int {
-	return min(plane.RefMaxBatch, (samples+kernel.VW-1)/kernel.VW*kernel.VW)
-}
-
-// runLR is the Adam learning rate of method m's runs: the point's (the protocol), or
-// for jem-converged at least plane.RefMinLR (the plane kind's rule).
-func runLR(p tasks.Point, m string) float64 {
-	if methods.Has(m, func(x methods.Method) bool { return x.FullBatch }) {
-		return max(p.LR, plane.RefMinLR)
-	}
-	return p.LR
-}
 
 // specAdditive is the additive kernel's spec of method m at p (observe: the cadence of
 // Observe, 0 = none); its Spec2D is the plane kind's spec of m. On a joint point it is

@@ -240,11 +240,11 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 		if err != nil {
 			return out, err
 		}
-		if methods.Has(meth, func(x methods.Method) bool { return x.FullBatch }) && len(ds) > 0 { // full batches of the training draws
-			spec.Batch = refBatch(len(ds[0].y))
+		if len(ds) > 0 { // the converged yardstick: full batches of the training draws
+			spec.Batch = tasks.RunBatch(meth, spec.Batch, len(ds[0].y))
 		}
 		perStep := spec.Spec2D.GradEvalsPerStep(2*B) * int64(B) // every block's network, one pass each
-		lr := runLR(p, meth)
+		lr := tasks.RunLR(meth, p.LR)
 		loop := tasks.MethodLoop{Method: meth, Steps: spec.Steps, Select: o.Select, PerStep: perStep,
 			Check: func(i int, theta []float32) (tasks.CurvePoint, []float64) {
 				c := tasks.CurvePoint{KLJoint: math.NaN(), KLMarginal: math.NaN(), KLConditional: math.NaN(), HeldoutNLL: math.NaN()}

@@ -147,14 +147,6 @@ func specMFA(p tasks.Point, m string, observe int) (kernel.SpecMFA, error) {
 	return out, nil
 }
 
-// mfaRunLR is method m's learning rate: the point's, at least plane.RefMinLR for the
-// converged yardstick (the block tasks' rule).
-func mfaRunLR(p tasks.Point, m string) float64 {
-	if methods.Has(m, func(x methods.Method) bool { return x.FullBatch }) {
-		return max(p.LR, plane.RefMinLR)
-	}
-	return p.LR
-}
 
 // shifted is x − mfaShift in float32.
 func shifted(x []float64) []float32 {
@@ -230,7 +222,7 @@ func (s *source) trainMFA(ctx context.Context, b tasks.Block) (tasks.TrainedBloc
 		if err != nil {
 			return out, err
 		}
-		lr := mfaRunLR(p, meth)
+		lr := tasks.RunLR(meth, p.LR)
 		loop := tasks.MethodLoop{Method: meth, Steps: spec.Steps, Select: o.Select, PerStep: spec.Spec2D.GradEvalsPerStep(D),
 			Check: func(i int, theta []float32) (tasks.CurvePoint, []float64) {
 				return tasks.CurvePoint{KLJoint: ds[i].kl(theta), KLMarginal: math.NaN(), KLConditional: math.NaN(), HeldoutNLL: ds[i].nll(theta)}, nil

@@ -123,9 +123,7 @@ func Hook(m, kind string, p tasks.Point, s *kernel.Spec2D) error {
 	if err := h(p.Grid, s); err != nil {
 		return fmt.Errorf("method %s: %w", m, err)
 	}
-	if methods.Has(m, func(x methods.Method) bool { return x.FullBatch }) {
-		s.Batch = refBatch(p.Samples)
-	}
+	s.Batch = tasks.RunBatch(m, s.Batch, p.Samples)
 	return nil
 }
 
@@ -236,13 +234,13 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 		if err != nil {
 			return out, err
 		}
-		if methods.Has(meth, fullBatch) && len(ds) > 0 { // full batches of the training draws
-			spec.Batch = refBatch(len(ds[0].y))
+		if len(ds) > 0 { // the converged yardstick: full batches of the training draws
+			spec.Batch = tasks.RunBatch(meth, spec.Batch, len(ds[0].y))
 		}
 		perStep := spec.GradEvalsPerStep(2)
 		runs := make([]kernel.Run2D, len(ds))
 		seen := make([]observed, len(ds)) // each run's last check: its parameters and cell logits
-		lr := runLR(p, meth)
+		lr := tasks.RunLR(meth, p.LR)
 		loop := tasks.MethodLoop{Method: meth, Steps: spec.Steps, Select: o.Select, PerStep: perStep,
 			Check: func(i int, theta []float32) (tasks.CurvePoint, []float64) {
 				lg, err := kernel.CellLogits(hidden, p.Classes, theta, g.G, g.Box)
@@ -334,29 +332,6 @@ type observed struct {
 	logits []float64
 }
 
-// refBatch is jem-converged's minibatch: all N draws (rounded up to the kernel's
-// multiple of 16) up to RefMaxBatch, so that its gradient is the full data's.
-func refBatch(samples int) int {
-	return min(RefMaxBatch, (samples+kernel.VW-1)/kernel.VW*kernel.VW)
-}
-
-// RefMaxBatch is jem-converged's largest minibatch.
-const RefMaxBatch = 2048
-
-// RefMinLR is jem-converged's least Adam learning rate: on all N draws a step the
-// gradient is exact, and at the 2-D default of 0.003 exact JEM on circles still
-// improved by 10% from 1,500 to 4,500 steps; at 0.01 by none on any family.
-const RefMinLR = 0.01
-
-// runLR is the Adam learning rate of method m's runs: the point's (the protocol: the
-// same for every method), or for jem-converged at least RefMinLR.
-func runLR(p tasks.Point, m string) float64 {
-	if methods.Has(m, fullBatch) {
-		return max(p.LR, RefMinLR)
-	}
-	return p.LR
-}
-
 // isReference2D says whether method m is an exact reference of a 2-D point (jem,
 // jem-converged, oracle): its rows carry the curve's convergence gap (ref_gap).
 func isReference2D(m string) bool {
@@ -364,8 +339,7 @@ func isReference2D(m string) bool {
 }
 
 // The roles the 2-D trainer asks about.
-func fullBatch(m methods.Method) bool { return m.FullBatch }
-func fresh(m methods.Method) bool     { return m.Fresh }
+func fresh(m methods.Method) bool { return m.Fresh }
 
 // heldoutNLL is the mean −log q(x, y) of the held-out draws under the learned joint
 // normalised on grid g (logits [cell][K]), per unit area: −log softmax(logits)[cell, y]
