@@ -416,7 +416,6 @@ func gridFor(sd, box float64, mult int) int {
 // evalGrid is a block point's evaluation grid (every block's).
 func evalGrid(p tasks.Point) prob.Grid { return prob.Grid{G: p.GridCells, Box: p.Box} }
 
-
 // specAdditive is the additive kernel's spec of method m at p (observe: the cadence of
 // Observe, 0 = none); its Spec2D is the plane kind's spec of m. On a joint point it is
 // the spec of the additive reference of the joint model's widths (exact jem's).

@@ -147,7 +147,6 @@ func specMFA(p tasks.Point, m string, observe int) (kernel.SpecMFA, error) {
 	return out, nil
 }
 
-
 // shifted is x − mfaShift in float32.
 func shifted(x []float64) []float32 {
 	out := make([]float32, len(x))
