@@ -207,13 +207,18 @@ func NoSplit(row *schemas.ResultRow) {
 	row.KLReference, row.KLReferenceExpected, row.KLMarginalReferenceExpected = nan, nan, nan
 }
 
-// SetRunColumns writes a run's point columns (its px_weight 0 for the method that does
-// not train log q(x)) and its method's (SetMethod): every kind's row ends with it.
+// SetRunColumns writes a run's point columns (its px_weight the one its method trained
+// with, TrainedRun.PxWeight, or where the kind did not say the point's, 0 for the method
+// that does not train log q(x)) and its method's (SetMethod): every kind's row ends
+// with it.
 func SetRunColumns(row *schemas.ResultRow, t *Trained) {
 	p := &t.Job.Dataset.Table.Point
-	px := p.PxWeight
-	if methods.Has(t.Job.Method, func(m methods.Method) bool { return m.NoPx }) {
-		px = 0
+	px := t.Run.PxWeight
+	if math.IsNaN(px) {
+		px = p.PxWeight
+		if methods.Has(t.Job.Method, func(m methods.Method) bool { return m.NoPx }) {
+			px = 0
+		}
 	}
 	p.SetColumns(row, px)
 	SetMethod(row, t.Run, p)

@@ -196,14 +196,14 @@ func idRange(ids []int64) string {
 func (e *External) Run(method string, id int64) (TrainedRun, error) {
 	nan := math.NaN()
 	if e.model {
-		return TrainedRun{Loss: nan, BufferInBox: nan, BufferTVTruth: nan, BufferTVModel: nan,
+		return TrainedRun{Loss: nan, PxWeight: nan, BufferInBox: nan, BufferTVTruth: nan, BufferTVModel: nan,
 			KLJointAveraged: nan, RefGap: nan}, nil
 	}
 	lg, ok := e.logits[method][id]
 	if !ok {
 		return TrainedRun{}, fmt.Errorf("external model %s: no logits for task %d", method, id)
 	}
-	return TrainedRun{Logits: lg, Loss: nan, BufferInBox: nan, BufferTVTruth: nan, BufferTVModel: nan,
+	return TrainedRun{Logits: lg, Loss: nan, PxWeight: nan, BufferInBox: nan, BufferTVTruth: nan, BufferTVModel: nan,
 		KLJointAveraged: nan, RefGap: nan}, nil
 }
 

@@ -379,6 +379,16 @@ func ConvergedStep(curve []CurvePoint) (int64, bool) {
 	return 0, false
 }
 
+// RunPxWeight is the px_weight of a run whose trainer's spec has the float32 weight
+// spec after its method's hook: the point's own float64 value where the hook left it,
+// else the spec's.
+func RunPxWeight(point float64, spec float32) float64 {
+	if float32(point) == spec {
+		return point
+	}
+	return float64(spec)
+}
+
 // YardstickMaxBatch is the converged yardstick's largest minibatch.
 const YardstickMaxBatch = 2048
 

@@ -140,6 +140,10 @@ type TrainedRun struct {
 	CPUSeconds                   float64
 	TrainBatch                   int64
 	TrainLR                      float64
+	// PxWeight is the weight of the run's log q(x) term as its method set it on the
+	// trainer (RunPxWeight; 0: none, as the baseline's), the row's px_weight; NaN: the
+	// kind did not say (the point's, 0 for a NoPx method).
+	PxWeight float64
 	// Stats are what the run's method reports of itself (kernel.Result2D.Stats: e.g. a
 	// learned log Z), to the row's method_stats.
 	Stats map[string]float64

@@ -63,6 +63,18 @@ func (o TrainOptions) GradEvalsPerStep() int64 {
 	return 1 + o.Objective.GradEvals()
 }
 
+// TermWeight is the weight the trainer gives the objective's term: PxWeight (1 where
+// unset), 0 without an objective.
+func (o TrainOptions) TermWeight() float64 {
+	switch {
+	case o.Objective == nil:
+		return 0
+	case o.PxWeight == 0:
+		return 1
+	}
+	return o.PxWeight
+}
+
 // Stats report a training run.
 type Stats struct {
 	Steps        int       // Adam steps taken (Steps, or fewer after divergence or cancellation)

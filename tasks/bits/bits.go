@@ -423,7 +423,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			nan := math.NaN()
 			tr := tasks.TrainedRun{Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta,
 				BufferInBox: nan, BufferTVTruth: nan, BufferTVModel: nan, KLJointAveraged: nan, RefGap: nan, HeldoutNLL: nan, HeldoutNLLFinal: nan,
-				TrainBatch: int64(sp.Batch), TrainLR: lr}
+				TrainBatch: int64(sp.Batch), TrainLR: lr, PxWeight: tasks.RunPxWeight(p.PxWeight, sp.PxWeight)}
 			if o.Select != "" {
 				loop.Finish(i, &tr) // the selected iterate's parameters
 			}

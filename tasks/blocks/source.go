@@ -222,7 +222,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 				tr := tasks.TrainedRun{Logits: lg, Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta,
 					TrainMS:     runMS(o.Timings, elapsed, len(res), r.CPUSeconds),
 					BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN(),
-					CPUSeconds: cpuSeconds(o.Timings, r.CPUSeconds), TrainBatch: int64(spec.Batch), TrainLR: p.LR, Stats: r.Stats}
+					CPUSeconds: cpuSeconds(o.Timings, r.CPUSeconds), TrainBatch: int64(spec.Batch), TrainLR: p.LR, PxWeight: tasks.RunPxWeight(p.PxWeight, spec.PxWeight), Stats: r.Stats}
 				// The joint model has no normaliser to hold draws out against: its last
 				// iterate (the rule "last"), its evaluations counted as the 2-D kernel's.
 				last := tasks.LastStep(p.Steps, r.Diverged, r.DivergedStep)
@@ -279,7 +279,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			tr := tasks.TrainedRun{Logits: flatten(lg), Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta,
 				TrainMS:     runMS(o.Timings, elapsed, len(res), r.CPUSeconds),
 				BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN(),
-				CPUSeconds: cpuSeconds(o.Timings, r.CPUSeconds), TrainBatch: int64(spec.Batch), TrainLR: lr, Stats: r.Stats}
+				CPUSeconds: cpuSeconds(o.Timings, r.CPUSeconds), TrainBatch: int64(spec.Batch), TrainLR: lr, PxWeight: tasks.RunPxWeight(p.PxWeight, spec.PxWeight), Stats: r.Stats}
 			loop.Finish(i, &tr)
 			if spec.KeepBuffer {
 				sel := split(tr.Logits, B)

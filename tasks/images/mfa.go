@@ -245,7 +245,7 @@ func (s *source) trainMFA(ctx context.Context, b tasks.Block) (tasks.TrainedBloc
 		for i, r := range res {
 			tr := tasks.TrainedRun{Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta,
 				BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN(),
-				CPUSeconds: math.NaN(), TrainBatch: int64(spec.Batch), TrainLR: lr, Stats: r.Stats}
+				CPUSeconds: math.NaN(), TrainBatch: int64(spec.Batch), TrainLR: lr, PxWeight: tasks.RunPxWeight(p.PxWeight, spec.PxWeight), Stats: r.Stats}
 			if o.Timings {
 				tr.CPUSeconds = r.CPUSeconds
 				tr.TrainMS = float64(elapsed.Microseconds()) / 1000 / float64(len(res))

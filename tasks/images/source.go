@@ -263,7 +263,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			tr := tasks.TrainedRun{Loss: loss, Diverged: st.Diverged, DivergedStep: int64(st.DivergedStep), Theta: flatten(params),
 				BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN(),
 				CPUSeconds: math.NaN(), TrainBatch: int64(min(jb.opts.Batch, len(jb.data.Y))), TrainLR: p.LR, HeldoutNLL: math.NaN(), HeldoutNLLFinal: math.NaN(),
-				Stats: st.MethodStats}
+				PxWeight: jb.opts.TermWeight(), Stats: st.MethodStats}
 			if o.Timings {
 				tr.TrainMS = float64(time.Since(t0).Microseconds()) / 1000
 			}

@@ -296,7 +296,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 			}
 			tr := tasks.TrainedRun{Logits: lg, Loss: float64(r.Loss), Diverged: r.Diverged, DivergedStep: int64(r.DivergedStep), Theta: r.Theta, TrainMS: ms,
 				BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN(),
-				CPUSeconds: cpu, TrainBatch: int64(spec.Batch), TrainLR: lr, Stats: exactLogZ(r.Stats, lg, g)}
+				CPUSeconds: cpu, TrainBatch: int64(spec.Batch), TrainLR: lr, PxWeight: tasks.RunPxWeight(p.PxWeight, spec.PxWeight), Stats: exactLogZ(r.Stats, lg, g)}
 			loop.Finish(i, &tr) // the curve to its last step, the selection, ref_gap
 			if r.Buffer != nil {
 				tr.BufferInBox = r.InBox

@@ -194,7 +194,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (out tasks.TrainedBlo
 		}
 		for k, res := range outs {
 			r := idx[k]
-			tr := tasks.TrainedRun{Logits: res.Logits, Loss: res.Loss, Diverged: res.Diverged, TrainMS: perRun,
+			tr := tasks.TrainedRun{Logits: res.Logits, Loss: res.Loss, Diverged: res.Diverged, TrainMS: perRun, PxWeight: math.NaN(),
 				BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN()}
 			d := b.Dataset(p, r/m)
 			if res.AvgLogits != nil {
