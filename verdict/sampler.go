@@ -339,7 +339,7 @@ func samplerWords(ps schemas.PointSummary, checks []schemas.Check) string {
 			nats(c.ExcessCIHigh, false), nats(c.MarginalExcess, true), 100*c.WorseShare, c.Pairs, formatP(c.WilcoxonP))
 		switch {
 		case c.Reference:
-			s += ": a reference (exact JEM on full batches), not judged"
+			s += ": a reference, not judged"
 		case c.Grade != "":
 			s += fmt.Sprintf(": %s (matches within %s nats)", gradeWords(c.Grade), nats(c.MatchesWithin, false))
 		}

@@ -44,7 +44,6 @@ const imagesMFA = "images-mfa"
 // (images: slow, behind testenv.Slow). A method is one package plus its import in methods/all: registering it
 // puts it here. A kind without a task here fails the test (add one).
 func TestConformance(t *testing.T) {
-	ctx := context.Background()
 	for _, m := range methods.Table {
 		if m.External {
 			continue
@@ -55,58 +54,13 @@ func TestConformance(t *testing.T) {
 		}
 		for _, kind := range claims {
 			t.Run(m.Name+"/"+kind, func(t *testing.T) {
-				set, ok := conformanceTask[kind]
-				if !ok {
-					t.Fatalf("no conformance task of kind %s", kind)
-				}
 				switch kind {
 				case "images":
 					testenv.Slow(t, "images: the CNN trains for ~25 s a method on the pure-Go backend")
 				case imagesMFA: // the default suite trains the MFA model in tasks/images (TestMFATrainEvaluate)
 					testenv.Slow(t, "images-mfa: every block-task method on the MFA model, ~5 s in all")
 				}
-				p := tasks.Point{Grid: schemas.DefaultGrid()}
-				set(&p.Grid)
-				p.Defaults(func(string) bool { return false }) // the kind's defaults, then the small task's
-				set(&p.Grid)
-				p.Samples, p.Steps, p.BatchSize, p.Tables, p.Methods = 200, 20, 32, 2, []string{m.Name}
-				p.Resolve()
-				if err := p.Validate(); err != nil {
-					t.Fatalf("Validate: %v", err)
-				}
-				// MeasureTasks 1: the first task's runs get the measures beyond the exact KL
-				// (2-D: the sampler's distribution, 2,000 chains of 500 moves a run), the
-				// second's do not: both kinds of row, at half the measuring.
-				o := tasks.Options{Seed: 11, Out: "mem://", TrainBatch: 4096, MeasureTasks: 1}
-				o.Resolve([]tasks.Point{p})
-				src, err := tasks.MustOf(p.Task).Open(ctx, tasks.Env{Options: o}, p)
-				if err != nil {
-					t.Fatalf("Open: %v", err)
-				}
-				defer src.Close()
-				b := tasks.Block{PointID: p.ID, IDs: make([]int64, p.Tables)}
-				for i := range p.Tables {
-					id, truth, err := src.Truth(int64(i))
-					if err != nil {
-						t.Fatalf("Truth(%d): %v", i, err)
-					}
-					b.IDs[i] = id
-					b.P = append(b.P, truth...)
-				}
-				if err := src.Sample(ctx, &b, nil, ""); err != nil {
-					t.Fatalf("Sample: %v", err)
-				}
-				tb, err := src.Train(ctx, b)
-				if err != nil {
-					t.Fatalf("Train: %v", err)
-				}
-				rb, _, err := src.Evaluate(ctx, tb)
-				if err != nil {
-					t.Fatalf("Evaluate: %v", err)
-				}
-				if len(rb.Rows) != p.Tables {
-					t.Fatalf("%d rows, want %d", len(rb.Rows), p.Tables)
-				}
+				rb := runKind(t, kind, m.Name)
 				for _, r := range rb.Rows {
 					measured := r.KLJoint
 					if kind == "images" { // no exact joint: the conditional KL over exact draws
@@ -119,4 +73,59 @@ func TestConformance(t *testing.T) {
 			})
 		}
 	}
+}
+
+// runKind trains and evaluates the named methods on the small task of kind (the kind's
+// defaults, then conformanceTask's: 2 tasks, 20 steps) through the Kind and Source
+// interfaces alone, and returns the result rows; any error fails the test.
+func runKind(t *testing.T, kind string, ms ...string) schemas.ResultBlock {
+	t.Helper()
+	ctx := context.Background()
+	set, ok := conformanceTask[kind]
+	if !ok {
+		t.Fatalf("no conformance task of kind %s", kind)
+	}
+	p := tasks.Point{Grid: schemas.DefaultGrid()}
+	set(&p.Grid)
+	p.Defaults(func(string) bool { return false }) // the kind's defaults, then the small task's
+	set(&p.Grid)
+	p.Samples, p.Steps, p.BatchSize, p.Tables, p.Methods = 200, 20, 32, 2, ms
+	p.Resolve()
+	if err := p.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	// MeasureTasks 1: the first task's runs get the measures beyond the exact KL
+	// (2-D: the sampler's distribution, 2,000 chains of 500 moves a run), the
+	// second's do not: both kinds of row, at half the measuring.
+	o := tasks.Options{Seed: 11, Out: "mem://", TrainBatch: 4096, MeasureTasks: 1}
+	o.Resolve([]tasks.Point{p})
+	src, err := tasks.MustOf(p.Task).Open(ctx, tasks.Env{Options: o}, p)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer src.Close()
+	b := tasks.Block{PointID: p.ID, IDs: make([]int64, p.Tables)}
+	for i := range p.Tables {
+		id, truth, err := src.Truth(int64(i))
+		if err != nil {
+			t.Fatalf("Truth(%d): %v", i, err)
+		}
+		b.IDs[i] = id
+		b.P = append(b.P, truth...)
+	}
+	if err := src.Sample(ctx, &b, nil, ""); err != nil {
+		t.Fatalf("Sample: %v", err)
+	}
+	tb, err := src.Train(ctx, b)
+	if err != nil {
+		t.Fatalf("Train: %v", err)
+	}
+	rb, _, err := src.Evaluate(ctx, tb)
+	if err != nil {
+		t.Fatalf("Evaluate: %v", err)
+	}
+	if len(rb.Rows) != p.Tables*len(ms) {
+		t.Fatalf("%d rows, want %d", len(rb.Rows), p.Tables*len(ms))
+	}
+	return rb
 }
