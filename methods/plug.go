@@ -1,6 +1,7 @@
 package methods
 
 import (
+	"github.com/jemcheck/jemcheck/models"
 	"github.com/jemcheck/jemcheck/models/cnn"
 	"github.com/jemcheck/jemcheck/models/kernel"
 	"github.com/jemcheck/jemcheck/schemas"
@@ -58,10 +59,11 @@ var (
 	Blocks = Plug[func(schemas.Grid, *kernel.Spec2D) error]{Name: KindBlocks, Kind: KindBlocks}
 	// Bits: a binary table (tasks/bits): the hook sets kernel.SpecBits's method part.
 	Bits = Plug[func(schemas.Grid, *kernel.SpecBits) error]{Name: KindBits, Kind: KindBits}
-	// Tables: a categorical table (tasks/table): the hook returns the method's
-	// persistent-chain sampler for a run seed, nil for a method the exact table trainer
-	// runs itself.
-	Tables = Plug[func(schemas.Grid, uint64) (*kernel.PCD, error)]{Name: KindTable, Kind: KindTable}
+	// Tables: a categorical table (tasks/table): the hook sets the method's part of a
+	// run of the table trainer, whose shared settings (counts, rate, seed, the point's
+	// px weight) are set before it is called: its persistent-chain sampler (PCD, from
+	// the run's Seed; nil for the exact log Z) and its log q(x) weight (PxWeight).
+	Tables = Plug[func(schemas.Grid, *models.Run) error]{Name: KindTable, Kind: KindTable}
 	// Images: an image-like task (tasks/images): the hook sets the CNN's training
 	// options.
 	Images = Plug[func(schemas.Grid, *cnn.TrainOptions) error]{Name: KindImages, Kind: KindImages}

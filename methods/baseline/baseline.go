@@ -5,6 +5,7 @@ package baseline
 import (
 	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models/cnn"
+	"github.com/jemcheck/jemcheck/models"
 	"github.com/jemcheck/jemcheck/models/kernel"
 	"github.com/jemcheck/jemcheck/schemas"
 )
@@ -16,7 +17,7 @@ func init() {
 	methods.Register(methods.Method{Name: Name, Order: 0, NoPx: true,
 		Doc: "cross-entropy only: fits q(y|x) and leaves q(x) to chance",
 		Hooks: []methods.Hook{
-			methods.Tables.Hook(func(schemas.Grid, uint64) (*kernel.PCD, error) { return nil, nil }),
+			methods.Tables.Hook(func(_ schemas.Grid, r *models.Run) error { r.PxWeight = 0; return nil }),
 			methods.Plane.Hook(spec2D), methods.Blocks.Hook(spec2D),
 			methods.Bits.Hook(func(_ schemas.Grid, s *kernel.SpecBits) error {
 				s.Exact, s.Objective, s.PxWeight = false, nil, 0

@@ -6,6 +6,7 @@ package jem
 
 import (
 	"github.com/jemcheck/jemcheck/methods"
+	"github.com/jemcheck/jemcheck/models"
 	"github.com/jemcheck/jemcheck/models/kernel"
 	"github.com/jemcheck/jemcheck/schemas"
 )
@@ -17,11 +18,15 @@ func init() {
 	methods.Register(methods.Method{Name: Name, Order: 1, Reference: true, Yardstick: true, Options: []string{"train_grid"},
 		Doc: "exact JEM: cross-entropy plus the exact log q(x), Z by enumeration (tables, binary tables) or on a shifted training grid (2-D, and each block of a block task)",
 		Hooks: []methods.Hook{
-			methods.Tables.Hook(func(schemas.Grid, uint64) (*kernel.PCD, error) { return nil, nil }),
+			methods.Tables.Hook(SpecTable),
 			methods.Plane.Hook(Spec2D), methods.Blocks.Hook(Spec2D),
 			methods.Bits.Hook(SpecBits),
 		}})
 }
+
+// SpecTable is exact JEM on a table: the exact log Z over every cell (no sampler), at
+// the point's weight.
+func SpecTable(schemas.Grid, *models.Run) error { return nil }
 
 // SpecBits sets exact JEM on the binary kernel: log Z by enumeration of the 2^D·K
 // cells (jem-converged trains the same way).

@@ -5,8 +5,6 @@ package oracle
 import (
 	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/methods/jem"
-	"github.com/jemcheck/jemcheck/models/kernel"
-	"github.com/jemcheck/jemcheck/schemas"
 )
 
 // Name is the method's name.
@@ -16,7 +14,7 @@ func init() {
 	methods.Register(methods.Method{Name: Name, Order: 3, Reference: true, Fresh: true, Options: []string{"train_grid"},
 		Doc: "exact JEM trained on the true table (tables) or fresh draws from the truth every step (2-D): the family's best",
 		Hooks: []methods.Hook{
-			methods.Tables.Hook(func(schemas.Grid, uint64) (*kernel.PCD, error) { return nil, nil }),
+			methods.Tables.Hook(jem.SpecTable),
 			methods.Plane.Hook(jem.Spec2D),
 		}})
 }

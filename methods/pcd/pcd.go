@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/jemcheck/jemcheck/methods"
+	"github.com/jemcheck/jemcheck/models"
 	"github.com/jemcheck/jemcheck/models/kernel"
 	"github.com/jemcheck/jemcheck/models/prob"
 	"github.com/jemcheck/jemcheck/schemas"
@@ -66,14 +67,15 @@ var tagSampler = prob.SeedString("sampler")
 
 // Table is the table kind's hook: the chains of a run seeded runSeed; exact draws from
 // q(x) instead of chains when exact (pcd-exact).
-func Table(exact bool) func(g schemas.Grid, runSeed uint64) (*kernel.PCD, error) {
-	return func(g schemas.Grid, runSeed uint64) (*kernel.PCD, error) {
+func Table(exact bool) func(g schemas.Grid, r *models.Run) error {
+	return func(g schemas.Grid, r *models.Run) error {
 		neg := g.BatchSize // the minibatch size, or 64 on a full-batch point
 		if neg <= 0 {
 			neg = 64
 		}
 		prop, _ := kernel.ParseProposal(g.Proposal)
-		return &kernel.PCD{Exact: exact, Negatives: neg, Buffer: g.BufferSize, Reinit: float32(g.ReinitFreq), ChainSteps: g.ChainSteps,
-			Proposal: prop, Seed: prob.Seed(runSeed, tagSampler), AverageLast: max(1, g.Steps/10)}, nil
+		r.PCD = &kernel.PCD{Exact: exact, Negatives: neg, Buffer: g.BufferSize, Reinit: float32(g.ReinitFreq), ChainSteps: g.ChainSteps,
+			Proposal: prop, Seed: prob.Seed(r.Seed, tagSampler), AverageLast: max(1, g.Steps/10)}
+		return nil
 	}
 }

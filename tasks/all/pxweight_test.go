@@ -5,6 +5,7 @@ import (
 
 	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/methods/jem"
+	"github.com/jemcheck/jemcheck/models"
 	"github.com/jemcheck/jemcheck/models/kernel"
 	"github.com/jemcheck/jemcheck/schemas"
 )
@@ -24,6 +25,13 @@ func init() {
 	}
 	methods.Register(methods.Method{Name: jemQuarter, Order: 99, Doc: "exact JEM at a quarter of the log q(x) weight (a test method)",
 		Hooks: []methods.Hook{methods.Plane.Hook(quarter), methods.Blocks.Hook(quarter),
+			methods.Tables.Hook(func(g schemas.Grid, r *models.Run) error {
+				if err := jem.SpecTable(g, r); err != nil {
+					return err
+				}
+				r.PxWeight /= 4
+				return nil
+			}),
 			methods.Bits.Hook(func(g schemas.Grid, s *kernel.SpecBits) error {
 				if err := jem.SpecBits(g, s); err != nil {
 					return err
@@ -35,9 +43,10 @@ func init() {
 
 // TestPxWeightRecorded: a method that changes the log q(x) weight on the trainer has
 // it in its rows' px_weight (0.25 for jem-quarter-test, 1 for jem, 0 for the
-// baseline), and it trains differently from jem, on every kind it claims.
+// baseline), and it trains differently from jem, on every kind it claims (tables,
+// 2-D, blocks, bits).
 func TestPxWeightRecorded(t *testing.T) {
-	for _, kind := range []string{methods.KindPlane, methods.KindBlocks, methods.KindBits} {
+	for _, kind := range []string{methods.KindTable, methods.KindPlane, methods.KindBlocks, methods.KindBits} {
 		t.Run(kind, func(t *testing.T) {
 			rb := runKind(t, kind, "baseline", "jem", jemQuarter)
 			want := map[string]float64{"baseline": 0, "jem": 1, jemQuarter: 0.25}

@@ -194,7 +194,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (out tasks.TrainedBlo
 		}
 		for k, res := range outs {
 			r := idx[k]
-			tr := tasks.TrainedRun{Logits: res.Logits, Loss: res.Loss, Diverged: res.Diverged, TrainMS: perRun, PxWeight: math.NaN(),
+			tr := tasks.TrainedRun{Logits: res.Logits, Loss: res.Loss, Diverged: res.Diverged, TrainMS: perRun, PxWeight: runs[k].PxWeight,
 				BufferInBox: math.NaN(), BufferTVTruth: math.NaN(), BufferTVModel: math.NaN(), KLJointAveraged: math.NaN(), RefGap: math.NaN()}
 			d := b.Dataset(p, r/m)
 			if res.AvgLogits != nil {
@@ -238,7 +238,7 @@ func (s *source) run(d tasks.Dataset, method string) models.Run {
 		r.Samples = tasks.Samples(runSeed, d)
 	}
 	if h, ok := methods.Tables.Of(method); ok {
-		r.PCD, _ = h(p.Grid, r.Seed) // checked by Kind.Validate
+		_ = h(p.Grid, &r) // checked by Kind.Validate
 	}
 	return r
 }
