@@ -4,8 +4,8 @@ package baseline
 
 import (
 	"github.com/jemcheck/jemcheck/methods"
-	"github.com/jemcheck/jemcheck/models/cnn"
 	"github.com/jemcheck/jemcheck/models"
+	"github.com/jemcheck/jemcheck/models/cnn"
 	"github.com/jemcheck/jemcheck/models/kernel"
 	"github.com/jemcheck/jemcheck/schemas"
 )
