@@ -32,9 +32,15 @@ measures beyond the exact KL on each point's first task: it shows the whole boar
 its numbers mean nothing (every verdict undecided, ranks on 3 tasks).
 
 It tunes every recipe (six settings of its key options each, `sweeps/leaderboard/tune-*.yaml`,
-4 tasks per family on run seed 101), picks each recipe's setting of least mean excess over exact
-jem among those that collapsed on at most a quarter of their tuning runs
-(`out/leaderboard/picks/picks.md`), runs `sweeps/leaderboard.yaml` (run seed 2, 10 tasks × 3
+4 tasks per family on run seed 101) and gives exact jem the same budget for its own rate and batch
+(`tune-jem.yaml`: lr 0.001, 0.003, 0.01 × batch 64, 256). The pick is truth-free: each setting's
+score is its runs' held-out NLL (at the selected iterate) less exact jem's on the same task at the
+same rate and batch (jem's own settings: less jem's at the board's), averaged over the tasks and
+then the families, and the pick is the setting of least score among those that collapsed on at
+most a quarter of their tuning runs. The mean excess joint KL over exact jem (the tuning tasks'
+truth) is printed beside each score and never used; ◇ marks the setting it would pick
+(`out/leaderboard/picks/picks.md`). A tuned jem is an entry of its own, `jem tuned`, a reference
+beside the recipes (its excess is over jem at the board's settings, as every entry's). It then runs `sweeps/leaderboard.yaml` (run seed 2, 10 tasks × 3
 replicates per family: tasks the tuning never saw) at the defaults and at the picks, and ranks
 them (`bin/leaderboard report`, `out/leaderboard/leaderboard.md`). The recipes added with the
 method packages (`nce`, `tre`, `dsm`, `snl`, `drl`) run on the same points from

@@ -325,7 +325,8 @@ func tunedText(m map[string]string) string {
 
 // entriesOf groups runs into entries: the default folder's methods under their names
 // (jem apart: the yardstick), each tuned folder's under "<method> tuned" with the
-// tuned options' values (keys: the picked options of that method).
+// tuned options' values (keys: the picked options of that method; "jem tuned" is the
+// yardstick at its own tuned rate and batch, an entry beside the recipes).
 // Variants' runs (a method at other options than its defaults) are entries named
 // "<method> <options that differ from the defaults>".
 //
@@ -353,10 +354,7 @@ func entriesOf(m metric, def []run, tuned []run, picks map[string]map[string]str
 		}
 		add(r.Method, r.Method, nil, r)
 	}
-	for _, r := range tuned {
-		if r.Method == methods.Yardstick() && m.Excess {
-			continue
-		}
+	for _, r := range tuned { // exact jem here is the yardstick at its own tuned rate and batch: a reference entry
 		add(r.Method+" tuned", r.Method, picks[r.Method], r)
 	}
 	for _, r := range variants {

@@ -88,41 +88,66 @@ func TestBoard(t *testing.T) {
 	}
 }
 
-// TestPick: a recipe's setting of least mean excess over jem (averaged over families)
-// is picked; the setting's options are those that vary among its runs.
+// TestPick: a recipe's setting of least mean held-out NLL less jem's (averaged over
+// families) is picked, never by the truth's excess, which is reported beside with the
+// setting it would pick; the setting's options are those that vary among its runs; a
+// collapsing setting is not picked. Exact jem's own rate and batch are tuned alike,
+// against its runs at the recipes' rate and batch: a better held-out NLL at another
+// setting is its pick.
 func TestPick(t *testing.T) {
 	var runs []run
 	for k := range 4 {
 		for _, fam := range []string{"gmm:3,2", "moons:0.1"} {
-			u := schemas.ResultRow{Task: fam, TableID: int64(k)}
-			j := u
-			j.Method, j.KLJoint = "jem", 0.05
-			runs = append(runs, run{ResultRow: j})
+			u := schemas.ResultRow{Task: fam, TableID: int64(k), LR: 0.003, BatchSize: 64}
 			for _, c := range []struct {
-				t, kl float64
-			}{{0.25, 0.2}, {1, 0.07}, {4, 0.09}, {8, 0.01}} {
+				lr      float64
+				batch   int64
+				nll, kl float64
+			}{{0.003, 64, 1.0, 0.05}, {0.01, 64, 0.98, 0.04}, {0.01, 256, 0.99, 0.03}} {
+				j := u
+				j.Method, j.LR, j.BatchSize, j.HeldoutNLL, j.KLJoint = "jem", c.lr, c.batch, c.nll, c.kl
+				runs = append(runs, run{ResultRow: j})
+			}
+			for _, c := range []struct {
+				t, nll, kl float64
+			}{{0.25, 1.2, 0.2}, {1, 1.02, 0.07}, {4, 1.04, 0.06}, {8, 1.0, 0.01}} {
 				r := u
-				r.Method, r.EDT, r.EDNegatives, r.KLJoint = "ed", c.t, 4, c.kl
+				r.Method, r.EDT, r.EDNegatives, r.HeldoutNLL, r.KLJoint = "ed", c.t, 4, c.nll, c.kl
 				r.Unstable = c.t == 8     // the best score, but it collapses: not picked
 				r.KLMarginal = math.NaN() // a NaN column (e.g. a block task's) must not hide the options
 				runs = append(runs, run{ResultRow: r})
 			}
 		}
 	}
-	scores, picks, err := pick(runs)
+	scores, picks, truth, err := pick(runs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := tunedText(picks["ed"]); got != "ed_t=1" {
-		t.Errorf("pick %q, want ed_t=1 (scores %+v)", got, scores)
+		t.Errorf("pick %q, want ed_t=1 by held-out NLL (scores %+v)", got, scores)
 	}
+	if got := tunedText(truth["ed"]); got != "ed_t=4" {
+		t.Errorf("the truth's pick %q, want ed_t=4", got)
+	}
+	if got := tunedText(picks["jem"]); got != "batch_size=64, lr=0.01" {
+		t.Errorf("jem's pick %q, want batch_size=64, lr=0.01", got)
+	}
+	var ed []Scored
 	for _, sc := range scores {
-		if sc.Values["ed_t"] == "" {
-			t.Errorf("a setting without its ed_t: %+v", sc)
+		if sc.Method == "ed" {
+			ed = append(ed, sc)
+			if sc.Values["ed_t"] == "" {
+				t.Errorf("a setting without its ed_t: %+v", sc)
+			}
 		}
 	}
-	if len(scores) != 4 || math.Abs(scores[1].Score-0.02) > 1e-12 {
-		t.Errorf("scores %+v", scores)
+	if len(ed) != 4 || math.Abs(ed[1].Score-0.02) > 1e-12 || math.Abs(ed[1].TruthScore-0.02) > 1e-12 {
+		t.Errorf("ed's scores %+v", ed)
+	}
+	var md bytes.Buffer
+	writeScores(&md, scores, picks, truth)
+	if !strings.Contains(md.String(), "the same setting for 0 of 2 methods") {
+		t.Errorf("table:\n%s", md.String())
 	}
 }
 
@@ -325,4 +350,46 @@ func valuesOf(runs []run, method string) []float64 {
 		}
 	}
 	return out
+}
+
+// TestTunedYardstick: exact jem in a tuned folder (the yardstick at its own tuned rate
+// and batch) is an entry, "jem tuned", a reference beside the recipes with its excess
+// over jem at the board's settings; the default folder's jem stays the yardstick.
+func TestTunedYardstick(t *testing.T) {
+	runs := synth(30, map[string]float64{"ed": 0.003}, map[string]int64{"ed": 100})
+	var tuned []run
+	for _, r := range runs {
+		if r.Method == "jem" {
+			r.KLJoint -= 0.01
+			r.LR = 0.01
+			tuned = append(tuned, r)
+		}
+	}
+	entries, jem, err := entriesOf(metrics[0], runs, tuned, map[string]map[string]string{"jem": {"lr": "0.01"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *entry
+	for _, e := range entries {
+		if e.Name == "jem tuned" {
+			got = e
+		}
+	}
+	if got == nil || got.Sampler || len(got.runs) != 30 || tunedText(got.Tuned) != "lr=0.01" || len(jem) != 30 {
+		t.Fatalf("jem tuned entry %+v, %d yardstick units", got, len(jem))
+	}
+	found := false
+	for _, b := range boards(metrics[0], entries, jem, 1) {
+		for _, r := range b.Rows {
+			if r.Entry == "jem tuned" {
+				found = true
+				if math.Abs(r.Excess+0.01) > 1e-9 {
+					t.Errorf("jem tuned: excess %v over jem, want -0.01", r.Excess)
+				}
+			}
+		}
+	}
+	if !found {
+		t.Error("no jem tuned row on the board")
+	}
 }

@@ -46,7 +46,7 @@ const usageLine = "usage: leaderboard pick --tune=DIR,… --out=DIR | leaderboar
 func main() {
 	if len(os.Args) == 2 && (os.Args[1] == "-h" || os.Args[1] == "-help" || os.Args[1] == "--help") {
 		fmt.Println(usageLine)
-		fmt.Println("\npick ranks each recipe's tuning settings by mean excess over exact jem and writes picks.json and a tuned spec per recipe;")
+		fmt.Println("\npick ranks each recipe's tuning settings (and exact jem's lr and batch) by held-out NLL less exact jem's (truth-free; the truth's excess shown beside) and writes picks.json and a tuned spec per method;")
 		fmt.Println("report ranks the board's runs (excess over the best, the set indistinguishable from it, Friedman and the critical difference, the budget-matched view, the frontier) into leaderboard.md and leaderboard.json.")
 		fmt.Println("smoke prints a board spec at the smoke board's tiny settings (scripts/leaderboard.sh --smoke).")
 		fmt.Println("scripts/leaderboard.sh runs the whole board (docs/leaderboard.md); scripts/leaderboard.sh --smoke every recipe at tiny settings, in minutes. Flags:")
@@ -151,14 +151,14 @@ func runCmd(ctx context.Context, cfg config, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		scores, picks, err := pick(runs)
+		scores, picks, truthPicks, err := pick(runs)
 		if err != nil {
 			return err
 		}
 		var md strings.Builder
-		writeScores(&md, scores, picks)
+		writeScores(&md, scores, picks, truthPicks)
 		fmt.Fprint(w, md.String())
-		f, err := json.MarshalIndent(map[string]any{"picks": picks, "scores": scores}, "", "  ")
+		f, err := json.MarshalIndent(map[string]any{"picks": picks, "truth_picks": truthPicks, "scores": scores}, "", "  ")
 		if err != nil {
 			return err
 		}

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/jemcheck/jemcheck/methods"
@@ -19,10 +21,14 @@ import (
 // (sweeps/leaderboard/tune-<method>.yaml) tries six settings of its key options on
 // tuning tasks (4 per family, run seed 101: disjoint from the board's seeds), each
 // trained under the same protocol and budget of steps as on the board. A setting's
-// score is its mean excess joint KL over exact jem on the same tuning tasks, averaged
-// over the families (the truth of the tuning tasks is used to choose, never that of
-// a task the board reports). The setting of least score is the recipe's pick, among
+// score is truth-free: the mean over the tuning tasks of its runs' held-out NLL (at the
+// selected iterate) less exact jem's on the same task at the same rate and batch,
+// averaged over the families. The setting of least score is the recipe's pick, among
 // the settings whose runs collapsed (unstable) at most MaxUnstableShare of the time.
+// The yardstick gets the same budget for its own rate and batch (tune-jem.yaml: six
+// settings of lr × batch_size), scored alike against its runs at the recipes' rate and
+// batch. Beside each score the mean excess joint KL over exact jem (the truth of the
+// tuning tasks) is reported, never used to choose, with the setting it would pick.
 
 // MaxUnstableShare is the largest share of unstable (collapsed) tuning runs a setting
 // may have and still be picked, while some setting of the recipe has no more.
@@ -32,90 +38,153 @@ const MaxUnstableShare = 0.25
 type Scored struct {
 	Method   string             `json:"method"`
 	Values   map[string]string  `json:"values"`
-	Score    float64            `json:"score"`     // mean over families of the mean excess over jem, nats
-	ByFamily map[string]float64 `json:"by_family"` // mean excess per family
-	Unstable int                `json:"unstable"`  // runs flagged unstable
-	Runs     int                `json:"runs"`
+	Score    float64            `json:"score"`     // mean over families of the mean held-out NLL less jem's, nats per draw
+	ByFamily map[string]float64 `json:"by_family"` // the same per family
+	// TruthScore is the mean over families of the mean excess joint KL over jem (the
+	// tuning tasks' truth): reported, not used to pick.
+	TruthScore float64 `json:"truth_score"`
+	Unstable   int     `json:"unstable"` // runs flagged unstable
+	Runs       int     `json:"runs"`
 }
 
-// pick scores every setting of every recipe in the tuning runs against exact jem's
-// tuning runs and returns the scores (by method, then score) and each recipe's pick.
-func pick(runs []run) ([]Scored, map[string]map[string]string, error) {
-	jem := map[unit]run{}
+// yardstickKeys are the settings the yardstick's tuning varies.
+var yardstickKeys = []string{"lr", "batch_size"}
+
+// setting is the rate and batch a run trained at, the key jem's runs pair on.
+type setting struct {
+	unit
+	lr    float64
+	batch int64
+}
+
+func (r run) setting() setting { return setting{r.unit(), r.LR, r.BatchSize} }
+
+// pick scores every setting of every recipe (and of exact jem) in the tuning runs
+// against exact jem's tuning runs at the same rate and batch and returns the scores
+// (by method, then score), each method's pick, and the pick the truth would make.
+func pick(runs []run) ([]Scored, map[string]map[string]string, map[string]map[string]string, error) {
+	jem := map[setting]run{}
 	byMethod := map[string][]run{}
+	base := map[[2]float64]int{} // the recipes' (lr, batch): jem's own settings pair with it
 	for _, r := range runs {
 		switch {
 		case r.Method == methods.Yardstick():
-			jem[r.unit()] = r
+			jem[r.setting()] = r
+			byMethod[r.Method] = append(byMethod[r.Method], r)
 		case methods.IsSampler(r.Method):
 			byMethod[r.Method] = append(byMethod[r.Method], r)
+			base[[2]float64{r.LR, float64(r.BatchSize)}]++
 		}
 	}
 	if len(jem) == 0 {
-		return nil, nil, fmt.Errorf("no exact jem runs among the tuning runs: a setting's score is its excess over jem")
+		return nil, nil, nil, fmt.Errorf("no exact jem runs among the tuning runs: a setting's score is its held-out NLL less jem's")
+	}
+	var ref [2]float64 // the most common recipe setting (the board's); jem's first without recipes
+	if len(base) == 0 {
+		r := byMethod[methods.Yardstick()][0]
+		ref = [2]float64{r.LR, float64(r.BatchSize)}
+	}
+	for _, k := range slices.SortedFunc(maps.Keys(base), func(a, b [2]float64) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) }) {
+		if base[k] > base[ref] || ref == ([2]float64{}) {
+			ref = k
+		}
 	}
 	var out []Scored
-	picks := map[string]map[string]string{}
+	picks, truthPicks := map[string]map[string]string{}, map[string]map[string]string{}
 	for _, m := range slices.Sorted(maps.Keys(byMethod)) {
 		rs := byMethod[m]
+		yard := m == methods.Yardstick()
 		keys := variedOptions(m, rs)
+		if yard {
+			keys = yardstickKeys
+		}
 		groups := map[string]*Scored{}
-		sums := map[string]map[string][2]float64{} // setting → family → (sum, n)
+		sums := map[string]map[string][4]float64{} // setting → family → (Σ NLL diff, n, Σ KL excess, n)
 		for _, r := range rs {
 			v := optionValues(r.ResultRow, keys)
+			if yard {
+				v = map[string]string{"lr": fmtG(r.LR), "batch_size": fmtG(float64(r.BatchSize))}
+			}
 			id := tunedText(v)
 			s, ok := groups[id]
 			if !ok {
 				s = &Scored{Method: m, Values: v, ByFamily: map[string]float64{}}
-				groups[id], sums[id] = s, map[string][2]float64{}
+				groups[id], sums[id] = s, map[string][4]float64{}
 			}
 			s.Runs++
 			if r.Unstable {
 				s.Unstable++
 			}
-			j, ok := jem[r.unit()]
+			key := r.setting()
+			if yard {
+				key.lr, key.batch = ref[0], int64(ref[1])
+			}
+			j, ok := jem[key]
 			if !ok {
 				continue
 			}
-			d := r.KLJoint - j.KLJoint
+			d, k := r.HeldoutNLL-j.HeldoutNLL, r.KLJoint-j.KLJoint
 			if math.IsNaN(d) {
-				d = math.Inf(1) // a setting whose run has no finite KL loses
+				d = math.Inf(1) // a setting whose run has no finite held-out NLL loses
+			}
+			if math.IsNaN(k) {
+				k = math.Inf(1)
 			}
 			a := sums[id][r.Task]
-			sums[id][r.Task] = [2]float64{a[0] + d, a[1] + 1}
+			sums[id][r.Task] = [4]float64{a[0] + d, a[1] + 1, a[2] + k, a[3] + 1}
 		}
 		var scored []Scored
 		for id, s := range groups {
-			var fam []float64
+			var fam, truth []float64
 			for f, a := range sums[id] {
 				s.ByFamily[f] = a[0] / a[1]
-				fam = append(fam, a[0]/a[1])
+				fam, truth = append(fam, a[0]/a[1]), append(truth, a[2]/a[3])
 			}
-			s.Score = prob.Mean(fam)
+			s.Score, s.TruthScore = prob.Mean(fam), prob.Mean(truth)
 			if len(fam) == 0 {
-				s.Score = math.NaN()
+				s.Score, s.TruthScore = math.NaN(), math.NaN()
 			}
 			scored = append(scored, *s)
 		}
 		slices.SortFunc(scored, func(a, b Scored) int { return verdict.CompareNaNLast(a.Score, b.Score) })
-		// A collapse counts against a setting: the pick is the best of the settings
-		// with at most MaxUnstableShare of their runs unstable (of all, when none is).
-		best := -1
-		for i, s := range scored {
-			if !math.IsNaN(s.Score) && float64(s.Unstable) <= MaxUnstableShare*float64(s.Runs) {
-				best = i
-				break
-			}
+		if v, ok := choose(scored, func(s Scored) float64 { return s.Score }); ok && !(yard && v["lr"] == fmtG(ref[0]) && v["batch_size"] == fmtG(ref[1])) {
+			picks[m] = v // (jem's pick at the recipes' own rate and batch is the board's jem: no tuned board)
 		}
-		if best < 0 && len(scored) > 0 && !math.IsNaN(scored[0].Score) {
-			best = 0
-		}
-		if best >= 0 {
-			picks[m] = scored[best].Values
+		if v, ok := choose(scored, func(s Scored) float64 { return s.TruthScore }); ok {
+			truthPicks[m] = v
 		}
 		out = append(out, scored...)
 	}
-	return out, picks, nil
+	return out, picks, truthPicks, nil
+}
+
+// fmtG is v in Go's shortest 'g' form, as a tuned spec's value.
+func fmtG(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// choose is the values of the setting of least score among those with at most
+// MaxUnstableShare of their runs unstable (of all, when none is): a collapse counts
+// against a setting. Ties keep the earlier (scored's order).
+func choose(scored []Scored, score func(Scored) float64) (map[string]string, bool) {
+	best, any := -1, -1
+	for i, s := range scored {
+		v := score(s)
+		if math.IsNaN(v) {
+			continue
+		}
+		if any < 0 || v < score(scored[any]) {
+			any = i
+		}
+		if float64(s.Unstable) <= MaxUnstableShare*float64(s.Runs) && (best < 0 || v < score(scored[best])) {
+			best = i
+		}
+	}
+	if best < 0 {
+		best = any
+	}
+	if best < 0 {
+		return nil, false
+	}
+	return scored[best].Values, true
 }
 
 // variedOptions are the options of method m (methods.Table) whose values differ among
@@ -135,10 +204,12 @@ func variedOptions(m string, rs []run) []string {
 	return keys
 }
 
-// writeScores prints the tuning table.
-func writeScores(w io.Writer, scores []Scored, picks map[string]map[string]string) {
-	fmt.Fprintln(w, "| recipe | setting | score (mean excess over jem, nats) | per family | unstable | picked |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+// writeScores prints the tuning table: each setting's held-out score (which picks,
+// ✓) and its truth score (which does not; ◇ marks the setting the truth would pick),
+// then how often the two picks agree.
+func writeScores(w io.Writer, scores []Scored, picks, truthPicks map[string]map[string]string) {
+	fmt.Fprintln(w, "| method | setting | score (mean held-out NLL less jem's, nats per draw) | per family | excess joint KL over jem (truth; not used) | unstable | picked |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	for _, s := range scores {
 		var fam []string
 		for _, f := range slices.Sorted(maps.Keys(s.ByFamily)) {
@@ -148,8 +219,18 @@ func writeScores(w io.Writer, scores []Scored, picks map[string]map[string]strin
 		if tunedText(picks[s.Method]) == tunedText(s.Values) {
 			mark = "✓"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %d/%d | %s |\n", s.Method, tunedText(s.Values), fmtNum(s.Score), strings.Join(fam, "; "), s.Unstable, s.Runs, mark)
+		if tunedText(truthPicks[s.Method]) == tunedText(s.Values) {
+			mark += "◇"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d/%d | %s |\n", s.Method, tunedText(s.Values), fmtNum(s.Score), strings.Join(fam, "; "), fmtNum(s.TruthScore), s.Unstable, s.Runs, mark)
 	}
+	agree := 0
+	for m, v := range picks {
+		if tunedText(truthPicks[m]) == tunedText(v) {
+			agree++
+		}
+	}
+	fmt.Fprintf(w, "\nPicked by held-out NLL (✓); the truth's excess over jem would pick ◇: the same setting for %d of %d methods.\n", agree, len(picks))
 }
 
 // tunedSpec is the sweep spec of a recipe's tuned board: the board's tasks, tables and
