@@ -256,18 +256,24 @@ func TestHandMatchesAutodiff(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var maxD float64
-			for i := range hand.Tensors {
-				for j := range hand.Tensors[i] {
-					maxD = max(maxD, math.Abs(float64(hand.Tensors[i][j]-auto.Tensors[i][j])))
-				}
-			}
+			maxD := maxParamDiff(hand, auto)
 			t.Logf("max |hand - autodiff| parameter after %d steps: %.2g", tc.opts.Steps, maxD)
 			if maxD > 1e-4 {
 				t.Errorf("hand and autodiff training differ by %g", maxD)
 			}
 		})
 	}
+}
+
+// maxParamDiff is the largest |a − b| over two parameter sets of one spec.
+func maxParamDiff(a, b Params) float64 {
+	var d float64
+	for i := range a.Tensors {
+		for j := range a.Tensors[i] {
+			d = max(d, math.Abs(float64(a.Tensors[i][j]-b.Tensors[i][j])))
+		}
+	}
+	return d
 }
 
 func TestDivergenceReported(t *testing.T) {

@@ -97,13 +97,7 @@ func TestObjectiveContract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var maxD float64
-	for i := range hand.Tensors {
-		for j := range hand.Tensors[i] {
-			maxD = max(maxD, math.Abs(float64(hand.Tensors[i][j]-auto.Tensors[i][j])))
-		}
-	}
-	if maxD > 1e-4 {
+	if maxD := maxParamDiff(hand, auto); maxD > 1e-4 {
 		t.Errorf("hand and autodiff training differ by %g", maxD)
 	}
 	o.Autodiff = false

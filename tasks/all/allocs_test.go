@@ -73,22 +73,7 @@ func TestAllocsPerRun(t *testing.T) {
 				t.Fatalf("Open: %v", err)
 			}
 			defer src.Close()
-			block := func(n int) tasks.Block {
-				b := tasks.Block{PointID: p.ID, IDs: make([]int64, n)}
-				for i := range n {
-					id, truth, err := src.Truth(int64(i))
-					if err != nil {
-						t.Fatalf("Truth(%d): %v", i, err)
-					}
-					b.IDs[i] = id
-					b.P = append(b.P, truth...)
-				}
-				if err := src.Sample(ctx, &b, nil, ""); err != nil {
-					t.Fatalf("Sample: %v", err)
-				}
-				return b
-			}
-			blocks := map[int]tasks.Block{tt.lo: block(tt.lo), tt.hi: block(tt.hi)}
+			blocks := map[int]tasks.Block{tt.lo: drawBlock(t, src, p, tt.lo), tt.hi: drawBlock(t, src, p, tt.hi)}
 			trained := map[int]tasks.TrainedBlock{}
 			for n, b := range blocks {
 				if tt.dataOnly {

@@ -104,19 +104,7 @@ func runKind(t *testing.T, kind string, ms ...string) schemas.ResultBlock {
 		t.Fatalf("Open: %v", err)
 	}
 	defer src.Close()
-	b := tasks.Block{PointID: p.ID, IDs: make([]int64, p.Tables)}
-	for i := range p.Tables {
-		id, truth, err := src.Truth(int64(i))
-		if err != nil {
-			t.Fatalf("Truth(%d): %v", i, err)
-		}
-		b.IDs[i] = id
-		b.P = append(b.P, truth...)
-	}
-	if err := src.Sample(ctx, &b, nil, ""); err != nil {
-		t.Fatalf("Sample: %v", err)
-	}
-	tb, err := src.Train(ctx, b)
+	tb, err := src.Train(ctx, drawBlock(t, src, p, p.Tables))
 	if err != nil {
 		t.Fatalf("Train: %v", err)
 	}
@@ -128,4 +116,22 @@ func runKind(t *testing.T, kind string, ms ...string) schemas.ResultBlock {
 		t.Fatalf("%d rows, want %d", len(rb.Rows), p.Tables*len(ms))
 	}
 	return rb
+}
+
+// drawBlock is a block of point p's first n tasks from src: their truths and datasets.
+func drawBlock(t *testing.T, src tasks.Source, p tasks.Point, n int) tasks.Block {
+	t.Helper()
+	b := tasks.Block{PointID: p.ID, IDs: make([]int64, n)}
+	for i := range n {
+		id, truth, err := src.Truth(int64(i))
+		if err != nil {
+			t.Fatalf("Truth(%d): %v", i, err)
+		}
+		b.IDs[i] = id
+		b.P = append(b.P, truth...)
+	}
+	if err := src.Sample(context.Background(), &b, nil, ""); err != nil {
+		t.Fatalf("Sample: %v", err)
+	}
+	return b
 }
