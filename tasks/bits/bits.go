@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
@@ -179,15 +178,23 @@ func (Kind) Validate(p tasks.Point) error {
 	return nil
 }
 
-// Limits checks the backend (the fused kernels only) and exact jem's enumeration.
+// Limits checks the backend (the fused kernels only) and the enumeration of the
+// methods that enumerate (exact jem, and jem-converged up to its cap of steps).
 func (Kind) Limits(o tasks.Options, p tasks.Point, local bool) error {
 	if err := o.CheckBackend(p, true); err != nil {
 		return err
 	}
-	if slices.Contains(p.Methods, methods.Yardstick()) {
-		if w := tasks.SatMul(int64(p.XValues), int64(p.Steps)); w > MaxJEMWork {
-			return fmt.Errorf("steps: exact jem enumerates all 2^D = %d states every step; %d steps is %s states per run, over the limit of %s (pass --steps=%d or less, or leave jem out: the other methods' cost does not grow with 2^D)",
-				p.XValues, p.Steps, tasks.Count(w), tasks.Count(MaxJEMWork), MaxJEMWork/int64(p.XValues))
+	for _, m := range p.Methods {
+		if s, err := spec(p, m); err != nil || !s.Exact {
+			continue
+		}
+		steps, most := int64(p.Steps), MaxJEMWork/int64(p.XValues)
+		if methods.Has(m, func(x methods.Method) bool { return x.FullBatch }) {
+			steps, most = int64(tasks.YardstickCap(p.Steps)), most/tasks.YardstickCapFactor
+		}
+		if w := tasks.SatMul(int64(p.XValues), steps); w > MaxJEMWork {
+			return fmt.Errorf("steps: %s enumerates all 2^D = %d states every step; %d steps is %s states per run, over the limit of %s (pass --steps=%d or less, or leave %s out: the other methods' cost does not grow with 2^D)",
+				m, p.XValues, steps, tasks.Count(w), tasks.Count(MaxJEMWork), most, m)
 		}
 	}
 	return nil

@@ -160,6 +160,16 @@ func TestLimitsJEMWork(t *testing.T) {
 	if err := (Kind{}).Limits(tasks.Options{}, p, true); err != nil {
 		t.Fatalf("without jem: %v", err)
 	}
+	// jem-converged enumerates up to 10× the steps: at 800 steps (jem's fit) its cap
+	// of 8,000 does not.
+	p.Steps, p.Methods = 800, []string{"jem", "jem-converged"}
+	if err := (Kind{}).Limits(tasks.Options{}, p, true); err == nil || !strings.Contains(err.Error(), "jem-converged enumerates") || !strings.Contains(err.Error(), "--steps=102 or less") {
+		t.Fatalf("err = %v, want jem-converged's enumeration limit", err)
+	}
+	p.Steps = 100
+	if err := (Kind{}).Limits(tasks.Options{}, p, true); err != nil {
+		t.Fatalf("jem-converged at 100 steps: %v", err)
+	}
 }
 
 // TestLogRatioSpreadRanksLikeKL: on binary tasks the exact log-ratio spread orders runs
