@@ -6,8 +6,8 @@
 #
 #   scripts/ladder-board.sh [OUT]    (default out/ladder-board; the sweeps' specs say what runs)
 #
-# OUT/blocks, OUT/blocks-contrast, OUT/blocks64 (D = 64, about an hour on 2 cores), OUT/bits and
-# OUT/bits20 (D = 20, 23 min) are the sweeps (their own reports include the sweep report's ladder
+# OUT/blocks, OUT/blocks-contrast, OUT/blocks64 (D = 64, about an hour on 2 cores), OUT/bits (30
+# tasks a D), OUT/bits-converged (their converged yardstick) and OUT/bits20 (D = 20, 23 min) are the sweeps (their own reports include the sweep report's ladder
 # figure); OUT/leaderboard.md, leaderboard.json and leaderboard-ladder-<family>.svg the board.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +15,7 @@ out=${1:-out/ladder-board}
 export GOEXPERIMENT="${GOEXPERIMENT-simd}"
 go build -o bin/ ./pipelines/sweep ./pipelines/leaderboard
 mkdir -p "$out"
-for rung in blocks blocks-contrast blocks64 bits bits20; do
+for rung in blocks blocks-contrast blocks64 bits bits-converged bits20; do
 	if [ -f "$out/$rung/manifest.json" ]; then
 		echo "ladder-board: $rung: kept ($out/$rung)" >&2
 		continue
@@ -24,5 +24,5 @@ for rung in blocks blocks-contrast blocks64 bits bits20; do
 	bin/sweep --timings --overwrite --report_tables=0 --seed=5 --spec="sweeps/ladder-board-$rung.yaml" --out="$out/$rung" >"$out/$rung.log" 2>&1 ||
 		{ tail -5 "$out/$rung.log" >&2; exit 1; }
 done
-bin/leaderboard report --overwrite --board="$out/blocks,$out/blocks-contrast,$out/blocks64,$out/bits,$out/bits20" --out="$out"
+bin/leaderboard report --overwrite --board="$out/blocks,$out/blocks-contrast,$out/blocks64,$out/bits,$out/bits-converged,$out/bits20" --out="$out"
 echo "ladder-board: done in $((SECONDS / 60)) min $((SECONDS % 60)) s: $out/leaderboard.md" >&2
