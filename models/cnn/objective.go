@@ -173,11 +173,12 @@ func termStats(name string, term []float32) map[string]float64 {
 	return map[string]float64{name + "_loss": v}
 }
 
-// noHost is the host side of a term that has none.
-type noHost struct{}
+// termBase is a Term's defaults, embedded by the terms that need no more: no own
+// scalars, lanes, host inputs, outputs or diagnostics.
+type termBase struct{}
 
-func (noHost) Own() []float32               { return nil }
-func (noHost) Feed() []*tensors.Tensor      { return nil }
-func (noHost) After(outs []*tensors.Tensor) {}
-func (noHost) Lanes(s *StepGraph) *Node     { return nil }
-func (noHost) End(own []float32, st *Stats) {}
+func (termBase) Own() []float32               { return nil }
+func (termBase) Feed() []*tensors.Tensor      { return nil }
+func (termBase) After(outs []*tensors.Tensor) {}
+func (termBase) Lanes(s *StepGraph) *Node     { return nil }
+func (termBase) End(own []float32, st *Stats) {}

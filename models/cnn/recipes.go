@@ -109,7 +109,7 @@ func (e ED) Check(TrainOptions) error {
 func (e ED) Begin(*Run) (Term, error) { return &edTerm{o: e.withDefaults()}, nil }
 
 type edTerm struct {
-	noHost
+	termBase
 	o ED
 }
 
@@ -143,7 +143,7 @@ func (d DSM) Check(o TrainOptions) error {
 func (d DSM) Begin(*Run) (Term, error) { return &dsmTerm{o: d.withDefaults()}, nil }
 
 type dsmTerm struct {
-	noHost
+	termBase
 	o DSM
 }
 
