@@ -2,6 +2,7 @@
 # Writes docs/leaderboard.md's text from a finished leaderboard (scripts/leaderboard.sh OUT):
 #
 #   scripts/leaderboard-page.sh out/leaderboard > docs/leaderboard.md
+#   cp out/leaderboard/leaderboard-*.svg docs/images/
 set -euo pipefail
 out=${1:-out/leaderboard}
 for f in "$out/picks/picks.md" "$out/leaderboard.md"; do
@@ -16,10 +17,10 @@ tanh), Adam lr 0.003, 1,500 steps and batch 64 for every method, exact jem inclu
 scored at its iterate of least held-out NLL, never by the truth. The yardstick is exact jem
 trained that way; `jem-converged` (full batch, lr 0.01) is shown beside it as a reference.
 
-Made by one command: 66 min on 2 cores for all 11 recipes, tuning, pick, the boards at the
-defaults, the presets and the tuned boards (measured from a clean clone, the build included:
-`/usr/bin/time scripts/leaderboard.sh`, 66 min 1 s wall, 76 CPU-minutes, on cores shared with
-other work for 8 of those minutes). A sweep finished earlier from the same spec and seed is
+Made by one command: 37 min on 2 cores for all 11 recipes and exact jem's own tuning, pick, the
+boards at the defaults, the presets and the tuned boards (`/usr/bin/time scripts/leaderboard.sh`,
+36 min 46 s wall, 51 CPU-minutes, 1.4 GB peak RSS, on a 2-core AMD EPYC (Zen 4) with light work
+beside it). A sweep finished earlier from the same spec and seed is
 kept, so adding a recipe runs only its sweeps; this page by
 `scripts/leaderboard-page.sh out/leaderboard > docs/leaderboard.md`):
 
@@ -60,10 +61,66 @@ evaluations; *unstable* counts runs whose held-out NLL ended 0.25 nats above its
 the baseline's (n/a for the baseline, which does not train q(x)); ◆ marks the frontier (no other
 recipe has both less excess and fewer gradient evaluations).
 
+## How the board ranks
+
+A board orders the recipes by mean excess and claims only what the paired data support, in the
+standard presentation of Demšar (2006, "Statistical comparisons of classifiers over multiple data
+sets", JMLR 7), computed by `verdict.Rank` (`verdict/ranking.go`):
+
+- **The best and the set indistinguishable from it.** The best recipe is the one of least mean
+  excess. Every other recipe is compared with the best alone, on the tasks × seeds both have: its
+  mean paired excess over the best's with a paired-bootstrap 95% CI (*over the best*), and a
+  two-sided Wilcoxon signed-rank test of those differences, the k − 1 p-values Holm-corrected
+  together (*Holm p vs best*, family-wise α = 0.05). A recipe whose Holm p is ≥ 0.05 is
+  indistinguishable from the best (≈ beside its rank; the best itself is in the set). The set is
+  defined against one reference, so it is transitive by construction.
+- **The Friedman test and the critical difference.** Over the tasks × seeds every ranked recipe
+  has, each task ranks the recipes (ties share the mean of their ranks); the Friedman χ² and the
+  Iman–Davenport F test whether any recipe differs, and the Nemenyi critical difference
+  CD = q<sub>α</sub>·√(k(k+1)/(6N)) says which average ranks differ: recipes whose average ranks
+  are closer than CD are not distinguishable by that test (the groups listed after each board, and
+  the critical-difference diagram of the HTML report's leaderboard). q<sub>α</sub> is computed from
+  the studentized range distribution (infinite degrees of freedom) and reproduces Demšar's Table 5
+  (k = 4: 2.569, so CD = 1.25 at N = 14). Benavoli et al. (2016, JMLR 17) give a Bayesian variant;
+  the board uses the frequentist one.
+- **The smallest detectable difference.** Each board states the difference from the best it can
+  detect at its n: MDE = (z<sub>1−α/(2(k−1))</sub> + z<sub>0.8</sub>)·sd(d)/√n, sd(d) the observed
+  spread of a recipe's paired differences to the best (80% power at family-wise α = 0.05 under
+  Holm's worst case, Bonferroni over the k − 1 comparisons); the board's sentence gives the median
+  over its recipes. A difference smaller than that may be real and unseen: "indistinguishable" is
+  not "equal". Below some n no difference is detectable at all: the exact signed-rank test's
+  smallest p, 2/2<sup>n</sup> (every difference of one sign), must be ≤ α/(k − 1), so with 23
+  ranked recipes (as on the smoke board) a board needs n ≥ 10 tasks × seeds
+  (2/2<sup>10</sup> ≈ 0.00195 ≤ 0.05/22 ≈ 0.00227); below that the board says it cannot detect any
+  difference (the smoke board, 3 tasks per family and 9 pooled, does).
+
+This replaced rank groups (every pair of recipes tested, Holm-corrected over all k(k−1)/2 pairs,
+recipes grouped greedily), which a review found not transitive and unable to separate anything
+at 10 tasks: among 10 recipes, one worse than another on all 10 tasks has the exact two-sided
+Wilcoxon p = 2/1024 ≈ 0.00195, which over the 45 pairs Holm-adjusts to 0.088, but over the 9
+comparisons with the best to 0.0176, below 0.05 (`TestRankReviewCase` in
+`verdict/ranking_test.go`).
+
+**Boards without exact jem.** Where no exact jem exists (a CNN on `images:S,K`), `bin/leaderboard
+report --metric=M` ranks the recipes by a measure against the truth itself instead of the excess:
+`kl_conditional`, `fisher_div`, `log_ratio_sd`, `ece` or `auroc_px_deficit` (1 − the AUROC of
+log q(x), data against uniform noise), lower better, each recipe's value paired by task with the
+others' under the same statistics (best set, Friedman, CD, detectable difference); the baseline
+is a reference row, and the budget-matched view and cost curves, which read the joint KL off the
+curves, are left out. The default, `kl_joint`, is the excess above. The image board in
+[images.md](images.md#the-cnn-board) is made this way.
+
+**Where the board's numbers come from.** The tables below are `bin/leaderboard report` over the
+runs of the full `scripts/leaderboard.sh out/leaderboard` (run seed 2, 10 tasks × 3 seeds a
+family), so every number recomputes from `out/leaderboard/*/results/`. Its `jem-converged`
+trained until its convergence rule held ([protocol.md](protocol.md#the-converged-yardstick));
+`jem tuned` is exact jem at the rate and batch its own tuning picked (lr 0.01, batch 256 on this
+run), trained like every recipe otherwise.
+
 ## Tuning (tuning tasks, run seed 101)
 
 HEAD
 cat "$out/picks/picks.md"
 echo
 echo "## The board (run seed 2, 3 replicates × 10 tasks per family)"
-cat "$out/leaderboard.md"
+sed 's#](leaderboard-#](images/leaderboard-#g' "$out/leaderboard.md" # the figures: cp "$out"/leaderboard-*.svg docs/images/
