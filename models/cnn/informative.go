@@ -6,7 +6,7 @@ import (
 )
 
 // classStart is JEM++'s informative initialisation of the SGLD buffer and its restarts
-// (Yang & Ji, ICCV 2021; SGLDOptions.Informative): a class by its frequency in the
+// (Yang & Ji, ICCV 2021; SGLD.Informative): a class by its frequency in the
 // training draws, then a draw of that class's Gaussian, the mean and maximum-likelihood
 // covariance of its draws (fitGauss; a class with fewer than 2 draws takes the pooled
 // fit).
