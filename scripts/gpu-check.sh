@@ -47,7 +47,7 @@ EOF
   export LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:-}" GOPJRT_CUDA_CHECKS=0
   backend="xla:$plugin"
   echo "== gpucheck"
-  timeout 200 .gpu/gpucheck --backend="$backend" --sides=16,28 --steps=200 --go_steps=3 2>&1 | tee "$out/gpucheck.txt"
+  timeout 400 .gpu/gpucheck --backend="$backend" --sides=16,28 --steps=200 --go_steps=3 2>&1 | tee "$out/gpucheck.txt"
   echo "== torch peer (same GPU)"
   for S in 16 28; do
     timeout 60 python3 scripts/peers/torch_cnn.py 200 "$S" cuda 2>&1 | sed "s/^/torch S $S /" | tee -a "$out/torch.txt"

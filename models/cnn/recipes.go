@@ -120,7 +120,7 @@ func (t *edTerm) Lanes(s *StepGraph) *Node { return edNegatives(s, s.X, t.o) }
 func (t *edTerm) Loss(_ *StepGraph, ld, ln *Node) *Node { return edLoss(ld, ln, t.o) }
 
 // End reports "ed_loss".
-func (t *edTerm) End(_ []float32, st *Stats) { st.MethodStats = termStats("ed", st.Term) }
+func (t *edTerm) End(_ []float32, st *Stats) { st.MethodStats = termStats(t.o.Name(), st.Term) }
 
 // Name is "dsm".
 func (DSM) Name() string { return "dsm" }
@@ -155,7 +155,7 @@ func (t *dsmTerm) Loss(s *StepGraph, _, _ *Node) *Node {
 }
 
 // End reports "dsm_loss".
-func (t *dsmTerm) End(_ []float32, st *Stats) { st.MethodStats = termStats("dsm", st.Term) }
+func (t *dsmTerm) End(_ []float32, st *Stats) { st.MethodStats = termStats(t.o.Name(), st.Term) }
 
 // Name is "nce".
 func (NCE) Name() string { return "nce" }
@@ -231,7 +231,7 @@ func (t *nceTerm) After(outs []*tensors.Tensor) {
 // End reports "nce_loss", the learned and initial c, the last estimate of log Z and
 // the noise's ridge.
 func (t *nceTerm) End(own []float32, st *Stats) {
-	st.MethodStats = termStats("nce", st.Term)
+	st.MethodStats = termStats(t.o.Name(), st.Term)
 	st.MethodStats["log_z_learned"] = float64(own[0])
 	st.MethodStats["log_z_init"] = float64(t.c0)
 	st.MethodStats["log_z_is"] = t.logZIS

@@ -154,8 +154,8 @@ type trainGraph struct {
 	N        int
 	noise, w float64
 	autodiff bool
-	// after building: the term's own parameters, host inputs and outputs
-	own, inputs, outputs int
+	// after building: the term's own parameters and host inputs
+	own, inputs int
 }
 
 // build builds the step. Inputs: params, Adam m, v (each the network's then the term's
@@ -205,7 +205,7 @@ func (tg *trainGraph) build(g *Graph) {
 		outs = append(outs, term)
 	}
 	outs = append(outs, s.outputs...)
-	tg.inputs, tg.outputs = s.inputs, len(s.outputs)
+	tg.inputs = s.inputs
 	g.Compile(outs...)
 }
 

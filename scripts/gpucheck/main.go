@@ -3,10 +3,11 @@
 //
 //  1. agreement: the same parameters evaluated on the device and on the pure-Go backend
 //     (logits, LSE_y f(x) and its input gradient), and the same 10 training steps from
-//     the same start on both (baseline and jem-sgld), on exact draws of an images task's
-//     truth (models/prob/mfa);
-//  2. speed: ms per training step on the device (baseline; jem-sgld with 20 SGLD steps)
-//     for each side S, the difference of an N- and a 2N-step run after a 1-step warm-up
+//     the same start on both (every method with an images hook, at the default grid's
+//     options: baseline, sgld, ed, dsm, nce), on exact draws of an images task's truth
+//     (models/prob/mfa);
+//  2. speed: ms per training step on the device (every such method; sgld with 20 SGLD
+//     steps) for each side S, the difference of an N- and a 2N-step run after a 1-step warm-up
 //     (no compile counted), beside the pure-Go backend's on the same
 //     machine (fewer steps) — the PyTorch peer (scripts/peers/torch_cnn.py --device) is
 //     timed by the calling script in the same run.
@@ -39,8 +40,11 @@ type imageRecipe struct {
 	hook func(schemas.Grid, *cnn.TrainOptions) error
 }
 
-// imageRecipes looks the named methods' images hooks up.
-func imageRecipes(names ...string) ([]imageRecipe, error) {
+// imageRecipes are the images hooks of every registered method that trains on images
+// (methods.For(KindImages): the baseline, the paper's sgld and the sampler-free
+// recipes), so that a new method's CNN objective is checked on the device too.
+func imageRecipes() ([]imageRecipe, error) {
+	names := methods.For(methods.KindImages)
 	out := make([]imageRecipe, 0, len(names))
 	for _, n := range names {
 		h, ok := methods.Images.Of(n)
@@ -163,7 +167,7 @@ func run(ctx context.Context, c config) error {
 	}
 	check("lse", relDiff(ed, eg), c.agreeTol)
 	check("lse_input_grad", relDiff(gd, gg), c.agreeTol)
-	recipes, err := imageRecipes("baseline", "sgld")
+	recipes, err := imageRecipes()
 	if err != nil {
 		return err
 	}
