@@ -1,7 +1,9 @@
 package prob
 
 import (
+	"errors"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -201,5 +203,127 @@ func TestProposalDensities(t *testing.T) {
 				t.Errorf("draws' mean %.4f ± %.4f, want %.4f", m, se, c.mean)
 			}
 		})
+	}
+}
+
+// TestConditionalHistogramKnownAnswer: for a model additive over blocks, f(x)[y] =
+// log π_y + Σ_b h_yb(x_b), FitConditionalHistogram gives its exact class-wise block
+// marginals at the cells' centres, softmax_c h_yb(centre c), whatever the anchors (every
+// anchor's conditional is the marginal); W is the mean of q(y|anchor); with eps the
+// cells keep a uniform share; a model that fails is an error, an anchor with non-finite
+// logits has no weight; and it fits a joint model (a correlated Gaussian) with the
+// class weights of its anchors.
+func TestConditionalHistogramKnownAnswer(t *testing.T) {
+	const B, K, G, box = 3, 2, 8, 4.0
+	h := func(y, b int, x0, x1 float64) float64 { // a different bump per class and block
+		m0, m1 := float64(y)-0.5+0.3*float64(b), 0.7*float64(b)-1
+		return -((x0-m0)*(x0-m0) + 0.5*(x1-m1)*(x1-m1)) / (1 + float64(y))
+	}
+	prior := []float64{0.3, 0.7}
+	calls := 0
+	logits := func(x []float64, n int) ([]float64, error) {
+		calls++
+		out := make([]float64, n*K)
+		for i := range n {
+			for y := range K {
+				v := math.Log(prior[y])
+				for b := range B {
+					v += h(y, b, x[i*2*B+2*b], x[i*2*B+2*b+1])
+				}
+				out[i*K+y] = v
+			}
+		}
+		return out, nil
+	}
+	anchors := []float64{0, 0, 0, 0, 0, 0, 1, -2, 3, 0.5, -1, 2, -3, 3, 0.2, 0.1, 2, -2}
+	const A = 3
+	g, err := FitConditionalHistogram(anchors, A, B, K, G, 0, box, nil, logits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != A {
+		t.Errorf("%d model calls, want one an anchor (%d)", calls, A)
+	}
+	w := 2 * box / G
+	for y := range K {
+		for b := range B {
+			want := make([]float64, G*G)
+			for c := range want {
+				want[c] = h(y, b, -box+(float64(c/G)+0.5)*w, -box+(float64(c%G)+0.5)*w)
+			}
+			want = Softmax(want)
+			for c, p := range g.P[(y*B+b)*G*G : (y*B+b+1)*G*G] {
+				if math.Abs(p-want[c]) > 1e-12 {
+					t.Fatalf("class %d block %d cell %d: %v, want %v", y, b, c, p, want[c])
+				}
+			}
+		}
+	}
+	var wy [K]float64
+	for a := range A {
+		l, _ := logits(anchors[a*2*B:(a+1)*2*B], 1)
+		for y, v := range Softmax(l) {
+			wy[y] += v / A
+		}
+	}
+	for y := range K {
+		if math.Abs(g.W[y]-wy[y]) > 1e-12 {
+			t.Errorf("W[%d] %v, want the anchors' mean q(y|a) %v", y, g.W[y], wy[y])
+		}
+	}
+	// Class weights given: W is them, normalised.
+	gw, err := FitConditionalHistogram(anchors, A, B, K, G, 0, box, []float64{1, 3}, logits)
+	if err != nil || gw.W[0] != 0.25 || gw.W[1] != 0.75 || gw.P[7] != g.P[7] {
+		t.Errorf("class weights 1, 3: W %v (want 0.25, 0.75), P[7] %v (want %v), %v", gw.W, gw.P[7], g.P[7], err)
+	}
+	// A uniform share: every cell at least eps/G².
+	ge, err := FitConditionalHistogram(anchors, A, B, K, G, 0.1, box, nil, logits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, p := range ge.P {
+		if want := 0.9*g.P[c] + 0.1/(G*G); math.Abs(p-want) > 1e-12 {
+			t.Fatalf("eps 0.1: cell %d %v, want %v", c, p, want)
+		}
+	}
+	// Its draws and density agree: the density integrates to 1 over the box.
+	rng := NewRand(5)
+	var s float64
+	const n = 100000
+	vol := math.Pow(2*box, 2*B)
+	for range n {
+		x := make([]float64, 2*B)
+		for i := range x {
+			x[i] = (2*rng.Float64() - 1) * box
+		}
+		s += math.Exp(ge.LogDensity(x)) * vol
+	}
+	if m := s / n; math.Abs(m-1) > 0.05 {
+		t.Errorf("density integrates to %.4f over the box, want 1", m)
+	}
+	// Failures.
+	if _, err := FitConditionalHistogram(anchors, A, B, K, G, 0, box, nil, func([]float64, int) ([]float64, error) {
+		return nil, errors.New("model down")
+	}); err == nil || !strings.Contains(err.Error(), "model down") {
+		t.Errorf("a failing model: %v", err)
+	}
+	if _, err := FitConditionalHistogram(anchors[:5], A, B, K, G, 0, box, nil, logits); err == nil {
+		t.Error("anchors of the wrong length accepted")
+	}
+	nan := func(x []float64, n int) ([]float64, error) {
+		out, _ := logits(x, n)
+		if x[0] == anchors[0] && x[1] == anchors[1] && x[2] == anchors[2] { // the first anchor's rows
+			for i := range out {
+				out[i] = math.NaN()
+			}
+		}
+		return out, nil
+	}
+	gn, err := FitConditionalHistogram(anchors, A, B, K, G, 0, box, nil, nan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(gn.P[5]-g.P[5]) > 1e-12 {
+		t.Errorf("an anchor with NaN logits changed the marginals: %v, want %v", gn.P[5], g.P[5])
 	}
 }

@@ -32,6 +32,10 @@ func eval(args []string) error {
 	ms := fs.String("methods", "jem", "methods to evaluate (comma-separated; all: every one)")
 	epss := fs.String("eps", "0,auto", "per-block uniform shares of the continuous proposal (auto: prob.BlockDefensiveShare)")
 	points := fs.Bool("points", true, "also the fixed evaluation points' estimate (blocks.EvaluateLogits)")
+	adapt := fs.Bool("adapted", false, "also the adapted proposal's estimate (blocks.EvalSet.AdaptedLogZ, as a joint model's row), refusals counted as misses")
+	aopts := fs.String("adapt", "", "the adapted proposal's options beyond prob.DefaultAdapt, key=value,… (cond, condcells, anchors, hist, histcells, full, chains, steps, keep)")
+	hist := fs.Int("hist", 0, "diagnostic: ESS under the exact block histogram at G, 2G, 4G cells")
+	contin := fs.Bool("continuous", true, "the continuous path's estimates (prob.BlocksTask.ImportanceLogZ)")
 	verbose := fs.Bool("v", false, "a line per run and estimate")
 	nDraws := fs.Int("n", blocks.ISDraws, "draws of the continuous path's proposal")
 	alpha := fs.Float64("alpha", blocks.ISShare, "the continuous proposal's share of the block-defensive truth (the rest uniform on the box)")
@@ -81,6 +85,9 @@ func eval(args []string) error {
 		old.est, old.logZ, old.se, old.ess, old.k, old.refused = "pipeline row at training", r.LogZIS, r.LogZISSE, r.ISESS, math.NaN(), math.IsNaN(r.KLJointIS)
 		out = append(out, old)
 		for _, es := range strings.Split(*epss, ",") {
+			if !*contin {
+				break
+			}
 			eps := prob.BlockDefensiveShare(B)
 			if es != "auto" {
 				if eps, err = strconv.ParseFloat(es, 64); err != nil {
@@ -133,6 +140,24 @@ func eval(args []string) error {
 				pt.est, pt.logZ, pt.se, pt.ess, pt.k, pt.refused, pt.reason = fmt.Sprintf("points ε=%.4f, new rule (EvaluateLogits)", eps), e.IS.LogZ, e.IS.SE, e.IS.ESS, e.IS.K, e.Refused(), e.IS.Reason
 				out = append(out, pt)
 			}
+		}
+		if *hist > 0 {
+			for _, G := range []int{*hist, 2 * *hist, 4 * *hist} {
+				ess, kh, lz := exactHist(r, B, hidden, G, 20000)
+				fmt.Fprintf(os.Stderr, "%s task %d exact-hist G=%d: ESS %.0f k̂ %.2f log Z %.4f exact %.4f\n", r.Method, r.Ordinal, G, ess, kh, lz, exact)
+			}
+		}
+		if *adapt {
+			o, err := adaptOptions(*aopts)
+			if err != nil {
+				return err
+			}
+			a, err := adaptedEstimate(r, p, task, B, hidden, exact, o)
+			if err != nil {
+				return err
+			}
+			a.task, a.method = r.Task, r.Method
+			out = append(out, a)
 		}
 		if *verbose {
 			for _, x := range out[first:] {
@@ -219,4 +244,155 @@ func table(out []result) {
 		fmt.Printf("| `%s` | %s | %s | %d | %d | %d/%d (%.0f%%) | %+.2f | %.2f | %+.4f | %.0f–%.0f | %s |\n", k.task, k.method, k.est, len(rs), len(rs)-used,
 			cov, used, 100*float64(cov)/float64(max(1, used)), zs/float64(max(1, used)), worst, d/float64(max(1, used)), essLo, essHi, kr)
 	}
+}
+
+// adaptedEstimate is a run's log Z estimated as a joint model's row estimates it
+// (blocks.EvalSet.AdaptedLogZ with prob.DefaultAdapt at the task's evaluation points,
+// seed Seed(tableSeed, "adapt"), the model's logits a black box), against the exact.
+func adaptedEstimate(r Run, p tasks.Point, task prob.BlocksTask, B int, hidden []int, exact float64, o prob.AdaptOptions) (result, error) {
+	K := r.K
+	ev, err := blocks.EvalPoints(r.Seed, p, r.Ordinal)
+	if err != nil {
+		return result{}, err
+	}
+	logits := func(x []float64, n int) ([]float64, error) {
+		return kernel.AdditivePointLogits(hidden, K, B, r.Theta, x, n)
+	}
+	pl, err := logits(ev.X, ev.M+ev.N)
+	if err != nil {
+		return result{}, err
+	}
+	tableSeed := tasks.TableSeed(r.Seed, tasks.Table{Point: p, Ordinal: r.Ordinal})
+	truth := task.Truth(prob.Grid{G: r.Grid, Box: r.Box})
+	e, err := ev.AdaptedLogZ(prob.Seed(tableSeed, prob.SeedString("adapt")), truth, o, kernel.RowLSE(pl[ev.M*K:], K), logits)
+	kernel.ClearUpper()
+	if err != nil {
+		return result{}, err
+	}
+	return result{est: "adapted (as a joint model's row)", exact: exact, logZ: e.LogZ, se: e.SE, ess: e.ESS, k: e.K, refused: e.Refused(), reason: e.Reason}, nil
+}
+
+// exactHist (diagnostic) is the ESS and k̂ of an additive model's weights under the
+// block histogram of its exact per-class block cell masses at G cells a side (the
+// within-cell variation alone).
+func exactHist(r Run, B int, hidden []int, G int, n int) (ess, khat, lz float64) {
+	K := r.K
+	l, err := kernel.AdditiveCellLogits(hidden, K, B, r.Theta, G, r.Box)
+	if err != nil {
+		panic(err)
+	}
+	g2 := G * G
+	// class weights ∝ Π_b Σ_c exp l_b[c][y]
+	lw := make([]float64, K)
+	lcum := make([][][]float64, K)
+	for y := range K {
+		lcum[y] = make([][]float64, B)
+		for b := range B {
+			m := math.Inf(-1)
+			for c := range g2 {
+				m = max(m, l[b][c*K+y])
+			}
+			s := 0.0
+			cum := make([]float64, g2)
+			for c := range g2 {
+				s += math.Exp(l[b][c*K+y] - m)
+				cum[c] = s
+			}
+			for c := range cum {
+				cum[c] /= s
+			}
+			lcum[y][b] = cum
+			lw[y] += m + math.Log(s)
+		}
+	}
+	lZ := prob.LogSumExp(lw)
+	rng := prob.NewRand(7)
+	w := 2 * r.Box / float64(G)
+	d := 2 * B
+	x := make([]float64, n*d)
+	for i := range n {
+		u := rng.Float64()
+		y := 0
+		acc := 0.0
+		for yy := range K {
+			acc += math.Exp(lw[yy] - lZ)
+			if u < acc {
+				y = yy
+				break
+			}
+			y = yy
+		}
+		for b := range B {
+			cum := lcum[y][b]
+			v := rng.Float64()
+			c := sort.SearchFloat64s(cum, v)
+			c = min(c, g2-1)
+			x[i*d+2*b] = -r.Box + (float64(c/G)+rng.Float64())*w
+			x[i*d+2*b+1] = -r.Box + (float64(c%G)+rng.Float64())*w
+		}
+	}
+	lse, err := kernel.AdditivePointLSE(hidden, K, B, r.Theta, x, n)
+	if err != nil {
+		panic(err)
+	}
+	kernel.ClearUpper()
+	lws := make([]float64, n)
+	la := 2 * math.Log(w)
+	for i := range n {
+		ly := make([]float64, K)
+		for y := range K {
+			v := lw[y] - lZ
+			for b := range B {
+				c := min(G-1, int((x[i*d+2*b]+r.Box)/w))*G + min(G-1, int((x[i*d+2*b+1]+r.Box)/w))
+				cum := lcum[y][b]
+				p := cum[c]
+				if c > 0 {
+					p -= cum[c-1]
+				}
+				v += math.Log(p) - la
+			}
+			ly[y] = v
+		}
+		lws[i] = lse[i] - prob.LogSumExp(ly)
+	}
+	e := prob.ImportanceLogZ(lws)
+	return e.ESS, e.K, e.LogZ
+}
+
+// adaptOptions are prob.DefaultAdapt with the given key=value changes.
+func adaptOptions(s string) (prob.AdaptOptions, error) {
+	o := prob.DefaultAdapt
+	if s == "" {
+		return o, nil
+	}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, _ := strings.Cut(kv, "=")
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return o, err
+		}
+		switch k {
+		case "cond":
+			o.CondShare = f
+		case "condcells":
+			o.CondCells = int(f)
+		case "anchors":
+			o.CondAnchors = int(f)
+		case "hist":
+			o.HistShare = f
+		case "histcells":
+			o.HistCells = int(f)
+		case "full":
+			o.FullShare = f
+		case "chains":
+			o.Chains = int(f)
+		case "steps":
+			o.Steps = int(f)
+		case "keep":
+			o.Keep = int(f)
+		default:
+			return o, fmt.Errorf("unknown adapt option %q", k)
+		}
+	}
+	return o, nil
 }

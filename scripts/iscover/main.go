@@ -21,6 +21,17 @@
 //
 //	nice /tmp/iscover eval -in=b16.gob -methods=all -eps=0,auto -v
 //	nice /tmp/iscover eval -in=b32.gob -methods=jem -eps=auto -n=100000 -points=false
+//
+// -adapted adds the estimate a joint model's row makes (blocks.EvalSet.AdaptedLogZ with
+// prob.DefaultAdapt, changed by -adapt=key=value,…: the proposal adapted to the model,
+// which sees it only through its logits), refusals counted as misses; -hist=G prints,
+// as a diagnostic that knows the model is additive, the ESS under the histogram of its
+// exact class-wise block marginals at G, 2G and 4G cells a side (the variation within a
+// cell alone). The conditional histogram's measurement (models/prob/importance_adapted.go):
+//
+//	nice /tmp/iscover train -task=blocks:16,gmm:3,2 -tables=4 -methods=baseline,jem,sgld,mala,jarzynski,shortrun,dsm,drl,ed,nce,tre,snl -steps=600 -seed=5 -out=b32.gob
+//	nice /tmp/iscover eval -in=b32.gob -methods=all -continuous=false -points=false -adapted
+//	nice /tmp/iscover eval -in=b32.gob -methods=all -continuous=false -points=false -adapted -adapt=cond=0,hist=0.5,full=0.25   (the proposal before it)
 package main
 
 import (

@@ -390,7 +390,9 @@ func (s EvalSet) adaptedLogWeights(seed uint64, truth prob.BlocksTruth, o prob.A
 		}
 	}
 	kernel.ClearUpper() // after the model's vector code: see package avx
-	g, err := fitAdapted(prob.Seed(seed, tagAdaptFit), states, resp, n, B, k, s.Eps, box, o)
+	g, err := fitAdapted(prob.Seed(seed, tagAdaptFit), states, resp, n, B, k, s.Eps, box, o, func() ([]float64, int) {
+		return anchors(states, o.Chains, d, o.CondAnchors)
+	}, logits)
 	if err != nil {
 		return nil, err
 	}
@@ -455,10 +457,23 @@ type density interface {
 
 // fitAdapted fits the parts of the adapted proposal with a positive share to the
 // chains' states.
-func fitAdapted(seed uint64, states, resp []float64, n, B, k int, eps, box float64, o prob.AdaptOptions) (adapted, error) {
+func fitAdapted(seed uint64, states, resp []float64, n, B, k int, eps, box float64, o prob.AdaptOptions,
+	anchors func() ([]float64, int), logits func(x []float64, n int) ([]float64, error)) (adapted, error) {
 	var g adapted
 	full := o.FullShare
-	mix := 1 - o.HistShare - o.FullShare
+	mix := 1 - o.HistShare - o.FullShare - o.CondShare
+	if o.CondShare > 0 {
+		a, na := anchors()
+		w := make([]float64, k) // the class weights of every state, not of the few anchors
+		for i, r := range resp {
+			w[i%k] += r
+		}
+		h, err := prob.FitConditionalHistogram(a, na, B, k, o.CondCells, eps, box, w, logits)
+		if err != nil {
+			return g, err
+		}
+		g.parts, g.shares = append(g.parts, h), append(g.shares, o.CondShare)
+	}
 	if o.HistShare > 0 {
 		h, err := prob.FitBlockHistogram(states, resp, n, B, k, o.HistCells, eps, box)
 		if err != nil {
@@ -485,6 +500,19 @@ func fitAdapted(seed uint64, states, resp []float64, n, B, k int, eps, box float
 		return g, fmt.Errorf("blocks: adapted proposal: no part has a positive share (%+v)", o)
 	}
 	return g, nil
+}
+
+// anchors are the last states of most evenly spaced of the chains (states [keep][chains][d],
+// the last kept step last), and their number.
+func anchors(states []float64, chains, d, most int) ([]float64, int) {
+	last := states[len(states)-chains*d:]
+	a := min(chains, max(1, most))
+	out := make([]float64, 0, a*d)
+	for i := range a {
+		c := i * chains / a
+		out = append(out, last[c*d:(c+1)*d]...)
+	}
+	return out, a
 }
 
 // counts are the draws of each part among n: ⌊f_j·n⌉, the last part the rest; draw

@@ -436,7 +436,7 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 			}
 		default:
 			row, q = evaluateRun(t, truth, draws, B)
-			s.importance(&row, t, proposal, tab)
+			s.importance(&row, t, proposal, tab, truth, evalSet)
 			if model.joint {
 				s.evaluateReference(&row, t, truth, evalSet(), tableSeed)
 			}
@@ -526,10 +526,14 @@ func proposalName(adapted *prob.ISEstimate) string {
 
 // importance fills the row's log Z columns: the additive model's exact log Z over the
 // box (the block grids' quadrature, per unit volume), its importance-sampling estimate
-// (prob.BlocksTask.ImportanceLogZ over the task's proposal, the same draws for every
-// method of a task, drawn once for all of them) and the joint KL with the estimate (NaN
-// where it is refused).
-func (s *source) importance(row *schemas.ResultRow, t tasks.Trained, proposal func() prob.ISProposal, tab tasks.Table) {
+// and the joint KL with the estimate (NaN where it is refused). On the measured tasks
+// (Options.Measures) the estimate is a joint model's, from the proposal adapted to the
+// model (EvalSet.AdaptedLogZ at the task's evaluation points, the model a black box):
+// beside the exact log Z, the known-answer check of the estimator every joint row
+// relies on. On the others it is prob.BlocksTask.ImportanceLogZ over the task's truth
+// proposal (the same draws for every method of a task, drawn once for all of them).
+func (s *source) importance(row *schemas.ResultRow, t tasks.Trained, proposal func() prob.ISProposal, tab tasks.Table,
+	truth prob.BlocksTruth, evalSet func() EvalSet) {
 	p := s.p
 	l := split(t.Logits, s.spec.B)
 	if l == nil || t.Run.Theta == nil || math.IsNaN(row.KLJoint) || math.IsInf(row.KLJoint, 0) {
@@ -541,19 +545,37 @@ func (s *source) importance(row *schemas.ResultRow, t tasks.Trained, proposal fu
 		return kernel.AdditivePointLSE(model.hidden, p.Classes, s.spec.B, t.Run.Theta, x, n)
 	}
 	tableSeed := tasks.TableSeed(s.env.Options.Seed, tab)
-	var lseErr error
-	e := prob.ImportanceLogZ(proposal().LogWeights(func(x []float64, n int) []float64 {
-		out, err := lse(x, n)
-		if err != nil {
-			lseErr = err
-			return make([]float64, n)
+	var e prob.ISEstimate
+	name := ProposalTruth
+	if s.env.Options.Measures(tab.Ordinal) {
+		ev := evalSet()
+		logits := func(x []float64, n int) ([]float64, error) {
+			return kernel.AdditivePointLogits(model.hidden, p.Classes, s.spec.B, t.Run.Theta, x, n)
 		}
-		return out
-	}))
-	if lseErr != nil {
-		return
+		pl, err := logits(ev.X, ev.M+ev.N)
+		if err != nil {
+			return
+		}
+		a := adaptedLogZ(ev, truth, tableSeed, pl, logits)
+		if a == nil {
+			return
+		}
+		e, name = *a, ProposalAdapted
+	} else {
+		var lseErr error
+		e = prob.ImportanceLogZ(proposal().LogWeights(func(x []float64, n int) []float64 {
+			out, err := lse(x, n)
+			if err != nil {
+				lseErr = err
+				return make([]float64, n)
+			}
+			return out
+		}))
+		if lseErr != nil {
+			return
+		}
 	}
-	row.LogZIS, row.LogZISSE, row.ISESS, row.ISKHat, row.ISRefused, row.ISProposal = e.LogZ, e.SE, e.ESS, e.K, e.Reason, ProposalTruth
+	row.LogZIS, row.LogZISSE, row.ISESS, row.ISKHat, row.ISRefused, row.ISProposal = e.LogZ, e.SE, e.ESS, e.K, e.Reason, name
 	if !e.Refused() {
 		row.KLJointIS = row.KLJoint - row.LogZ + e.LogZ
 		row.KLJointISSE = e.SE
