@@ -80,6 +80,9 @@ type Board struct {
 	Friedman verdict.Friedman `json:"friedman"`
 	Tasks    int              `json:"mde_units"`
 	MDE      float64          `json:"mde"`
+	// IS is the board's importance-sampling coverage of the exact log Z (block tasks;
+	// nil where no run has both).
+	IS *ISCoverage `json:"is_coverage,omitempty"`
 }
 
 // bootstrapReps is the bootstrap's resamples for a mean's 95% CI.

@@ -22,6 +22,9 @@ type Ladder struct {
 	Dims   []int        `json:"dims"`
 	Tasks  []string     `json:"tasks"` // the board (task) of each dimension
 	Rows   []LadderRung `json:"rows"`
+	// IS is each dimension's importance-sampling coverage of the exact log Z (its
+	// board's; Runs 0 where it has none).
+	IS []ISCoverage `json:"is_coverage,omitempty"`
 }
 
 // LadderRung is an entry's line on a ladder: per dimension (NaN, rank 0 where it did
@@ -65,6 +68,11 @@ func ladders(bs []Board) []Ladder {
 		idx := map[string]int{}
 		for j, a := range ats {
 			l.Dims, l.Tasks = append(l.Dims, a.d), append(l.Tasks, a.b.Family)
+			var c ISCoverage
+			if a.b.IS != nil {
+				c = *a.b.IS
+			}
+			l.IS = append(l.IS, c)
 			for _, r := range a.b.Rows {
 				i, ok := idx[r.Entry]
 				if !ok {
@@ -124,6 +132,15 @@ func writeLadders(w io.Writer, ls []Ladder) {
 				cells = append(cells, c)
 			}
 			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+		}
+		var cov []string
+		for j, c := range l.IS {
+			if c.Runs > 0 {
+				cov = append(cov, fmt.Sprintf("D = %d: %d of %d (%d refused; %s)", l.Dims[j], c.Covered, c.Runs, c.Refused, c.Proposal))
+			}
+		}
+		if len(cov) > 0 {
+			fmt.Fprintf(w, "\nImportance-sampled log Z within 1.96 SE of the exact, refusals counted as misses: %s.\n", strings.Join(cov, "; "))
 		}
 	}
 }

@@ -213,6 +213,12 @@ func runCmd(ctx context.Context, cfg config, w io.Writer) error {
 			return err
 		}
 		bs := boards(m, entries, jem, cfg.Seed)
+		cov := isCoverage(def)
+		for i := range bs {
+			if c, ok := cov[bs[i].Family]; ok {
+				bs[i].IS = &c
+			}
+		}
 		ls := ladders(bs)
 		var md strings.Builder
 		writeBoards(&md, bs)

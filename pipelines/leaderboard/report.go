@@ -81,6 +81,7 @@ func writeBoards(w io.Writer, bs []Board) {
 		}
 		fmt.Fprintln(w)
 		fmt.Fprint(w, statsText(b))
+		writeISCoverage(w, b.IS)
 	}
 }
 

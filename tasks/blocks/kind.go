@@ -57,10 +57,12 @@
 // there alone (eval.go has the estimators and their SEs). A run with parameters (the
 // joint MLP, and jem's additive reference on a joint point) takes its log Ẑ instead
 // from a proposal adapted to the model (EvalSet.AdaptedLogZ: Metropolis chains on the
-// model's own ℓ = LSE_y f, a mixture of block histograms, block Gaussian mixtures and
-// class-wise full Gaussians fitted to them with the model's q(y|x) as class weights,
-// fresh draws of it pooled ½/½ with r₀'s; the same refusal rule; is_proposal says which
-// proposal a row's estimate used). The truth there is the grid truth read as a density on
+// model's own ℓ = LSE_y f, a mixture of the model's own block conditionals on a fine
+// grid, block histograms, block Gaussian mixtures and class-wise full Gaussians fitted
+// to them with the model's q(y|x) as class weights, fresh draws of it pooled ½/½ with
+// r₀'s; the same refusal rule; is_proposal says which proposal a row's estimate used).
+// An additive run on the measured tasks (Options.Measures) takes the same adapted
+// estimate beside its exact log Z: the estimator's known answer on every such row. The truth there is the grid truth read as a density on
 // ℝ^D, P(cells, y)/h^D, piecewise constant: the KLs are those of a function on ℝ^D
 // against it, each the grid KL plus the model's variation within the cells (≥ 0). A run
 // without parameters whose logits have NumEvalPoints·K entries (a user's model) is
