@@ -659,7 +659,7 @@ func (h BlockHistogram) LogDensity(x []float64) float64 {
 // blocks (q(x|y) = Π_b q_b(x_b|y)) every anchor gives the exact block marginals at the
 // cells' centres, whatever the chains; for any other model the product over blocks is
 // its best in form, as BlockHistogram's. logits(x, n) is the model's logits [n][K] at n
-// points x [n][2B]; it costs A·(B·G² + 1) model evaluations.
+// points x [n][2B]; it costs A·(B·G² + 1) model evaluations in A·(B + 1) calls.
 func FitConditionalHistogram(anchors []float64, A, B, K, G int, eps, box float64, w []float64, logits func(x []float64, n int) ([]float64, error)) (BlockHistogram, error) {
 	d, g2 := 2*B, G*G
 	if A < 1 || len(anchors) != A*d || K < 2 || G < 1 || !(box > 0) || !(eps >= 0 && eps < 1) || w != nil && len(w) != K {
@@ -668,37 +668,40 @@ func FitConditionalHistogram(anchors []float64, A, B, K, G int, eps, box float64
 	}
 	h := BlockHistogram{B: B, K: K, G: G, Box: box, W: make([]float64, K), P: make([]float64, K*B*g2), cum: make([]float64, K*B*g2)}
 	cw := 2 * box / float64(G)
-	pts := make([]float64, (B*g2+1)*d)
+	pts := make([]float64, g2*d) // one block's grid at a time: memory O(G²·D), not O(B·G²·D)
 	cond := make([]float64, g2)
 	for a := range A {
 		anchor := anchors[a*d : (a+1)*d]
-		for i := range B*g2 + 1 {
-			copy(pts[i*d:(i+1)*d], anchor)
-		}
-		for b := range B {
-			for c := range g2 {
-				p := pts[(1+b*g2+c)*d:]
-				p[2*b], p[2*b+1] = -box+(float64(c/G)+0.5)*cw, -box+(float64(c%G)+0.5)*cw
-			}
-		}
-		l, err := logits(pts, B*g2+1)
+		la, err := logits(anchor, 1)
 		if err != nil {
 			return BlockHistogram{}, err
 		}
 		avx.ClearUpper()
-		resp := Softmax(l[:K])
+		resp := Softmax(la[:K])
 		if !finiteAll(resp) {
 			continue // a non-finite anchor: no weight
 		}
 		for y, ry := range resp {
 			h.W[y] += ry
-			if ry == 0 {
-				continue
+		}
+		for b := range B {
+			for c := range g2 {
+				p := pts[c*d : (c+1)*d]
+				copy(p, anchor)
+				p[2*b], p[2*b+1] = -box+(float64(c/G)+0.5)*cw, -box+(float64(c%G)+0.5)*cw
 			}
-			for b := range B {
+			l, err := logits(pts, g2)
+			if err != nil {
+				return BlockHistogram{}, err
+			}
+			avx.ClearUpper()
+			for y, ry := range resp {
+				if ry == 0 {
+					continue
+				}
 				m := math.Inf(-1)
 				for c := range g2 {
-					cond[c] = l[(1+b*g2+c)*K+y]
+					cond[c] = l[c*K+y]
 					m = max(m, cond[c])
 				}
 				s := 0.0
