@@ -24,6 +24,15 @@ type entry struct {
 	runs    map[unit]run
 }
 
+// tunedOf is the values of the entry's tuned options a run trained at (the
+// yardstick's: its rate and batch).
+func (e *entry) tunedOf(r run) map[string]string {
+	if e.Method == methods.Yardstick() {
+		return map[string]string{"lr": fmtG(r.LR), "batch_size": fmtG(float64(r.BatchSize))}
+	}
+	return optionValues(r.ResultRow, slices.Sorted(maps.Keys(e.Tuned)))
+}
+
 // Row is an entry's line on one family's board.
 type Row struct {
 	Rank int `json:"rank"` // competition rank by mean excess, 1 = best (0: a reference, not ranked)
@@ -156,6 +165,12 @@ func board(m metric, family string, entries []*entry, jem map[unit]run, keep fun
 	rng := prob.NewRand(seed)
 	for _, e := range entries {
 		row := Row{Entry: e.Name, Tuned: tunedText(e.Tuned)}
+		for _, u := range units { // the values its runs here trained at (a pick per task differs by task)
+			if r, ok := e.runs[u]; ok && e.Tuned != nil {
+				row.Tuned = tunedText(e.tunedOf(r))
+				break
+			}
+		}
 		mt, _ := methods.Lookup(e.Method)
 		var ex, kls, bex, ev, cpu, sel []float64
 		x := make([]float64, len(units))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
@@ -391,5 +392,70 @@ func TestTunedYardstick(t *testing.T) {
 	}
 	if !found {
 		t.Error("no jem tuned row on the board")
+	}
+}
+
+// TestPickPerTask: with --per_task each task's tuning runs are scored alone, so two
+// dimensions whose best settings differ get their own picks, each written as a tuned
+// spec of that task alone; the report's tuned entry shows, on each task's board, the
+// values its runs there trained at.
+func TestPickPerTask(t *testing.T) {
+	var runs []run
+	for k := range 4 {
+		for _, task := range []string{"bits:8,2", "bits:16,2"} {
+			u := schemas.ResultRow{Task: task, TableID: int64(k), LR: 0.003, BatchSize: 64}
+			j := u
+			j.Method, j.HeldoutNLL, j.KLJoint = "jem", 1, 0.05
+			runs = append(runs, run{ResultRow: j})
+			for _, tt := range []float64{1, 4} {
+				r := u
+				r.Method, r.EDT, r.EDNegatives, r.HeldoutNLL, r.KLJoint = "ed", tt, 4, 1.1, 0.1
+				if (task == "bits:8,2") == (tt == 1) { // D = 8 is best at t = 1, D = 16 at t = 4
+					r.HeldoutNLL, r.KLJoint = 1.01, 0.06
+				}
+				runs = append(runs, run{ResultRow: r})
+			}
+		}
+	}
+	files := map[string][]byte{}
+	var out bytes.Buffer
+	cfg := config{Tables: 30, Replicates: 1}
+	if err := pickPerTask(runs, cfg, &out, files, func(...string) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		PicksByTask map[string]map[string]map[string]string `json:"picks_by_task"`
+	}
+	if err := json.Unmarshal(files["picks.json"], &p); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := tunedText(p.PicksByTask["bits:8,2"]["ed"]), tunedText(p.PicksByTask["bits:16,2"]["ed"]); a != "ed_t=1" || b != "ed_t=4" {
+		t.Errorf("picks %q at D = 8 and %q at D = 16, want ed_t=1 and ed_t=4", a, b)
+	}
+	spec := string(files["tuned-ed-bits-16-2.yaml"])
+	if !strings.Contains(spec, "ed_t: 4") || !strings.Contains(spec, `task: ["bits:16,2"]`) || strings.Contains(spec, "bits:8,2") {
+		t.Errorf("D = 16's tuned spec:\n%s", spec)
+	}
+	if !strings.Contains(out.String(), "### bits:16,2") || !strings.Contains(out.String(), "for 2 of 2 (method, task) pairs") {
+		t.Errorf("scores:\n%s", out.String())
+	}
+	// The report: one "ed tuned" entry whose row shows each board's own values.
+	var tuned []run
+	for _, r := range runs {
+		if r.Method == "ed" && (r.Task == "bits:8,2") == (r.EDT == 1) {
+			tuned = append(tuned, r)
+		}
+	}
+	entries, jem, err := entriesOf(metrics[0], runs, tuned, map[string]map[string]string{"ed": {"ed_t": "4"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range boards(metrics[0], entries, jem, 1) {
+		for _, r := range b.Rows {
+			want := map[string]string{"bits:8,2": "ed_t=1", "bits:16,2": "ed_t=4"}[b.Family]
+			if r.Entry == "ed tuned" && want != "" && r.Tuned != want {
+				t.Errorf("%s: ed tuned shows %q, want %q", b.Family, r.Tuned, want)
+			}
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -35,6 +36,7 @@ type config struct {
 	Picks, Out         string
 	Tasks              []string
 	Tables, Replicates int
+	PerTask            bool // pick: one pick per task (dimension) instead of one per method
 	Seed               uint64
 	Overwrite          bool
 	Metric             string
@@ -66,9 +68,10 @@ func main() {
 	}
 	fs := flag.NewFlagSet("leaderboard "+os.Args[1], flag.ExitOnError)
 	tune, board, tuned, variants, picks, out, tasksFlag, metricFlag, tables, replicates, seed, overwrite := defineFlags(fs)
+	perTask := fs.Bool("per_task", false, "pick: pick each method's setting per task (a ladder's dimension: the tuning runs of each task scored alone) and write a tuned spec per method and task (tuned-<method>-<task>.yaml, that task only)")
 	_ = fs.Parse(os.Args[2:])
 	cfg := config{Verb: os.Args[1], Tune: list(*tune), Board: list(*board), Tuned: list(*tuned), Variants: list(*variants), Picks: *picks, Out: *out,
-		Tasks: taskList(*tasksFlag), Tables: *tables, Replicates: *replicates, Seed: *seed, Overwrite: *overwrite, Metric: *metricFlag}
+		Tasks: taskList(*tasksFlag), Tables: *tables, Replicates: *replicates, Seed: *seed, Overwrite: *overwrite, Metric: *metricFlag, PerTask: *perTask}
 	launch.Exit("leaderboard", runCmd(context.Background(), cfg, os.Stdout))
 }
 
@@ -151,6 +154,9 @@ func runCmd(ctx context.Context, cfg config, w io.Writer) error {
 		if err != nil {
 			return err
 		}
+		if cfg.PerTask {
+			return pickPerTask(runs, cfg, w, files, publish)
+		}
 		scores, picks, truthPicks, err := pick(runs)
 		if err != nil {
 			return err
@@ -195,12 +201,24 @@ func runCmd(ctx context.Context, cfg config, w io.Writer) error {
 				return launch.BadInput("picks: %v", err)
 			}
 			var p struct {
-				Picks map[string]map[string]string `json:"picks"`
+				Picks       map[string]map[string]string            `json:"picks"`
+				PicksByTask map[string]map[string]map[string]string `json:"picks_by_task"`
 			}
 			if err := json.Unmarshal(raw, &p); err != nil {
 				return launch.BadInput("picks %s: %v", cfg.Picks, err)
 			}
 			picks = p.Picks
+			for _, ps := range p.PicksByTask { // per task: the tuned options' keys (a row shows its runs' values)
+				for m, v := range ps {
+					if picks == nil {
+						picks = map[string]map[string]string{}
+					}
+					if picks[m] == nil {
+						picks[m] = map[string]string{}
+					}
+					maps.Copy(picks[m], v)
+				}
+			}
 		}
 		var variants []run
 		if len(cfg.Variants) > 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -256,4 +257,44 @@ func tunedSpec(method string, values map[string]string, tasks []string, tables, 
 	}
 	b.WriteString("]\n")
 	return b.String()
+}
+
+// pickPerTask is pick run on each task's tuning runs alone (a ladder's dimensions,
+// each its own pick): picks.json holds picks_by_task and truth_picks_by_task, picks.md
+// a scores table a task, and every method's pick at each task is a tuned spec of that
+// task alone, tuned-<method>-<task>.yaml.
+func pickPerTask(runs []run, cfg config, w io.Writer, files map[string][]byte, publish func(inputs ...string) error) error {
+	byTask := map[string][]run{}
+	for _, r := range runs {
+		byTask[r.Task] = append(byTask[r.Task], r)
+	}
+	picks, truth := map[string]map[string]map[string]string{}, map[string]map[string]map[string]string{}
+	var all []Scored
+	var md strings.Builder
+	agree, n := 0, 0
+	for _, t := range slices.Sorted(maps.Keys(byTask)) {
+		scores, p, tp, err := pick(byTask[t])
+		if err != nil {
+			return fmt.Errorf("task %s: %w", t, err)
+		}
+		fmt.Fprintf(&md, "\n### %s\n\n", t)
+		writeScores(&md, scores, p, tp)
+		picks[t], truth[t] = p, tp
+		all = append(all, scores...)
+		for m, v := range p {
+			n++
+			if tunedText(tp[m]) == tunedText(v) {
+				agree++
+			}
+			files["tuned-"+m+"-"+strings.TrimSuffix(strings.TrimPrefix(cdFile(t), "leaderboard-cd-"), ".svg")+".yaml"] = []byte(tunedSpec(m, v, []string{t}, cfg.Tables, cfg.Replicates))
+		}
+	}
+	fmt.Fprintf(&md, "\nOver the tasks: the held-out pick is the truth's for %d of %d (method, task) pairs.\n", agree, n)
+	fmt.Fprint(w, md.String())
+	f, err := json.MarshalIndent(map[string]any{"picks_by_task": picks, "truth_picks_by_task": truth, "scores": all}, "", "  ")
+	if err != nil {
+		return err
+	}
+	files["picks.json"], files["picks.md"] = f, []byte(md.String())
+	return publish(cfg.Tune...)
 }
