@@ -371,26 +371,13 @@ func adaptOptions(s string) (prob.AdaptOptions, error) {
 		if err != nil {
 			return o, err
 		}
-		switch k {
-		case "cond":
-			o.CondShare = f
-		case "condcells":
-			o.CondCells = int(f)
-		case "anchors":
-			o.CondAnchors = int(f)
-		case "hist":
-			o.HistShare = f
-		case "histcells":
-			o.HistCells = int(f)
-		case "full":
-			o.FullShare = f
-		case "chains":
-			o.Chains = int(f)
-		case "steps":
-			o.Steps = int(f)
-		case "keep":
-			o.Keep = int(f)
-		default:
+		floats := map[string]*float64{"cond": &o.CondShare, "hist": &o.HistShare, "full": &o.FullShare}
+		ints := map[string]*int{"condcells": &o.CondCells, "anchors": &o.CondAnchors, "histcells": &o.HistCells, "chains": &o.Chains, "steps": &o.Steps, "keep": &o.Keep}
+		if p, ok := floats[k]; ok {
+			*p = f
+		} else if p, ok := ints[k]; ok {
+			*p = int(f)
+		} else {
 			return o, fmt.Errorf("unknown adapt option %q", k)
 		}
 	}
