@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The ladder board's binary rungs tuned (scripts/ladder-board.sh runs them at the defaults):
 # every binary recipe and exact jem's own rate and batch get six settings on tuning tasks
-# (sweeps/ladder-board/tune-bits-*.yaml, run seed 101), bin/leaderboard pick --per_task
-# picks one setting a method at each D truth-free (held-out NLL less exact jem's on that
-# D's tuning tasks), each pick runs on its rung's 30 tasks (run seed 5), and
-# bin/leaderboard report ranks the defaults and the tuned beside each other, D by D:
+# (sweeps/ladder-board/tune-bits-*.yaml, run seed 101), bin/leaderboard pick picks one
+# setting a method truth-free (held-out NLL less exact jem's, averaged over D = 8, 12, 16),
+# the picks run on the rungs' 30 tasks a D (run seed 5), and bin/leaderboard report ranks
+# the defaults and the tuned beside each other, D by D:
 #
 #   scripts/ladder-tune-bits.sh OUT BOARD    (BOARD: the ladder board's folder, with bits/ and
-#                                            bits-converged/ finished; about 20 min on 2 cores)
+#                                            bits-converged/ finished; about 6 min on 2 cores)
+#   PER_TASK=1 scripts/ladder-tune-bits.sh OUT BOARD    (a pick a method at each D from that D's
+#                                            tuning tasks alone, --per_task: docs/results.md
+#                                            has why the pooled pick is the default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/ladder-tune-bits.sh OUT BOARD}
@@ -29,7 +32,11 @@ for m in jem ed nce snl pcd; do
 	run "tune-$m" "sweeps/ladder-board/tune-bits-$m.yaml" 101
 	tune+=("$out/tune-$m")
 done
-(IFS=,; bin/leaderboard pick --overwrite --per_task --tune="${tune[*]}" --tables=30 --replicates=1 --out="$out/picks")
+per=()
+if [[ -n ${PER_TASK-} ]]; then
+	per=(--per_task)
+fi
+(IFS=,; bin/leaderboard pick --overwrite "${per[@]}" --tune="${tune[*]}" --tasks="bits:8,2;bits:12,2;bits:16,2" --tables=30 --replicates=1 --out="$out/picks")
 tuned=()
 for f in "$out"/picks/tuned-*.yaml; do
 	m=$(basename "$f" .yaml)

@@ -327,3 +327,97 @@ func TestConditionalHistogramKnownAnswer(t *testing.T) {
 		t.Errorf("an anchor with NaN logits changed the marginals: %v, want %v", gn.P[5], g.P[5])
 	}
 }
+
+// TestAnchorProducts: each component of the anchor products is the model's own block
+// conditionals at its anchor (for a model whose blocks interact, they differ by anchor),
+// weighted q(y|anchor)/A; the density integrates to 1 over the box and its draws'
+// mean is the density's.
+func TestAnchorProducts(t *testing.T) {
+	const B, K, G, box = 2, 2, 6, 3.0
+	// f(x)[y] = log π_y − ½|x − m_y|² + ρ·x₀·x₂: block 0's first coordinate and block 1's
+	// first interact, so a block's conditional moves with the other's anchor value.
+	prior, rho := []float64{0.4, 0.6}, 0.5
+	m := [K][2 * B]float64{{-1, 0, 1, 0}, {1, 1, -1, 0.5}}
+	logits := func(x []float64, n int) ([]float64, error) {
+		out := make([]float64, n*K)
+		for i := range n {
+			p := x[i*2*B : (i+1)*2*B]
+			for y := range K {
+				v := math.Log(prior[y]) + rho*p[0]*p[2]
+				for j := range 2 * B {
+					v -= 0.5 * (p[j] - m[y][j]) * (p[j] - m[y][j])
+				}
+				out[i*K+y] = v
+			}
+		}
+		return out, nil
+	}
+	anchors := []float64{0, 0, 2, 0, 0, 0, -2, 0}
+	const A = 2
+	h, err := FitAnchorProducts(anchors, A, B, K, G, 0, box, logits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := 2 * box / G
+	g2 := G * G
+	for a := range A {
+		l, _ := logits(anchors[a*2*B:(a+1)*2*B], 1)
+		q := Softmax(l)
+		for y := range K {
+			if math.Abs(h.W[a*K+y]-q[y]/A) > 1e-12 {
+				t.Errorf("W[%d,%d] %v, want q(y|a)/A %v", a, y, h.W[a*K+y], q[y]/A)
+			}
+			for b := range B {
+				want := make([]float64, g2)
+				for c := range want {
+					x := append([]float64(nil), anchors[a*2*B:(a+1)*2*B]...)
+					x[2*b], x[2*b+1] = -box+(float64(c/G)+0.5)*w, -box+(float64(c%G)+0.5)*w
+					v, _ := logits(x, 1)
+					want[c] = v[y]
+				}
+				want = Softmax(want)
+				for c, p := range h.P[((a*K+y)*B+b)*g2 : ((a*K+y)*B+b+1)*g2] {
+					if math.Abs(p-want[c]) > 1e-12 {
+						t.Fatalf("anchor %d class %d block %d cell %d: %v, want %v", a, y, b, c, p, want[c])
+					}
+				}
+			}
+		}
+	}
+	if d := h.P[0:g2]; math.Abs(d[7]-h.P[K*B*g2+7]) < 1e-9 {
+		t.Error("the two anchors' block-0 conditionals agree: the interaction is not seen")
+	}
+	rng := NewRand(9)
+	vol := math.Pow(2*box, 2*B)
+	var s float64
+	const n = 200000
+	for range n {
+		x := make([]float64, 2*B)
+		for i := range x {
+			x[i] = (2*rng.Float64() - 1) * box
+		}
+		s += math.Exp(h.LogDensity(x)) * vol
+	}
+	if mean := s / n; math.Abs(mean-1) > 0.03 {
+		t.Errorf("density integrates to %.4f, want 1", mean)
+	}
+	// The draws' mean of the first coordinate against the density's (on the grid).
+	x := h.Sample(3, 100000)
+	var dm float64
+	for i := 0; i < len(x); i += 2 * B {
+		dm += x[i]
+	}
+	dm /= 100000
+	want := 0.0
+	for ay, wt := range h.W {
+		for c := range g2 {
+			want += wt * h.P[(ay*B)*g2+c] * (-box + (float64(c/G)+0.5)*w)
+		}
+	}
+	if math.Abs(dm-want) > 0.02 {
+		t.Errorf("draws' mean %.4f, want %.4f", dm, want)
+	}
+	if _, err := FitAnchorProducts(anchors[:3], A, B, K, G, 0, box, logits); err == nil {
+		t.Error("anchors of the wrong length accepted")
+	}
+}

@@ -54,21 +54,51 @@ func eval(args []string) error {
 			return err
 		}
 		B, K := spec.B, r.K
-		hidden, err := models.ParseModel("mlp:" + strings.TrimPrefix(r.Model, "additive:"))
+		joint := strings.HasPrefix(r.Model, "joint:") // no exact log Z: only the adapted estimate's acceptance
+		hidden, err := models.ParseModel("mlp:" + strings.TrimPrefix(strings.TrimPrefix(r.Model, "additive:"), "joint:"))
 		if err != nil {
 			return err
 		}
-		p, err := point(r.Task, 1, "jem", r.Steps)
+		pm := ""
+		if joint {
+			pm = r.Model
+		}
+		p, err := pointModel(r.Task, 1, "jem", r.Steps, pm)
 		if err != nil {
 			return err
 		}
 		g := prob.Grid{G: r.Grid, Box: r.Box}
+		exact := math.NaN()
+		modelLogits := func(x []float64, n int) ([]float64, error) {
+			if joint {
+				return kernel.JointPointLogits(hidden, K, 2*B, r.Theta, x, n)
+			}
+			return kernel.AdditivePointLogits(hidden, K, B, r.Theta, x, n)
+		}
+		if joint {
+			if *adapt {
+				o, err := adaptOptions(*aopts)
+				if err != nil {
+					return err
+				}
+				a, err := adaptedEstimate(r, p, spec.Draw(tasks.TableSeed(r.Seed, tasks.Table{Point: p, Ordinal: r.Ordinal})), K, exact, o, modelLogits)
+				if err != nil {
+					return err
+				}
+				a.task, a.method = r.Task, r.Method
+				out = append(out, a)
+				if *verbose {
+					fmt.Fprintf(os.Stderr, "%s %s task %d [%s]: est %.4f ± %.4f ESS %.0f k̂ %.2f refused %v %s\n", a.task, a.method, r.Ordinal, a.est, a.logZ, a.se, a.ess, a.k, a.refused, a.reason)
+				}
+			}
+			continue
+		}
 		l, err := kernel.AdditiveCellLogits(hidden, K, B, r.Theta, g.G, g.Box)
 		if err != nil {
 			return err
 		}
 		lz, _ := prob.BlocksLogZ(l, K)
-		exact := lz + float64(B)*math.Log(g.CellArea())
+		exact = lz + float64(B)*math.Log(g.CellArea())
 		tableSeed := tasks.TableSeed(r.Seed, tasks.Table{Point: p, Ordinal: r.Ordinal})
 		task := spec.Draw(tableSeed)
 		lse := func(x []float64, n int) []float64 {
@@ -152,7 +182,7 @@ func eval(args []string) error {
 			if err != nil {
 				return err
 			}
-			a, err := adaptedEstimate(r, p, task, B, hidden, exact, o)
+			a, err := adaptedEstimate(r, p, task, K, exact, o, modelLogits)
 			if err != nil {
 				return err
 			}
@@ -249,14 +279,10 @@ func table(out []result) {
 // adaptedEstimate is a run's log Z estimated as a joint model's row estimates it
 // (blocks.EvalSet.AdaptedLogZ with prob.DefaultAdapt at the task's evaluation points,
 // seed Seed(tableSeed, "adapt"), the model's logits a black box), against the exact.
-func adaptedEstimate(r Run, p tasks.Point, task prob.BlocksTask, B int, hidden []int, exact float64, o prob.AdaptOptions) (result, error) {
-	K := r.K
+func adaptedEstimate(r Run, p tasks.Point, task prob.BlocksTask, K int, exact float64, o prob.AdaptOptions, logits func(x []float64, n int) ([]float64, error)) (result, error) {
 	ev, err := blocks.EvalPoints(r.Seed, p, r.Ordinal)
 	if err != nil {
 		return result{}, err
-	}
-	logits := func(x []float64, n int) ([]float64, error) {
-		return kernel.AdditivePointLogits(hidden, K, B, r.Theta, x, n)
 	}
 	pl, err := logits(ev.X, ev.M+ev.N)
 	if err != nil {
@@ -371,8 +397,8 @@ func adaptOptions(s string) (prob.AdaptOptions, error) {
 		if err != nil {
 			return o, err
 		}
-		floats := map[string]*float64{"cond": &o.CondShare, "hist": &o.HistShare, "full": &o.FullShare}
-		ints := map[string]*int{"condcells": &o.CondCells, "anchors": &o.CondAnchors, "histcells": &o.HistCells, "chains": &o.Chains, "steps": &o.Steps, "keep": &o.Keep}
+		floats := map[string]*float64{"cond": &o.CondShare, "hist": &o.HistShare, "full": &o.FullShare, "anchor": &o.AnchorShare}
+		ints := map[string]*int{"condcells": &o.CondCells, "anchors": &o.CondAnchors, "anchorcells": &o.AnchorCells, "anchorcount": &o.AnchorCount, "histcells": &o.HistCells, "chains": &o.Chains, "steps": &o.Steps, "keep": &o.Keep}
 		if p, ok := floats[k]; ok {
 			*p = f
 		} else if p, ok := ints[k]; ok {

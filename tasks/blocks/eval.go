@@ -390,8 +390,8 @@ func (s EvalSet) adaptedLogWeights(seed uint64, truth prob.BlocksTruth, o prob.A
 		}
 	}
 	kernel.ClearUpper() // after the model's vector code: see package avx
-	g, err := fitAdapted(prob.Seed(seed, tagAdaptFit), states, resp, n, B, k, s.Eps, box, o, func() ([]float64, int) {
-		return anchors(states, o.Chains, d, o.CondAnchors)
+	g, err := fitAdapted(prob.Seed(seed, tagAdaptFit), states, resp, n, B, k, s.Eps, box, o, func(most int) ([]float64, int) {
+		return anchors(states, o.Chains, d, most)
 	}, logits)
 	if err != nil {
 		return nil, err
@@ -458,12 +458,20 @@ type density interface {
 // fitAdapted fits the parts of the adapted proposal with a positive share to the
 // chains' states.
 func fitAdapted(seed uint64, states, resp []float64, n, B, k int, eps, box float64, o prob.AdaptOptions,
-	anchors func() ([]float64, int), logits func(x []float64, n int) ([]float64, error)) (adapted, error) {
+	anchorsOf func(most int) ([]float64, int), logits func(x []float64, n int) ([]float64, error)) (adapted, error) {
 	var g adapted
 	full := o.FullShare
-	mix := 1 - o.HistShare - o.FullShare - o.CondShare
+	mix := 1 - o.HistShare - o.FullShare - o.CondShare - o.AnchorShare
+	if o.AnchorShare > 0 {
+		a, na := anchorsOf(o.AnchorCount)
+		h, err := prob.FitAnchorProducts(a, na, B, k, o.AnchorCells, eps, box, logits)
+		if err != nil {
+			return g, err
+		}
+		g.parts, g.shares = append(g.parts, h), append(g.shares, o.AnchorShare)
+	}
 	if o.CondShare > 0 {
-		a, na := anchors()
+		a, na := anchorsOf(o.CondAnchors)
 		w := make([]float64, k) // the class weights of every state, not of the few anchors
 		for i, r := range resp {
 			w[i%k] += r
