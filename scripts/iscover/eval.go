@@ -397,8 +397,8 @@ func adaptOptions(s string) (prob.AdaptOptions, error) {
 		if err != nil {
 			return o, err
 		}
-		floats := map[string]*float64{"cond": &o.CondShare, "hist": &o.HistShare, "full": &o.FullShare, "anchor": &o.AnchorShare}
-		ints := map[string]*int{"condcells": &o.CondCells, "anchors": &o.CondAnchors, "anchorcells": &o.AnchorCells, "anchorcount": &o.AnchorCount, "histcells": &o.HistCells, "chains": &o.Chains, "steps": &o.Steps, "keep": &o.Keep}
+		floats := map[string]*float64{"cond": &o.CondShare, "hist": &o.HistShare, "full": &o.FullShare}
+		ints := map[string]*int{"condcells": &o.CondCells, "anchors": &o.CondAnchors, "histcells": &o.HistCells, "chains": &o.Chains, "steps": &o.Steps, "keep": &o.Keep}
 		if p, ok := floats[k]; ok {
 			*p = f
 		} else if p, ok := ints[k]; ok {

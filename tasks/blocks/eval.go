@@ -461,15 +461,7 @@ func fitAdapted(seed uint64, states, resp []float64, n, B, k int, eps, box float
 	anchorsOf func(most int) ([]float64, int), logits func(x []float64, n int) ([]float64, error)) (adapted, error) {
 	var g adapted
 	full := o.FullShare
-	mix := 1 - o.HistShare - o.FullShare - o.CondShare - o.AnchorShare
-	if o.AnchorShare > 0 {
-		a, na := anchorsOf(o.AnchorCount)
-		h, err := prob.FitAnchorProducts(a, na, B, k, o.AnchorCells, eps, box, logits)
-		if err != nil {
-			return g, err
-		}
-		g.parts, g.shares = append(g.parts, h), append(g.shares, o.AnchorShare)
-	}
+	mix := 1 - o.HistShare - o.FullShare - o.CondShare
 	if o.CondShare > 0 {
 		a, na := anchorsOf(o.CondAnchors)
 		w := make([]float64, k) // the class weights of every state, not of the few anchors
