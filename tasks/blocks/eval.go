@@ -390,9 +390,7 @@ func (s EvalSet) adaptedLogWeights(seed uint64, truth prob.BlocksTruth, o prob.A
 		}
 	}
 	kernel.ClearUpper() // after the model's vector code: see package avx
-	g, err := fitAdapted(prob.Seed(seed, tagAdaptFit), states, resp, n, B, k, s.Eps, box, o, func(most int) ([]float64, int) {
-		return anchors(states, o.Chains, d, most)
-	}, logits)
+	g, err := fitAdapted(prob.Seed(seed, tagAdaptFit), states, resp, n, B, k, s.Eps, box, o, logits)
 	if err != nil {
 		return nil, err
 	}
@@ -456,14 +454,16 @@ type density interface {
 }
 
 // fitAdapted fits the parts of the adapted proposal with a positive share to the
-// chains' states.
+// chains' states (states [keep][o.Chains][2B], their class responsibilities resp), the
+// conditional histogram from the model's logits at the last states of o.CondAnchors
+// of the chains.
 func fitAdapted(seed uint64, states, resp []float64, n, B, k int, eps, box float64, o prob.AdaptOptions,
-	anchorsOf func(most int) ([]float64, int), logits func(x []float64, n int) ([]float64, error)) (adapted, error) {
+	logits func(x []float64, n int) ([]float64, error)) (adapted, error) {
 	var g adapted
 	full := o.FullShare
 	mix := 1 - o.HistShare - o.FullShare - o.CondShare
 	if o.CondShare > 0 {
-		a, na := anchorsOf(o.CondAnchors)
+		a, na := anchors(states, o.Chains, 2*B, o.CondAnchors)
 		w := make([]float64, k) // the class weights of every state, not of the few anchors
 		for i, r := range resp {
 			w[i%k] += r
