@@ -63,7 +63,7 @@ func eval(args []string) error {
 		if joint {
 			pm = r.Model
 		}
-		p, err := pointModel(r.Task, 1, "jem", r.Steps, pm)
+		p, err := point(r.Task, 1, "jem", r.Steps, pm)
 		if err != nil {
 			return err
 		}

@@ -45,7 +45,7 @@ func train(args []string) error {
 	model := fs.String("model", "", "model (empty: the kind's default, the block-additive MLP; joint:H,H a joint MLP, whose log Z only the adapted estimate weighs)")
 	fs.Parse(args)
 	ctx := context.Background()
-	p, err := pointModel(*task, *n, *ms, *steps, *model)
+	p, err := point(*task, *n, *ms, *steps, *model)
 	if err != nil {
 		return err
 	}
@@ -132,13 +132,8 @@ func load(paths string) ([]Run, error) {
 }
 
 // point is a block point of task as the pipelines resolve it: the kind's defaults for
-// what is not given (steps 0: the default).
-func point(task string, tables int, ms string, steps int) (tasks.Point, error) {
-	return pointModel(task, tables, ms, steps, "")
-}
-
-// pointModel is point with the model given (empty: the kind's default).
-func pointModel(task string, tables int, ms string, steps int, model string) (tasks.Point, error) {
+// what is not given (steps 0, model "": the defaults).
+func point(task string, tables int, ms string, steps int, model string) (tasks.Point, error) {
 	g := schemas.DefaultGrid()
 	g.Task = task
 	given := map[string]bool{"tables": true, "methods": true}
