@@ -118,7 +118,7 @@ func (Kind) About() string {
 
 // Axes only the grid kinds read (shared with the plane kind).
 func (Kind) Axes() []string {
-	return []string{"grid", "box", "train_grid", "eval_every", "select", "holdout"}
+	return []string{"grid", "box", "train_grid", "eval_every", "select", "holdout", "measure_tasks"}
 }
 
 // Defaults of a block point (the plane kind's, but for the model, the grid, the box and
