@@ -35,7 +35,7 @@ func OutputLayout() storage.Layout {
 // stages writes.
 var (
 	CompareOutputs     = regexp.MustCompile(`^compare\.(html|json)$`)
-	LeaderboardOutputs = regexp.MustCompile(`^(leaderboard\.(md|json)|leaderboard-page\.md|leaderboard-(cd|cost)-[a-z0-9-]+\.svg|picks\.(json|md)|tuned-[a-z0-9-]+\.yaml)$`)
+	LeaderboardOutputs = regexp.MustCompile(`^(leaderboard\.(md|json)|leaderboard-page\.md|leaderboard-(cd|cost|ladder)-[a-z0-9-]+\.svg|picks\.(json|md)|tuned-[a-z0-9-]+\.yaml)$`)
 )
 
 // OtherOutput names the jemcheck tool that writes key when it is not a run's output

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/jemcheck/jemcheck/stages"
 )
 
 // TestLadders: the per-task boards of one family at several dimensions become its
@@ -62,5 +64,17 @@ func TestLadders(t *testing.T) {
 	svg, err := ladderFigure(blocks)
 	if err != nil || !bytes.Contains(svg, []byte("<svg")) {
 		t.Errorf("figure: %v, %d bytes", err, len(svg))
+	}
+}
+
+// TestOutputNames: every name report and pick write is one of LeaderboardOutputs, so a
+// second run into the same folder may replace it (a name outside it reads as a user's
+// file the manifest should not list: the second report was refused).
+func TestOutputNames(t *testing.T) {
+	for _, name := range []string{ladderFile("blocks:·,gmm:3,2"), ladderFile("bits:·,2"), cdFile("blocks:4,gmm:3,2"), costFile("bits:8,2"),
+		"leaderboard.md", "leaderboard.json", "picks.json", "picks.md", "tuned-ed.yaml", "tuned-jem-converged-bits-16-2.yaml"} {
+		if !stages.LeaderboardOutputs.MatchString(name) {
+			t.Errorf("%s is not a leaderboard output name", name)
+		}
 	}
 }
