@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models"
 	"github.com/jemcheck/jemcheck/models/kernel"
 	"github.com/jemcheck/jemcheck/models/prob"
@@ -63,7 +64,7 @@ func eval(args []string) error {
 		if joint {
 			pm = r.Model
 		}
-		p, err := point(r.Task, 1, "jem", r.Steps, pm)
+		p, err := point(r.Task, 1, methods.Yardstick(), r.Steps, pm)
 		if err != nil {
 			return err
 		}

@@ -545,22 +545,16 @@ func (s *source) importance(row *schemas.ResultRow, t tasks.Trained, proposal fu
 		return kernel.AdditivePointLSE(model.hidden, p.Classes, s.spec.B, t.Run.Theta, x, n)
 	}
 	tableSeed := tasks.TableSeed(s.env.Options.Seed, tab)
-	var e prob.ISEstimate
-	name := ProposalTruth
+	var adapted *prob.ISEstimate // the measured tasks' (the truth proposal's where it cannot be made)
 	if s.env.Options.Measures(tab.Ordinal) {
-		ev := evalSet()
-		logits := func(x []float64, n int) ([]float64, error) {
-			return kernel.AdditivePointLogits(model.hidden, p.Classes, s.spec.B, t.Run.Theta, x, n)
+		ev, at := evalSet(), s.additiveAt(t.Run.Theta)
+		if pl, err := at(ev.X, ev.M+ev.N); err == nil {
+			adapted = adaptedLogZ(ev, truth, tableSeed, pl, at)
 		}
-		pl, err := logits(ev.X, ev.M+ev.N)
-		if err != nil {
-			return
-		}
-		a := adaptedLogZ(ev, truth, tableSeed, pl, logits)
-		if a == nil {
-			return
-		}
-		e, name = *a, ProposalAdapted
+	}
+	var e prob.ISEstimate
+	if adapted != nil {
+		e = *adapted
 	} else {
 		var lseErr error
 		e = prob.ImportanceLogZ(proposal().LogWeights(func(x []float64, n int) []float64 {
@@ -575,13 +569,22 @@ func (s *source) importance(row *schemas.ResultRow, t tasks.Trained, proposal fu
 			return
 		}
 	}
-	row.LogZIS, row.LogZISSE, row.ISESS, row.ISKHat, row.ISRefused, row.ISProposal = e.LogZ, e.SE, e.ESS, e.K, e.Reason, name
+	row.LogZIS, row.LogZISSE, row.ISESS, row.ISKHat, row.ISRefused, row.ISProposal = e.LogZ, e.SE, e.ESS, e.K, e.Reason, proposalName(adapted)
 	if !e.Refused() {
 		row.KLJointIS = row.KLJoint - row.LogZ + e.LogZ
 		row.KLJointISSE = e.SE
 	}
 	if tab.Ordinal < int64(s.env.Options.ReportTables) {
 		s.ais(row, tableSeed, lse)
+	}
+}
+
+// additiveAt is the point's additive model of parameters theta as its logits [n][K] at
+// any n points x [n][2B].
+func (s *source) additiveAt(theta []float32) func(x []float64, n int) ([]float64, error) {
+	model, _ := parseModel(s.p.Model)
+	return func(x []float64, n int) ([]float64, error) {
+		return kernel.AdditivePointLogits(model.hidden, s.p.Classes, s.spec.B, theta, x, n)
 	}
 }
 
@@ -628,13 +631,12 @@ func (s *source) evaluateReference(row *schemas.ResultRow, t tasks.Trained, trut
 	if err != nil {
 		return
 	}
-	pl, err := kernel.AdditivePointLogits(model.hidden, K, B, t.Run.Theta, ev.X, ev.M+ev.N)
+	at := s.additiveAt(t.Run.Theta)
+	pl, err := at(ev.X, ev.M+ev.N)
 	if err != nil {
 		return
 	}
-	adapted := adaptedLogZ(ev, truth, tableSeed, pl, func(x []float64, n int) ([]float64, error) {
-		return kernel.AdditivePointLogits(model.hidden, K, B, t.Run.Theta, x, n)
-	})
+	adapted := adaptedLogZ(ev, truth, tableSeed, pl, at)
 	e, err := EvaluateLogitsWith(ev, pl, adapted)
 	if err != nil {
 		return
