@@ -47,7 +47,7 @@ sweep() {
 		return 0
 	fi
 	echo "leaderboard: $name ($spec)" >&2
-	bin/sweep --timings --overwrite --report_tables=0 --measure_tasks="$measure" --seed="${SEED:-2}" --spec="$spec" --out="$out/$name" >"$log" 2>&1 ||
+	bin/sweep --timings --overwrite --report_tables=0 --measure_tasks="$measure" --sampler_chains=2000 --seed="${SEED:-2}" --spec="$spec" --out="$out/$name" >"$log" 2>&1 ||
 		{ tail -5 "$log" >&2; return 1; }
 	echo "$key" >"$out/$name.key"
 }

@@ -38,9 +38,12 @@ type Options struct {
 	// MeasureTasks are the tasks of each 2-D point whose runs get the measures beyond
 	// the exact KL (Options.Measures): the first this many task ordinals; 0 takes
 	// DefaultMeasureTasks, AllTasks measures every task.
-	MeasureTasks int                `json:"measure_tasks,omitempty"`
-	ReportTables int                `json:"report_tables"`
-	Thresholds   verdict.Thresholds `json:"thresholds"`
+	MeasureTasks int `json:"measure_tasks,omitempty"`
+	// SamplerChains are the chains of a measured 2-D run's sampler distribution (its short
+	// run and its long chain; Options.Chains): 0 takes DefaultSamplerChains.
+	SamplerChains int                `json:"sampler_chains,omitempty"`
+	ReportTables  int                `json:"report_tables"`
+	Thresholds    verdict.Thresholds `json:"thresholds"`
 	// Logits is the user's logits file or folder of the points' external methods
 	// (pipelines/evaluate; see schemas.ReadLogits), "" when no method is external.
 	Logits string `json:"logits,omitempty"`

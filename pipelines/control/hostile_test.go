@@ -79,6 +79,8 @@ func TestHostileFlags(t *testing.T) {
 		{"attack_eps wider than the box", "--task=gmm:2,1 --attack_eps=100", refused, "wider than the box"},
 		{"purify_lr overflowing float32", "--task=gmm:2,1 --purify_lr=1e39", refused, "purify_lr"},
 		{"purify_steps negative", "--task=gmm:2,1 --purify_steps=-1", refused, "purify_steps"},
+		{"sampler_chains too few", "--task=gmm:2,1 --sampler_chains=5", refused, "sampler_chains must be in [100, 1048576], got 5"},
+		{"sampler_chains on tables", "--sampler_chains=1000", refused, "2-D tasks only"},
 		{"attack_eps on tables", "--attack_eps=1e39", refused, "2-D tasks only"},
 		{"ood on tables", "--ood=other-task --tables=1", refused, "ood applies to 2-D tasks only"},
 		{"other task of moons", "--task=moons:0.1 --ood=other-task", refused, "other-task"},

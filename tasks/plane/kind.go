@@ -40,7 +40,7 @@ func (Kind) About() string {
 
 // Axes only 2-D tasks read: the grid's and the promises' (run-wide options).
 func (Kind) Axes() []string {
-	return []string{"grid", "box", "train_grid", "eval_every", "select", "holdout", "ood", "attack_eps", "purify_steps", "purify_lr", "measure_tasks"}
+	return []string{"grid", "box", "train_grid", "eval_every", "select", "holdout", "ood", "attack_eps", "purify_steps", "purify_lr", "measure_tasks", "sampler_chains"}
 }
 
 // Defaults sets the 2-D defaults (taskDefaults2D) of the axes the user did not set.

@@ -311,7 +311,7 @@ func (s *source) Train(ctx context.Context, b tasks.Block) (tasks.TrainedBlock, 
 				draws: kernel.Draws2D{X0: ds[i].x0, X1: ds[i].x1, Y: ds[i].y, K: p.Classes}, logits: tr.Logits, theta: tr.Theta})
 		}
 		sdStart := time.Now() // the sampler's own distribution, on the selected models (samplerdist.go)
-		if err := measureSamplerDist(p, meth, sd); err != nil {
+		if err := measureSamplerDist(p, meth, o.Chains(), sd); err != nil {
 			return out, fmt.Errorf("train point %d block %d (%s): sampler distribution: %w", p.ID, b.Index, meth, err)
 		}
 		s.env.Progressf(ctx, "train: point %d block %d: %s sampler distribution of %d runs in %v", p.ID, b.Index, meth, len(sd), time.Since(sdStart).Round(100*time.Millisecond))

@@ -17,7 +17,7 @@ import (
 // # The sampler's own distribution (issue 34, item 3)
 //
 // Every 2-D run whose method trains log q(x) is measured, on its selected model, by
-// two sets of SamplerChains independent chains (schemas.ResultRow's short_* and
+// two sets of Options.Chains independent chains (512 by default, --sampler_chains) (schemas.ResultRow's short_* and
 // long_* columns):
 //   - the short run: a fresh run of the method's own sampler from its own start (the
 //     method's SamplerHook: sgld from uniform, or JEM++'s class-wise Gaussian, with
@@ -39,12 +39,8 @@ import (
 // short run reruns it. A method without it has no short run.
 const SamplerHook = methods.KindPlane + ".sampler"
 
-// The chains of the sampler's distribution: SamplerChains chains, the long chain
-// LongSteps moves.
-const (
-	SamplerChains = 2000
-	LongSteps     = 500
-)
+// LongSteps are the long chain's moves.
+const LongSteps = 500
 
 var (
 	tagShort = prob.SeedString("short-run")
@@ -145,7 +141,7 @@ type sdJob struct {
 // measureSamplerDist measures the runs of method m at p over the cores and puts each
 // run's samplerDist into its Stats. A method that does not train log q(x) is left
 // alone (its columns NaN); so is a run whose model is not finite.
-func measureSamplerDist(p tasks.Point, m string, jobs []sdJob) error {
+func measureSamplerDist(p tasks.Point, m string, chains int, jobs []sdJob) error {
 	if methods.Has(m, func(x methods.Method) bool { return x.NoPx }) || len(jobs) == 0 {
 		return nil
 	}
@@ -175,7 +171,7 @@ func measureSamplerDist(p tasks.Point, m string, jobs []sdJob) error {
 					return
 				}
 				j := &jobs[i]
-				d, err := samplerDist2D(p, hidden, j, short, hasShort)
+				d, err := samplerDist2D(p, hidden, chains, j, short, hasShort)
 				if err != nil {
 					mu.Lock()
 					err1 = err
@@ -190,27 +186,28 @@ func measureSamplerDist(p tasks.Point, m string, jobs []sdJob) error {
 	return err1
 }
 
-// samplerDist2D is one run's samplerDist (short: the method's sampler, when has).
-func samplerDist2D(p tasks.Point, hidden []int, j *sdJob, short kernel.Chain2D, has bool) (samplerDist, error) {
+// samplerDist2D is one run's samplerDist from n chains each (short: the method's sampler,
+// when has).
+func samplerDist2D(p tasks.Point, hidden []int, n int, j *sdJob, short kernel.Chain2D, has bool) (samplerDist, error) {
 	d := nanDist()
 	if j.theta == nil || !finiteAll(j.logits) {
 		return d, nil
 	}
 	g := evalGrid(p)
 	px, qx := poolMasses(g, p.Classes, j.truth), poolMasses(g, p.Classes, prob.Softmax(j.logits))
-	d.Floor, d.FloorModel = prob.TVFloor(px, SamplerChains), prob.TVFloor(qx, SamplerChains)
+	d.Floor, d.FloorModel = prob.TVFloor(px, n), prob.TVFloor(qx, n)
 	en, err := kernel.ModelEnergy2D(hidden, p.Classes, j.theta)
 	if err != nil {
 		return d, err
 	}
 	measure := func(c kernel.Chain2D, seed uint64) (tt, tm, st, sm, acc float64, err error) {
-		x0, x1, acc, err := c.Sample(en, SamplerChains, float32(p.Box), j.draws, seed)
+		x0, x1, acc, err := c.Sample(en, n, float32(p.Box), j.draws, seed)
 		if err != nil {
 			return
 		}
 		h := poolHist(g, x0, x1)
-		tt, st = tvSE(h, px, SamplerChains)
-		tm, sm = tvSE(h, qx, SamplerChains)
+		tt, st = tvSE(h, px, n)
+		tm, sm = tvSE(h, qx, n)
 		return
 	}
 	if has {

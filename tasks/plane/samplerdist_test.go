@@ -116,3 +116,34 @@ func TestMeasureTasks(t *testing.T) {
 		})
 	}
 }
+
+// TestSamplerChains: --sampler_chains sets the chains of the measure: the floor (the
+// expected TV of as many exact draws) and the TV's standard error of 200 chains are
+// about √10 times those of 2,000 (exactly so for the standard error's binomial part
+// at the same histogram; more than 2× either way here), and 0 takes the default.
+func TestSamplerChains(t *testing.T) {
+	g := schemas.DefaultGrid()
+	g.Samples, g.Model, g.LR, g.Steps, g.BatchSize, g.PxWeight = 300, "mlp:8", 0.01, 20, 32, 1
+	g.Task, g.GridCells, g.Box, g.TrainGrid = "gmm:3,2", 16, 5, 16
+	p := tasks.Point{Grid: g, Tables: 1, Methods: []string{"jem"}}
+	p.Resolve()
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	measure := func(n int) schemas.ResultRow {
+		rows := runPoint(t, p, tasks.Options{Seed: 3, TrainBatch: 64, SamplerChains: n})
+		if len(rows) != 1 {
+			t.Fatalf("%d rows, want 1", len(rows))
+		}
+		return rows[0]
+	}
+	few, many := measure(200), measure(2000)
+	t.Logf("200 chains: floor %.4f se %.4f; 2000: floor %.4f se %.4f", few.SamplerTVFloor, few.LongTVTruthSE, many.SamplerTVFloor, many.LongTVTruthSE)
+	if !(few.SamplerTVFloor > 2*many.SamplerTVFloor) || !(few.LongTVTruthSE > 2*many.LongTVTruthSE) {
+		t.Errorf("200 chains: floor %v se %v; 2000: floor %v se %v: want the 200's over twice the 2000's",
+			few.SamplerTVFloor, few.LongTVTruthSE, many.SamplerTVFloor, many.LongTVTruthSE)
+	}
+	if def, at := measure(0), measure(tasks.DefaultSamplerChains); def.SamplerTVFloor != at.SamplerTVFloor || def.LongTVTruth != at.LongTVTruth {
+		t.Errorf("default chains: floor %v TV %v, want those of %d chains: %v, %v", def.SamplerTVFloor, def.LongTVTruth, tasks.DefaultSamplerChains, at.SamplerTVFloor, at.LongTVTruth)
+	}
+}

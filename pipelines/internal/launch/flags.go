@@ -33,7 +33,7 @@ type Flags struct {
 type OptionFlags struct {
 	trainBatch, reportTables, evalEvery, purifySteps *int
 	aisChains, aisTemps                              *int
-	measureTasks                                     *int
+	measureTasks, samplerChains                      *int
 	tablesFrom, tasksFrom, backend, out, ood         *string
 	selectRule                                       *string
 	attackEps, purifyLR, holdout                     *float64
@@ -147,8 +147,10 @@ func RegisterOptionFlags(fs *flag.FlagSet, out string) *OptionFlags {
 		aisTemps: fs.Int("ais_temps", 1000, "image tasks: AIS temperatures (longer paths, smaller BDMC gaps: the calibration on the truth "+
 			"accepts the schedule where its gap + SE ≤ 0.1 nat; cost is linear in chains × temperatures)"),
 		measureTasks: fs.Int("measure_tasks", tasks.DefaultMeasureTasks, "2-D tasks: how many tasks of each point (the first ordinals, the same for every method) "+
-			"get the measures beyond the exact KL: the sampler's own distribution (2,000 short-run and 2,000 long-chain draws of each run's model) and the promises "+
+			"get the measures beyond the exact KL: the sampler's own distribution (--sampler_chains short-run and long-chain draws of each run's model) and the promises "+
 			"(OOD scores, calibration, attack, purification); -1 = every task, the full measure (it can cost more than a short run's training)"),
+		samplerChains: fs.Int("sampler_chains", tasks.DefaultSamplerChains, "2-D tasks, the measured tasks: chains of each run's sampler distribution "+
+			"(the method's own short run and a 500-move MALA chain of its model; TVs to p(x) and q(x) with standard errors ∝ 1/√chains); 2000 = the full measure"),
 		seed:         fs.Uint64("seed", 1, "run seed: every random draw derives from it"),
 		out:          fs.String("out", out, "output location: a path or a gocloud.dev URL (file://, mem://, gs://, s3://)"),
 		trainBatch:   fs.Int("train_batch", tasks.DefaultTrainBatch, "runs trained together in one GoMLX graph"),
@@ -174,7 +176,7 @@ func (f *OptionFlags) Options() stages.Options {
 		Seed: *f.seed, Out: *f.out, TablesFrom: *f.tablesFrom, TasksFrom: *f.tasksFrom, EvalEvery: *f.evalEvery,
 		Select: *f.selectRule, Holdout: *f.holdout,
 		OOD: *f.ood, AttackEps: *f.attackEps, PurifySteps: *f.purifySteps, PurifyLR: *f.purifyLR,
-		AISChains: *f.aisChains, AISTemps: *f.aisTemps, MeasureTasks: *f.measureTasks,
+		AISChains: *f.aisChains, AISTemps: *f.aisTemps, MeasureTasks: *f.measureTasks, SamplerChains: *f.samplerChains,
 		TrainBatch: *f.trainBatch, Backend: *f.backend,
 		WriteSamples: *f.writeSamples, Timings: *f.timings, ReportTables: *f.reportTables,
 		Thresholds: stages.Thresholds{Margin: *f.margin, MaxP: *f.maxP, MaxSamplerExcess: *f.maxExcess},

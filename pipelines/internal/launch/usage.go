@@ -88,7 +88,7 @@ var flagGroups = []struct {
 	{"Methods", []string{"methods", "model", "x_encoding", "jem_px_weight", "train_grid"}},
 	{"Training", []string{"lr", "steps", "batch_size", "train_batch", "backend"}},
 	{"Selection, evaluation and verdict", []string{"select", "holdout", "eval_every", "ood", "attack_eps", "purify_steps", "purify_lr",
-		"measure_tasks", "ais_chains", "ais_temps", "margin", "max_p", "max_sampler_excess", "report_tables"}},
+		"measure_tasks", "sampler_chains", "ais_chains", "ais_temps", "margin", "max_p", "max_sampler_excess", "report_tables"}},
 	{"Output", []string{"out", "overwrite", "resume", "write_samples", "timings", "csv"}},
 	{"Help", []string{HelpRunnerFlag}},
 }
