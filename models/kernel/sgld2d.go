@@ -644,19 +644,34 @@ func allFinite(a []float32) bool { return vAllFinite(a) }
 // density is the truth's scores the resolution floor, not the centre's error).
 // Row-major [G²][K], in float64.
 func CellLogits(hidden []int, k int, theta []float32, G int, box float64) ([]float64, error) {
-	return cellRule(hidden, k, theta, G, box, func(f []float64, w []float64) float64 {
+	return cellRule(hidden, k, theta, G, box, func(vals, out, w []float64) {
+		// per cell and class m = max f, then every exp(f − m) of the row at once
+		// (prob.ExpTo: math.Exp's bits, in vector lanes), then m + log Σ w_a w_b exp(f − m)
+		// in the scalar sum's order
 		S := len(w)
-		m := math.Inf(-1)
-		for _, v := range f {
-			m = max(m, v)
-		}
-		s := 0.0
-		for a := range S {
-			for b := range S {
-				s += w[a] * w[b] * math.Exp(f[a*S+b]-m)
+		nodes := S * S
+		ms := out // the maxima, overwritten by the results below
+		for c := range out {
+			m := math.Inf(-1)
+			for _, v := range vals[c*nodes : (c+1)*nodes] {
+				m = max(m, v)
+			}
+			ms[c] = m
+			for a := range vals[c*nodes : (c+1)*nodes] {
+				vals[c*nodes+a] -= m
 			}
 		}
-		return m + math.Log(s)
+		prob.ExpTo(vals, vals)
+		for c := range out {
+			e := vals[c*nodes : (c+1)*nodes]
+			s := 0.0
+			for a := range S {
+				for b := range S {
+					s += w[a] * w[b] * e[a*S+b]
+				}
+			}
+			out[c] = ms[c] + math.Log(s)
+		}
 	})
 }
 
@@ -664,22 +679,25 @@ func CellLogits(hidden []int, k int, theta []float32, G int, box float64) ([]flo
 // (i, j) and class y, Σ_a Σ_b w_a w_b f(x_ab)[y] (≤ CellLogits's log mean of exp f, by
 // Jensen). Row-major [G²][K], in float64.
 func CellMeanLogits(hidden []int, k int, theta []float32, G int, box float64) ([]float64, error) {
-	return cellRule(hidden, k, theta, G, box, func(f []float64, w []float64) float64 {
+	return cellRule(hidden, k, theta, G, box, func(vals, out, w []float64) {
 		S := len(w)
-		s := 0.0
-		for a := range S {
-			for b := range S {
-				s += w[a] * w[b] * f[a*S+b]
+		for c := range out {
+			f := vals[c*S*S : (c+1)*S*S]
+			s := 0.0
+			for a := range S {
+				for b := range S {
+					s += w[a] * w[b] * f[a*S+b]
+				}
 			}
+			out[c] = s
 		}
-		return s
 	})
 }
 
 // cellRule reduces the model's logits at every cell's prob.CellRule nodes with
 // reduce(f, the rule's weights), f[a·S+b] the logit at node (a, b) (one buffer for
 // every cell: nothing is allocated per cell).
-func cellRule(hidden []int, k int, theta []float32, G int, box float64, reduce func(f []float64, w []float64) float64) ([]float64, error) {
+func cellRule(hidden []int, k int, theta []float32, G int, box float64, reduce func(vals, out, w []float64)) ([]float64, error) {
 	off, w := prob.CellRule()
 	S := len(off)
 	h := 2 * box / float64(G)
@@ -695,7 +713,7 @@ func cellRule(hidden []int, k int, theta []float32, G int, box float64, reduce f
 		return nil, err
 	}
 	out := make([]float64, G*G*k)
-	vals := make([]float64, S*S)
+	vals := make([]float64, G*k*S*S) // a row of cells: [cell j][class y][node a·S+b]
 	for i := range G {
 		// after the model's vector code, and again every row: an asynchronous
 		// preemption restores the vector registers and leaves the upper state dirty
@@ -703,14 +721,15 @@ func cellRule(hidden []int, k int, theta []float32, G int, box float64, reduce f
 		ClearUpper()
 		for j := range G {
 			for y := range k {
+				c := (j*k + y) * S * S
 				for a := range S {
 					for b := range S {
-						vals[a*S+b] = f[((i*S+a)*n+j*S+b)*k+y]
+						vals[c+a*S+b] = f[((i*S+a)*n+j*S+b)*k+y]
 					}
 				}
-				out[(i*G+j)*k+y] = reduce(vals, w)
 			}
 		}
+		reduce(vals, out[i*G*k:(i+1)*G*k], w)
 	}
 	return out, nil
 }

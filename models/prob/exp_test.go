@@ -1,0 +1,77 @@
+package prob
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestExpToMatchesExp: ExpTo is math.Exp bit for bit, and so are its lanes alone (the
+// vector build's, without the self-check's guard) on values across float64's range:
+// random ones in the fast path's range, its edges (overflow, the subnormal results, the
+// underflow to 0), ±0, ±Inf, NaN and huge magnitudes, at every offset in a vector.
+func TestExpToMatchesExp(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := make([]float64, 0, 1<<16)
+	for range 40000 {
+		x = append(x, -750+rng.Float64()*1460)
+	}
+	for range 8000 {
+		x = append(x, rng.NormFloat64()*1e-3, rng.NormFloat64()*3)
+	}
+	for _, v := range []float64{0, math.Copysign(0, -1), 1, -1, 709.78, 709.782712893384, 709.79, 710, -708.39, -708.4, -709.09,
+		-745.13, -745.14, -746, -1e5, 1e5, 1e300, -1e300, 1e-310, math.Inf(1), math.Inf(-1), math.NaN(), math.SmallestNonzeroFloat64} {
+		for k := range 9 { // each special value at every lane offset
+			x = append(x, v+float64(k)*0)
+		}
+		x = append(x, v)
+	}
+	for k := -1030; k <= 1030; k++ { // the reduction's boundaries: k·ln2 and halfway between
+		x = append(x, float64(k)*math.Ln2, (float64(k)+0.5)*math.Ln2)
+	}
+	x = x[:len(x)/8*8+5] // a tail past the last vector
+	t.Logf("%d values; lanes on: %v", len(x), expLanesOK)
+	for name, f := range map[string]func(dst, x []float64){"ExpTo": ExpTo, "lanes": expToLanes} {
+		got := make([]float64, len(x))
+		f(got, x[:len(x)/8*8])
+		copy(got[len(x)/8*8:], x[len(x)/8*8:])
+		ExpTo(got[len(x)/8*8:], x[len(x)/8*8:])
+		bad := 0
+		for i, v := range x {
+			if want := math.Exp(v); math.Float64bits(got[i]) != math.Float64bits(want) && !(math.IsNaN(want) && math.IsNaN(got[i])) {
+				if bad++; bad <= 5 {
+					t.Errorf("%s: exp(%v) = %v (%#x), math.Exp %v (%#x)", name, v, got[i], math.Float64bits(got[i]), want, math.Float64bits(want))
+				}
+			}
+		}
+		if bad > 0 {
+			t.Errorf("%s: %d of %d values differ from math.Exp", name, bad, len(x))
+		}
+	}
+	in := []float64{0.5, -3, 2}
+	ExpTo(in, in) // in place
+	if in[0] != math.Exp(0.5) || in[1] != math.Exp(-3) || in[2] != math.Exp(2) {
+		t.Errorf("in place: %v", in)
+	}
+}
+
+// BenchmarkExpTo: ExpTo over 4,096 values against math.Exp one by one.
+func BenchmarkExpTo(b *testing.B) {
+	x := make([]float64, 4096)
+	for i := range x {
+		x[i] = -20 + 20*float64(i)/4096
+	}
+	dst := make([]float64, len(x))
+	b.Run("ExpTo", func(b *testing.B) {
+		for b.Loop() {
+			ExpTo(dst, x)
+		}
+	})
+	b.Run("math.Exp", func(b *testing.B) {
+		for b.Loop() {
+			for i, v := range x {
+				dst[i] = math.Exp(v)
+			}
+		}
+	})
+}
