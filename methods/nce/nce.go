@@ -8,6 +8,7 @@ import (
 
 	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/models/kernel"
+	"github.com/jemcheck/jemcheck/models/prob"
 )
 
 // Name is the method's name.
@@ -370,18 +371,27 @@ func (e *Objective) fillContinuous(st *kernel.Step, logNu float64) {
 		e.Noise = Of(e.o.Noise, e.o.Inflate, st.Box, Draws(st, e.first))
 	}
 	x := e.pt
-	for p := range P {
-		if p >= B {
-			e.Noise.DrawTo(st.Rng, x)
-			for c := range D {
-				st.X[c*P+p] = float32(x[c])
-			}
-		}
+	for p := B; p < P; p++ {
+		e.Noise.DrawTo(st.Rng, x)
 		for c := range D {
-			x[c] = float64(st.X[c*P+p])
+			st.X[c*P+p] = float32(x[c])
 		}
-		e.lpn[p] = logNu + e.Noise.LogDensity(x)
 	}
+	e.Noise.LogDensityLanes(st.X, P, logNu, e.lpn)
+}
+
+// LogDensityLanes sets lpn[p] = add + log pn(x_p) for the P points held as lanes
+// (X[c·P + p]): LogDensity's values, eight points at a time in vector lanes where the
+// build has them (prob.GaussLanes).
+func (n *Noise) LogDensityLanes(X []float32, P int, add float64, lpn []float64) {
+	if n.Uniform {
+		for p := range P {
+			lpn[p] = add + -n.logNorm
+		}
+		return
+	}
+	g := prob.GaussLanes{D: n.Dim, Mean: n.Mean, L: n.l, LogNorm: n.logNorm}
+	g.LogDensityLanes(X, P, 0, P, add, lpn)
 }
 
 // Loss is −(1/B)[Σ_i log σ(G(x_i)) + Σ_j log(1 − σ(G(y_j)))], G(u) = ℓ(u) − c −
@@ -399,22 +409,36 @@ func Loss(lse []float32, lpn []float64, c float64, B int, coef, grad []float32) 
 	var loss, dc float64
 	var l1p Log1pSum
 	inv := 1 / float64(B)
-	for p := range lse {
-		g := float64(lse[p]) - c - lpn[p]
-		var d float64
-		if p < B {
-			z, sg := Logistic(-g)
-			loss += max(-g, 0)
-			l1p.Add(z)
-			d = -sg * inv
-		} else {
-			z, sg := Logistic(g)
-			loss += max(g, 0)
-			l1p.Add(z)
-			d = sg * inv
+	const chunk = 256
+	var zs [chunk]float64 // each lane's e^{−|x|} of Logistic, a chunk at once (prob.ExpTo: math.Exp's bits)
+	for lo := 0; lo < len(lse); lo += chunk {
+		hi := min(lo+chunk, len(lse))
+		for p := lo; p < hi; p++ {
+			x := float64(lse[p]) - c - lpn[p] // G; the data lanes' logistic takes −G
+			if p < B {
+				x = -x
+			}
+			zs[p-lo] = -math.Abs(x)
 		}
-		coef[p] = float32(d)
-		dc -= d
+		prob.ExpTo(zs[:hi-lo], zs[:hi-lo])
+		for p := lo; p < hi; p++ {
+			g := float64(lse[p]) - c - lpn[p]
+			z := zs[p-lo]
+			var d float64
+			if p < B {
+				sg := logisticOf(-g, z)
+				loss += max(-g, 0)
+				l1p.Add(z)
+				d = -sg * inv
+			} else {
+				sg := logisticOf(g, z)
+				loss += max(g, 0)
+				l1p.Add(z)
+				d = sg * inv
+			}
+			coef[p] = float32(d)
+			dc -= d
+		}
 	}
 	grad[0] += float32(dc)
 	return float32((loss + l1p.Sum()) * inv)
@@ -446,10 +470,15 @@ func Sigmoid(x float64) float64 {
 // that Softplus(x) = max(x, 0) + log1p(z) needs no second exponential.
 func Logistic(x float64) (z, sg float64) {
 	z = math.Exp(-math.Abs(x))
+	return z, logisticOf(x, z)
+}
+
+// logisticOf is Sigmoid(x) from z = e^{−|x|}.
+func logisticOf(x, z float64) float64 {
 	if x >= 0 {
-		return z, 1 / (1 + z)
+		return 1 / (1 + z)
 	}
-	return z, z / (1 + z)
+	return z / (1 + z)
 }
 
 // Log1pSum accumulates Σ log1p(z) for z ∈ [0, 1] as the logs of products of up to

@@ -6,6 +6,7 @@ import (
 	"github.com/jemcheck/jemcheck/methods"
 	"github.com/jemcheck/jemcheck/methods/nce"
 	"github.com/jemcheck/jemcheck/models/kernel"
+	"github.com/jemcheck/jemcheck/models/prob"
 )
 
 // Name is the method's name.
@@ -130,18 +131,29 @@ func logBox(D int, box float64) float64 {
 	return math.Log(v)
 }
 
-// logProposal is log r(u) at u [D] in the box.
-func (s *Objective) logProposal(u []float64, box float64) float64 {
-	logU := -logBox(len(u), box)
-	if s.o.Proposal != "gaussian" {
-		return logU
-	}
+// logGaussian is log of the truncated Gaussian part of r at u [D] in the box.
+func (s *Objective) logGaussian(u []float64) float64 {
 	lg := 0.0
 	for d, u := range u {
 		z := (u - s.mu[d]) / s.sd[d]
 		lg += -0.5*z*z - s.logSD[d] - halfLog2Pi - s.logMass[d]
 	}
-	return logAdd(logDefensive+logU, log1mDefensive+lg)
+	return lg
+}
+
+// logMixture sets logR[j] = log r(u_j) = logAdd(logDefensive + logU, log1mDefensive +
+// lg_j) from lg_j = logR[j] (the Gaussian part's log), with t as scratch: logAdd's
+// exps at once (prob.ExpTo), the same bits as logAdd lane by lane.
+func logMixture(logR, t []float64, logU float64) {
+	a := logDefensive + logU
+	for j, lg := range logR {
+		b := log1mDefensive + lg
+		t[j] = min(a, b) - max(a, b)
+	}
+	prob.ExpTo(t, t)
+	for j, lg := range logR {
+		logR[j] = max(a, log1mDefensive+lg) + math.Log(1+t[j])
+	}
 }
 
 var (
@@ -205,6 +217,7 @@ func (s *Objective) fillContinuous(st *kernel.Step) {
 		s.fit(s.first, st.Box)
 	}
 	u := s.pt
+	logU := -logBox(D, box) // the same for every lane
 	for j := range P - B {
 		if s.o.Proposal != "gaussian" || st.Rng.Float64() < Defensive {
 			for c := range D {
@@ -219,7 +232,17 @@ func (s *Objective) fillContinuous(st *kernel.Step) {
 			x[c*P+B+j] = float32(u[c])
 			u[c] = float64(x[c*P+B+j])
 		}
-		s.logR[j] = s.logProposal(u, box)
+		if s.o.Proposal != "gaussian" {
+			s.logR[j] = logU
+		} else {
+			s.logR[j] = s.logGaussian(u)
+		}
+	}
+	if s.o.Proposal == "gaussian" {
+		if len(s.w) != len(s.logR) {
+			s.w = make([]float64, len(s.logR))
+		}
+		logMixture(s.logR, s.w, logU) // s.w: scratch until Loss sets the weights
 	}
 }
 
@@ -256,10 +279,12 @@ func (s *Objective) Loss(st *kernel.Step, lse, coef []float32) float32 {
 	if len(s.w) != n {
 		s.w = make([]float64, n)
 	}
-	var sum, sum2 float64
 	for j := range n {
-		w := math.Exp(float64(lse[B+j]) - s.logR[j] - m)
-		s.w[j] = w
+		s.w[j] = float64(lse[B+j]) - s.logR[j] - m
+	}
+	prob.ExpTo(s.w, s.w) // the weights, math.Exp's bits in vector lanes
+	var sum, sum2 float64
+	for _, w := range s.w {
 		sum += w
 		sum2 += w * w
 	}

@@ -68,7 +68,6 @@ type Objective struct {
 	ready bool
 	lpn   []float64 // log pn per lane
 	lse   []float32
-	pt    []float64   // one lane's point [D]
 	first [][]float32 // nce.Draws' views of the first minibatch
 	c0    float64
 	a     []float64
@@ -91,8 +90,8 @@ func (e *Objective) Begin(st *kernel.Step) {
 	if len(e.lpn) != st.P {
 		e.lpn, e.lse = make([]float64, st.P), make([]float32, st.P)
 	}
-	if len(e.pt) != st.Dim {
-		e.pt, e.first = make([]float64, st.Dim), make([][]float32, st.Dim)
+	if len(e.first) != st.Dim {
+		e.first = make([][]float32, st.Dim)
 	}
 }
 
@@ -100,18 +99,12 @@ func (e *Objective) Begin(st *kernel.Step) {
 // sets the run's noise (as nce's) and c to the importance-sampling estimate of the
 // initial model's log Z under the noise, log mean exp(ℓ(ε) − log pn(ε)).
 func (e *Objective) Fill(st *kernel.Step) {
-	B, P, m, D := st.B, st.P, e.o.M, st.Dim
+	B, P, m := st.B, st.P, e.o.M
 	if !e.ready && !e.Fixed {
 		e.Noise = nce.Of(e.o.Noise, e.o.Inflate, st.Box, nce.Draws(st, e.first))
 	}
 	Waymarks(st.X, B, m, &e.Noise, st.Rng)
-	x := e.pt
-	for p := range P {
-		for c := range D {
-			x[c] = float64(st.X[c*P+p])
-		}
-		e.lpn[p] = e.Noise.LogDensity(x)
-	}
+	e.Noise.LogDensityLanes(st.X, P, 0, e.lpn) // 0 + log pn: log pn itself (a −0 would read +0, alike in every use)
 	if !e.ready {
 		e.ready = true
 		st.LSE(st.X, P, e.lse, nil)

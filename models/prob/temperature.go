@@ -188,11 +188,18 @@ type temperatureMoments struct {
 // e = exp(β·d) (e ≤ 1, and the largest cell's is 1).
 func (m *temperatureMoments) at(beta float64) (s0, s1, s2 float64) {
 	m.passes++
+	var buf [temperatureChunk]float64
 	for lo := 0; lo < len(m.logq); lo += temperatureChunk {
 		clearUpper() // math.Exp is many times slower while the AVX upper state is dirty
-		for _, l := range m.logq[lo:min(lo+temperatureChunk, len(m.logq))] {
+		chunk := m.logq[lo:min(lo+temperatureChunk, len(m.logq))]
+		es := buf[:len(chunk)]
+		for i, l := range chunk {
+			es[i] = beta * (l - m.lmax)
+		}
+		ExpTo(es, es) // math.Exp's bits, in vector lanes
+		for i, l := range chunk {
 			d := l - m.lmax
-			e := math.Exp(beta * d)
+			e := es[i]
 			if e == 0 { // −Inf, or underflowed: no weight
 				continue
 			}

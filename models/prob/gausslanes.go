@@ -1,0 +1,27 @@
+package prob
+
+// GaussLanes is a Gaussian N(Mean, L·Lᵀ) in ℝ^D (L lower triangular, row-major [D][D])
+// evaluated at many points held as lanes: X[c·P + p] is coordinate c of point p.
+type GaussLanes struct {
+	D       int
+	Mean, L []float64
+	LogNorm float64 // log((2π)^{D/2} |L|)
+}
+
+// logDensityScalar is add + log N(x_p) of point p, whitening x − Mean by L row by row
+// (y_i = (x_i − Mean_i − Σ_{k<i} L_ik·y_k) / L_ii): the one order of operations that
+// LogDensityLanes keeps in every build.
+func (g *GaussLanes) logDensityScalar(X []float32, P, p int, add float64, y []float64) float64 {
+	D := g.D
+	var q float64
+	for i := range D {
+		v := float64(X[i*P+p]) - g.Mean[i]
+		for k := range i {
+			v -= g.L[i*D+k] * y[k]
+		}
+		yi := v / g.L[i*D+i]
+		y[i] = yi
+		q += yi * yi
+	}
+	return add + (-0.5*q - g.LogNorm)
+}
