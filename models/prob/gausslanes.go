@@ -8,6 +8,10 @@ type GaussLanes struct {
 	LogNorm float64 // log((2π)^{D/2} |L|)
 }
 
+// gaussScratch is the most coordinates a point's whitening holds on the stack (the
+// block kind's D ≤ 64 among them); beyond it LogDensityLanes allocates once a call.
+const gaussScratch = 128
+
 // logDensityScalar is add + log N(x_p) of point p, whitening x − Mean by L row by row
 // (y_i = (x_i − Mean_i − Σ_{k<i} L_ik·y_k) / L_ii): the one order of operations that
 // LogDensityLanes keeps in every build.

@@ -13,7 +13,7 @@ const gaussLanesMaxD = 8
 // its order (IEEE operations are correctly rounded: the same bits), the rest one by one.
 func (g *GaussLanes) LogDensityLanes(X []float32, P, lo, hi int, add float64, out []float64) {
 	D := g.D
-	var y [gaussLanesMaxD]float64
+	var y [gaussScratch]float64
 	p := lo
 	if lanesOK && D <= gaussLanesMaxD && hi-lo >= 8 {
 		var mean [gaussLanesMaxD][8]float64
@@ -43,7 +43,7 @@ func (g *GaussLanes) LogDensityLanes(X []float32, P, lo, hi int, add float64, ou
 		archsimd.ClearAVXUpperBits() // scalar code follows
 	}
 	ys := y[:]
-	if D > gaussLanesMaxD {
+	if D > gaussScratch {
 		ys = make([]float64, D)
 	}
 	for ; p < hi; p++ {
