@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/jemcheck/jemcheck/models/kernel"
+	"github.com/jemcheck/jemcheck/models/prob"
 )
 
 // Objective is Energy Discrepancy as a kernel.Objective, for any D: lanes 0..B are the
@@ -122,24 +123,52 @@ func Loss(e []float32, B, m int, w float32, coef []float32) float32 {
 	}
 	logM := math.Log(float64(m))
 	var loss float64
-	for i := range B {
-		mx := logW
-		for j := range m {
-			mx = max(mx, float64(e[B+j*B+i]-e[i]))
+	// points a chunk at a time, each pass's exps at once (prob.ExpTo: math.Exp's bits in
+	// vector lanes); every sum in the point-by-point order
+	const room = 1024
+	var xs [room]float64
+	var lses [room]float64
+	per := max(1, room/(m+1))
+	for lo := 0; lo < B; lo += per {
+		hi := min(lo+per, B)
+		for i := lo; i < hi; i++ {
+			mx := logW
+			for j := range m {
+				mx = max(mx, float64(e[B+j*B+i]-e[i]))
+			}
+			row := xs[(i-lo)*(m+1) : (i-lo+1)*(m+1)]
+			row[0] = logW - mx
+			for j := range m {
+				row[1+j] = float64(e[B+j*B+i]-e[i]) - mx
+			}
+			lses[i-lo] = mx
 		}
-		s := math.Exp(logW - mx)
-		for j := range m {
-			s += math.Exp(float64(e[B+j*B+i]-e[i]) - mx)
+		prob.ExpTo(xs[:(hi-lo)*(m+1)], xs[:(hi-lo)*(m+1)])
+		for i := lo; i < hi; i++ {
+			row := xs[(i-lo)*(m+1) : (i-lo+1)*(m+1)]
+			s := row[0]
+			for j := range m {
+				s += row[1+j]
+			}
+			lse := lses[i-lo] + math.Log(s)
+			lses[i-lo] = lse
+			loss += lse - logM
 		}
-		lse := mx + math.Log(s)
-		loss += lse - logM
-		var sum float64
-		for j := range m {
-			c := math.Exp(float64(e[B+j*B+i]-e[i])-lse) / float64(B)
-			coef[B+j*B+i] = float32(c)
-			sum += c
+		for i := lo; i < hi; i++ {
+			for j := range m {
+				xs[(i-lo)*m+j] = float64(e[B+j*B+i]-e[i]) - lses[i-lo]
+			}
 		}
-		coef[i] = float32(-sum)
+		prob.ExpTo(xs[:(hi-lo)*m], xs[:(hi-lo)*m])
+		for i := lo; i < hi; i++ {
+			var sum float64
+			for j := range m {
+				c := xs[(i-lo)*m+j] / float64(B)
+				coef[B+j*B+i] = float32(c)
+				sum += c
+			}
+			coef[i] = float32(-sum)
+		}
 	}
 	return float32(loss / float64(B))
 }
