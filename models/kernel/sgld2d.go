@@ -662,6 +662,7 @@ func CellLogits(hidden []int, k int, theta []float32, G int, box float64) ([]flo
 			}
 		}
 		prob.ExpTo(vals, vals)
+		sums := vals[:len(out)] // sum c overwrites node c, of a cell-class ≤ c already summed
 		for c := range out {
 			e := vals[c*nodes : (c+1)*nodes]
 			s := 0.0
@@ -670,7 +671,11 @@ func CellLogits(hidden []int, k int, theta []float32, G int, box float64) ([]flo
 					s += w[a] * w[b] * e[a*S+b]
 				}
 			}
-			out[c] = ms[c] + math.Log(s)
+			sums[c] = s
+		}
+		prob.LogTo(sums, sums) // math.Log's bits, in vector lanes
+		for c := range out {
+			out[c] = ms[c] + sums[c]
 		}
 	})
 }

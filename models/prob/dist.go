@@ -98,10 +98,44 @@ func KL(p, q []float64) float64 {
 		panic(fmt.Sprintf("prob: KL of lengths %d and %d", len(p), len(q)))
 	}
 	s := 0.0
-	for i := range p {
-		s += klTerm(p[i], q[i])
+	var buf [klChunk]float64
+	for lo := 0; lo < len(p); lo += klChunk {
+		t := klTerms(p[lo:min(lo+klChunk, len(p))], q[lo:], buf[:])
+		for _, v := range t {
+			s += v
+		}
 	}
 	return clampRounding(s)
+}
+
+// klChunk is how many cells klTerms takes at once.
+const klChunk = 256
+
+// klTerms writes klTerm(p[i], q[i]) for i < len(p) (≤ klChunk) into buf and returns
+// it: their logs at once (LogTo: math.Log's bits, in vector lanes where the build has
+// them), each term as klTerm makes it.
+func klTerms(p, q, buf []float64) []float64 {
+	n := len(p)
+	if n < 16 {
+		for i := range p {
+			buf[i] = klTerm(p[i], q[i])
+		}
+		return buf[:n]
+	}
+	var lq [klChunk]float64
+	LogTo(buf[:n], p)
+	LogTo(lq[:n], q[:n])
+	for i, pi := range p {
+		switch {
+		case pi == 0:
+			buf[i] = 0
+		case q[i] == 0:
+			buf[i] = math.Inf(1)
+		default:
+			buf[i] = pi * (buf[i] - lq[i])
+		}
+	}
+	return buf[:n]
 }
 
 // KLConditional returns E_{x~p(x)} KL(p(y|x) ‖ q(y|x)) = Σ_{x,y} p(x,y)·log(p(y|x)/q(y|x)),
@@ -113,11 +147,16 @@ func KLConditional(p, q []float64, x, k int) float64 {
 	pc := Conditional(p, x, k)
 	qc := Conditional(q, x, k)
 	s := 0.0
-	for i := range p {
-		if p[i] == 0 {
-			continue
+	var buf [klChunk]float64
+	for lo := 0; lo < len(p); lo += klChunk {
+		hi := min(lo+klChunk, len(p))
+		t := klTerms(pc[lo:hi], qc[lo:hi], buf[:])
+		for i := lo; i < hi; i++ {
+			if p[i] == 0 {
+				continue
+			}
+			s += p[i] / pc[i] * t[i-lo] // p(x)·p(y|x)·log(p(y|x)/q(y|x))
 		}
-		s += p[i] / pc[i] * klTerm(pc[i], qc[i]) // p(x)·p(y|x)·log(p(y|x)/q(y|x))
 	}
 	return clampRounding(s)
 }

@@ -139,3 +139,119 @@ func expToLanes(dst, x []float64) {
 	}
 	archsimd.ClearAVXUpperBits()
 }
+
+// LogTo's vector build: math.Log is amd64 assembly too (math/log_amd64.s: x = 2^k·f1
+// by its bits, f1 ≤ √2/2 doubled, s = f/(2+f), FreeBSD's polynomial in s², no fused
+// operations); logLanes does its operations in its order lane by lane for positive
+// normal x, the other lanes (0, negatives, subnormals, ±Inf, NaN) go to math.Log.
+
+// The constants of math/log_amd64.s.
+var (
+	cLogHSqrt2, cLogLn2Hi, cLogLn2Lo = splat64(7.07106781186547524401e-01), splat64(6.93147180369123816490e-01), splat64(1.90821492927058770002e-10)
+	cLogL                            = [8][8]float64{{}, splat64(6.666666666666735130e-01), splat64(3.999999999940941908e-01),
+		splat64(2.857142874366239149e-01), splat64(2.222219843214978396e-01), splat64(1.818357216161805012e-01),
+		splat64(1.531383769920937332e-01), splat64(1.479819860511658591e-01)}
+	cLogMinNormal, cLogInf = splatU64(0x0010000000000000), splatU64(0x7FF0000000000000)
+	cLogExpMask, cLog3FE   = splatU64(0x7FF), splatU64(0x3FE)
+)
+
+// logLanes is math.Log of the eight lanes of x, and the lanes it did not compute.
+func logLanes(x f64x8) (f64x8, uint8) {
+	bits := x.AsUint64x8()
+	f1 := bits.And(ldu64(&cMant)).Or(ldu64(&cExp3fe)).AsFloat64x8()
+	k := bits.ShiftRight(ldu64(&c52)).And(ldu64(&cLogExpMask)).AsInt64x8().Sub(ldi64(&cLog3FE)).ConvertToFloat64()
+	low := f1.LessEqual(ld64(&cLogHSqrt2)) // CMPSD not-less-than: √2/2 ≥ f1
+	one := ld64(&cOne)
+	k = k.Sub(one).Merge(k, low)
+	f1 = f1.Mul(ld64(&cTwo)).Merge(f1, low) // f1·1 is f1
+	f := f1.Sub(one)
+	s := f.Div(ld64(&cTwo).Add(f))
+	s2 := s.Mul(s)
+	s4 := s2.Mul(s2)
+	t1 := ld64(&cLogL[7]).Mul(s4).Add(ld64(&cLogL[5])).Mul(s4).Add(ld64(&cLogL[3])).Mul(s4).Add(ld64(&cLogL[1]))
+	t1 = s2.Mul(t1)
+	t2 := ld64(&cLogL[6]).Mul(s4).Add(ld64(&cLogL[4])).Mul(s4).Add(ld64(&cLogL[2]))
+	t2 = s4.Mul(t2)
+	r := t1.Add(t2)
+	hfsq := ld64(&cHalf).Mul(f).Mul(f)
+	a := s.Mul(r.Add(hfsq)).Add(ld64(&cLogLn2Lo).Mul(k))
+	b := hfsq.Sub(a).Sub(f)
+	res := k.Mul(ld64(&cLogLn2Hi)).Sub(b)
+	ok := bits.GreaterEqual(ldu64(&cLogMinNormal)).And(bits.Less(ldu64(&cLogInf))) // positive, normal, finite
+	return res, ^ok.ToBits()
+}
+
+// logLanesOK: the lanes run and agree with math.Log on the self-check.
+var logLanesOK = lanesOK && logSelfCheck()
+
+// logSelfCheck compares the lanes with math.Log across the normal range and around
+// the √2/2 boundary.
+func logSelfCheck() bool {
+	var x [64]float64
+	for i := range x {
+		x[i] = math.Ldexp(0.5+float64(i)/64, 4*i-128)
+	}
+	x[0], x[1], x[2], x[3] = 1, 0.7071067811865476, 0.7071067811865475, 2.2250738585072014e-308
+	var l [64]float64
+	logToLanes(l[:], x[:])
+	for i, v := range x {
+		if math.Float64bits(l[i]) != math.Float64bits(math.Log(v)) {
+			return false
+		}
+	}
+	return true
+}
+
+// LogTo sets dst[i] = math.Log(x[i]) for i < len(x), bit for bit (dst may be x).
+func LogTo(dst, x []float64) {
+	dst = dst[:len(x)]
+	i := 0
+	if logLanesOK && len(x) >= 8 {
+		archsimd.ClearAVXUpperBits()
+		for ; i+8 <= len(x); i += 8 {
+			l, miss := logLanes(archsimd.LoadFloat64x8Slice(x[i:]))
+			if miss == 0 {
+				l.StoreSlice(dst[i:])
+				continue
+			}
+			var tmp [8]float64
+			l.Store(&tmp)
+			archsimd.ClearAVXUpperBits()
+			for j := range 8 {
+				if miss&(1<<j) != 0 {
+					tmp[j] = math.Log(x[i+j])
+				}
+			}
+			copy(dst[i:i+8], tmp[:])
+		}
+		archsimd.ClearAVXUpperBits() // scalar code follows
+	}
+	for ; i < len(x); i++ {
+		dst[i] = math.Log(x[i])
+	}
+}
+
+// logToLanes is LogTo with the lanes on regardless of the self-check (its tests); x's
+// length a multiple of 8.
+func logToLanes(dst, x []float64) {
+	if !lanesOK {
+		for i, v := range x {
+			dst[i] = math.Log(v)
+		}
+		return
+	}
+	archsimd.ClearAVXUpperBits()
+	for i := 0; i+8 <= len(x); i += 8 {
+		l, miss := logLanes(archsimd.LoadFloat64x8Slice(x[i:]))
+		var tmp [8]float64
+		l.Store(&tmp)
+		archsimd.ClearAVXUpperBits()
+		for j := range 8 {
+			if miss&(1<<j) != 0 {
+				tmp[j] = math.Log(x[i+j])
+			}
+		}
+		copy(dst[i:i+8], tmp[:])
+	}
+	archsimd.ClearAVXUpperBits()
+}

@@ -107,3 +107,44 @@ func TestGaussLanesMatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+// TestLogToMatchesLog: LogTo and its lanes alone are math.Log bit for bit on values
+// across float64's range: random mantissas at every exponent, the √2/2 boundary, 1 and
+// its neighbours, the subnormals, 0, negatives, ±Inf and NaN, and a tail past the last
+// vector.
+func TestLogToMatchesLog(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var x []float64
+	for e := -1074; e <= 1023; e++ {
+		x = append(x, math.Ldexp(0.5+0.5*rng.Float64(), e), math.Ldexp(1, e))
+	}
+	for range 20000 {
+		x = append(x, rng.Float64()*4, math.Exp(rng.NormFloat64()*50))
+	}
+	for _, v := range []float64{1, math.Nextafter(1, 2), math.Nextafter(1, 0), 0.7071067811865476, 0.7071067811865475,
+		math.Sqrt2 / 2, 0, math.Copysign(0, -1), -1, -1e-300, math.Inf(1), math.Inf(-1), math.NaN(),
+		math.SmallestNonzeroFloat64, 2.2250738585072014e-308, 2.225073858507201e-308, math.MaxFloat64} {
+		for range 9 {
+			x = append(x, v)
+		}
+	}
+	x = x[:len(x)/8*8+3]
+	t.Logf("%d values; lanes on: %v", len(x), logLanesOK)
+	for name, f := range map[string]func(dst, x []float64){"LogTo": LogTo, "lanes": logToLanes} {
+		got := make([]float64, len(x))
+		n := len(x) / 8 * 8
+		f(got[:n], x[:n])
+		LogTo(got[n:], x[n:])
+		bad := 0
+		for i, v := range x {
+			if want := math.Log(v); math.Float64bits(got[i]) != math.Float64bits(want) && !(math.IsNaN(want) && math.IsNaN(got[i])) {
+				if bad++; bad <= 5 {
+					t.Errorf("%s: log(%v) = %v, math.Log %v", name, v, got[i], want)
+				}
+			}
+		}
+		if bad > 0 {
+			t.Errorf("%s: %d of %d values differ from math.Log", name, bad, len(x))
+		}
+	}
+}
