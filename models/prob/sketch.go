@@ -38,22 +38,34 @@ type SketchBin struct {
 func NewSketch(xs []float64) Sketch {
 	var pos, neg []int32
 	var s Sketch
-	for _, v := range xs {
-		switch {
-		case math.IsNaN(v) || math.IsInf(v, 0):
-		case math.Abs(v) < sketchZero:
-			s.Zero++
-		case v > 0:
-			pos = append(pos, sketchIndex(v))
-		default:
-			neg = append(neg, sketchIndex(-v))
+	const chunk = 256
+	var logs [chunk]float64 // log|v| a chunk at once (LogTo: math.Log's bits, in vector lanes)
+	for lo := 0; lo < len(xs); lo += chunk {
+		part := xs[lo:min(lo+chunk, len(xs))]
+		for i, v := range part {
+			logs[i] = math.Abs(v)
+		}
+		LogTo(logs[:len(part)], logs[:len(part)])
+		for i, v := range part {
+			switch {
+			case math.IsNaN(v) || math.IsInf(v, 0):
+			case math.Abs(v) < sketchZero:
+				s.Zero++
+			case v > 0:
+				pos = append(pos, sketchIndexOfLog(logs[i]))
+			default:
+				neg = append(neg, sketchIndexOfLog(logs[i]))
+			}
 		}
 	}
 	s.Pos, s.Neg = binsOf(pos), binsOf(neg)
 	return s
 }
 
-func sketchIndex(a float64) int32 { return int32(math.Ceil(math.Log(a) / sketchLogGamma)) }
+func sketchIndex(a float64) int32 { return sketchIndexOfLog(math.Log(a)) }
+
+// sketchIndexOfLog is sketchIndex(a) from log a.
+func sketchIndexOfLog(la float64) int32 { return int32(math.Ceil(la / sketchLogGamma)) }
 
 // sketchValue is the representative of bin i: 2γⁱ/(γ+1).
 func sketchValue(i int32) float64 {
