@@ -184,9 +184,9 @@ type ResultRow struct {
 	BufferTVTruth float64 `parquet:"buffer_tv_truth" json:"buffer_tv_truth"`
 	BufferTVModel float64 `parquet:"buffer_tv_model" json:"buffer_tv_model"`
 	// The sampler's own distribution on 2-D tasks (NaN elsewhere and where it does not
-	// apply), each the total-variation distance of n = 2,000 independent chains' end
-	// points from the true p(x) (_truth) and from the model's own q(x) (_model, exact on
-	// the grid), on bufferTV2D's pooled cells plus one bin for the points outside the
+	// apply), each the total-variation distance of n independent chains' end points
+	// (n = --sampler_chains: 512 by default, 2,000 the full measure) from the true p(x)
+	// (_truth) and from the model's own q(x) (_model, exact on the grid), on bufferTV2D's pooled cells plus one bin for the points outside the
 	// box (where neither has mass), with its delta-method standard error (_se: the
 	// multinomial's; ± 1.96 se is a 95% CI). short_*: a fresh run of the method's own
 	// sampler (its start, steps, step and noise: the plane.sampler hook) on the
