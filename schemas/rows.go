@@ -186,8 +186,9 @@ type ResultRow struct {
 	// The sampler's own distribution on 2-D tasks (NaN elsewhere and where it does not
 	// apply), each the total-variation distance of n independent chains' end points
 	// (n = --sampler_chains: 512 by default, 2,000 the full measure) from the true p(x)
-	// (_truth) and from the model's own q(x) (_model, exact on the grid), on bufferTV2D's pooled cells plus one bin for the points outside the
-	// box (where neither has mass), with its delta-method standard error (_se: the
+	// (_truth) and from the model's own q(x) (_model, exact on the grid), on
+	// bufferTV2D's pooled cells plus one bin for the points outside the box (where
+	// neither has mass), with its delta-method standard error (_se: the
 	// multinomial's; ± 1.96 se is a 95% CI). short_*: a fresh run of the method's own
 	// sampler (its start, steps, step and noise: the plane.sampler hook) on the
 	// selected model; NaN for methods without a sampler. long_*: MALA at temperature 1
