@@ -2,6 +2,7 @@ package cnn
 
 import (
 	"context"
+	"github.com/jemcheck/jemcheck/internal/testenv"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -278,6 +279,7 @@ func knownAnswer(t *testing.T, k Objective, mix, truth knownMix, noise *gaussNoi
 // exact log Z), and its sign says β = 1 is the minimum: negative at β = 0.8, positive
 // at β = 1.25. 64 batches of 256 draws (JEMCHECK_SLOW=1: 256 batches).
 func TestRecipesKnownAnswer(t *testing.T) {
+	testenv.Slow(t, "every CNN recipe trained on a known energy, 5 s")
 	R, B := 64, 256
 	if os.Getenv("JEMCHECK_SLOW") == "1" {
 		R = 256

@@ -267,20 +267,66 @@ func fitGauss2(rng *rand.Rand, x, w, a, mu, l []float64, box, inflate float64) {
 		mu[2*c], mu[2*c+1] = x[2*i], x[2*i+1]
 		cov[3*c], cov[3*c+1], cov[3*c+2] = c00/float64(C)+floor, c01/float64(C), c11/float64(C)+floor
 	}
-	r := make([]float64, n*C)
-	lg := make([]float64, C)
+	r, t := make([]float64, n*C), make([]float64, n*C)
+	lses, sums := make([]float64, n), make([]float64, n)
+	la, ln := make([]float64, C), make([]float64, C)
 	for range 30 {
 		avx.ClearUpper() // after the allocations: see package avx
 		for c := range C {
 			setChol(l[3*c:3*c+3], cov[3*c:3*c+3])
+			la[c], ln[c] = math.Log(a[c]), math.Log(2*math.Pi*l[3*c]*l[3*c+2])
 		}
-		for i := range n { // E step
+		// E step: r_ic = w_i·exp(lg_ic − LogSumExp(lg_i·)), lg_ic = log a_c + log N_c(x_i),
+		// every exp and log of the pass at once (ExpTo, LogTo: math.Exp's and math.Log's
+		// bits) and each LogSumExp's sum in its order
+		for i := range n {
 			for c := range C {
-				lg[c] = math.Log(a[c]) + logGauss2(x[2*i], x[2*i+1], mu[2*c:2*c+2], l[3*c:3*c+3])
+				r[i*C+c] = la[c] + logGauss2Norm(x[2*i], x[2*i+1], mu[2*c:2*c+2], l[3*c:3*c+3], ln[c])
 			}
-			lse := LogSumExp(lg)
+		}
+		for i := range n { // LogSumExp's max and special cases; the exps' arguments
+			row, m, nan := r[i*C:(i+1)*C], math.Inf(-1), false
+			for _, v := range row {
+				nan = nan || math.IsNaN(v)
+				m = max(m, v)
+			}
+			switch {
+			case nan:
+				lses[i] = math.NaN()
+			case math.IsInf(m, 0):
+				lses[i] = m
+			default:
+				lses[i] = m
+				for c, v := range row {
+					t[i*C+c] = v - m
+				}
+				continue
+			}
+			clear(t[i*C : (i+1)*C])
+		}
+		ExpTo(t, t)
+		for i := range n {
+			s := 0.0
+			for _, e := range t[i*C : (i+1)*C] {
+				s += e
+			}
+			sums[i] = s
+		}
+		LogTo(sums, sums)
+		for i := range n {
+			if m := lses[i]; !math.IsNaN(m) && !math.IsInf(m, 0) {
+				lses[i] = m + sums[i]
+			}
+		}
+		for i := range n {
 			for c := range C {
-				r[i*C+c] = w[i] * math.Exp(lg[c]-lse)
+				t[i*C+c] = r[i*C+c] - lses[i]
+			}
+		}
+		ExpTo(t, t)
+		for i := range n {
+			for c := range C {
+				r[i*C+c] = w[i] * t[i*C+c]
 			}
 		}
 		for c := range C { // M step
@@ -333,9 +379,14 @@ func setChol(l, s []float64) {
 
 // logGauss2 is log N(x; mu, LLᵀ) in 2-D (l: l00, l10, l11).
 func logGauss2(x0, x1 float64, mu, l []float64) float64 {
+	return logGauss2Norm(x0, x1, mu, l, math.Log(2*math.Pi*l[0]*l[2]))
+}
+
+// logGauss2Norm is logGauss2 with its normaliser's log, ln = log(2π·l00·l11), given.
+func logGauss2Norm(x0, x1 float64, mu, l []float64, ln float64) float64 {
 	z0 := (x0 - mu[0]) / l[0]
 	z1 := (x1 - mu[1] - l[1]*z0) / l[2]
-	return -0.5*(z0*z0+z1*z1) - math.Log(2*math.Pi*l[0]*l[2])
+	return -0.5*(z0*z0+z1*z1) - ln
 }
 
 // Sample draws n points of g, [n][2B] (drawn on ℝ^{2B}: a Gaussian draw may leave

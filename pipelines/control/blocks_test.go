@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/jemcheck/jemcheck/internal/testenv"
 	"math"
 	"strings"
 	"testing"
@@ -35,6 +36,7 @@ func tinyBlocks(out string) launch.Config {
 // KL (recomputed here from truth.parquet and learned/ alone), the Monte Carlo KLs with
 // their standard errors, and a report without triple plots of its 5,184-cell joints.
 func TestControlBlocks(t *testing.T) {
+	testenv.Slow(t, "a block control run end to end, 3 s")
 	ctx := context.Background()
 	out := "mem://control-blocks"
 	var buf bytes.Buffer
@@ -152,6 +154,7 @@ func TestBlocksRefused(t *testing.T) {
 // estimate within the CI, the report's task has the AIS check, and the verdict pairs
 // sgld with exact jem.
 func TestControlJoint(t *testing.T) {
+	testenv.Slow(t, "a joint block control run end to end, 3 s")
 	ctx := context.Background()
 	out := "mem://control-joint"
 	cfg := tinyBlocks(out)

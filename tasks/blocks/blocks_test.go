@@ -42,6 +42,7 @@ func run(t *testing.T, p tasks.Point, seed uint64) (tasks.Block, tasks.TrainedBl
 // the same exact joint KL to 1e-6; the Monte Carlo marginal and conditional KLs and
 // accuracy agree with the plane kind's exact ones within 5 standard errors.
 func TestOneBlockIsPlane(t *testing.T) {
+	testenv.Slow(t, "the block and plane kinds end to end on two families, 4 s")
 	ms := []string{"baseline", "jem", "sgld"}
 	for _, inner := range []string{"gmm:3,2", "moons:0.2"} {
 		t.Run(inner, func(t *testing.T) {

@@ -2,6 +2,7 @@ package blocks
 
 import (
 	"context"
+	"github.com/jemcheck/jemcheck/internal/testenv"
 	"testing"
 
 	_ "github.com/jemcheck/jemcheck/methods/all"
@@ -12,6 +13,7 @@ import (
 // Train, Evaluate and WriteTruth draw it again from the task's seed and give the rows
 // a carried block gives, bit for bit.
 func TestBlockWithoutTruth(t *testing.T) {
+	testenv.Slow(t, "two block runs of 2^16 cells a block, 6 s")
 	p := point(t, "blocks:8,gmm:3,2", "baseline", "jem")
 	p.GridCells, p.Steps, p.Tables = 64, 10, 1
 	p.Resolve()

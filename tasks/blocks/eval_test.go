@@ -2,6 +2,7 @@ package blocks
 
 import (
 	"context"
+	"github.com/jemcheck/jemcheck/internal/testenv"
 	"math"
 	"slices"
 	"testing"
@@ -183,6 +184,7 @@ func TestEvaluateLogitsRefuses(t *testing.T) {
 // untrained models (a refused estimate, ESS < prob.MinESS, is skipped: at least two
 // models a task are decided).
 func TestEvaluateAdditiveAgrees(t *testing.T) {
+	testenv.Slow(t, "eight trained and untrained models importance-sampled at 40,000 draws, 4 s")
 	for _, task := range []string{"blocks:1,gmm:3,2", "blocks:2,gmm:3,2", "blocks:4,gmm:2,2"} {
 		t.Run(task, func(t *testing.T) {
 			p := point(t, task, "baseline", "jem")
@@ -249,6 +251,7 @@ func TestEvaluateAdditiveAgrees(t *testing.T) {
 // (is_proposal "adapted"); and a run without parameters whose logits are at the points
 // (a user's model) is measured the same way but from the truth proposal alone ("truth").
 func TestJointPoint(t *testing.T) {
+	testenv.Slow(t, "a joint point trained and measured end to end, 5 s")
 	ms := []string{"baseline", "jem", "sgld"}
 	p := point(t, "blocks:2,gmm:3,2", ms...)
 	p.Model = "joint: 16,16"
@@ -319,6 +322,7 @@ func TestJointPoint(t *testing.T) {
 // joint KL does (Spearman ρ measured 0.860 here; held to ≥ 0.8). The Fisher
 // divergences do not apply to block tasks (their truth has no score): NaN.
 func TestLogRatioSpreadRanksLikeKL(t *testing.T) {
+	testenv.Slow(t, "12 trainings up to 300 steps, 4 s")
 	var kl, spread []float64
 	for _, steps := range []int{3, 30, 300} {
 		p := tasks.Point{Grid: schemas.Grid{Samples: 300, Model: "additive:8,8", LR: 0.01, Steps: steps, BatchSize: 32, PxWeight: 1,

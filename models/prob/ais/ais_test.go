@@ -2,6 +2,7 @@ package ais
 
 import (
 	"context"
+	"github.com/jemcheck/jemcheck/internal/testenv"
 	"math"
 	"runtime"
 	"testing"
@@ -34,6 +35,7 @@ func calibrate(t *testing.T, tgt Target, trueLogZ float64, base Base, draws []fl
 // N(0, I), one correlated at D = 2 and at D = 64: forward ≤ true log Z ≤ reverse
 // within 3 SE, and at D = 16 the BDMC gap is below 0.1 nat at T = 1000.
 func TestGaussianBracket(t *testing.T) {
+	testenv.Slow(t, "AIS brackets at several schedules, 2 s")
 	cases := []struct {
 		name   string
 		g      *gauss
