@@ -162,6 +162,28 @@ type BlockMixture struct {
 	A        []float64
 	Mu       []float64
 	L        []float64
+	// logs is what LogDensity takes the log of for every point, once (FitBlockMixture
+	// sets it; a mixture built otherwise computes them at each point: the same values).
+	logs *blockMixtureLogs
+}
+
+// blockMixtureLogs are a BlockMixture's logs that do not depend on the point.
+type blockMixtureLogs struct {
+	le, l1   float64   // log(Eps) − 2·log(2·Box), log1p(−Eps)
+	w, a, ln []float64 // log W_y, log A_k, log(2π·L_k00·L_k11)
+}
+
+// setLogs fills g.logs from its parameters.
+func (g *BlockMixture) setLogs() {
+	lg := &blockMixtureLogs{le: math.Log(g.Eps) - 2*math.Log(2*g.Box), l1: math.Log1p(-g.Eps),
+		w: make([]float64, len(g.W)), a: make([]float64, len(g.A)), ln: make([]float64, len(g.A))}
+	for y, v := range g.W {
+		lg.w[y] = math.Log(v)
+	}
+	for k, v := range g.A {
+		lg.a[k], lg.ln[k] = math.Log(v), math.Log(2*math.Pi*g.L[3*k]*g.L[3*k+2])
+	}
+	g.logs = lg
 }
 
 // FitBlockMixture fits a BlockMixture to n states x [n][2B] whose class
@@ -226,6 +248,7 @@ func FitBlockMixture(seed uint64, x, resp []float64, n, B, K, C int, eps, box, i
 	for y := range g.W {
 		g.W[y] /= tot
 	}
+	g.setLogs()
 	return g, nil
 }
 
@@ -417,8 +440,12 @@ func (g BlockMixture) Sample(seed uint64, n int) []float64 {
 
 // LogDensity is log g at one point x [2B].
 func (g BlockMixture) LogDensity(x []float64) float64 {
-	le := math.Log(g.Eps) - 2*math.Log(2*g.Box)
-	l1 := math.Log1p(-g.Eps)
+	lg := g.logs
+	if lg == nil {
+		g.setLogs()
+		lg = g.logs
+	}
+	le, l1 := lg.le, lg.l1
 	ly := make([]float64, 0, g.K)
 	lc := make([]float64, g.C)
 	avx.ClearUpper() // after the allocations: see package avx
@@ -426,12 +453,12 @@ func (g BlockMixture) LogDensity(x []float64) float64 {
 		if wy == 0 {
 			continue
 		}
-		v := math.Log(wy)
+		v := lg.w[y]
 		for b := range g.B {
 			i0 := (y*g.B + b) * g.C
 			for c := range g.C {
 				k := i0 + c
-				lc[c] = math.Log(g.A[k]) + logGauss2(x[2*b], x[2*b+1], g.Mu[2*k:2*k+2], g.L[3*k:3*k+3])
+				lc[c] = lg.a[k] + logGauss2Norm(x[2*b], x[2*b+1], g.Mu[2*k:2*k+2], g.L[3*k:3*k+3], lg.ln[k])
 			}
 			lb := l1 + LogSumExp(lc)
 			if g.Eps > 0 {
