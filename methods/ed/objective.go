@@ -16,6 +16,7 @@ type Objective struct {
 	m    int
 	t, w float32 // float32, so that the plane's numbers are the 2-D kernel's former built-in ed's
 	y    []float32
+	xs   []float64 // Loss's scratch: the exps' arguments and values, and the points' LSEs
 }
 
 // New is ed's objective with the options o.
@@ -48,7 +49,10 @@ func (e *Objective) Fill(st *kernel.Step) {
 
 // Loss is the ED term of the lanes' energies (Loss).
 func (e *Objective) Loss(st *kernel.Step, lse, coef []float32) float32 {
-	return Loss(lse, st.B, e.m, e.w, coef)
+	if n := st.B*(e.m+1) + st.B; len(e.xs) < n {
+		e.xs = make([]float64, n)
+	}
+	return lossInto(lse, st.B, e.m, e.w, coef, e.xs)
 }
 
 // End reports nothing: ed has no diagnostics beyond the trainer's.
@@ -116,6 +120,11 @@ func bit(b bool) float32 {
 // in float64, and writes its derivative with respect to each energy into coef (same
 // lanes). It is the 2-D kernel's edLoss.
 func Loss(e []float32, B, m int, w float32, coef []float32) float32 {
+	return lossInto(e, B, m, w, coef, make([]float64, B*(m+1)+B))
+}
+
+// lossInto is Loss with its scratch, at least B·(m+1) + B values.
+func lossInto(e []float32, B, m int, w float32, coef []float32, scratch []float64) float32 {
 	kernel.ClearUpper()
 	logW := math.Inf(-1)
 	if w > 0 {
@@ -123,52 +132,46 @@ func Loss(e []float32, B, m int, w float32, coef []float32) float32 {
 	}
 	logM := math.Log(float64(m))
 	var loss float64
-	// points a chunk at a time, each pass's exps at once (prob.ExpTo: math.Exp's bits in
-	// vector lanes); every sum in the point-by-point order
-	const room = 1024
-	var xs [room]float64
-	var lses [room]float64
-	per := max(1, room/(m+1))
-	for lo := 0; lo < B; lo += per {
-		hi := min(lo+per, B)
-		for i := lo; i < hi; i++ {
-			mx := logW
-			for j := range m {
-				mx = max(mx, float64(e[B+j*B+i]-e[i]))
-			}
-			row := xs[(i-lo)*(m+1) : (i-lo+1)*(m+1)]
-			row[0] = logW - mx
-			for j := range m {
-				row[1+j] = float64(e[B+j*B+i]-e[i]) - mx
-			}
-			lses[i-lo] = mx
+	// each pass's exps at once (prob.ExpTo: math.Exp's bits in vector lanes); every sum
+	// in the point-by-point order
+	xs, lses := scratch[:B*(m+1)], scratch[B*(m+1):B*(m+1)+B]
+	for i := range B {
+		mx := logW
+		for j := range m {
+			mx = max(mx, float64(e[B+j*B+i]-e[i]))
 		}
-		prob.ExpTo(xs[:(hi-lo)*(m+1)], xs[:(hi-lo)*(m+1)])
-		for i := lo; i < hi; i++ {
-			row := xs[(i-lo)*(m+1) : (i-lo+1)*(m+1)]
-			s := row[0]
-			for j := range m {
-				s += row[1+j]
-			}
-			lse := lses[i-lo] + math.Log(s)
-			lses[i-lo] = lse
-			loss += lse - logM
+		row := xs[i*(m+1) : (i+1)*(m+1)]
+		row[0] = logW - mx
+		for j := range m {
+			row[1+j] = float64(e[B+j*B+i]-e[i]) - mx
 		}
-		for i := lo; i < hi; i++ {
-			for j := range m {
-				xs[(i-lo)*m+j] = float64(e[B+j*B+i]-e[i]) - lses[i-lo]
-			}
+		lses[i] = mx
+	}
+	prob.ExpTo(xs[:B*(m+1)], xs[:B*(m+1)])
+	for i := range B {
+		row := xs[i*(m+1) : (i+1)*(m+1)]
+		s := row[0]
+		for j := range m {
+			s += row[1+j]
 		}
-		prob.ExpTo(xs[:(hi-lo)*m], xs[:(hi-lo)*m])
-		for i := lo; i < hi; i++ {
-			var sum float64
-			for j := range m {
-				c := xs[(i-lo)*m+j] / float64(B)
-				coef[B+j*B+i] = float32(c)
-				sum += c
-			}
-			coef[i] = float32(-sum)
+		lse := lses[i] + math.Log(s)
+		lses[i] = lse
+		loss += lse - logM
+	}
+	for i := range B {
+		for j := range m {
+			xs[i*m+j] = float64(e[B+j*B+i]-e[i]) - lses[i]
 		}
+	}
+	prob.ExpTo(xs[:B*m], xs[:B*m])
+	for i := range B {
+		var sum float64
+		for j := range m {
+			c := xs[i*m+j] / float64(B)
+			coef[B+j*B+i] = float32(c)
+			sum += c
+		}
+		coef[i] = float32(-sum)
 	}
 	return float32(loss / float64(B))
 }

@@ -98,6 +98,12 @@ func KL(p, q []float64) float64 {
 		panic(fmt.Sprintf("prob: KL of lengths %d and %d", len(p), len(q)))
 	}
 	s := 0.0
+	if len(p) < klLanesMin { // a table's few cells: no buffer to clear
+		for i := range p {
+			s += klTerm(p[i], q[i])
+		}
+		return clampRounding(s)
+	}
 	var buf [klChunk]float64
 	for lo := 0; lo < len(p); lo += klChunk {
 		t := klTerms(p[lo:min(lo+klChunk, len(p))], q[lo:], buf[:])
@@ -108,6 +114,9 @@ func KL(p, q []float64) float64 {
 	return clampRounding(s)
 }
 
+// klLanesMin is the fewest cells whose logs KL takes in lanes.
+const klLanesMin = 16
+
 // klChunk is how many cells klTerms takes at once.
 const klChunk = 256
 
@@ -116,7 +125,7 @@ const klChunk = 256
 // them), each term as klTerm makes it.
 func klTerms(p, q, buf []float64) []float64 {
 	n := len(p)
-	if n < 16 {
+	if n < klLanesMin {
 		for i := range p {
 			buf[i] = klTerm(p[i], q[i])
 		}
@@ -147,6 +156,15 @@ func KLConditional(p, q []float64, x, k int) float64 {
 	pc := Conditional(p, x, k)
 	qc := Conditional(q, x, k)
 	s := 0.0
+	if len(p) < klLanesMin { // a table's few cells: no buffer to clear
+		for i := range p {
+			if p[i] == 0 {
+				continue
+			}
+			s += p[i] / pc[i] * klTerm(pc[i], qc[i])
+		}
+		return clampRounding(s)
+	}
 	var buf [klChunk]float64
 	for lo := 0; lo < len(p); lo += klChunk {
 		hi := min(lo+klChunk, len(p))

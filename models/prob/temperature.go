@@ -188,6 +188,20 @@ type temperatureMoments struct {
 // e = exp(β·d) (e ≤ 1, and the largest cell's is 1).
 func (m *temperatureMoments) at(beta float64) (s0, s1, s2 float64) {
 	m.passes++
+	if len(m.logq) < 16 { // a table's few cells: math.Exp one by one, no buffer to clear
+		clearUpper()
+		for _, l := range m.logq {
+			d := l - m.lmax
+			e := math.Exp(beta * d)
+			if e == 0 {
+				continue
+			}
+			s0 += e
+			s1 += e * d
+			s2 += e * d * d
+		}
+		return s0, s1, s2
+	}
 	var buf [temperatureChunk]float64
 	for lo := 0; lo < len(m.logq); lo += temperatureChunk {
 		clearUpper() // math.Exp is many times slower while the AVX upper state is dirty
