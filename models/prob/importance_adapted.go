@@ -400,12 +400,8 @@ func setChol(l, s []float64) {
 	l[0], l[1], l[2] = l00, l10, math.Sqrt(max(s[2]-l10*l10, 1e-12*s[2]))
 }
 
-// logGauss2 is log N(x; mu, LLᵀ) in 2-D (l: l00, l10, l11).
-func logGauss2(x0, x1 float64, mu, l []float64) float64 {
-	return logGauss2Norm(x0, x1, mu, l, math.Log(2*math.Pi*l[0]*l[2]))
-}
-
-// logGauss2Norm is logGauss2 with its normaliser's log, ln = log(2π·l00·l11), given.
+// logGauss2Norm is log N(x; mu, LLᵀ) in 2-D (l: l00, l10, l11), its normaliser's log
+// ln = log(2π·l00·l11) given (computed once a component, not once a point).
 func logGauss2Norm(x0, x1 float64, mu, l []float64, ln float64) float64 {
 	z0 := (x0 - mu[0]) / l[0]
 	z1 := (x1 - mu[1] - l[1]*z0) / l[2]

@@ -62,9 +62,7 @@ func NewSketch(xs []float64) Sketch {
 	return s
 }
 
-func sketchIndex(a float64) int32 { return sketchIndexOfLog(math.Log(a)) }
-
-// sketchIndexOfLog is sketchIndex(a) from log a.
+// sketchIndexOfLog is the bin of a value a > 0 from log a: ⌈log a / log γ⌉.
 func sketchIndexOfLog(la float64) int32 { return int32(math.Ceil(la / sketchLogGamma)) }
 
 // sketchValue is the representative of bin i: 2γⁱ/(γ+1).
