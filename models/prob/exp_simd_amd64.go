@@ -69,23 +69,28 @@ func expLanes(x f64x8) (f64x8, uint8) {
 }
 
 // ExpTo sets dst[i] = math.Exp(x[i]) for i < len(x), bit for bit (dst may be x).
-func ExpTo(dst, x []float64) {
+func ExpTo(dst, x []float64) { mapLanes(dst, x, expLanesOK, expLanes, math.Exp) }
+
+// mapLanes sets dst[i] = scalar(x[i]) for i < len(x): eight at a time through lanes
+// where on (each lane's value scalar's bits; the lanes it reports missed from scalar),
+// the rest one by one.
+func mapLanes(dst, x []float64, on bool, lanes func(f64x8) (f64x8, uint8), scalar func(float64) float64) {
 	dst = dst[:len(x)]
 	i := 0
-	if expLanesOK && len(x) >= 8 {
+	if on && len(x) >= 8 {
 		archsimd.ClearAVXUpperBits()
 		for ; i+8 <= len(x); i += 8 {
-			e, miss := expLanes(archsimd.LoadFloat64x8Slice(x[i:]))
+			v, miss := lanes(archsimd.LoadFloat64x8Slice(x[i:]))
 			if miss == 0 {
-				e.StoreSlice(dst[i:])
+				v.StoreSlice(dst[i:])
 				continue
 			}
 			var tmp [8]float64
-			e.Store(&tmp)
+			v.Store(&tmp)
 			archsimd.ClearAVXUpperBits()
 			for l := range 8 {
 				if miss&(1<<l) != 0 {
-					tmp[l] = math.Exp(x[i+l])
+					tmp[l] = scalar(x[i+l])
 				}
 			}
 			copy(dst[i:i+8], tmp[:])
@@ -93,7 +98,7 @@ func ExpTo(dst, x []float64) {
 		archsimd.ClearAVXUpperBits() // scalar code follows
 	}
 	for ; i < len(x); i++ {
-		dst[i] = math.Exp(x[i])
+		dst[i] = scalar(x[i])
 	}
 }
 
@@ -115,30 +120,9 @@ func expSelfCheck() bool {
 	return true
 }
 
-// expToLanes is ExpTo with the lanes on regardless of the self-check (the check
-// itself and its tests); x's length a multiple of 8.
-func expToLanes(dst, x []float64) {
-	if !lanesOK {
-		for i, v := range x {
-			dst[i] = math.Exp(v)
-		}
-		return
-	}
-	archsimd.ClearAVXUpperBits()
-	for i := 0; i+8 <= len(x); i += 8 {
-		e, miss := expLanes(archsimd.LoadFloat64x8Slice(x[i:]))
-		var tmp [8]float64
-		e.Store(&tmp)
-		archsimd.ClearAVXUpperBits()
-		for l := range 8 {
-			if miss&(1<<l) != 0 {
-				tmp[l] = math.Exp(x[i+l])
-			}
-		}
-		copy(dst[i:i+8], tmp[:])
-	}
-	archsimd.ClearAVXUpperBits()
-}
+// expToLanes is ExpTo with the lanes on regardless of the self-check (the check itself
+// and its tests).
+func expToLanes(dst, x []float64) { mapLanes(dst, x, lanesOK, expLanes, math.Exp) }
 
 // LogTo's vector build: math.Log is amd64 assembly too (math/log_amd64.s: x = 2^k·f1
 // by its bits, f1 ≤ √2/2 doubled, s = f/(2+f), FreeBSD's polynomial in s², no fused
@@ -203,55 +187,7 @@ func logSelfCheck() bool {
 }
 
 // LogTo sets dst[i] = math.Log(x[i]) for i < len(x), bit for bit (dst may be x).
-func LogTo(dst, x []float64) {
-	dst = dst[:len(x)]
-	i := 0
-	if logLanesOK && len(x) >= 8 {
-		archsimd.ClearAVXUpperBits()
-		for ; i+8 <= len(x); i += 8 {
-			l, miss := logLanes(archsimd.LoadFloat64x8Slice(x[i:]))
-			if miss == 0 {
-				l.StoreSlice(dst[i:])
-				continue
-			}
-			var tmp [8]float64
-			l.Store(&tmp)
-			archsimd.ClearAVXUpperBits()
-			for j := range 8 {
-				if miss&(1<<j) != 0 {
-					tmp[j] = math.Log(x[i+j])
-				}
-			}
-			copy(dst[i:i+8], tmp[:])
-		}
-		archsimd.ClearAVXUpperBits() // scalar code follows
-	}
-	for ; i < len(x); i++ {
-		dst[i] = math.Log(x[i])
-	}
-}
+func LogTo(dst, x []float64) { mapLanes(dst, x, logLanesOK, logLanes, math.Log) }
 
-// logToLanes is LogTo with the lanes on regardless of the self-check (its tests); x's
-// length a multiple of 8.
-func logToLanes(dst, x []float64) {
-	if !lanesOK {
-		for i, v := range x {
-			dst[i] = math.Log(v)
-		}
-		return
-	}
-	archsimd.ClearAVXUpperBits()
-	for i := 0; i+8 <= len(x); i += 8 {
-		l, miss := logLanes(archsimd.LoadFloat64x8Slice(x[i:]))
-		var tmp [8]float64
-		l.Store(&tmp)
-		archsimd.ClearAVXUpperBits()
-		for j := range 8 {
-			if miss&(1<<j) != 0 {
-				tmp[j] = math.Log(x[i+j])
-			}
-		}
-		copy(dst[i:i+8], tmp[:])
-	}
-	archsimd.ClearAVXUpperBits()
-}
+// logToLanes is LogTo with the lanes on regardless of the self-check (its tests).
+func logToLanes(dst, x []float64) { mapLanes(dst, x, lanesOK, logLanes, math.Log) }
