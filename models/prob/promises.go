@@ -23,14 +23,16 @@ func AUROC(score, in, out []float64) float64 {
 	for i := range idx {
 		idx[i] = i
 	}
-	key := func(i int) float64 {
-		if math.IsNaN(score[i]) {
-			return math.Inf(-1)
+	keys := make([]float64, n) // a NaN score ranks lowest
+	for i, v := range score {
+		keys[i] = v
+		if math.IsNaN(v) {
+			keys[i] = math.Inf(-1)
 		}
-		return score[i]
 	}
+	key := func(i int) float64 { return keys[i] }
 	slices.SortFunc(idx, func(a, b int) int {
-		switch ka, kb := key(a), key(b); {
+		switch ka, kb := keys[a], keys[b]; {
 		case ka < kb:
 			return -1
 		case ka > kb:

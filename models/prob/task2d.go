@@ -383,26 +383,59 @@ func MixtureDensity(comps []Component, x0, x1 float64, y int) float64 {
 // skipped (far below float64's resolution of the sum), so no term underflows into the
 // slow subnormal range and a point far from every component keeps a finite log density.
 func MixtureLogDensity(comps []Component, x0, x1 float64, y int) float64 {
-	m, s := math.Inf(-1), 0.0
-	for _, c := range comps {
+	return MixtureEval{Comps: comps}.LogDensity(x0, x1, y)
+}
+
+// MixtureEval is a mixture's components with, once, the log of each one's weight over its
+// normaliser, log(w_c/(2π·sd_c²)): the term MixtureLogDensity and MixtureScore take at
+// every point (NewMixtureEval; without it they compute it there: the same values).
+type MixtureEval struct {
+	Comps []Component
+	norms []float64
+}
+
+// NewMixtureEval is comps with their normalisers' logs, for many points.
+func NewMixtureEval(comps []Component) MixtureEval {
+	m := MixtureEval{Comps: comps, norms: make([]float64, len(comps))}
+	for i, c := range comps {
+		m.norms[i] = mixtureNorm(c)
+	}
+	return m
+}
+
+// mixtureNorm is log(w_c/(2π·sd_c²)).
+func mixtureNorm(c Component) float64 { return math.Log(c.Weight / (2 * math.Pi * c.SD * c.SD)) }
+
+// norm is component i's mixtureNorm.
+func (m MixtureEval) norm(i int) float64 {
+	if m.norms != nil {
+		return m.norms[i]
+	}
+	return mixtureNorm(m.Comps[i])
+}
+
+// LogDensity is MixtureLogDensity of the mixture.
+func (m MixtureEval) LogDensity(x0, x1 float64, y int) float64 {
+	mx, s := math.Inf(-1), 0.0
+	for i, c := range m.Comps {
 		if y >= 0 && c.Y != y {
 			continue
 		}
 		d0, d1 := (x0-c.Mu0)/c.SD, (x1-c.Mu1)/c.SD
-		a := math.Log(c.Weight/(2*math.Pi*c.SD*c.SD)) - 0.5*(d0*d0+d1*d1)
+		a := m.norm(i) - 0.5*(d0*d0+d1*d1)
 		switch {
 		case c.Weight == 0:
-		case a > m:
-			s = s*math.Exp(m-a) + 1
-			m = a
-		case a-m > -60:
-			s += math.Exp(a - m)
+		case a > mx:
+			s = s*math.Exp(mx-a) + 1
+			mx = a
+		case a-mx > -60:
+			s += math.Exp(a - mx)
 		}
 	}
 	if s == 0 {
 		return math.Inf(-1)
 	}
-	return m + math.Log(s)
+	return mx + math.Log(s)
 }
 
 // Grid is the evaluation grid: G cells per side over [−Box, Box]².

@@ -27,22 +27,27 @@ import (
 // Σ_c r_c (μ_c − x)/sd_c² over the components counted, r_c their responsibilities at x
 // (computed in log space, so a point far from every component keeps a finite score).
 func MixtureScore(comps []Component, x0, x1 float64, y int) (g0, g1 float64) {
+	return MixtureEval{Comps: comps}.Score(x0, x1, y)
+}
+
+// Score is MixtureScore of the mixture.
+func (e MixtureEval) Score(x0, x1 float64, y int) (g0, g1 float64) {
 	m := math.Inf(-1)
-	for _, c := range comps {
+	for i, c := range e.Comps {
 		if (y >= 0 && c.Y != y) || c.Weight == 0 {
 			continue
 		}
-		m = max(m, mixtureTerm(c, x0, x1))
+		m = max(m, mixtureTerm(c, e.norm(i), x0, x1))
 	}
 	if math.IsInf(m, -1) {
 		return math.NaN(), math.NaN()
 	}
 	var s, s0, s1 float64
-	for _, c := range comps {
+	for i, c := range e.Comps {
 		if (y >= 0 && c.Y != y) || c.Weight == 0 {
 			continue
 		}
-		r := math.Exp(mixtureTerm(c, x0, x1) - m)
+		r := math.Exp(mixtureTerm(c, e.norm(i), x0, x1) - m)
 		v := c.SD * c.SD
 		s += r
 		s0 += r * (c.Mu0 - x0) / v
@@ -51,10 +56,10 @@ func MixtureScore(comps []Component, x0, x1 float64, y int) (g0, g1 float64) {
 	return s0 / s, s1 / s
 }
 
-// mixtureTerm is log(w_c N(x; μ_c, sd_c² I)).
-func mixtureTerm(c Component, x0, x1 float64) float64 {
+// mixtureTerm is log(w_c N(x; μ_c, sd_c² I)), ln its mixtureNorm.
+func mixtureTerm(c Component, ln, x0, x1 float64) float64 {
 	d0, d1 := (x0-c.Mu0)/c.SD, (x1-c.Mu1)/c.SD
-	return math.Log(c.Weight/(2*math.Pi*c.SD*c.SD)) - 0.5*(d0*d0+d1*d1)
+	return ln - 0.5*(d0*d0+d1*d1)
 }
 
 // MeanSE is the mean of v and its standard error sd(v)/√n (NaN, NaN for no values; SE NaN

@@ -63,6 +63,7 @@ var (
 // the truth at them (log p(x) and the Bayes classes), the task's components.
 type taskEval struct {
 	comps          []prob.Component
+	mix            prob.MixtureEval // comps with their normalisers' logs, once
 	k              int
 	in0, in1       []float32
 	inY            []int32
@@ -78,6 +79,7 @@ type taskEval struct {
 // task).
 func newTaskEval(runSeed uint64, o tasks.Options, p tasks.Point, t tasks.Table, task, other prob.Task2D) *taskEval {
 	e := &taskEval{comps: task.Components(0), k: p.Classes}
+	e.mix = prob.NewMixtureEval(e.comps)
 	seed := tasks.TableSeed(runSeed, t)
 	in := task.Sample(prob.Seed(seed, tagHeldOut), HeldOut)
 	e.in0, e.in1, e.inY = f32(in.X0), f32(in.X1), in.Y
@@ -102,9 +104,9 @@ func newTaskEval(runSeed uint64, o tasks.Options, p tasks.Point, t tasks.Table, 
 	e.score0, e.score1, e.cond0, e.cond1, e.logJoint = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 	for i := range n {
 		x0, x1, y := float64(e.in0[i]), float64(e.in1[i]), int(e.inY[i])
-		e.score0[i], e.score1[i] = prob.MixtureScore(e.comps, x0, x1, -1)
-		e.cond0[i], e.cond1[i] = prob.MixtureScore(e.comps, x0, x1, y)
-		e.logJoint[i] = prob.MixtureLogDensity(e.comps, x0, x1, y)
+		e.score0[i], e.score1[i] = e.mix.Score(x0, x1, -1)
+		e.cond0[i], e.cond1[i] = e.mix.Score(x0, x1, y)
+		e.logJoint[i] = e.mix.LogDensity(x0, x1, y)
 	}
 	return e
 }
@@ -150,7 +152,7 @@ func (e *taskEval) logPx(x0, x1 []float32) []float64 {
 	out := make([]float64, len(x0))
 	for i := range x0 {
 		kernel.ClearUpper()
-		out[i] = prob.MixtureLogDensity(e.comps, float64(x0[i]), float64(x1[i]), -1)
+		out[i] = e.mix.LogDensity(float64(x0[i]), float64(x1[i]), -1)
 	}
 	return out
 }
@@ -159,7 +161,7 @@ func (e *taskEval) logPx(x0, x1 []float32) []float64 {
 func (e *taskEval) bayes(x0, x1 float32) int32 {
 	best, arg := math.Inf(-1), int32(0)
 	for y := range e.k {
-		if d := prob.MixtureLogDensity(e.comps, float64(x0), float64(x1), y); d > best {
+		if d := e.mix.LogDensity(float64(x0), float64(x1), y); d > best {
 			best, arg = d, int32(y)
 		}
 	}
