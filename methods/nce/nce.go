@@ -263,18 +263,14 @@ func (n *Noise) LogDensity(x []float64) float64 {
 	if n.Uniform {
 		return -n.logNorm
 	}
-	D := n.Dim
-	var q float64
-	for i := range D {
-		v := x[i] - n.Mean[i]
-		for k := range i {
-			v -= n.l[i*D+k] * x[k]
-		}
-		y := v / n.l[i*D+i]
-		x[i] = y
-		q += y * y
-	}
-	return -0.5*q - n.logNorm
+	g := n.gauss()
+	return g.Whiten(x[:n.Dim])
+}
+
+// gauss is the Gaussian noise as a prob.GaussLanes (its mean, Cholesky factor and
+// normaliser).
+func (n *Noise) gauss() prob.GaussLanes {
+	return prob.GaussLanes{D: n.Dim, Mean: n.Mean, L: n.l, LogNorm: n.logNorm}
 }
 
 // Of is the noise of the options for a run in ℝ^D, D = len(x): the uniform on the box,
@@ -390,7 +386,7 @@ func (n *Noise) LogDensityLanes(X []float32, P int, add float64, lpn []float64) 
 		}
 		return
 	}
-	g := prob.GaussLanes{D: n.Dim, Mean: n.Mean, L: n.l, LogNorm: n.logNorm}
+	g := n.gauss()
 	g.LogDensityLanes(X, P, 0, P, add, lpn)
 }
 

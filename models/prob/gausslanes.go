@@ -12,20 +12,28 @@ type GaussLanes struct {
 // block kind's D ≤ 64 among them); beyond it LogDensityLanes allocates once a call.
 const gaussScratch = 128
 
-// logDensityScalar is add + log N(x_p) of point p, whitening x − Mean by L row by row
-// (y_i = (x_i − Mean_i − Σ_{k<i} L_ik·y_k) / L_ii): the one order of operations that
-// LogDensityLanes keeps in every build.
-func (g *GaussLanes) logDensityScalar(X []float32, P, p int, add float64, y []float64) float64 {
+// Whiten is log N(x) at x [D], overwriting x by its whitened coordinates L⁻¹(x − Mean),
+// row by row (y_i = (x_i − Mean_i − Σ_{k<i} L_ik·y_k) / L_ii): the one order of
+// operations LogDensityLanes keeps in every build.
+func (g *GaussLanes) Whiten(x []float64) float64 {
 	D := g.D
 	var q float64
 	for i := range D {
-		v := float64(X[i*P+p]) - g.Mean[i]
+		v := x[i] - g.Mean[i]
 		for k := range i {
-			v -= g.L[i*D+k] * y[k]
+			v -= g.L[i*D+k] * x[k]
 		}
-		yi := v / g.L[i*D+i]
-		y[i] = yi
-		q += yi * yi
+		y := v / g.L[i*D+i]
+		x[i] = y
+		q += y * y
 	}
-	return add + (-0.5*q - g.LogNorm)
+	return -0.5*q - g.LogNorm
+}
+
+// logDensityScalar is add + log N(x_p) of point p of the lanes X, y [D] its scratch.
+func (g *GaussLanes) logDensityScalar(X []float32, P, p int, add float64, y []float64) float64 {
+	for i := range g.D {
+		y[i] = float64(X[i*P+p])
+	}
+	return add + g.Whiten(y)
 }
