@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // AxisDef is the one description of a grid axis, a field of Grid. The command-line
@@ -132,16 +133,26 @@ type Field interface {
 }
 
 // FieldOf is the field of Grid that ptr returns (the same field of every grid), with
-// its default def.
+// its default def. It panics unless ptr returns a field of the Grid it is given (not of
+// something the grid points to).
 func FieldOf[T int | float64 | string | bool](def T, ptr func(g *Grid) *T) Field {
-	return field[T]{def: def, ptr: ptr}
+	// The field's offset, read once: reading a field through it hands g to no function
+	// value, so a *Grid on the per-run path stays where it is (a call through ptr made
+	// every caller's grid, and what holds it, escape to the heap).
+	var g Grid
+	off := uintptr(unsafe.Pointer(ptr(&g))) - uintptr(unsafe.Pointer(&g))
+	if off+unsafe.Sizeof(def) > unsafe.Sizeof(g) {
+		panic("schemas: FieldOf's ptr must return a field of its grid")
+	}
+	return field[T]{def: def, off: off}
 }
 
 type field[T int | float64 | string | bool] struct {
 	def T
-	ptr func(g *Grid) *T
+	off uintptr // the field's offset in Grid
 }
 
+func (f field[T]) ptr(g *Grid) *T     { return (*T)(unsafe.Add(unsafe.Pointer(g), f.off)) }
 func (f field[T]) Default() any       { return f.def }
 func (f field[T]) Ptr(g *Grid) any    { return f.ptr(g) }
 func (f field[T]) Get(g *Grid) any    { return *f.ptr(g) }

@@ -246,10 +246,11 @@ func ValuesJSON(g *Grid, keys []string) string {
 	if ok {
 		return s
 	}
+	gc := *g // a copy for the interface calls below, which g would escape through (once per set of values)
 	o := Options{}
 	for _, k := range keys {
 		if a, ok := AxisByKey(k); ok {
-			o[k] = formatValue(a.Field.Get(g))
+			o[k] = formatValue(a.Field.Get(&gc))
 		}
 	}
 	s = o.JSON(keys)

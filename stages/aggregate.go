@@ -76,23 +76,26 @@ type summarizeBlockFn struct {
 	Single []int64 // sorted
 }
 
-func (f *summarizeBlockFn) ProcessElement(b ResultBlock, whole func(schemas.PointSummary), part func(int64, ResultBlock)) {
+func (f *summarizeBlockFn) ProcessElement(b ResultBlock, whole func(schemas.PointSummary), part func(int64, PointAcc)) {
 	if _, ok := slices.BinarySearch(f.Single, b.PointID); ok {
 		var a PointAcc
 		a.Add(b)
 		whole(f.summary(a))
 		return
 	}
-	part(b.PointID, b)
+	if f.byID == nil {
+		f.byID = tasks.PointsByID(f.Points)
+	}
+	part(b.PointID, verdict.PartOf(b, int64(f.byID[b.PointID].Tables)))
 }
 
-// pointCombineFn combines a point's result blocks into its summary.
+// pointCombineFn combines a point's blocks' accumulators (verdict.PartOf) into its summary.
 type pointCombineFn struct{ pointSummarizer }
 
 func (f *pointCombineFn) CreateAccumulator() PointAcc { return PointAcc{} }
 
-func (f *pointCombineFn) AddInput(a PointAcc, b ResultBlock) PointAcc {
-	a.Add(b)
+func (f *pointCombineFn) AddInput(a, b PointAcc) PointAcc {
+	a.Merge(b)
 	return a
 }
 

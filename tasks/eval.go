@@ -23,12 +23,20 @@ const ECEBins = 15
 // error split of a table (SplitError) or its absence (NoSplit), and the learned joint's
 // extras.
 func EvaluateRun(t Trained, refs *Refs) (schemas.ResultRow, Learned) {
+	var row schemas.ResultRow
+	l := EvaluateRunTo(&row, t, refs)
+	return row, l
+}
+
+// EvaluateRunTo is EvaluateRun writing the row to *row (a block's row in place: a row is
+// about a kilobyte, and a returned one is allocated and copied once more per run).
+func EvaluateRunTo(row *schemas.ResultRow, t Trained, refs *Refs) Learned {
 	d := t.Job.Dataset
 	p := d.Table.Point
 	x, k := p.XValues, p.Classes
 	truth := d.Table.P
 	q := prob.Softmax(t.Logits)
-	row := schemas.ResultRow{
+	*row = schemas.ResultRow{
 		RunID: t.Job.RunID, TableID: d.Table.ID, Method: t.Job.Method,
 		PointID:       p.ID,
 		KLJoint:       prob.KL(truth, q),
@@ -52,22 +60,22 @@ func EvaluateRun(t Trained, refs *Refs) (schemas.ResultRow, Learned) {
 	if t.Run.Logits != nil && !math.IsNaN(t.Run.RefGap) {
 		row.RefGap = t.Run.RefGap
 	}
-	SetProtocol(&row, t.Run, p)
+	SetProtocol(row, t.Run, p)
 	if t.Run.Logits != nil && !math.IsNaN(t.Run.KLJointAveraged) {
 		row.KLJointAveraged = t.Run.KLJointAveraged
 	}
 	if methods.IsSampler(t.Job.Method) {
 		row.BufferInBox, row.BufferTVTruth, row.BufferTVModel = t.Run.BufferInBox, t.Run.BufferTVTruth, t.Run.BufferTVModel
 	}
-	promises(&row, refs, truth, q)
+	promises(row, refs, truth, q)
 	row.Diverged, row.Nonfinite = RunStatus(t.Diverged, t.Logits, row.KLJoint, row.KLMarginal, row.KLConditional)
-	SetRunColumns(&row, &t)
+	SetRunColumns(row, &t)
 	if t.Logits != nil { // exact over the enumeration, as the KLs are: no SE
 		row.LogRatioSD, row.LogRatioSDSE = prob.LogRatioSpread(truth, t.Logits), 0
 	}
 	l := Learned{RunID: t.Job.RunID, PointID: p.ID, TableID: d.Table.ID, Ordinal: d.Table.Ordinal,
 		Method: t.Job.Method, X: x, K: k, Logits: t.Logits, Q: q, P: truth, Buffer: t.Run.Buffer, Curve: t.Run.Curve}
-	return row, l
+	return l
 }
 
 // promises fills the row's OOD and calibration columns (see schemas.ResultRow): OOD is x

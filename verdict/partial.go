@@ -211,6 +211,17 @@ func (a *PointAcc) Add(b schemas.ResultBlock) {
 	a.addFolded(b)
 }
 
+// PartOf is the accumulator of one block of a point of pointTables tables, to be merged
+// with its other blocks' (Merge). A point of more than ExactMaxTables tables is folded in
+// the end whatever the order, so its block is folded at once (its sums and sketches, as
+// Add would fold it): what a runner carries between the steps of a combine is then a
+// block's sums, not its rows.
+func PartOf(b schemas.ResultBlock, pointTables int64) PointAcc {
+	a := PointAcc{Folded: pointTables > ExactMaxTables}
+	a.Add(b)
+	return a
+}
+
 // Merge adds the blocks of o.
 func (a *PointAcc) Merge(o PointAcc) {
 	if o.Tables == 0 {

@@ -77,6 +77,7 @@ type plan struct {
 	t     reflect.Type
 	min   int
 	fixed int                        // > 0: every encoding of the type takes exactly this many bytes
+	raw   bool                       // the encoding is the value's memory, byte for byte (see rawKind)
 	size  func(p unsafe.Pointer) int // the encoding's length (fixed where fixed > 0)
 	enc   func(b []byte, p unsafe.Pointer) []byte
 	dec   func(r *reader, p unsafe.Pointer)
@@ -106,6 +107,17 @@ func (r *reader) take(n int) []byte {
 	r.off += n
 	return s
 }
+
+// copyTo copies the next n bytes to the memory at ptr (a raw value's bytes).
+func (r *reader) copyTo(ptr unsafe.Pointer, n int) {
+	if s := r.take(n); s != nil {
+		copy(unsafe.Slice((*byte)(ptr), n), s)
+	}
+}
+
+// littleEndian: this machine's numbers are laid out as the format's, so a run of them
+// is copied as it is in memory (see plan.raw).
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // count reads a count + 1 (0: nil) of items of at least min bytes each, refusing one
 // that the bytes left cannot hold. It returns −1 for nil.
@@ -192,6 +204,13 @@ func compile(t reflect.Type, seen map[reflect.Type]*plan) (*plan, error) {
 		if e.fixed > 0 {
 			p.fixed = n * e.fixed
 		}
+		if e.raw && n > 0 {
+			p.raw = true
+			p.size = func(unsafe.Pointer) int { return p.fixed }
+			p.enc = func(b []byte, ptr unsafe.Pointer) []byte { return append(b, unsafe.Slice((*byte)(ptr), p.fixed)...) }
+			p.dec = func(r *reader, ptr unsafe.Pointer) { r.copyTo(ptr, p.fixed) }
+			break
+		}
 		p.size = func(ptr unsafe.Pointer) int {
 			if p.fixed > 0 {
 				return p.fixed
@@ -238,6 +257,9 @@ func compile(t reflect.Type, seen map[reflect.Type]*plan) (*plan, error) {
 		p.enc = func(b []byte, ptr unsafe.Pointer) []byte {
 			h := (*sliceHeader)(ptr)
 			b = putCount(b, h.len, h.data == nil)
+			if e.raw { // the items' memory is their encoding: one copy
+				return append(b, unsafe.Slice((*byte)(h.data), uintptr(h.len)*size)...)
+			}
 			for i := range h.len {
 				b = e.enc(b, unsafe.Add(h.data, uintptr(i)*size))
 			}
@@ -251,6 +273,10 @@ func compile(t reflect.Type, seen map[reflect.Type]*plan) (*plan, error) {
 			s := reflect.MakeSlice(t, n, n)
 			reflect.NewAt(t, ptr).Elem().Set(s) // a typed store: the slice is reachable from here on
 			base := s.UnsafePointer()
+			if e.raw {
+				r.copyTo(base, n*int(size))
+				return
+			}
 			for i := range n {
 				e.dec(r, unsafe.Add(base, uintptr(i)*size))
 			}
@@ -326,15 +352,43 @@ func compile(t reflect.Type, seen map[reflect.Type]*plan) (*plan, error) {
 			}
 			return t
 		}
+		// Runs of raw fields side by side in memory (no padding between them) are one
+		// copy each: a result row's 120 fields are a few runs.
+		type step struct {
+			off uintptr
+			raw int   // > 0: copy this many bytes
+			p   *plan // otherwise: the field's plan
+		}
+		var steps []step
+		for _, f := range fs {
+			if f.p.raw {
+				if k := len(steps) - 1; k >= 0 && steps[k].raw > 0 && steps[k].off+uintptr(steps[k].raw) == f.off {
+					steps[k].raw += f.p.fixed
+					continue
+				}
+				steps = append(steps, step{off: f.off, raw: f.p.fixed})
+				continue
+			}
+			steps = append(steps, step{off: f.off, p: f.p})
+		}
+		p.raw = len(steps) == 1 && steps[0].raw > 0 && steps[0].off == 0 && uintptr(steps[0].raw) == t.Size()
 		p.enc = func(b []byte, ptr unsafe.Pointer) []byte {
-			for _, f := range fs {
-				b = f.p.enc(b, unsafe.Add(ptr, f.off))
+			for _, st := range steps {
+				if st.raw > 0 {
+					b = append(b, unsafe.Slice((*byte)(unsafe.Add(ptr, st.off)), st.raw)...)
+					continue
+				}
+				b = st.p.enc(b, unsafe.Add(ptr, st.off))
 			}
 			return b
 		}
 		p.dec = func(r *reader, ptr unsafe.Pointer) {
-			for _, f := range fs {
-				f.p.dec(r, unsafe.Add(ptr, f.off))
+			for _, st := range steps {
+				if st.raw > 0 {
+					r.copyTo(unsafe.Add(ptr, st.off), st.raw)
+					continue
+				}
+				st.p.dec(r, unsafe.Add(ptr, st.off))
 			}
 		}
 	default:
@@ -352,6 +406,7 @@ type sliceHeader struct {
 // fixed is the plan of an n-byte number, copied little-endian.
 func fixed(p *plan, n int) {
 	p.min, p.fixed = n, n
+	p.raw = littleEndian && p.t.Kind() != reflect.Bool && uintptr(n) == p.t.Size()
 	p.size = func(unsafe.Pointer) int { return n }
 	switch n {
 	case 1:

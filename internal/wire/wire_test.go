@@ -174,3 +174,47 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// raw holds runs of numbers side by side (copied as one), padding, a bool and an
+// unexported field between them, arrays and slices of raw items and of raw structs.
+type raw struct {
+	A, B    float64
+	C       int64
+	D       int32 // then 4 bytes of padding: a run ends
+	E       float64
+	F       bool // not raw: decoding checks it
+	G       uint16
+	H       [3]float32
+	skip    float64
+	I, J    uint64
+	K       []float64
+	L       []pair
+	M       [2]pair
+	N       []padded
+	O       [0]float64
+	Tail    uint8
+	Strings []string
+}
+
+type pair struct{ X, Y float64 }
+
+type padded struct {
+	X int8
+	Y int64
+}
+
+func TestRawRuns(t *testing.T) {
+	wiretest.RoundTrip(t, wire.For[raw](), 500)
+	wiretest.RoundTrip(t, wire.For[[]raw](), 50)
+	wiretest.RoundTrip(t, wire.For[[]float64](), 50)
+	wiretest.RoundTrip(t, wire.For[[4]int64](), 50)
+	wiretest.RoundTrip(t, wire.For[pair](), 50)
+	// A truncated run is an error, not a partial copy past the input.
+	c := wire.For[raw]()
+	b := c.Encode(raw{K: []float64{1, 2, 3}})
+	for cut := range len(b) {
+		if _, err := c.Decode(b[:cut]); err == nil {
+			t.Fatalf("decoding %d of %d bytes: no error", cut, len(b))
+		}
+	}
+}

@@ -284,7 +284,7 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 			for i := lo; i < hi; i++ {
 				for r := i * m; r < (i+1)*m; r++ {
 					kernel.ClearUpper() // scalar float64 code: see kernel.ClearUpper
-					rb.Rows[r], lb.Runs[r] = EvaluateRun(tb.Trained(p, r), refs[i-lo])
+					lb.Runs[r] = EvaluateRunTo(&rb.Rows[r], tb.Trained(p, r), refs[i-lo])
 				}
 			}
 		}()
@@ -350,17 +350,24 @@ func blockRefs(p tasks.Point, tb tasks.TrainedBlock, lo, hi int) []*tasks.Refs {
 
 // EvaluateRun is one table run's row and learned joint (refs nil: computed here).
 func EvaluateRun(t tasks.Trained, refs *tasks.Refs) (schemas.ResultRow, tasks.Learned) {
+	var row schemas.ResultRow
+	l := EvaluateRunTo(&row, t, refs)
+	return row, l
+}
+
+// EvaluateRunTo is EvaluateRun writing the row to *row (see tasks.EvaluateRunTo).
+func EvaluateRunTo(row *schemas.ResultRow, t tasks.Trained, refs *tasks.Refs) tasks.Learned {
 	d := t.Job.Dataset
 	p := d.Table.Point
 	if refs == nil {
 		refs = tasks.NewRefs(verdict.FamilyOf(p.Grid), d.Table.P, d.Counts, int64(p.Samples))
 	}
-	row, l := tasks.EvaluateRun(t, refs)
+	l := tasks.EvaluateRunTo(row, t, refs)
 	row.Floor = prob.Floor(p.XValues*p.Classes, int64(p.Samples))
 	row.KLEmpirical = prob.KL(d.Table.P, prob.Empirical(d.Counts))
 	row.EmptyCells = int64(prob.EmptyCells(d.Counts))
-	tasks.SplitError(&row, refs, d.Table.P, l.Q, methods.Has(t.Job.Method, fresh))
-	return row, l
+	tasks.SplitError(row, refs, d.Table.P, l.Q, methods.Has(t.Job.Method, fresh))
+	return l
 }
 
 // Close releases the trainer's backend.
