@@ -211,7 +211,10 @@ func TestRawRuns(t *testing.T) {
 	wiretest.RoundTrip(t, wire.For[pair](), 50)
 	// A truncated run is an error, not a partial copy past the input.
 	c := wire.For[raw]()
-	b := c.Encode(raw{K: []float64{1, 2, 3}})
+	b := c.Encode(raw{K: []float64{1, 2, 3}, skip: 7})
+	if got, err := c.Decode(b); err != nil || got.skip != 0 || len(got.K) != 3 {
+		t.Fatalf("decoded %+v, %v: want K back and the unexported field left out", got, err)
+	}
 	for cut := range len(b) {
 		if _, err := c.Decode(b[:cut]); err == nil {
 			t.Fatalf("decoding %d of %d bytes: no error", cut, len(b))
