@@ -34,8 +34,9 @@ func init() {
 // block where it is evaluated, so that the runner never holds its rows. The blocks of
 // the other points are combined (beam.CombinePerKey) into a PointAcc, a partial
 // aggregate that is exact up to bootstrapMaxItems tables and of fixed size per block
-// beyond (see PointAcc), so no step holds every result row of a large run. Either way
-// the summary is the one PointAcc gives.
+// beyond (see PointAcc), so no step holds every result row of a large run; a block of a
+// point past that bound is folded where it is evaluated (verdict.PartOf), so the runner
+// carries its sums, not its rows. Either way the summary is the one PointAcc gives.
 //
 // In: PCollection<ResultBlock>. Out: PCollection<schemas.PointSummary> (one per point).
 func SummarizePoints(s beam.Scope, opts Options, points []Point, results beam.PCollection) beam.PCollection {
