@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 	"time"
 
 	"gocloud.dev/blob"
@@ -376,6 +378,25 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 	p := s.p
 	rb := tasks.ResultBlock{PointID: p.ID, Index: tb.Block.Index, First: tb.Block.First, Rows: make([]schemas.ResultRow, len(tb.Runs))}
 	lb := tasks.LearnedBlock{PointID: p.ID, Index: tb.Block.Index, Runs: make([]tasks.Learned, len(tb.Runs))}
+	// The block's tasks are spread over the cores: a task's runs share its truth, draws
+	// and proposal, and depend on no other task, so the rows do not depend on how.
+	n, m := tb.Block.Len(), len(p.Methods)
+	workers := min(runtime.GOMAXPROCS(0), n)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.evaluateRuns(tb, (w*n/workers)*m, ((w+1)*n/workers)*m, &rb, &lb)
+		}()
+	}
+	wg.Wait()
+	return rb, lb, nil
+}
+
+// evaluateRuns measures runs lo..hi-1 of a block (whole tasks) into rb and lb.
+func (s *source) evaluateRuns(tb tasks.TrainedBlock, lo, hi int, rb *tasks.ResultBlock, lb *tasks.LearnedBlock) {
+	p := s.p
 	g, B, K := evalGrid(p), s.spec.B, p.Classes
 	model, _ := parseModel(p.Model)
 	var truth prob.BlocksTruth
@@ -384,7 +405,7 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 	var ev *EvalSet
 	var prop *prob.ISProposal // the task's importance proposal, drawn once for all its runs
 	var truthTab []float64
-	for r := range tb.Runs {
+	for r := lo; r < hi; r++ {
 		t := tb.Trained(p, r)
 		if r%len(p.Methods) == 0 {
 			truthTab = s.table(t.Job.Dataset.Table)
@@ -449,7 +470,6 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 		lb.Runs[r] = tasks.Learned{RunID: t.Job.RunID, PointID: p.ID, TableID: tab.ID, Ordinal: tab.Ordinal, Method: t.Job.Method,
 			X: p.XValues, K: K, Logits: logits, Q: q, P: tab.P, Task: p.Task, Curve: t.Run.Curve}
 	}
-	return rb, lb, nil
 }
 
 // logRatioSpread is a run's Z-free log-ratio spread (EvalSet.LogRatioSpread) over the
