@@ -2,9 +2,12 @@ package plane
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"gocloud.dev/blob"
 
@@ -143,15 +146,18 @@ func (Kind) Limits(o tasks.Options, p tasks.Point, local bool) error {
 	return checkPromisePoint(o, p)
 }
 
-// source is one 2-D point's tasks, with the held-out draws of the task being evaluated
-// (a block's runs come task by task).
+// source is one 2-D point's tasks.
 type source struct {
 	env   tasks.Env
 	p     tasks.Point
 	tasks *taskSource
+}
 
-	eval   *taskEval
-	evalOf int64
+// evalCache is the held-out and OOD draws of the task being evaluated (a block's runs
+// come task by task), one per worker of Evaluate.
+type evalCache struct {
+	eval *taskEval
+	of   int64
 }
 
 // Open opens a 2-D point's source.
@@ -160,7 +166,7 @@ func (Kind) Open(ctx context.Context, env tasks.Env, p tasks.Point) (tasks.Sourc
 	if err != nil {
 		return nil, err
 	}
-	return &source{env: env, p: p, tasks: ts, evalOf: -1}, nil
+	return &source{env: env, p: p, tasks: ts}, nil
 }
 
 // Truth is the task's joint on the evaluation grid.
@@ -243,8 +249,29 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 	p := s.p
 	rb := tasks.ResultBlock{PointID: p.ID, Index: tb.Block.Index, First: tb.Block.First, Rows: make([]schemas.ResultRow, len(tb.Runs))}
 	lb := tasks.LearnedBlock{PointID: p.ID, Index: tb.Block.Index, Runs: make([]tasks.Learned, len(tb.Runs))}
+	// The block's tasks are spread over the cores: a task's runs share its references
+	// and draws, and depend on no other task, so the rows do not depend on how.
+	n, m := tb.Block.Len(), len(p.Methods)
+	workers := min(runtime.GOMAXPROCS(0), n)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[w] = s.evaluateRuns(tb, (w*n/workers)*m, ((w+1)*n/workers)*m, &rb, &lb)
+		}()
+	}
+	wg.Wait()
+	return rb, lb, errors.Join(errs...)
+}
+
+// evaluateRuns measures runs lo..hi-1 of a block (whole tasks) into rb and lb.
+func (s *source) evaluateRuns(tb tasks.TrainedBlock, lo, hi int, rb *tasks.ResultBlock, lb *tasks.LearnedBlock) error {
+	p := s.p
 	var refs *tasks.Refs
-	for r := range tb.Runs {
+	cache := evalCache{of: -1}
+	for r := lo; r < hi; r++ {
 		t := tb.Trained(p, r)
 		sd := takeSamplerDist(&t.Run) // before EvaluateRun writes the rest of Stats to method_stats
 		if r%len(p.Methods) == 0 {
@@ -254,25 +281,25 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 		tasks.NoSplit(&row)
 		sd.set(&row)
 		l.G, l.Box, l.Task = p.GridCells, p.Box, p.Task
-		if err := s.promises(&row, &l, t); err != nil {
-			return rb, lb, err
+		if err := s.promises(&cache, &row, &l, t); err != nil {
+			return err
 		}
 		rb.Rows[r], lb.Runs[r] = row, l
 	}
-	return rb, lb, nil
+	return nil
 }
 
 // promises fills a run's promise columns (the task's held-out and OOD draws are drawn
 // once per task, for its first method) and keeps the sampler's buffer for the report's
 // runs only.
-func (s *source) promises(row *schemas.ResultRow, l *tasks.Learned, t tasks.Trained) error {
+func (s *source) promises(c *evalCache, row *schemas.ResultRow, l *tasks.Learned, t tasks.Trained) error {
 	d, p, o := t.Job.Dataset, s.p, s.env.Options
-	if s.eval == nil || s.evalOf != d.Table.Ordinal {
+	if c.eval == nil || c.of != d.Table.Ordinal {
 		task, _, err := s.tasks.task(o.Seed, p, d.Table.Ordinal)
 		if err != nil {
 			return err
 		}
-		s.eval, s.evalOf = newTaskEval(o.Seed, o, p, d.Table, task, s.tasks.other(o.Seed, p, d.Table.Ordinal)), d.Table.Ordinal
+		c.eval, c.of = newTaskEval(o.Seed, o, p, d.Table, task, s.tasks.other(o.Seed, p, d.Table.Ordinal)), d.Table.Ordinal
 	}
 	report := d.Table.Ordinal < int64(o.ReportTables)
 	if !report {
@@ -281,7 +308,7 @@ func (s *source) promises(row *schemas.ResultRow, l *tasks.Learned, t tasks.Trai
 	if t.Run.Theta == nil || row.Diverged || row.Nonfinite {
 		return nil
 	}
-	frames, err := promises2D(row, o, p, s.eval, t.Run.Theta, d.Table.P, t.Run.Buffer, o.Measures(d.Table.Ordinal), report, tasks.TrainSeed(o.Seed, d.Table, t.Job.Method))
+	frames, err := promises2D(row, o, p, c.eval, t.Run.Theta, d.Table.P, t.Run.Buffer, o.Measures(d.Table.Ordinal), report, tasks.TrainSeed(o.Seed, d.Table, t.Job.Method))
 	l.Frames = frames
 	if len(frames) > 0 {
 		l.FrameSteps = FrameSteps
