@@ -7,10 +7,12 @@ package bits
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"gocloud.dev/blob"
@@ -521,11 +523,31 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 	p := s.p
 	rb := tasks.ResultBlock{PointID: p.ID, Index: tb.Block.Index, First: tb.Block.First, Rows: make([]schemas.ResultRow, len(tb.Runs))}
 	lb := tasks.LearnedBlock{PointID: p.ID, Index: tb.Block.Index, Runs: make([]tasks.Learned, len(tb.Runs))}
+	// The block's tasks are spread over the cores: a task's runs share its truth and
+	// references, and depend on no other task, so the rows do not depend on how.
+	n, m := tb.Block.Len(), len(p.Methods)
+	workers := min(runtime.GOMAXPROCS(0), n)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[w] = s.evaluateRuns(tb, (w*n/workers)*m, ((w+1)*n/workers)*m, &rb, &lb)
+		}()
+	}
+	wg.Wait()
+	return rb, lb, errors.Join(errs...)
+}
+
+// evaluateRuns measures runs lo..hi-1 of a block (whole tasks) into rb and lb.
+func (s *source) evaluateRuns(tb tasks.TrainedBlock, lo, hi int, rb *tasks.ResultBlock, lb *tasks.LearnedBlock) error {
+	p := s.p
 	var refs *tasks.Refs
 	var truth []float64
 	defer scalarCode()()
 	hidden, _ := models.ParseModel(p.Model)
-	for r := range tb.Runs {
+	for r := lo; r < hi; r++ {
 		kernel.ClearUpper()
 		t := tb.Trained(p, r)
 		if r%len(p.Methods) == 0 {
@@ -536,7 +558,7 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 		if t.Logits == nil && t.Run.Theta != nil { // a block that carries no logits (CarriesTruth)
 			lg, err := kernel.BitsLogits(s.d, hidden, p.Classes, t.Run.Theta)
 			if err != nil {
-				return rb, lb, fmt.Errorf("evaluate point %d block %d: %w", p.ID, tb.Block.Index, err)
+				return fmt.Errorf("evaluate point %d block %d: %w", p.ID, tb.Block.Index, err)
 			}
 			t.Logits, t.Run.Logits = lg, lg
 		}
@@ -553,7 +575,7 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 		}
 		rb.Rows[r], lb.Runs[r] = row, l
 	}
-	return rb, lb, nil
+	return nil
 }
 
 // Close: a binary source holds nothing to release.
