@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 	"time"
 
 	"gocloud.dev/blob"
@@ -380,18 +378,12 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 	lb := tasks.LearnedBlock{PointID: p.ID, Index: tb.Block.Index, Runs: make([]tasks.Learned, len(tb.Runs))}
 	// The block's tasks are spread over the cores: a task's runs share its truth, draws
 	// and proposal, and depend on no other task, so the rows do not depend on how.
-	n, m := tb.Block.Len(), len(p.Methods)
-	workers := min(runtime.GOMAXPROCS(0), n)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.evaluateRuns(tb, (w*n/workers)*m, ((w+1)*n/workers)*m, &rb, &lb)
-		}()
-	}
-	wg.Wait()
-	return rb, lb, nil
+	m := len(p.Methods)
+	err := tasks.SpreadTasks(tb.Block.Len(), 1, func(lo, hi int) error {
+		s.evaluateRuns(tb, lo*m, hi*m, &rb, &lb)
+		return nil
+	})
+	return rb, lb, err
 }
 
 // evaluateRuns measures runs lo..hi-1 of a block (whole tasks) into rb and lb.

@@ -5,9 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"gocloud.dev/blob"
@@ -272,25 +270,17 @@ func (s *source) Evaluate(_ context.Context, tb tasks.TrainedBlock) (tasks.Resul
 	m := len(p.Methods)
 	rb := tasks.ResultBlock{PointID: p.ID, Index: tb.Block.Index, First: tb.Block.First, Rows: make([]schemas.ResultRow, len(tb.Runs))}
 	lb := tasks.LearnedBlock{PointID: p.ID, Index: tb.Block.Index, Runs: make([]tasks.Learned, len(tb.Runs))}
-	n := tb.Block.Len()
-	workers := min(runtime.GOMAXPROCS(0), max(1, n/64))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lo, hi := w*n/workers, (w+1)*n/workers
-			refs := blockRefs(p, tb, lo, hi)
-			for i := lo; i < hi; i++ {
-				for r := i * m; r < (i+1)*m; r++ {
-					kernel.ClearUpper() // scalar float64 code: see kernel.ClearUpper
-					lb.Runs[r] = EvaluateRunTo(&rb.Rows[r], tb.Trained(p, r), refs[i-lo])
-				}
+	err := tasks.SpreadTasks(tb.Block.Len(), 64, func(lo, hi int) error {
+		refs := blockRefs(p, tb, lo, hi)
+		for i := lo; i < hi; i++ {
+			for r := i * m; r < (i+1)*m; r++ {
+				kernel.ClearUpper() // scalar float64 code: see kernel.ClearUpper
+				lb.Runs[r] = EvaluateRunTo(&rb.Rows[r], tb.Trained(p, r), refs[i-lo])
 			}
-		}()
-	}
-	wg.Wait()
-	return rb, lb, nil
+		}
+		return nil
+	})
+	return rb, lb, err
 }
 
 // blockExpected are the exact expected KLs of the add-½ estimates of the joint (NaN
