@@ -6,7 +6,7 @@
 #
 #   scripts/ladder-board.sh [OUT]    (default out/ladder-board; the sweeps' specs say what runs)
 #
-# OUT/blocks, OUT/blocks-contrast, OUT/blocks64 (D = 64, about an hour on 2 cores), OUT/bits (30
+# OUT/blocks, OUT/blocks-contrast, OUT/blocks64 (D = 64, about 80 minutes on 2 cores), OUT/bits (30
 # tasks a D), OUT/bits-converged (their converged yardstick) and OUT/bits20 (D = 20, 23 min) are the sweeps (their own reports include the sweep report's ladder
 # figure); OUT/leaderboard.md, leaderboard.json and leaderboard-ladder-<family>.svg the board.
 set -euo pipefail
