@@ -21,7 +21,9 @@ for rung in blocks blocks-contrast blocks64 bits bits-converged bits20; do
 		continue
 	fi
 	echo "ladder-board: $rung (sweeps/ladder-board-$rung.yaml)" >&2
-	bin/sweep --timings --overwrite --report_tables=0 --seed=5 --spec="sweeps/ladder-board-$rung.yaml" --out="$out/$rung" >"$out/$rung.log" 2>&1 ||
+	# --resume: a rung interrupted after some of its blocks completed continues from them
+	# (with nothing to resume it runs from the start).
+	bin/sweep --timings --overwrite --resume --report_tables=0 --seed=5 --spec="sweeps/ladder-board-$rung.yaml" --out="$out/$rung" >"$out/$rung.log" 2>&1 ||
 		{ tail -5 "$out/$rung.log" >&2; exit 1; }
 done
 bin/leaderboard report --overwrite --board="$out/blocks,$out/blocks-contrast,$out/blocks64,$out/bits,$out/bits-converged,$out/bits20" --out="$out"
