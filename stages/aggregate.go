@@ -63,11 +63,16 @@ type pointSummarizer struct {
 	byID map[int64]Point // Points by id, built on first use (a sweep's 10,000 points)
 }
 
-func (f *pointSummarizer) summary(a PointAcc) schemas.PointSummary {
+// point is the point of the given id.
+func (f *pointSummarizer) point(id int64) Point {
 	if f.byID == nil {
 		f.byID = tasks.PointsByID(f.Points)
 	}
-	return SummarizePoint(f.byID[a.PointID], a, f.Seed, f.Thresholds)
+	return f.byID[id]
+}
+
+func (f *pointSummarizer) summary(a PointAcc) schemas.PointSummary {
+	return SummarizePoint(f.point(a.PointID), a, f.Seed, f.Thresholds)
 }
 
 // summarizeBlockFn summarises a block that holds all its point's tables (a point of
@@ -84,10 +89,7 @@ func (f *summarizeBlockFn) ProcessElement(b ResultBlock, whole func(schemas.Poin
 		whole(f.summary(a))
 		return
 	}
-	if f.byID == nil {
-		f.byID = tasks.PointsByID(f.Points)
-	}
-	part(b.PointID, verdict.PartOf(b, int64(f.byID[b.PointID].Tables)))
+	part(b.PointID, verdict.PartOf(b, int64(f.point(b.PointID).Tables)))
 }
 
 // pointCombineFn combines a point's blocks' accumulators (verdict.PartOf) into its summary.

@@ -77,7 +77,7 @@ type plan struct {
 	t     reflect.Type
 	min   int
 	fixed int                        // > 0: every encoding of the type takes exactly this many bytes
-	raw   bool                       // the encoding is the value's memory, byte for byte (see rawKind)
+	raw   bool                       // the encoding is the value's memory, byte for byte (a little-endian number, or a run of them with no padding)
 	size  func(p unsafe.Pointer) int // the encoding's length (fixed where fixed > 0)
 	enc   func(b []byte, p unsafe.Pointer) []byte
 	dec   func(r *reader, p unsafe.Pointer)
